@@ -1,0 +1,15 @@
+#pragma once
+/// @file epsjoin.hpp
+/// @brief Everything public in one include.
+
+#include "epsjoin/build_info.hpp"
+#include "epsjoin/dataset.hpp"
+#include "epsjoin/error.hpp"
+#include "epsjoin/generate.hpp"
+#include "epsjoin/io.hpp"
+#include "epsjoin/join.hpp"
+#include "epsjoin/options.hpp"
+#include "epsjoin/resources.hpp"
+#include "epsjoin/result.hpp"
+#include "epsjoin/sink.hpp"
+#include "epsjoin/stats.hpp"

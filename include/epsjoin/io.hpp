@@ -1,0 +1,61 @@
+#pragma once
+/// @file io.hpp
+/// @brief Reading and writing point sets and results.
+///
+/// Point-set formats: CSV / whitespace text (one point a line), NumPy `.npy` (float32 or
+/// float64, C order, header versions 1 and 2), and raw little-endian binary (`.f64`, `.f32`)
+/// whose dimension must be given. Readers reject malformed input with an `io_error` naming
+/// the file and the line and column (text) or byte offset (binary); nothing is skipped.
+/// @code
+///   epsjoin::dataset pts = epsjoin::read_dataset("points.csv");
+///   epsjoin::read_options raw; raw.dim = 3;
+///   epsjoin::dataset xyz = epsjoin::read_dataset("stars.f64", raw);
+/// @endcode
+
+#include <cstddef>
+#include <span>
+#include <string>
+
+#include "epsjoin/dataset.hpp"
+#include "epsjoin/result.hpp"
+
+namespace epsjoin {
+
+enum class data_format {
+  automatic,  ///< from the extension: .npy, .f64, .f32, anything else is text
+  text,       ///< comma-, tab- or space-separated decimal numbers, one point a line
+  npy,        ///< NumPy array of shape (n, d), <f8 or <f4, C order
+  raw_f64,    ///< little-endian float64, row-major, no header; needs the dimension
+  raw_f32,    ///< little-endian float32, row-major, no header; needs the dimension
+};
+
+/// @brief The format `automatic` resolves to for `path`.
+data_format format_for_path(const std::string& path);
+
+struct read_options {
+  data_format format = data_format::automatic;
+  /// Required for raw binary. Otherwise 0, or the dimension the file must have.
+  std::size_t dim = 0;
+};
+
+/// @brief Reads a point set. Text and raw_f64 give float64; npy keeps its dtype; raw_f32 gives
+///        float32. Throws io_error (file, line/byte, column, what is wrong) on bad input.
+dataset read_dataset(const std::string& path, const read_options& options = {});
+
+/// @brief Writes a point set. Text is comma-separated with `text_digits` significant digits
+///        (17 round-trips float64 exactly).
+void write_dataset(const std::string& path, dataset_view data,
+                   data_format format = data_format::automatic, int text_digits = 17);
+
+/// @brief Binary CSR file (documented in docs/formats.md):
+///        8-byte magic "EPSJCSR1", uint64 n_queries, uint64 n_pairs,
+///        uint64 offsets[n_queries + 1], uint32 neighbors[n_pairs]; all little-endian.
+void write_csr(const std::string& path, const neighbor_table& table);
+neighbor_table read_csr(const std::string& path);
+
+/// @brief Pairs as NumPy .npy of shape (n, 2), dtype <u4.
+void write_pairs_npy(const std::string& path, std::span<const index_pair> pairs);
+/// @brief Pairs as text, one "i,j" line per pair.
+void write_pairs_csv(const std::string& path, std::span<const index_pair> pairs);
+
+}  // namespace epsjoin

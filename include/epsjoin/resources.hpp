@@ -1,0 +1,50 @@
+#pragma once
+/// @file resources.hpp
+/// @brief Long-lived execution resources passed first to every entry point.
+///
+/// One object owns the CPU thread count and, once a GPU engine first needs them, the device
+/// streams, device buffers and pinned staging buffers. Reuse one object across joins so those
+/// allocations are paid once.
+/// @code
+///   epsjoin::resources res;            // all hardware threads, device 0
+///   res.set_threads(4);
+/// @endcode
+
+#include <cstddef>
+#include <memory>
+
+namespace epsjoin {
+
+namespace detail {
+struct gpu_state;  // defined by the CUDA part of the library only
+}
+
+class resources {
+ public:
+  /// @param threads CPU threads engines may use; 0 means every hardware thread.
+  /// @param device  CUDA device ordinal GPU engines use.
+  explicit resources(unsigned threads = 0, int device = 0);
+  ~resources();
+  resources(resources&&) noexcept;
+  resources& operator=(resources&&) noexcept;
+  resources(const resources&) = delete;
+  resources& operator=(const resources&) = delete;
+
+  /// @brief Threads engines may use (never 0).
+  unsigned threads() const noexcept { return threads_; }
+  /// @brief 0 selects every hardware thread.
+  void set_threads(unsigned threads) noexcept;
+  int device() const noexcept { return device_; }
+
+  /// @brief GPU-side state; created lazily by GPU engines (library-internal).
+  detail::gpu_state* gpu_state() const noexcept { return gpu_.get(); }
+  /// @brief Installs GPU-side state with the deleter that knows its type (library-internal).
+  void set_gpu_state(detail::gpu_state* state, void (*deleter)(detail::gpu_state*));
+
+ private:
+  unsigned threads_ = 1;
+  int device_ = 0;
+  std::unique_ptr<detail::gpu_state, void (*)(detail::gpu_state*)> gpu_{nullptr, nullptr};
+};
+
+}  // namespace epsjoin

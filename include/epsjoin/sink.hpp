@@ -1,0 +1,155 @@
+#pragma once
+/// @file sink.hpp
+/// @brief Where results go: the `result_sink` interface and the sinks epsjoin provides.
+///
+/// Engines hand ordered pairs (query, neighbour) to a sink in batches as they find them.
+/// Over one join every ordered pair of the result arrives exactly once; for a self-join both
+/// (i, j) and (j, i) arrive, and (i, i) only when `join_options::include_self` is set.
+/// @code
+///   epsjoin::csr_sink table;                       // symmetric CSR in memory
+///   epsjoin::self_join(res, points.view(), opt, table);
+///   const epsjoin::neighbor_table& t = table.table();
+/// @endcode
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "epsjoin/result.hpp"
+
+namespace epsjoin {
+
+/// @brief What a sink is about to receive.
+struct sink_info {
+  std::size_t n_queries = 0;  ///< query ids are in [0, n_queries)
+  std::size_t n_data = 0;     ///< neighbour ids are in [0, n_data)
+  bool self_join = true;
+  bool include_self = false;
+};
+
+/// @brief Receives a join's result batch by batch.
+///
+/// `consume` and `consume_counts` may be called concurrently from several threads between
+/// `begin` and `finish`; implementations synchronise themselves.
+class result_sink {
+ public:
+  virtual ~result_sink() = default;
+  /// @brief Called once, before any batch.
+  virtual void begin(const sink_info& info) { (void)info; }
+  /// @brief A batch of ordered pairs; the span is only valid during the call.
+  virtual void consume(std::span<const index_pair> pairs) = 0;
+  /// @brief True when only neighbour counts are wanted: engines that can count without
+  ///        materialising pairs then call `consume_counts` instead of `consume`.
+  virtual bool counts_only() const { return false; }
+  /// @brief counts[k] more neighbours for query queries[k] (ids may repeat; counts add up).
+  virtual void consume_counts(std::span<const std::uint32_t> queries,
+                              std::span<const std::uint32_t> counts);
+  /// @brief Called once, after the last batch.
+  virtual void finish() {}
+};
+
+/// @brief Builds the CSR `neighbor_table` in memory.
+class csr_sink final : public result_sink {
+ public:
+  /// @param sort_neighbors sort each row by neighbour id (otherwise row order is unspecified)
+  explicit csr_sink(bool sort_neighbors = false) : sort_neighbors_(sort_neighbors) {}
+  void begin(const sink_info& info) override;
+  void consume(std::span<const index_pair> pairs) override;
+  void finish() override;
+  const neighbor_table& table() const noexcept { return table_; }
+  neighbor_table release() noexcept { return std::move(table_); }
+
+ private:
+  bool sort_neighbors_;
+  std::size_t n_queries_ = 0;
+  std::mutex mutex_;
+  std::vector<std::vector<index_pair>> batches_;
+  neighbor_table table_;
+};
+
+/// @brief Keeps each unordered pair once, as (i, j) with i < j (self-join), or every (a, b)
+///        pair (A x B join). Pairs are sorted at `finish`.
+class unique_pairs_sink final : public result_sink {
+ public:
+  void begin(const sink_info& info) override;
+  void consume(std::span<const index_pair> pairs) override;
+  void finish() override;
+  const std::vector<index_pair>& pairs() const noexcept { return pairs_; }
+
+ private:
+  bool keep_all_ = false;
+  std::mutex mutex_;
+  std::vector<index_pair> pairs_;
+};
+
+/// @brief Counts only: the total, and optionally each query's number of neighbours.
+class count_sink final : public result_sink {
+ public:
+  explicit count_sink(bool per_point = false) : per_point_(per_point) {}
+  void begin(const sink_info& info) override;
+  void consume(std::span<const index_pair> pairs) override;
+  bool counts_only() const override { return true; }
+  void consume_counts(std::span<const std::uint32_t> queries,
+                      std::span<const std::uint32_t> counts) override;
+  void finish() override;
+  /// @brief Ordered pairs received (self pairs included when asked for).
+  std::uint64_t total() const noexcept { return total_.load(); }
+  /// @brief [n_queries] per-query neighbour counts; empty unless constructed with per_point.
+  const std::vector<std::uint64_t>& per_point() const noexcept { return counts_; }
+
+ private:
+  bool per_point_;
+  std::atomic<std::uint64_t> total_{0};
+  std::mutex mutex_;
+  std::vector<std::uint64_t> counts_;
+};
+
+/// @brief Forwards every batch to a callback (called under a lock, one batch at a time).
+class callback_sink final : public result_sink {
+ public:
+  explicit callback_sink(std::function<void(std::span<const index_pair>)> callback)
+      : callback_(std::move(callback)) {}
+  void consume(std::span<const index_pair> pairs) override;
+
+ private:
+  std::mutex mutex_;
+  std::function<void(std::span<const index_pair>)> callback_;
+};
+
+/// @brief Layouts a pair stream can be written in.
+enum class pair_file_format {
+  npy,  ///< NumPy .npy, shape (n_pairs, 2), dtype <u4
+  csv,  ///< text, one "i,j" line per pair
+};
+
+/// @brief Streams pairs to a file as they arrive, so the result may exceed memory.
+///        A self-join writes each unordered pair once (i < j) unless `ordered` is set.
+class pair_file_sink final : public result_sink {
+ public:
+  pair_file_sink(std::string path, pair_file_format format, bool ordered = false);
+  ~pair_file_sink() override;
+  void begin(const sink_info& info) override;
+  void consume(std::span<const index_pair> pairs) override;
+  void finish() override;
+  std::uint64_t written() const noexcept { return written_; }
+
+ private:
+  void write_header(std::uint64_t rows);
+  std::string path_;
+  pair_file_format format_;
+  bool ordered_;
+  bool self_join_ = true;
+  std::FILE* file_ = nullptr;
+  std::mutex mutex_;
+  std::vector<index_pair> scratch_;
+  std::string text_;
+  std::uint64_t written_ = 0;
+};
+
+}  // namespace epsjoin

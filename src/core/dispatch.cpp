@@ -1,0 +1,197 @@
+// The public entry points: validate, pick the engine, wrap the sink, run, fill the stats.
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+
+#include "core/auto_select.hpp"
+#include "core/engine.hpp"
+#include "core/expects.hpp"
+#include "core/timer.hpp"
+#include "epsjoin/join.hpp"
+
+namespace epsjoin {
+
+namespace detail {
+namespace {
+
+constexpr std::size_t max_points = std::numeric_limits<std::uint32_t>::max();
+
+// Counts what the engine delivers, so the stats never rely on the engine's own bookkeeping.
+class counting_sink final : public result_sink {
+ public:
+  explicit counting_sink(result_sink& inner) : inner_(inner) {}
+  void begin(const sink_info& info) override { inner_.begin(info); }
+  void consume(std::span<const index_pair> pairs) override {
+    pairs_.fetch_add(pairs.size(), std::memory_order_relaxed);
+    inner_.consume(pairs);
+  }
+  bool counts_only() const override { return inner_.counts_only(); }
+  void consume_counts(std::span<const std::uint32_t> queries,
+                      std::span<const std::uint32_t> counts) override {
+    std::uint64_t sum = 0;
+    for (std::uint32_t c : counts) sum += c;
+    pairs_.fetch_add(sum, std::memory_order_relaxed);
+    inner_.consume_counts(queries, counts);
+  }
+  void finish() override { inner_.finish(); }
+  std::uint64_t pairs() const { return pairs_.load(); }
+
+ private:
+  result_sink& inner_;
+  std::atomic<std::uint64_t> pairs_{0};
+};
+
+void validate_points(dataset_view v, const char* what) {
+  EPSJOIN_EXPECTS(v.n <= max_points, what, " has ", v.n, " points; ids are 32-bit, so at most ",
+                  max_points, " are supported");
+  if (v.n == 0) return;
+  EPSJOIN_EXPECTS(v.d >= 1, what, " has points of dimension 0");
+  EPSJOIN_EXPECTS(v.data != nullptr, what, " has ", v.n, " points but no data pointer");
+  // A NaN would make every comparison false and lose pairs silently; reject it up front.
+  for (std::size_t i = 0; i < v.n; ++i) {
+    for (std::size_t k = 0; k < v.d; ++k) {
+      const double x = v.at(i, k);
+      EPSJOIN_EXPECTS(std::isfinite(x), what, ": point ", i, ", dimension ", k, " is ", x,
+                      "; coordinates must be finite");
+    }
+  }
+}
+
+void validate_options(const join_options& options) {
+  EPSJOIN_EXPECTS(std::isfinite(options.eps) && options.eps > 0,
+                  "eps must be a finite number > 0, got ", options.eps);
+}
+
+const engine& resolve_engine(const join_request& request, std::string& reason) {
+  const std::string& name = request.options.engine;
+  if (name == "auto") {
+    engine_choice choice = choose_engine(request);
+    reason = std::move(choice.reason);
+    return *choice.chosen;
+  }
+  const engine* e = find_engine(name);
+  if (e == nullptr) {
+    std::string known;
+    for (const auto& r : registered_engines()) known += concat(known.empty() ? "" : ", ", r->name());
+    throw invalid_argument(concat("unknown engine '", name, "'; known engines: auto, ", known));
+  }
+  if (std::string why = e->unavailable_reason(); !why.empty()) {
+    throw unavailable(concat("engine '", name, "' cannot run here: ", why));
+  }
+  return *e;
+}
+
+void validate_params(const engine& e, const join_options& options) {
+  const auto keys = e.param_keys();
+  for (const auto& [key, value] : options.params) {
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      std::string known;
+      for (auto k : keys) known += concat(known.empty() ? "" : ", ", k);
+      throw invalid_argument(concat("engine '", e.name(), "' has no parameter '", key, "'",
+                                    known.empty() ? std::string(" (it takes none)")
+                                                  : concat("; it takes: ", known)));
+    }
+  }
+}
+
+void emit_self_pairs(result_sink& sink, std::size_t n) {
+  if (sink.counts_only()) {
+    std::vector<std::uint32_t> ids, ones;
+    for (std::size_t begin = 0; begin < n; begin += 1 << 16) {
+      const std::size_t end = std::min(n, begin + (1 << 16));
+      ids.resize(end - begin);
+      ones.assign(end - begin, 1);
+      for (std::size_t i = begin; i < end; ++i) ids[i - begin] = static_cast<std::uint32_t>(i);
+      sink.consume_counts(ids, ones);
+    }
+    return;
+  }
+  std::vector<index_pair> batch;
+  for (std::size_t begin = 0; begin < n; begin += 1 << 16) {
+    const std::size_t end = std::min(n, begin + (1 << 16));
+    batch.clear();
+    for (std::size_t i = begin; i < end; ++i) {
+      batch.push_back({static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(i)});
+    }
+    sink.consume(batch);
+  }
+}
+
+join_stats run_join(resources& res, dataset_view queries, dataset_view data, bool self,
+                    const join_options& options, result_sink& sink) {
+  stopwatch total;
+  validate_options(options);
+  validate_points(data, self ? "the dataset" : "the indexed dataset B");
+  if (!self) {
+    validate_points(queries, "the query dataset A");
+    EPSJOIN_EXPECTS(queries.n == 0 || data.n == 0 || queries.d == data.d,
+                    "query points have ", queries.d, " dimensions but indexed points have ",
+                    data.d);
+  }
+
+  join_stats stats;
+  stats.self_join = self;
+  stats.n_queries = queries.n;
+  stats.n_data = data.n;
+  stats.d = data.n > 0 ? data.d : queries.d;
+  stats.eps = options.eps;
+  stats.precision = options.precision;
+  stats.threads = res.threads();
+
+  counting_sink counted(sink);
+  join_request request{res, queries, data, self, options, counted, stats};
+  const engine& e = resolve_engine(request, stats.engine_reason);
+  validate_params(e, options);
+  stats.engine = std::string(e.name());
+
+  counted.begin({queries.n, data.n, self, self && options.include_self});
+  if (queries.n > 0 && data.n > 0) e.run(request);
+  stats.pairs = counted.pairs();
+  if (self && options.include_self) {
+    emit_self_pairs(sink, data.n);
+    stats.self_pairs = data.n;
+  }
+  counted.finish();
+  stats.seconds = total.seconds();
+  return stats;
+}
+
+}  // namespace
+}  // namespace detail
+
+join_stats self_join(resources& res, dataset_view data, const join_options& options,
+                     result_sink& sink) {
+  return detail::run_join(res, data, data, true, options, sink);
+}
+
+join_stats join(resources& res, dataset_view queries, dataset_view data,
+                const join_options& options, result_sink& sink) {
+  return detail::run_join(res, queries, data, false, options, sink);
+}
+
+neighbor_table self_join(resources& res, dataset_view data, const join_options& options,
+                         join_stats* stats) {
+  csr_sink sink;
+  join_stats s = self_join(res, data, options, sink);
+  if (stats != nullptr) *stats = std::move(s);
+  return sink.release();
+}
+
+std::vector<engine_info> engines() {
+  std::vector<engine_info> list;
+  for (const auto& e : detail::registered_engines()) {
+    engine_info info;
+    info.name = std::string(e->name());
+    info.processor = std::string(e->processor());
+    info.description = std::string(e->description());
+    info.unavailable_reason = e->unavailable_reason();
+    info.available = info.unavailable_reason.empty();
+    info.error_band = e->error_band();
+    list.push_back(std::move(info));
+  }
+  return list;
+}
+
+}  // namespace epsjoin

@@ -1,0 +1,47 @@
+#pragma once
+// The internal engine interface: dispatch validates a request and hands it to one engine.
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "epsjoin/join.hpp"
+
+namespace epsjoin::detail {
+
+/// One validated join. Ids in emitted pairs refer to the caller's point order.
+struct join_request {
+  resources& res;
+  dataset_view queries;  // the data itself for a self-join
+  dataset_view data;
+  bool self_join;
+  const join_options& options;
+  /// Engines emit ordered pairs here. A self-join engine emits both (i, j) and (j, i) and never
+  /// (i, i): dispatch adds self pairs when asked. Counts-only sinks may take consume_counts.
+  result_sink& sink;
+  /// Engines add candidates, stages and notes; dispatch fills the rest.
+  join_stats& stats;
+};
+
+class engine {
+ public:
+  virtual ~engine() = default;
+  virtual std::string_view name() const = 0;
+  virtual std::string_view processor() const = 0;  // "cpu", "gpu", "tensor", "cpu+gpu"
+  virtual std::string_view description() const = 0;
+  /// Relative band around eps inside which results may differ from the exact oracle.
+  virtual double error_band() const { return 1e-12; }
+  /// Empty when the engine can run on this machine; otherwise why not.
+  virtual std::string unavailable_reason() const { return {}; }
+  /// Keys of join_options::params the engine understands; dispatch rejects any other key.
+  virtual std::vector<std::string_view> param_keys() const { return {}; }
+  virtual void run(join_request& request) const = 0;
+};
+
+/// Every engine, in registration order (built on first use).
+const std::vector<std::unique_ptr<engine>>& registered_engines();
+/// The engine called `name`, or nullptr.
+const engine* find_engine(std::string_view name);
+
+}  // namespace epsjoin::detail

@@ -1,0 +1,67 @@
+#pragma once
+// A dynamically scheduled parallel loop over [0, n) on plain std::threads.
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "core/timer.hpp"
+
+namespace epsjoin::detail {
+
+/// Calls body(begin, end, worker) on chunks of `grain` items taken in increasing order from a
+/// shared counter, on `threads` workers; worker 0 is the calling thread, which alone calls
+/// `progress(fraction_done)` (at most ten times a second). The first exception thrown by any
+/// worker stops the hand-out of new chunks and is rethrown here.
+template <class Body>
+void parallel_for(unsigned threads, std::size_t n, std::size_t grain, Body&& body,
+                  const std::function<void(double)>& progress = {}) {
+  if (n == 0) return;
+  grain = std::max<std::size_t>(grain, 1);
+  const std::size_t chunks = (n + grain - 1) / grain;
+  const unsigned workers =
+      static_cast<unsigned>(std::clamp<std::size_t>(threads, 1, std::max<std::size_t>(chunks, 1)));
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> done{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr first_error;
+  std::mutex error_mutex;
+
+  auto work = [&](unsigned worker) {
+    stopwatch since_report;
+    try {
+      for (;;) {
+        if (failed.load(std::memory_order_relaxed)) return;
+        const std::size_t begin = next.fetch_add(grain, std::memory_order_relaxed);
+        if (begin >= n) return;
+        const std::size_t end = std::min(n, begin + grain);
+        body(begin, end, worker);
+        const std::size_t finished = done.fetch_add(end - begin, std::memory_order_relaxed) +
+                                     (end - begin);
+        if (worker == 0 && progress && since_report.seconds() > 0.1) {
+          progress(static_cast<double>(finished) / static_cast<double>(n));
+          since_report.restart();
+        }
+      }
+    } catch (...) {
+      std::lock_guard lock(error_mutex);
+      if (!first_error) first_error = std::current_exception();
+      failed = true;
+    }
+  };
+
+  std::vector<std::thread> pool;
+  pool.reserve(workers - 1);
+  for (unsigned w = 1; w < workers; ++w) pool.emplace_back(work, w);
+  work(0);
+  for (auto& t : pool) t.join();
+  if (first_error) std::rethrow_exception(first_error);
+  if (progress) progress(1.0);
+}
+
+}  // namespace epsjoin::detail

@@ -1,0 +1,166 @@
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "core/expects.hpp"
+#include "epsjoin/sink.hpp"
+#include "io/npy_format.hpp"
+
+namespace epsjoin {
+
+void result_sink::consume_counts(std::span<const std::uint32_t>, std::span<const std::uint32_t>) {
+  throw error("this sink takes pairs, not counts (an engine ignored counts_only())");
+}
+
+// ---- csr_sink ---------------------------------------------------------------------------
+
+void csr_sink::begin(const sink_info& info) {
+  n_queries_ = info.n_queries;
+  batches_.clear();
+  table_ = {};
+}
+
+void csr_sink::consume(std::span<const index_pair> pairs) {
+  std::vector<index_pair> copy(pairs.begin(), pairs.end());
+  std::lock_guard lock(mutex_);
+  batches_.push_back(std::move(copy));
+}
+
+void csr_sink::finish() {
+  // Counting sort by query: one pass to count, a prefix sum, one pass to place.
+  table_.offsets.assign(n_queries_ + 1, 0);
+  for (const auto& batch : batches_) {
+    for (const index_pair& p : batch) ++table_.offsets[p.query + 1];
+  }
+  for (std::size_t i = 0; i < n_queries_; ++i) table_.offsets[i + 1] += table_.offsets[i];
+  table_.neighbors.resize(table_.offsets.back());
+  std::vector<std::uint64_t> cursor(table_.offsets.begin(), table_.offsets.end() - 1);
+  for (auto& batch : batches_) {
+    for (const index_pair& p : batch) table_.neighbors[cursor[p.query]++] = p.neighbor;
+    std::vector<index_pair>().swap(batch);
+  }
+  batches_.clear();
+  if (sort_neighbors_) {
+    for (std::size_t i = 0; i < n_queries_; ++i) {
+      std::sort(table_.neighbors.begin() + static_cast<std::ptrdiff_t>(table_.offsets[i]),
+                table_.neighbors.begin() + static_cast<std::ptrdiff_t>(table_.offsets[i + 1]));
+    }
+  }
+}
+
+// ---- unique_pairs_sink ------------------------------------------------------------------
+
+void unique_pairs_sink::begin(const sink_info& info) {
+  keep_all_ = !info.self_join;
+  pairs_.clear();
+}
+
+void unique_pairs_sink::consume(std::span<const index_pair> pairs) {
+  std::vector<index_pair> kept;
+  kept.reserve(keep_all_ ? pairs.size() : pairs.size() / 2 + 1);
+  for (const index_pair& p : pairs) {
+    if (keep_all_ || p.query < p.neighbor) kept.push_back(p);
+  }
+  std::lock_guard lock(mutex_);
+  pairs_.insert(pairs_.end(), kept.begin(), kept.end());
+}
+
+void unique_pairs_sink::finish() { std::sort(pairs_.begin(), pairs_.end()); }
+
+// ---- count_sink -------------------------------------------------------------------------
+
+void count_sink::begin(const sink_info& info) {
+  total_ = 0;
+  counts_.assign(per_point_ ? info.n_queries : 0, 0);
+}
+
+void count_sink::consume(std::span<const index_pair> pairs) {
+  total_.fetch_add(pairs.size(), std::memory_order_relaxed);
+  if (!per_point_) return;
+  std::lock_guard lock(mutex_);
+  for (const index_pair& p : pairs) ++counts_[p.query];
+}
+
+void count_sink::consume_counts(std::span<const std::uint32_t> queries,
+                                std::span<const std::uint32_t> counts) {
+  EPSJOIN_EXPECTS(queries.size() == counts.size(), "consume_counts: ", queries.size(),
+                  " query ids but ", counts.size(), " counts");
+  std::uint64_t sum = 0;
+  for (std::uint32_t c : counts) sum += c;
+  total_.fetch_add(sum, std::memory_order_relaxed);
+  if (!per_point_) return;
+  std::lock_guard lock(mutex_);
+  for (std::size_t k = 0; k < queries.size(); ++k) counts_[queries[k]] += counts[k];
+}
+
+void count_sink::finish() {}
+
+// ---- callback_sink ----------------------------------------------------------------------
+
+void callback_sink::consume(std::span<const index_pair> pairs) {
+  std::lock_guard lock(mutex_);
+  callback_(pairs);
+}
+
+// ---- pair_file_sink ---------------------------------------------------------------------
+
+pair_file_sink::pair_file_sink(std::string path, pair_file_format format, bool ordered)
+    : path_(std::move(path)), format_(format), ordered_(ordered) {}
+
+pair_file_sink::~pair_file_sink() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+void pair_file_sink::write_header(std::uint64_t rows) {
+  if (format_ != pair_file_format::npy) return;
+  const std::string header =
+      detail::npy_header("<u4", rows, 2, detail::npy_fixed_header_bytes);
+  EPSJOIN_ENSURE(std::fseek(file_, 0, SEEK_SET) == 0 &&
+                     std::fwrite(header.data(), 1, header.size(), file_) == header.size(),
+                 io_error, path_, ": cannot write: ", std::strerror(errno));
+}
+
+void pair_file_sink::begin(const sink_info& info) {
+  self_join_ = info.self_join;
+  written_ = 0;
+  if (file_ != nullptr) std::fclose(file_);
+  file_ = std::fopen(path_.c_str(), "wb");
+  EPSJOIN_ENSURE(file_ != nullptr, io_error, path_, ": cannot open for writing: ",
+                 std::strerror(errno));
+  write_header(0);
+}
+
+void pair_file_sink::consume(std::span<const index_pair> pairs) {
+  std::lock_guard lock(mutex_);
+  EPSJOIN_ENSURE(file_ != nullptr, error, "pair_file_sink used before begin()");
+  scratch_.clear();
+  for (const index_pair& p : pairs) {
+    if (ordered_ || !self_join_ || p.query < p.neighbor) scratch_.push_back(p);
+  }
+  std::size_t ok = 0;
+  if (format_ == pair_file_format::npy) {
+    ok = std::fwrite(scratch_.data(), sizeof(index_pair), scratch_.size(), file_) ==
+         scratch_.size();
+  } else {
+    text_.clear();
+    char line[32];
+    for (const index_pair& p : scratch_) {
+      const int len = std::snprintf(line, sizeof line, "%u,%u\n", p.query, p.neighbor);
+      text_.append(line, static_cast<std::size_t>(len));
+    }
+    ok = std::fwrite(text_.data(), 1, text_.size(), file_) == text_.size();
+  }
+  EPSJOIN_ENSURE(ok, io_error, path_, ": write failed after ", written_, " pairs: ",
+                 std::strerror(errno));
+  written_ += scratch_.size();
+}
+
+void pair_file_sink::finish() {
+  if (file_ == nullptr) return;
+  write_header(written_);
+  const bool ok = std::fclose(file_) == 0;
+  file_ = nullptr;
+  EPSJOIN_ENSURE(ok, io_error, path_, ": cannot finish writing: ", std::strerror(errno));
+}
+
+}  // namespace epsjoin

@@ -1,0 +1,2 @@
+// Compiles epsjoin.hpp alone: it must include everything it uses.
+#include "epsjoin/epsjoin.hpp"

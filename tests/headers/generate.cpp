@@ -1,0 +1,2 @@
+// Compiles generate.hpp alone: it must include everything it uses.
+#include "epsjoin/generate.hpp"

@@ -1,0 +1,2 @@
+// Compiles join.hpp alone: it must include everything it uses.
+#include "epsjoin/join.hpp"

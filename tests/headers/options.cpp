@@ -1,0 +1,2 @@
+// Compiles options.hpp alone: it must include everything it uses.
+#include "epsjoin/options.hpp"

@@ -1,0 +1,2 @@
+// Compiles result.hpp alone: it must include everything it uses.
+#include "epsjoin/result.hpp"
