@@ -1,0 +1,35 @@
+#pragma once
+// Test point sets of the shapes DESIGN.md asks every engine to survive. Own generators, so the
+// tests do not depend on the library's.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "epsjoin/dataset.hpp"
+
+namespace epsjoin::test {
+
+enum class shape_kind {
+  uniform,     // uniform in [0, 1]^d
+  clusters,    // tight Gaussian blobs
+  skewed,      // exponential(40) per coordinate, as the papers' Expo data
+  duplicates,  // few distinct points, each repeated many times
+  lattice,     // integer grid with spacing exactly eps (0.25): pairs at distance exactly eps
+  embedded,    // 2-D data embedded in d dimensions (other coordinates constant)
+  offset,      // uniform data shifted by 1e6 (large coordinates, small differences)
+};
+
+std::string to_string(shape_kind kind);
+
+/// n points of dimension d; deterministic in (kind, n, d, seed).
+dataset make_shape(shape_kind kind, std::size_t n, std::size_t d, std::uint64_t seed);
+
+/// eps giving about `selectivity` neighbours per query (self excluded), estimated from up to 64
+/// sample queries against all of `data`.
+double eps_for_selectivity(dataset_view queries, dataset_view data, double selectivity);
+
+/// An eps that every pair of the two sets satisfies (twice the bounding-box diagonal).
+double eps_for_all_pairs(dataset_view queries, dataset_view data);
+
+}  // namespace epsjoin::test
