@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "epsjoin/dataset.hpp"
+#include "epsjoin/error.hpp"
 #include "epsjoin/options.hpp"
 #include "epsjoin/resources.hpp"
 #include "epsjoin/result.hpp"

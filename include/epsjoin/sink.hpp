@@ -73,8 +73,8 @@ class csr_sink final : public result_sink {
   neighbor_table table_;
 };
 
-/// @brief Keeps each unordered pair once, as (i, j) with i < j (self-join), or every (a, b)
-///        pair (A x B join). Pairs are sorted at `finish`.
+/// @brief Keeps each unordered pair once, as (i, j) with i < j (self-join; plus (i, i) when
+///        self pairs were asked for), or every (a, b) pair (A x B join). Sorted at `finish`.
 class unique_pairs_sink final : public result_sink {
  public:
   void begin(const sink_info& info) override;
@@ -84,6 +84,7 @@ class unique_pairs_sink final : public result_sink {
 
  private:
   bool keep_all_ = false;
+  bool keep_self_ = false;
   std::mutex mutex_;
   std::vector<index_pair> pairs_;
 };
@@ -129,7 +130,8 @@ enum class pair_file_format {
 };
 
 /// @brief Streams pairs to a file as they arrive, so the result may exceed memory.
-///        A self-join writes each unordered pair once (i < j) unless `ordered` is set.
+///        A self-join writes each unordered pair once (i < j, and (i, i) when self pairs were
+///        asked for) unless `ordered` is set.
 class pair_file_sink final : public result_sink {
  public:
   pair_file_sink(std::string path, pair_file_format format, bool ordered = false);
@@ -145,6 +147,7 @@ class pair_file_sink final : public result_sink {
   pair_file_format format_;
   bool ordered_;
   bool self_join_ = true;
+  bool keep_self_ = false;
   std::FILE* file_ = nullptr;
   std::mutex mutex_;
   std::vector<index_pair> scratch_;

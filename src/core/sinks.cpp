@@ -52,6 +52,7 @@ void csr_sink::finish() {
 
 void unique_pairs_sink::begin(const sink_info& info) {
   keep_all_ = !info.self_join;
+  keep_self_ = info.include_self;
   pairs_.clear();
 }
 
@@ -59,7 +60,9 @@ void unique_pairs_sink::consume(std::span<const index_pair> pairs) {
   std::vector<index_pair> kept;
   kept.reserve(keep_all_ ? pairs.size() : pairs.size() / 2 + 1);
   for (const index_pair& p : pairs) {
-    if (keep_all_ || p.query < p.neighbor) kept.push_back(p);
+    if (keep_all_ || p.query < p.neighbor || (keep_self_ && p.query == p.neighbor)) {
+      kept.push_back(p);
+    }
   }
   std::lock_guard lock(mutex_);
   pairs_.insert(pairs_.end(), kept.begin(), kept.end());
@@ -122,6 +125,7 @@ void pair_file_sink::write_header(std::uint64_t rows) {
 
 void pair_file_sink::begin(const sink_info& info) {
   self_join_ = info.self_join;
+  keep_self_ = info.include_self;
   written_ = 0;
   if (file_ != nullptr) std::fclose(file_);
   file_ = std::fopen(path_.c_str(), "wb");
@@ -135,7 +139,9 @@ void pair_file_sink::consume(std::span<const index_pair> pairs) {
   EPSJOIN_ENSURE(file_ != nullptr, error, "pair_file_sink used before begin()");
   scratch_.clear();
   for (const index_pair& p : pairs) {
-    if (ordered_ || !self_join_ || p.query < p.neighbor) scratch_.push_back(p);
+    if (ordered_ || !self_join_ || p.query < p.neighbor || (keep_self_ && p.query == p.neighbor)) {
+      scratch_.push_back(p);
+    }
   }
   std::size_t ok = 0;
   if (format_ == pair_file_format::npy) {

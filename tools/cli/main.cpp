@@ -1,2 +1,78 @@
+// The epsjoin program: argument parsing and I/O around the public API, nothing more.
+
 #include <cstdio>
-int main() { std::puts("epsjoin: CLI under construction"); }
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "epsjoin/build_info.hpp"
+#include "epsjoin/error.hpp"
+
+namespace {
+
+using namespace epsjoin::cli;
+
+struct command_entry {
+  const command_spec& (*spec)();
+  int (*run)(const parsed_args&);
+};
+
+const command_entry commands[] = {
+    {join_command, run_join},
+    {gen_command, run_gen},
+    {info_command, run_info},
+};
+
+void print_overview() {
+  std::printf(
+      "usage: epsjoin <command> [options]\n\n"
+      "Finds every pair of points within Euclidean distance eps (the distance similarity join)\n"
+      "on CPUs and NVIDIA GPUs.\n\ncommands:\n");
+  for (const auto& c : commands) {
+    std::printf("  %-8s %s\n", c.spec().name.c_str(), c.spec().usage.c_str());
+  }
+  std::printf(
+      "\n'epsjoin <command> --help' documents every option of a command.\n"
+      "example: epsjoin join --generate expo:2:100000 --eps 0.0014 --engine auto\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    if (args.size() >= 2) args = {args[1], "--help"};
+    else {
+      print_overview();
+      return args.empty() ? 2 : 0;
+    }
+  }
+  if (args[0] == "--version") {
+    std::printf("epsjoin %s\n", epsjoin::build().version.c_str());
+    return 0;
+  }
+  for (const auto& c : commands) {
+    const command_spec& spec = c.spec();
+    if (spec.name != args[0]) continue;
+    const std::vector<std::string> rest(args.begin() + 1, args.end());
+    for (const std::string& a : rest) {
+      if (a == "--help" || a == "-h") {
+        std::fputs(help_text(spec).c_str(), stdout);
+        return 0;
+      }
+    }
+    try {
+      return c.run(parse(spec, rest));
+    } catch (const usage_error& e) {
+      std::fprintf(stderr, "epsjoin %s: %s (see 'epsjoin %s --help')\n", spec.name.c_str(),
+                   e.message.c_str(), spec.name.c_str());
+      return 2;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "epsjoin %s: error: %s\n", spec.name.c_str(), e.what());
+      return 1;
+    }
+  }
+  std::fprintf(stderr, "epsjoin: unknown command '%s' (see 'epsjoin --help')\n", args[0].c_str());
+  return 2;
+}

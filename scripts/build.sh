@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Configures and builds epsjoin. Usage: scripts/build.sh [BUILD_DIR] [extra CMake arguments]
+# Defaults: build/ in Release; set BUILD_TYPE=Debug for a debug build, or pass
+# -DEPSJOIN_SANITIZE=ON for ASan/UBSan. Uses Ninja when it is there.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build}
+shift || true
+generator=()
+if command -v ninja >/dev/null && [[ ! -f $build/CMakeCache.txt ]]; then
+  generator=(-G Ninja)
+fi
+cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" "$@" >/dev/null
+cmake --build "$build" --parallel "$(nproc)"

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the epsjoin program: errors, output formats, JSON summary.
+
+usage: test_cli.py PATH/TO/epsjoin   (standard library only; run by CTest)
+"""
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BIN = None
+
+
+def run(*args, ok=True):
+    proc = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=120)
+    if ok and proc.returncode != 0:
+        raise AssertionError(f"epsjoin {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")
+    return proc
+
+
+def read_npy_pairs(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:6] == b"\x93NUMPY", "bad npy magic"
+    header_len = struct.unpack("<H", data[8:10])[0]
+    header = data[10:10 + header_len].decode()
+    assert "'<u4'" in header and "(" in header
+    rows = int(header.split("'shape': (")[1].split(",")[0])
+    body = data[10 + header_len:]
+    assert len(body) == rows * 8, (len(body), rows)
+    values = struct.unpack(f"<{rows * 2}I", body)
+    return sorted(zip(values[0::2], values[1::2]))
+
+
+def read_csr(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:8] == b"EPSJCSR1"
+    n, nnz = struct.unpack("<QQ", data[8:24])
+    offsets = struct.unpack(f"<{n + 1}Q", data[24:24 + 8 * (n + 1)])
+    start = 24 + 8 * (n + 1)
+    neighbors = struct.unpack(f"<{nnz}I", data[start:start + 4 * nnz])
+    return [(i, neighbors[k]) for i in range(n) for k in range(offsets[i], offsets[i + 1])]
+
+
+class Errors(unittest.TestCase):
+    def assert_one_line_error(self, proc, *fragments):
+        self.assertNotEqual(proc.returncode, 0)
+        lines = [l for l in proc.stderr.splitlines() if l.strip()]
+        self.assertEqual(len(lines), 1, proc.stderr)
+        for fragment in fragments:
+            self.assertIn(fragment, lines[0])
+
+    def test_bad_eps(self):
+        for eps in ["0", "-1", "nan", "inf", "abc", ""]:
+            with self.subTest(eps=eps):
+                p = run("join", "--generate", "uniform:2:10", "--eps", eps, ok=False)
+                self.assert_one_line_error(p, "eps")
+
+    def test_missing_eps_and_input(self):
+        self.assert_one_line_error(run("join", "--generate", "uniform:2:10", ok=False), "--eps")
+        self.assert_one_line_error(run("join", "--eps", "0.1", ok=False), "--input")
+
+    def test_unknown_engine(self):
+        p = run("join", "--generate", "uniform:2:10", "--eps", "0.1", "--engine", "nope", ok=False)
+        self.assert_one_line_error(p, "unknown engine 'nope'", "brute-cpu")
+
+    def test_missing_file(self):
+        p = run("join", "--input", "/nonexistent/points.csv", "--eps", "0.1", ok=False)
+        self.assert_one_line_error(p, "/nonexistent/points.csv")
+
+    def test_unknown_option_and_param(self):
+        self.assert_one_line_error(run("join", "--bogus", ok=False), "--bogus")
+        p = run("join", "--generate", "uniform:2:10", "--eps", "0.1", "--engine", "brute-cpu",
+                "--param", "nope=1", ok=False)
+        self.assert_one_line_error(p, "nope")
+
+    def test_gpu_engine_unavailable_here(self):
+        info = run("info").stdout
+        for line in info.splitlines():
+            if "[unavailable" in line:
+                name = line.split()[0]
+                p = run("join", "--generate", "uniform:2:10", "--eps", "0.1", "--engine", name,
+                        ok=False)
+                self.assert_one_line_error(p, name, "cannot run here")
+
+
+class Outputs(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.tmp = self.dir.name
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def test_json_fields_and_formats_agree(self):
+        spec, eps = "uniform:3:1500", "0.08"
+        summary = json.loads(run("join", "--generate", spec, "--eps", eps, "--json").stdout)
+        for field in ["engine", "n", "d", "eps", "pairs", "selectivity", "candidates", "seconds"]:
+            self.assertIn(field, summary)
+        self.assertEqual((summary["n"], summary["d"]), (1500, 3))
+        self.assertNotEqual(summary["engine"], "auto")
+        self.assertGreater(summary["pairs"], 0)
+        self.assertAlmostEqual(summary["selectivity"], summary["pairs"] / 1500)
+
+        run("join", "--generate", spec, "--eps", eps, "--output", self.path("p.npy"), "--quiet")
+        run("join", "--generate", spec, "--eps", eps, "--output", self.path("p.csv"), "--quiet")
+        run("join", "--generate", spec, "--eps", eps, "--output", self.path("t.csr"), "--quiet")
+        run("join", "--generate", spec, "--eps", eps, "--format", "count", "--output",
+            self.path("c.txt"), "--quiet")
+        npy = read_npy_pairs(self.path("p.npy"))
+        with open(self.path("p.csv")) as f:
+            csv = sorted(tuple(map(int, line.split(","))) for line in f)
+        csr = read_csr(self.path("t.csr"))
+        with open(self.path("c.txt")) as f:
+            counts = [int(line) for line in f]
+        self.assertEqual(npy, csv)
+        self.assertTrue(all(i < j for i, j in npy))
+        self.assertEqual(2 * len(npy), summary["pairs"])
+        self.assertEqual(sorted(csr), sorted(npy + [(j, i) for i, j in npy]))
+        self.assertEqual(sum(counts), summary["pairs"])
+        self.assertEqual(len(counts), 1500)
+
+    def test_generated_file_equals_generated_spec(self):
+        for fmt in ["text", "npy", "f64"]:
+            with self.subTest(fmt=fmt):
+                out = self.path("pts." + ("csv" if fmt == "text" else fmt))
+                run("gen", "expo:2:3000", "--output", out)
+                extra = ["--dim", "2"] if fmt == "f64" else []
+                a = json.loads(run("join", "--input", out, *extra, "--eps", "0.01", "--json").stdout)
+                b = json.loads(run("join", "--generate", "expo:2:3000", "--eps", "0.01",
+                                   "--json").stdout)
+                self.assertEqual(a["pairs"], b["pairs"])
+
+    def test_include_self_and_cross_join(self):
+        base = ["--generate", "uniform:2:800", "--eps", "0.05", "--json"]
+        plain = json.loads(run("join", *base).stdout)
+        with_self = json.loads(run("join", *base, "--include-self").stdout)
+        self.assertEqual(with_self["pairs_with_self"], plain["pairs"] + 800)
+        cross = json.loads(run("join", *base, "--generate-queries", "uniform:2:300:seed=5").stdout)
+        self.assertFalse(cross["self_join"])
+        self.assertEqual(cross["n_queries"], 300)
+
+    def test_help_documents_every_flag(self):
+        overview = run("--help").stdout
+        for command in ["join", "gen", "info"]:
+            self.assertIn(command, overview)
+        text = run("join", "--help").stdout
+        for flag in ["--input", "--generate", "--eps", "--engine", "--output", "--format",
+                     "--threads", "--json", "--queries", "--dim", "--precision"]:
+            self.assertIn(flag, text)
+
+
+if __name__ == "__main__":
+    BIN = os.path.abspath(sys.argv.pop(1))
+    unittest.main(verbosity=2)

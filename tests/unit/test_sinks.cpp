@@ -1,0 +1,135 @@
+// Sinks: CSR symmetry and layout, unique pairs vs CSR, counts, the streaming pair file.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <thread>
+
+#include "epsjoin/error.hpp"
+#include "epsjoin/sink.hpp"
+
+namespace {
+
+using epsjoin::index_pair;
+
+// A symmetric result on 5 points: 0-1, 0-2, 3-4, given in two batches from two threads.
+const std::vector<index_pair> batch_a = {{0, 1}, {1, 0}, {2, 0}};
+const std::vector<index_pair> batch_b = {{0, 2}, {3, 4}, {4, 3}};
+
+void feed(epsjoin::result_sink& sink, bool self = true, bool include_self = false) {
+  sink.begin({5, 5, self, include_self});
+  std::thread other([&] { sink.consume(batch_b); });
+  sink.consume(batch_a);
+  other.join();
+  sink.finish();
+}
+
+TEST(csr_sink, builds_sorted_symmetric_rows) {
+  epsjoin::csr_sink sink(true);
+  feed(sink);
+  const auto& t = sink.table();
+  ASSERT_EQ(t.n_queries(), 5u);
+  EXPECT_EQ(t.offsets, (std::vector<std::uint64_t>{0, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(t.neighbors, (std::vector<std::uint32_t>{1, 2, 0, 0, 4, 3}));
+  for (std::uint32_t i = 0; i < 5; ++i) {
+    for (std::uint32_t j : t.row(i)) {
+      const auto back = t.row(j);
+      EXPECT_NE(std::find(back.begin(), back.end(), i), back.end()) << i << "->" << j;
+    }
+  }
+}
+
+TEST(unique_pairs_sink, keeps_each_pair_once_and_matches_csr) {
+  epsjoin::unique_pairs_sink sink;
+  feed(sink);
+  EXPECT_EQ(sink.pairs(), (std::vector<index_pair>{{0, 1}, {0, 2}, {3, 4}}));
+  epsjoin::csr_sink csr;
+  feed(csr);
+  EXPECT_EQ(2 * sink.pairs().size(), csr.table().n_pairs());
+}
+
+TEST(unique_pairs_sink, keeps_everything_in_a_cross_join_and_self_pairs_when_asked) {
+  epsjoin::unique_pairs_sink cross;
+  feed(cross, false);
+  EXPECT_EQ(cross.pairs().size(), 6u);
+  epsjoin::unique_pairs_sink with_self;
+  with_self.begin({2, 2, true, true});
+  with_self.consume(std::vector<index_pair>{{0, 0}, {1, 1}, {0, 1}, {1, 0}});
+  with_self.finish();
+  EXPECT_EQ(with_self.pairs(), (std::vector<index_pair>{{0, 0}, {0, 1}, {1, 1}}));
+}
+
+TEST(count_sink, counts_pairs_and_counts_the_same) {
+  epsjoin::count_sink sink(true);
+  feed(sink);
+  EXPECT_EQ(sink.total(), 6u);
+  EXPECT_EQ(sink.per_point(), (std::vector<std::uint64_t>{2, 1, 1, 1, 1}));
+  epsjoin::count_sink by_counts(true);
+  by_counts.begin({5, 5, true, false});
+  const std::vector<std::uint32_t> ids = {0, 1, 2, 3, 4, 0};
+  const std::vector<std::uint32_t> counts = {1, 1, 1, 1, 1, 1};
+  by_counts.consume_counts(ids, counts);
+  by_counts.finish();
+  EXPECT_EQ(by_counts.per_point(), sink.per_point());
+  EXPECT_EQ(by_counts.total(), sink.total());
+}
+
+TEST(result_sink, pair_sinks_refuse_counts) {
+  epsjoin::csr_sink sink;
+  sink.begin({1, 1, true, false});
+  const std::vector<std::uint32_t> one = {0};
+  EXPECT_THROW(sink.consume_counts(one, one), epsjoin::error);
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+TEST(pair_file_sink, streams_npy_with_exact_header) {
+  const std::string path = testing::TempDir() + "/epsjoin_pairs.npy";
+  {
+    epsjoin::pair_file_sink sink(path, epsjoin::pair_file_format::npy);
+    feed(sink);
+    EXPECT_EQ(sink.written(), 3u);
+  }
+  const std::string bytes = slurp(path);
+  ASSERT_GE(bytes.size(), 128u);
+  EXPECT_EQ(bytes.substr(0, 6), "\x93NUMPY");
+  const std::size_t header = 10 + static_cast<unsigned char>(bytes[8]) +
+                             256 * static_cast<unsigned char>(bytes[9]);
+  EXPECT_EQ(header % 64, 0u);
+  EXPECT_NE(bytes.find("'shape': (3, 2)"), std::string::npos);
+  ASSERT_EQ(bytes.size(), header + 3 * 8);
+  std::vector<index_pair> pairs(3);
+  std::memcpy(pairs.data(), bytes.data() + header, 24);
+  std::sort(pairs.begin(), pairs.end());
+  EXPECT_EQ(pairs, (std::vector<index_pair>{{0, 1}, {0, 2}, {3, 4}}));
+  std::remove(path.c_str());
+}
+
+TEST(pair_file_sink, streams_csv_and_reports_unwritable_paths) {
+  const std::string path = testing::TempDir() + "/epsjoin_pairs.csv";
+  {
+    epsjoin::pair_file_sink sink(path, epsjoin::pair_file_format::csv, true);
+    feed(sink);
+    EXPECT_EQ(sink.written(), 6u);
+  }
+  const std::string text = slurp(path);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 6);
+  EXPECT_NE(text.find("3,4\n"), std::string::npos);
+  std::remove(path.c_str());
+
+  epsjoin::pair_file_sink bad("/nonexistent-dir/x.npy", epsjoin::pair_file_format::npy);
+  try {
+    bad.begin({1, 1, true, false});
+    FAIL() << "expected io_error";
+  } catch (const epsjoin::io_error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/x.npy"), std::string::npos);
+  }
+}
+
+}  // namespace

@@ -1,0 +1,177 @@
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include "commands.hpp"
+#include "epsjoin/error.hpp"
+#include "epsjoin/io.hpp"
+#include "epsjoin/join.hpp"
+#include "input.hpp"
+#include "progress.hpp"
+#include "summary.hpp"
+
+namespace epsjoin::cli {
+
+const command_spec& join_command() {
+  static const command_spec spec{
+      "join",
+      "join (--input FILE | --generate SPEC) --eps X [options]",
+      "Finds all pairs of points within distance eps (squared distance <= eps^2): a self-join of\n"
+      "one point set, or with --queries a join A x B of query points A against the input B.\n"
+      "Prints a summary (N, d, eps, |R|, selectivity, candidates, time by stage) on stdout.",
+      {
+          {"input", "FILE",
+           "points to join: CSV/whitespace text, .npy (float32/float64), or raw .f64/.f32 "
+           "(needs --dim)"},
+          {"generate", "SPEC", "generate the points instead, e.g. expo:2:100000 (see 'epsjoin gen')"},
+          {"paper", "", "with --generate expo:...: the papers' exact Expo* values"},
+          {"queries", "FILE", "query points A for a join A x B against the input B"},
+          {"generate-queries", "SPEC", "generate the query points A instead"},
+          {"dim", "D", "dimension of raw binary input (.f64/.f32); for other formats a check"},
+          {"eps", "X", "the radius (not its square); finite and > 0; required"},
+          {"engine", "NAME",
+           "engine to run (default auto: the fastest available); 'epsjoin info' lists them"},
+          {"param", "KEY=VALUE", "engine-specific setting, e.g. pattern=full; unknown keys are errors",
+           true},
+          {"pattern", "P", "shorthand for --param pattern=P (grid engines: full, unicomp, lid-unicomp)"},
+          {"precision", "P", "distance arithmetic: f64 (default, exact) or f32"},
+          {"threads", "N", "CPU threads (default: all hardware threads)"},
+          {"output", "FILE", "write the result here (default: no file, counts only)"},
+          {"format", "F",
+           "csr: binary neighbour table (docs/formats.md); pairs: .npy of (i, j) uint32 rows; "
+           "csv: 'i,j' lines; count: neighbour counts only (one line per query when --output is "
+           "given). Default from the extension of --output (.npy pairs, .csv csv, else csr), "
+           "count without --output. A self-join's pair files hold each pair once, i < j."},
+          {"include-self", "", "self-join: also report each point as its own neighbour"},
+          {"sort", "", "csr: sort each point's neighbours by id"},
+          {"json", "", "print the summary as one JSON object (fields engine, n, d, eps, pairs, "
+                       "selectivity, candidates, seconds, ...) instead of text"},
+          {"quiet", "", "no summary and no progress bar"},
+      },
+      ""};
+  return spec;
+}
+
+namespace {
+
+std::string default_format(const std::string& output) {
+  auto ends_with = [&](const char* ext) {
+    const std::string e = ext;
+    return output.size() >= e.size() && output.compare(output.size() - e.size(), e.size(), e) == 0;
+  };
+  if (output.empty()) return "count";
+  if (ends_with(".npy")) return "pairs";
+  if (ends_with(".csv") || ends_with(".txt")) return "csv";
+  return "csr";
+}
+
+void write_counts(const std::string& path, const std::vector<std::uint64_t>& counts) {
+  std::ofstream out(path);
+  if (!out) throw io_error(path + ": cannot open for writing");
+  for (std::uint64_t c : counts) out << c << '\n';
+  if (!out) throw io_error(path + ": write failed");
+}
+
+void check_engine_name(const std::string& name) {
+  if (name == "auto") return;
+  std::string known = "auto";
+  for (const engine_info& e : engines()) {
+    if (e.name == name) return;
+    known += ", " + e.name;
+  }
+  throw invalid_argument("unknown engine '" + name + "'; known engines: " + known);
+}
+
+}  // namespace
+
+int run_join(const parsed_args& args) {
+  // Everything that can be checked without the data is checked before loading it.
+  if (args.has("input") == args.has("generate")) {
+    throw usage_error{"give exactly one of --input FILE and --generate SPEC"};
+  }
+  if (args.has("queries") && args.has("generate-queries")) {
+    throw usage_error{"give at most one of --queries and --generate-queries"};
+  }
+  if (!args.has("eps")) throw usage_error{"missing --eps X"};
+  join_options options;
+  options.eps = args.get_double("eps", 0);
+  if (!(std::isfinite(options.eps) && options.eps > 0)) {
+    throw usage_error{"--eps must be a finite number > 0, got '" + args.get("eps") + "'"};
+  }
+  options.engine = args.get("engine", "auto");
+  check_engine_name(options.engine);
+  for (const std::string& kv : args.all("param")) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) throw usage_error{"--param expects KEY=VALUE, got '" + kv + "'"};
+    options.params[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  if (args.has("pattern")) options.params["pattern"] = args.get("pattern");
+  const std::string precision = args.get("precision", "f64");
+  if (precision != "f64" && precision != "f32") {
+    throw usage_error{"--precision must be f64 or f32, got '" + precision + "'"};
+  }
+  options.precision = precision == "f64" ? scalar_type::f64 : scalar_type::f32;
+  const bool self = !args.has("queries") && !args.has("generate-queries");
+  options.include_self = args.has("include-self");
+  if (options.include_self && !self) throw usage_error{"--include-self applies to self-joins only"};
+
+  const std::string output = args.get("output");
+  const std::string format = args.get("format", default_format(output));
+  if (format != "csr" && format != "pairs" && format != "csv" && format != "count") {
+    throw usage_error{"--format must be csr, pairs, csv or count, got '" + format + "'"};
+  }
+  if (format != "count" && output.empty()) throw usage_error{"--format " + format + " needs --output FILE"};
+  const bool quiet = args.has("quiet");
+  const bool json = args.has("json");
+
+  resources res(static_cast<unsigned>(args.get_size("threads", 0)));
+  const std::size_t dim = args.get_size("dim", 0);
+  const loaded_points data =
+      load_points(args.get("input"), args.get("generate"), dim, args.has("paper"));
+  loaded_points queries;
+  if (!self) {
+    queries = load_points(args.get("queries"), args.get("generate-queries"), dim, args.has("paper"));
+  }
+
+  std::unique_ptr<result_sink> sink;
+  csr_sink* csr = nullptr;
+  count_sink* counter = nullptr;
+  if (format == "csr") {
+    sink = std::make_unique<csr_sink>(args.has("sort"));
+    csr = static_cast<csr_sink*>(sink.get());
+  } else if (format == "count") {
+    sink = std::make_unique<count_sink>(!output.empty());
+    counter = static_cast<count_sink*>(sink.get());
+  } else {
+    sink = std::make_unique<pair_file_sink>(
+        output, format == "pairs" ? pair_file_format::npy : pair_file_format::csv);
+  }
+
+  progress_bar bar("joining", !quiet && !json && progress_bar::stderr_is_terminal());
+  options.progress = [&bar](double f) { bar.update(f); };
+  run_report report;
+  report.stats = self ? self_join(res, data.points.view(), options, *sink)
+                      : join(res, queries.points.view(), data.points.view(), options, *sink);
+  bar.stop();
+  report.input = self ? data.description : queries.description + " x " + data.description;
+  report.load_seconds = data.seconds + queries.seconds;
+  report.format = format;
+  report.output = output;
+
+  const auto write_start = std::chrono::steady_clock::now();
+  if (csr != nullptr) write_csr(output, csr->table());
+  if (counter != nullptr && !output.empty()) write_counts(output, counter->per_point());
+  report.write_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count();
+
+  if (json) {
+    std::printf("%s\n", json_summary(report).c_str());
+  } else if (!quiet) {
+    std::fputs(human_summary(report).c_str(), stdout);
+  }
+  return 0;
+}
+
+}  // namespace epsjoin::cli

@@ -1,0 +1,18 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "args.hpp"
+
+namespace epsjoin::cli {
+
+const command_spec& join_command();
+const command_spec& gen_command();
+const command_spec& info_command();
+
+int run_join(const parsed_args& args);
+int run_gen(const parsed_args& args);
+int run_info(const parsed_args& args);
+
+}  // namespace epsjoin::cli

@@ -1,0 +1,53 @@
+#include "progress.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+
+namespace epsjoin::cli {
+
+progress_bar::progress_bar(std::string label, bool enabled) : label_(std::move(label)) {
+  if (enabled) ticker_ = std::thread([this] { run(); });
+}
+
+progress_bar::~progress_bar() { stop(); }
+
+bool progress_bar::stderr_is_terminal() { return isatty(STDERR_FILENO) != 0; }
+
+void progress_bar::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (ticker_.joinable()) ticker_.join();
+  if (drawn_) {
+    std::fprintf(stderr, "\r%*s\r", 72, "");
+    drawn_ = false;
+  }
+}
+
+void progress_bar::run() {
+  using namespace std::chrono_literals;
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_lock lock(mutex_);
+  // Short runs finish silently: nothing is drawn during the first second.
+  if (wake_.wait_for(lock, 1s, [this] { return stopping_; })) return;
+  while (!stopping_) {
+    const double f = fraction_.load(std::memory_order_relaxed);
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    constexpr int width = 30;
+    const int filled = static_cast<int>(f * width);
+    std::string bar(static_cast<std::size_t>(filled), '#');
+    bar.resize(width, '.');
+    std::fprintf(stderr, "\r%s [%s] %5.1f%%  %.1f s", label_.c_str(), bar.c_str(), 100.0 * f,
+                 elapsed);
+    std::fflush(stderr);
+    drawn_ = true;
+    wake_.wait_for(lock, 200ms, [this] { return stopping_; });
+  }
+}
+
+}  // namespace epsjoin::cli

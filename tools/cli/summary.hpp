@@ -1,0 +1,23 @@
+#pragma once
+// The run summary: a human-readable block, or one JSON object for scripts.
+
+#include <string>
+
+#include "epsjoin/stats.hpp"
+
+namespace epsjoin::cli {
+
+struct run_report {
+  join_stats stats;
+  std::string input;        // file name or generator spec
+  std::string output;       // file written, empty if none
+  std::string format;       // csr, pairs, csv, count
+  double load_seconds = 0;  // reading or generating the input
+  double write_seconds = 0; // writing the output file after the join
+};
+
+std::string human_summary(const run_report& report);
+/// One JSON object; fields engine, n, d, eps, pairs, selectivity, candidates, seconds are stable.
+std::string json_summary(const run_report& report);
+
+}  // namespace epsjoin::cli
