@@ -1,0 +1,44 @@
+#include "gpu/gpu_state.cuh"
+
+namespace epsjoin::detail {
+
+std::string gpu_unavailable_reason(int device) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();
+    return concat("no CUDA device is visible (", cudaGetErrorString(status), ")");
+  }
+  if (count == 0) return "no CUDA device is visible";
+  if (device < 0 || device >= count) {
+    return concat("CUDA device ", device, " does not exist (", count, " visible)");
+  }
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return concat("cannot query CUDA device ", device);
+  }
+  if (prop.major < 7 || (prop.major == 7 && prop.minor < 5)) {
+    return concat(prop.name, " (sm_", prop.major, prop.minor, ") is older than sm_75");
+  }
+  return {};
+}
+
+gpu_state& acquire_gpu(resources& res) {
+  if (res.gpu_state() == nullptr) {
+    if (std::string why = gpu_unavailable_reason(res.device()); !why.empty()) {
+      throw unavailable(why);
+    }
+    EPSJOIN_CUDA_TRY(cudaSetDevice(res.device()));
+    auto state = std::make_unique<gpu_state>();
+    state->device = res.device();
+    EPSJOIN_CUDA_TRY(cudaGetDeviceProperties(&state->properties, res.device()));
+    for (auto& slot : state->slots) slot = std::make_unique<stream_slot>();
+    res.set_gpu_state(state.release(), [](gpu_state* s) { delete s; });
+  }
+  gpu_state& state = *res.gpu_state();
+  EPSJOIN_CUDA_TRY(cudaSetDevice(state.device));
+  return state;
+}
+
+}  // namespace epsjoin::detail

@@ -1,0 +1,44 @@
+#pragma once
+// GPU-side resources owned by epsjoin::resources: created on first use by a GPU engine and kept
+// for later joins, so streams, device buffers and pinned staging memory are allocated once.
+
+#include <array>
+#include <memory>
+#include <string>
+
+#include "epsjoin/resources.hpp"
+#include "epsjoin/result.hpp"
+#include "gpu/memory.cuh"
+
+namespace epsjoin::detail {
+
+inline constexpr int n_streams = 3;
+
+/// One stream's slot in the batch pipeline: its result buffer on the device, its counter of
+/// pairs written, and the pinned staging buffer its results are copied into.
+struct stream_slot {
+  cuda_stream stream;
+  device_buffer<index_pair> device_pairs;
+  device_buffer<unsigned long long> device_count;
+  pinned_buffer<index_pair> staging;
+  pinned_buffer<unsigned long long> staging_count;
+};
+
+}  // namespace epsjoin::detail
+
+namespace epsjoin::detail {
+
+struct gpu_state {
+  int device = 0;
+  cudaDeviceProp properties{};
+  std::array<std::unique_ptr<stream_slot>, n_streams> slots;
+};
+
+/// Why GPU engines cannot run here (no device, device too old), or empty when they can.
+std::string gpu_unavailable_reason(int device);
+
+/// The GPU state of `res`, created on first use; makes `res.device()` current on this thread.
+/// Throws unavailable when there is no usable device.
+gpu_state& acquire_gpu(resources& res);
+
+}  // namespace epsjoin::detail
