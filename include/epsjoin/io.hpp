@@ -3,9 +3,10 @@
 /// @brief Reading and writing point sets and results.
 ///
 /// Point-set formats: CSV / whitespace text (one point a line), NumPy `.npy` (float32 or
-/// float64, C order, header versions 1 and 2), and raw little-endian binary (`.f64`, `.f32`)
-/// whose dimension must be given. Readers reject malformed input with an `io_error` naming
-/// the file and the line and column (text) or byte offset (binary); nothing is skipped.
+/// float64, C order, header versions 1, 2 and 3), and raw little-endian binary (`.f64`,
+/// `.f32`) whose dimension must be given. Readers reject malformed input with an `io_error`
+/// naming the file and the line and column (text) or byte offset (binary); nothing is skipped.
+/// The exact rules of every format are in docs/formats.md.
 /// @code
 ///   epsjoin::dataset pts = epsjoin::read_dataset("points.csv");
 ///   epsjoin::read_options raw; raw.dim = 3;
@@ -43,7 +44,7 @@ struct read_options {
 dataset read_dataset(const std::string& path, const read_options& options = {});
 
 /// @brief Writes a point set. Text is comma-separated with `text_digits` significant digits
-///        (17 round-trips float64 exactly).
+///        (17 round-trips float64 exactly; 0 writes the shortest text that round-trips).
 void write_dataset(const std::string& path, dataset_view data,
                    data_format format = data_format::automatic, int text_digits = 17);
 
