@@ -32,6 +32,8 @@ struct gpu_state {
   int device = 0;
   cudaDeviceProp properties{};
   std::array<std::unique_ptr<stream_slot>, n_streams> slots;
+  /// Temporary storage of CUB algorithms (grow-only).
+  device_buffer<unsigned char> scratch;
 };
 
 /// Why GPU engines cannot run here (no device, device too old), or empty when they can.
