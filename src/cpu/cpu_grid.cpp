@@ -11,6 +11,10 @@
 #include <cmath>
 #include <memory>
 
+// 32-byte SIMD vectors in the baseline clone of the task loop draw GCC's note that passing them
+// would change the ABI; every function taking or returning one is always_inline (grid_kernels.hpp).
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 #include "core/builtin_engines.hpp"
 #include "core/expects.hpp"
 #include "core/parallel.hpp"
@@ -33,6 +37,7 @@ struct grid_params {
   bool reorder = true;
   int early_exit = 8;
   enum class layout_kind { automatic, columns, rows } layout = layout_kind::automatic;
+  bool avx2 = true;  // use the AVX2 kernels when the CPU has them
 };
 
 bool parse_switch(const std::string& key, const std::string& v) {
@@ -66,6 +71,10 @@ grid_params parse_params(const join_options& options) {
       EPSJOIN_EXPECTS(v == "0" || v == "4" || v == "8", "cpu-grid: early_exit must be 0, 4 or 8 ",
                       "(dimensions between checks; 0 never), got '", v, "'");
       p.early_exit = v[0] - '0';
+    } else if (key == "simd") {
+      if (v == "auto") p.avx2 = true;
+      else if (v == "baseline") p.avx2 = false;
+      else throw invalid_argument(concat("cpu-grid: simd must be auto or baseline, got '", v, "'"));
     } else if (key == "layout") {
       if (v == "auto") p.layout = grid_params::layout_kind::automatic;
       else if (v == "columns") p.layout = grid_params::layout_kind::columns;
@@ -86,10 +95,10 @@ const char* pattern_name(grid::access_pattern p) {
 }
 
 // Runs the schedule's tasks on the threads, heaviest first.
-template <class T, class Set, bool Halved, bool Counts>
-void execute(join_request& req, const join_inputs<T>& in, Set qset, Set dset,
-             std::vector<cpu::worker_state<T>>& workers) {
-  const cpu::grid_executor<T, Set, Halved, Counts> exec(in, qset, dset);
+template <class T, class Set, bool Halved, bool Counts, int Bytes>
+void execute_width(join_request& req, const join_inputs<T>& in, Set qset, Set dset,
+                   std::vector<cpu::worker_state<T>>& workers) {
+  const cpu::grid_executor<T, Set, Halved, Counts, Bytes> exec(in, qset, dset);
   const cpu::grid_schedule& s = *in.schedule;
   parallel_for(
       static_cast<unsigned>(workers.size()), s.chunk_begin.size() - 1, 1,
@@ -99,6 +108,17 @@ void execute(join_request& req, const join_inputs<T>& in, Set qset, Set dset,
         }
       },
       req.options.progress);
+}
+
+template <class T, class Set, bool Halved, bool Counts>
+void execute(join_request& req, const join_inputs<T>& in, Set qset, Set dset,
+             std::vector<cpu::worker_state<T>>& workers) {
+#if EPSJOIN_GRID_HAS_AVX2
+  if (in.avx2) {
+    return execute_width<T, Set, Halved, Counts, 32>(req, in, qset, dset, workers);
+  }
+#endif
+  execute_width<T, Set, Halved, Counts, 16>(req, in, qset, dset, workers);
 }
 
 template <class T, class Set>
@@ -256,6 +276,7 @@ void run_precision(join_request& req, const grid_params& params, const grid::col
     in.limit = cpu::double_thresholds(req.options.eps);
   }
   in.skip_self = self && !settings.halved;
+  in.avx2 = params.avx2 && cpu::kernels::cpu_has_avx2();
   std::vector<std::uint32_t> counts;
   if (req.sink.counts_only()) {
     counts.assign(queries.n_points(), 0);
@@ -281,6 +302,7 @@ void run_precision(join_request& req, const grid_params& params, const grid::col
   stats.notes.emplace_back("pattern", pattern_name(settings.pattern));
   stats.notes.emplace_back("tasks", std::to_string(schedule.tasks.size()));
   stats.notes.emplace_back("layout", by_column ? "columns" : "rows");
+  stats.notes.emplace_back("simd", in.avx2 ? "x86-64-v3 (32-byte vectors)" : "baseline (16-byte vectors)");
   stats.notes.emplace_back("index build (ids/sort/cells/masks s)",
                            concat(bt.ids, " / ", bt.sort, " / ", bt.cells, " / ", bt.masks));
   if (std::is_same_v<T, float>) stats.notes.emplace_back("float64 re-checks", std::to_string(rechecks));
@@ -296,7 +318,8 @@ class cpu_grid final : public engine {
     return "eps-grid of GPU-SJ on CPU threads: LID-UNICOMP halving, heaviest cells first";
   }
   std::vector<std::string_view> param_keys() const override {
-    return {"pattern", "lookup", "masks", "max_indexed_dims", "reorder", "early_exit", "layout"};
+    return {"pattern", "lookup",     "masks",  "max_indexed_dims",
+            "reorder", "early_exit", "layout", "simd"};
   }
   void run(join_request& req) const override {
     const grid_params params = parse_params(req.options);

@@ -26,6 +26,7 @@ struct join_inputs {
   thresholds<T> limit;
   double eps2;
   bool skip_self;  // one-sided self-join (pattern full): never pair a point with itself
+  bool avx2;       // run the 32-byte kernels (the CPU has AVX2 and FMA)
   /// Count mode: neighbours per query position (atomic adds when both sides are counted).
   std::uint32_t* counts;
 };
@@ -44,8 +45,9 @@ inline void atomic_add(std::uint32_t& target, std::uint32_t value) {
 }
 
 /// Halved: a self-join under unicomp / lid_unicomp (each unordered pair computed once, both
-/// directions delivered); otherwise one-sided (A x B, or a self-join under full).
-template <class T, class Set, bool Halved, bool Counts>
+/// directions delivered); otherwise one-sided (A x B, or a self-join under full). Bytes: SIMD
+/// width, 16 (baseline) or 32 (compiled for x86-64-v3; run only where cpu_has_avx2()).
+template <class T, class Set, bool Halved, bool Counts, int Bytes>
 class grid_executor {
  public:
   static constexpr bool recheck = std::is_same_v<T, float>;
@@ -57,6 +59,17 @@ class grid_executor {
   using worker = worker_state<T>;
 
   void run(const grid_task& t, worker& w) const {
+    if constexpr (Bytes == 32) {
+      run_avx2(t, w);
+    } else {
+      run_task(t, w);
+    }
+  }
+
+ private:
+  EPSJOIN_GRID_AVX2 void run_avx2(const grid_task& t, worker& w) const { run_task(t, w); }
+
+  void run_task(const grid_task& t, worker& w) const {
     const grid::host_index& qi = *in_.queries;
     const grid::host_index& di = *in_.data;
     const auto ranges = in_.schedule->ranges(t.cell, qi, di, *in_.settings, w.scratch);
@@ -95,7 +108,6 @@ class grid_executor {
     }
   }
 
- private:
   bool exact(std::uint32_t q, std::uint32_t c) const {
     return exact_within(in_.query_input, in_.queries->permutation[q], in_.data_input,
                         in_.data->permutation[c], in_.eps2);
@@ -107,6 +119,8 @@ class grid_executor {
     const std::uint32_t* c_ids = in_.data->permutation.data();
     const T lo = in_.limit.lo, hi = in_.limit.hi;
     std::uint64_t q_count = 0;
+    // The one position a one-sided self-join must not pair q with (none otherwise).
+    const std::uint32_t self_pos = in_.skip_self ? q : ~std::uint32_t{0};
     for (std::size_t k = 0; k < w.spans.size(); ++k) {
       const point_range span = w.spans[k];
       const std::uint32_t begin = (Halved && k == 0) ? q + 1 : span.begin;
@@ -117,7 +131,7 @@ class grid_executor {
           if constexpr (Halved) local = w.local_counts.data() + w.slice[k] + (c0 - span.begin);
           std::int64_t maybe = 0;
           const std::int64_t sure =
-              kernels::count_block<Halved, recheck>(c_, qv, c0, len, lo, hi, local, maybe);
+              kernels::count_block<Halved, recheck, Bytes>(c_, qv, c0, len, lo, hi, local, maybe);
           q_count += static_cast<std::uint64_t>(sure);
           if (recheck && maybe > sure) {
             // Rare: some candidate between lo and hi; recompute the block and re-check those.
@@ -134,25 +148,34 @@ class grid_executor {
           }
         } else {
           alignas(64) T s[kernels::block_len + kernels::counter_pad];
-          std::uint8_t hit[kernels::block_len];
-          kernels::block_distances(c_, qv, c0, len, hi, s);
-          const unsigned n = kernels::select_candidates(s, len, hi, hit);
-          for (unsigned m = 0; m < n; ++m) {
-            const std::uint32_t c = c0 + hit[m];
-            if constexpr (recheck) {
-              if (s[hit[m]] > lo) {
-                ++w.rechecks;
-                if (!exact(q, c)) continue;
-              }
-            }
+          static_assert(Bytes / sizeof(T) <= kernels::counter_pad);
+          kernels::block_distances<Bytes>(c_, qv, c0, len, hi, s);
+          // Branch-free: every candidate writes its pair(s), only sure pairs advance `n`.
+          index_pair* out = w.emitter->reserve(2 * kernels::block_len);
+          unsigned n = 0, uncertain = 0;
+          for (unsigned i = 0; i < len; ++i) {
+            const std::uint32_t c_id = c_ids[c0 + i];
+            out[n] = {q_id, c_id};
             if constexpr (Halved) {
-              w.emitter->emit(q_id, c_ids[c]);
-              w.emitter->emit(c_ids[c], q_id);
+              out[n + 1] = {c_id, q_id};
+              n += s[i] <= lo ? 2u : 0u;
             } else {
-              if (in_.skip_self && c == q) continue;
-              w.emitter->emit(q_id, c_ids[c]);
+              n += static_cast<unsigned>(s[i] <= lo) & static_cast<unsigned>(c0 + i != self_pos);
+            }
+            if constexpr (recheck) uncertain += s[i] <= hi ? 1u : 0u;
+          }
+          if (recheck && uncertain > n / (Halved ? 2u : 1u)) {
+            // Rare: candidates between lo and hi, re-checked in float64.
+            for (unsigned i = 0; i < len; ++i) {
+              if (!(s[i] > lo && s[i] <= hi)) continue;
+              ++w.rechecks;
+              if (!exact(q, c0 + i)) continue;
+              const std::uint32_t c_id = c_ids[c0 + i];
+              out[n++] = {q_id, c_id};
+              if constexpr (Halved) out[n++] = {c_id, q_id};
             }
           }
+          w.emitter->commit(n);
         }
       }
     }

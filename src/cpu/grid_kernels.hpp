@@ -23,60 +23,76 @@ namespace epsjoin::cpu::kernels {
 /// Candidates per block.
 inline constexpr unsigned block_len = 64;
 
-#if defined(__AVX__)
-inline constexpr int simd_bytes = 32;
+// Vector width. The task loop is instantiated for 16-byte vectors (the x86-64 baseline, SSE2)
+// and, on x86-64 with GCC or Clang, for 32-byte vectors in a function compiled for x86-64-v3
+// (AVX2, FMA; EPSJOIN_GRID_AVX2) that `flatten` fills with inlined kernels; the engine calls it
+// only when the CPU has AVX2 and FMA (cpu_has_avx2()). Nothing it calls out of line is compiled
+// for AVX, so no ODR-merged function ever carries AVX code. (32-byte vectors in baseline code
+// are lowered to SSE2 pairs and run several times slower, hence two widths, not one.)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(EPSJOIN_NO_AVX2)
+#define EPSJOIN_GRID_HAS_AVX2 1
+#define EPSJOIN_GRID_AVX2 __attribute__((target("arch=x86-64-v3"), flatten))
+inline bool cpu_has_avx2() {
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
 #else
-inline constexpr int simd_bytes = 16;
+#define EPSJOIN_GRID_HAS_AVX2 0
+#define EPSJOIN_GRID_AVX2
+inline bool cpu_has_avx2() { return false; }
 #endif
 /// Columns are padded (point_block::column_pad) and so are the per-candidate counters
 /// (counter_pad), so the masked last vector of a block may read past the block's end.
 inline constexpr std::size_t counter_pad = 16;
-static_assert(simd_bytes / 4 <= static_cast<int>(counter_pad));
 
 /// Per-candidate counters: integers of the lane width of T, so compare masks add into them.
 template <class T>
 using lane_count = std::conditional_t<sizeof(T) == 8, std::int64_t, std::int32_t>;
 
 // SIMD vectors of T and their compare masks (vector_size needs a concrete type, hence one
-// specialisation per type from one macro).
-template <class T>
+// specialisation per type from one macro). Everything that takes or returns a vector is forced
+// inline: out of line, a baseline caller and an AVX caller would disagree on how a 32-byte vector
+// is passed (GCC's -Wpsabi note, silenced in cpu_grid.cpp because no such call exists).
+#define EPSJOIN_GRID_INLINE inline __attribute__((always_inline))
+template <class T, int Bytes>
 struct simd;
 
-#define EPSJOIN_GRID_SIMD(T, I)                                                   \
+#define EPSJOIN_GRID_SIMD(T, I, B)                                                \
   template <>                                                                     \
-  struct simd<T> {                                                                \
-    static constexpr int width = simd_bytes / static_cast<int>(sizeof(T));        \
-    typedef T vec __attribute__((vector_size(simd_bytes)));                       \
-    typedef I mask __attribute__((vector_size(simd_bytes)));                      \
-    static vec load(const T* p) {                                                 \
+  struct simd<T, B> {                                                             \
+    static constexpr int width = B / static_cast<int>(sizeof(T));                 \
+    typedef T vec __attribute__((vector_size(B)));                                \
+    typedef I mask __attribute__((vector_size(B)));                               \
+    EPSJOIN_GRID_INLINE static vec load(const T* p) {                                                 \
       vec v;                                                                      \
       std::memcpy(&v, p, sizeof v);                                               \
       return v;                                                                   \
     }                                                                             \
-    static mask load(const I* p) {                                                \
+    EPSJOIN_GRID_INLINE static mask load(const I* p) {                                                \
       mask v;                                                                     \
       std::memcpy(&v, p, sizeof v);                                               \
       return v;                                                                   \
     }                                                                             \
-    static void store(T* p, vec v) { std::memcpy(p, &v, sizeof v); }              \
-    static void store(I* p, mask v) { std::memcpy(p, &v, sizeof v); }             \
-    static vec splat(T x) { return vec{} + x; }                                   \
-    static mask splat_mask(I x) { return mask{} + x; }                            \
+    EPSJOIN_GRID_INLINE static void store(T* p, vec v) { std::memcpy(p, &v, sizeof v); }              \
+    EPSJOIN_GRID_INLINE static void store(I* p, mask v) { std::memcpy(p, &v, sizeof v); }             \
+    EPSJOIN_GRID_INLINE static vec splat(T x) { return vec{} + x; }                                   \
+    EPSJOIN_GRID_INLINE static mask splat_mask(I x) { return mask{} + x; }                            \
     /* all ones in the first `n` lanes */                                        \
-    static mask first_lanes(unsigned n) {                                         \
+    EPSJOIN_GRID_INLINE static mask first_lanes(unsigned n) {                                         \
       mask m{};                                                                   \
       for (int i = 0; i < width; ++i) m[i] = static_cast<unsigned>(i) < n ? -1 : 0; \
       return m;                                                                   \
     }                                                                             \
-    static I sum(mask m) {                                                        \
+    EPSJOIN_GRID_INLINE static I sum(mask m) {                                                        \
       I s = 0;                                                                    \
       for (int i = 0; i < width; ++i) s += m[i];                                  \
       return s;                                                                   \
     }                                                                             \
   }
 
-EPSJOIN_GRID_SIMD(double, std::int64_t);
-EPSJOIN_GRID_SIMD(float, std::int32_t);
+EPSJOIN_GRID_SIMD(double, std::int64_t, 16);
+EPSJOIN_GRID_SIMD(float, std::int32_t, 16);
+EPSJOIN_GRID_SIMD(double, std::int64_t, 32);
+EPSJOIN_GRID_SIMD(float, std::int32_t, 32);
 #undef EPSJOIN_GRID_SIMD
 
 template <class T, int D>
@@ -103,19 +119,19 @@ struct column_set {
 
 /// The columns of a block and the broadcast query, in locals: stores through memcpy may alias
 /// anything, so members would be reloaded at every step.
-template <class T, int D>
+template <class T, int D, int Bytes>
 struct column_block {
-  using S = simd<T>;
+  using S = simd<T, Bytes>;
   const T* c[D];
   typename S::vec q[D];
-  column_block(const column_set<T, D>& set, const typename column_set<T, D>::query& qp,
+  EPSJOIN_GRID_INLINE column_block(const column_set<T, D>& set, const typename column_set<T, D>::query& qp,
                std::size_t c0) {
     for (int j = 0; j < D; ++j) {
       c[j] = set.col[j] + c0;
       q[j] = S::splat(qp.v[j]);
     }
   }
-  typename S::vec distances(unsigned i) const {
+  EPSJOIN_GRID_INLINE typename S::vec distances(unsigned i) const {
     typename S::vec acc{};
     for (int j = 0; j < D; ++j) {
       const typename S::vec diff = S::load(c[j] + i) - q[j];
@@ -157,15 +173,16 @@ struct row_set {
 };
 
 /// Squared distances of block [c0, c0 + len) into s (room for block_len + a vector).
-template <class T, int D>
+template <int Bytes, class T, int D>
 inline void block_distances(const column_set<T, D>& set, const typename column_set<T, D>::query& q,
                             std::size_t c0, unsigned len, T /*hi*/, T* s) {
-  using S = simd<T>;
-  const column_block<T, D> b(set, q, c0);
+  using S = simd<T, Bytes>;
+  const column_block<T, D, Bytes> b(set, q, c0);
   for (unsigned i = 0; i < len; i += S::width) S::store(s + i, b.distances(i));
+  static_assert(S::width <= static_cast<int>(counter_pad));
 }
 
-template <class T, int Every>
+template <int Bytes, class T, int Every>
 inline void block_distances(const row_set<T, Every>& set, const typename row_set<T, Every>::query& q,
                             std::size_t c0, unsigned len, T hi, T* s) {
   for (unsigned i = 0; i < len; ++i) s[i] = set.distance(q, c0 + i, hi);
@@ -185,14 +202,14 @@ inline unsigned select_candidates(const T* s, unsigned len, T hi, std::uint8_t* 
 
 /// Counts the block: counts[i] += 1 (when PerCandidate; counts padded) and the result += 1 for
 /// every sure pair (s <= lo); `maybe` += candidates with s <= hi (sure, or to re-check).
-template <bool PerCandidate, bool Maybe, class T, int D>
+template <bool PerCandidate, bool Maybe, int Bytes, class T, int D>
 inline std::int64_t count_block(const column_set<T, D>& set,
                                 const typename column_set<T, D>::query& q, std::size_t c0,
                                 unsigned len, T lo, T hi, lane_count<T>* counts,
                                 std::int64_t& maybe) {
-  using S = simd<T>;
+  using S = simd<T, Bytes>;
   using mask = typename S::mask;
-  const column_block<T, D> b(set, q, c0);
+  const column_block<T, D, Bytes> b(set, q, c0);
   const typename S::vec lo_v = S::splat(lo), hi_v = S::splat(hi);
   mask sure{}, near{};
   auto step = [&](unsigned i, mask valid) {
@@ -210,7 +227,7 @@ inline std::int64_t count_block(const column_set<T, D>& set,
   return S::sum(sure);
 }
 
-template <bool PerCandidate, bool Maybe, class T, int Every>
+template <bool PerCandidate, bool Maybe, int Bytes, class T, int Every>
 inline std::int64_t count_block(const row_set<T, Every>& set,
                                 const typename row_set<T, Every>::query& q, std::size_t c0,
                                 unsigned len, T lo, T hi, lane_count<T>* counts,

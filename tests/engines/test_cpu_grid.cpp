@@ -26,6 +26,9 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(cpu_grid_rows_f64,
 EPSJOIN_ENGINE_PROPERTY_TESTS(cpu_grid_rows_noexit_f32,
                               {"cpu-grid", {{"layout", "rows"}, {"early_exit", "0"}},
                                scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(cpu_grid_baseline_simd_f64, {"cpu-grid", {{"simd", "baseline"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(cpu_grid_baseline_simd_f32,
+                              {"cpu-grid", {{"simd", "baseline"}}, scalar_type::f32});
 EPSJOIN_ENGINE_PROPERTY_TESTS(cpu_grid_binary_nomask_f64,
                               {"cpu-grid", {{"lookup", "binary"}, {"masks", "off"},
                                             {"pattern", "unicomp"}}});
@@ -189,7 +192,8 @@ TEST(cpu_grid, rejects_bad_params) {
   const dataset pts = make_shape(shape_kind::uniform, 10, 2, 1);
   for (auto [k, v] : std::vector<std::pair<std::string, std::string>>{
            {"pattern", "diagonal"}, {"lookup", "hash"}, {"masks", "maybe"},
-           {"max_indexed_dims", "9"}, {"early_exit", "3"}, {"layout", "tiles"}}) {
+           {"max_indexed_dims", "9"}, {"early_exit", "3"}, {"layout", "tiles"},
+           {"simd", "avx512"}}) {
     EXPECT_THROW(run_collect({"cpu-grid", {{k, v}}}, pts.view(), pts.view(), true, 0.1),
                  invalid_argument)
         << k << "=" << v;
