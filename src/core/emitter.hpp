@@ -1,8 +1,10 @@
 #pragma once
 // Per-thread buffering of result pairs, so sinks see large batches and lock rarely.
 
+#include <algorithm>
 #include <cstdint>
-#include <vector>
+#include <memory>
+#include <span>
 
 #include "epsjoin/sink.hpp"
 
@@ -11,29 +13,42 @@ namespace epsjoin::detail {
 class pair_emitter {
  public:
   explicit pair_emitter(result_sink& sink, std::size_t capacity = std::size_t{1} << 15)
-      : sink_(&sink), capacity_(capacity) {
-    buffer_.reserve(capacity_);
-  }
+      : sink_(&sink),
+        capacity_(std::max<std::size_t>(capacity, 1)),
+        buffer_(new index_pair[capacity_]) {}
   pair_emitter(const pair_emitter&) = delete;
   pair_emitter& operator=(const pair_emitter&) = delete;
   pair_emitter(pair_emitter&&) noexcept = default;
   pair_emitter& operator=(pair_emitter&&) noexcept = default;
 
   void emit(std::uint32_t query, std::uint32_t neighbor) {
-    buffer_.push_back({query, neighbor});
-    if (buffer_.size() == capacity_) flush();
+    buffer_[size_++] = {query, neighbor};
+    if (size_ == capacity_) flush();
   }
+  /// Room for up to `count` (<= capacity()) pairs, written by the caller before commit(); lets
+  /// a loop store pairs without a capacity check per pair.
+  index_pair* reserve(std::size_t count) {
+    if (capacity_ - size_ < count) flush();
+    return buffer_.get() + size_;
+  }
+  /// Adds the first `count` pairs written through the last reserve().
+  void commit(std::size_t count) {
+    size_ += count;
+    if (size_ == capacity_) flush();
+  }
+  std::size_t capacity() const noexcept { return capacity_; }
   /// Must be called before the emitter goes away; the destructor does not (it could throw).
   void flush() {
-    if (buffer_.empty()) return;
-    sink_->consume(buffer_);
-    buffer_.clear();
+    if (size_ == 0) return;
+    sink_->consume(std::span<const index_pair>(buffer_.get(), size_));
+    size_ = 0;
   }
 
  private:
   result_sink* sink_;
   std::size_t capacity_;
-  std::vector<index_pair> buffer_;
+  std::unique_ptr<index_pair[]> buffer_;
+  std::size_t size_ = 0;
 };
 
 }  // namespace epsjoin::detail

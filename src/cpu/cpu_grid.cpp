@@ -1,0 +1,346 @@
+// cpu-grid: GPU-SJ's eps-grid on CPU threads.
+//
+// Self-join: every non-empty cell is a task (a dense cell is cut into several) and examines the
+// neighbour cells its access pattern selects. Under lid-unicomp (default) and unicomp each
+// unordered pair of points is computed once and both directions are delivered; under full every
+// query examines all 3^k cells and delivers its own side only. A x B: B is indexed, A is binned
+// into B's grid and each cell of A examines its full neighbourhood in B. Tasks run heaviest first
+// on a shared counter; each thread emits through its own buffer.
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+// 32-byte SIMD vectors in the baseline clone of the task loop draw GCC's note that passing them
+// would change the ABI; every function taking or returning one is always_inline (grid_kernels.hpp).
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+#include "core/builtin_engines.hpp"
+#include "core/expects.hpp"
+#include "core/parallel.hpp"
+#include "core/timer.hpp"
+#include "cpu/grid_execute.hpp"
+#include "grid/plan.hpp"
+
+namespace epsjoin::detail {
+
+namespace {
+
+using cpu::grid_task;
+using cpu::join_inputs;
+
+struct grid_params {
+  grid::access_pattern pattern = grid::access_pattern::lid_unicomp;
+  cpu::lookup_method lookup = cpu::lookup_method::rows;
+  bool masks = true;
+  int max_k = 6;
+  bool reorder = true;
+  int early_exit = 8;
+  enum class layout_kind { automatic, columns, rows } layout = layout_kind::automatic;
+  bool avx2 = true;  // use the AVX2 kernels when the CPU has them
+};
+
+bool parse_switch(const std::string& key, const std::string& v) {
+  if (v == "on" || v == "1" || v == "true") return true;
+  if (v == "off" || v == "0" || v == "false") return false;
+  throw invalid_argument(concat("cpu-grid: ", key, " must be on or off, got '", v, "'"));
+}
+
+grid_params parse_params(const join_options& options) {
+  grid_params p;
+  for (const auto& [key, v] : options.params) {
+    if (key == "pattern") {
+      if (v == "lid-unicomp") p.pattern = grid::access_pattern::lid_unicomp;
+      else if (v == "unicomp") p.pattern = grid::access_pattern::unicomp;
+      else if (v == "full") p.pattern = grid::access_pattern::full;
+      else throw invalid_argument(concat("cpu-grid: pattern must be lid-unicomp, unicomp or full, got '", v, "'"));
+    } else if (key == "lookup") {
+      if (v == "rows") p.lookup = cpu::lookup_method::rows;
+      else if (v == "binary") p.lookup = cpu::lookup_method::binary;
+      else throw invalid_argument(concat("cpu-grid: lookup must be rows or binary, got '", v, "'"));
+    } else if (key == "masks") {
+      p.masks = parse_switch(key, v);
+    } else if (key == "reorder") {
+      p.reorder = parse_switch(key, v);
+    } else if (key == "max_indexed_dims") {
+      EPSJOIN_EXPECTS(v.size() == 1 && v[0] >= '0' && v[0] <= '0' + grid::max_indexed_dims,
+                      "cpu-grid: max_indexed_dims must be 0 to ", grid::max_indexed_dims,
+                      ", got '", v, "'");
+      p.max_k = v[0] - '0';
+    } else if (key == "early_exit") {
+      EPSJOIN_EXPECTS(v == "0" || v == "4" || v == "8", "cpu-grid: early_exit must be 0, 4 or 8 ",
+                      "(dimensions between checks; 0 never), got '", v, "'");
+      p.early_exit = v[0] - '0';
+    } else if (key == "simd") {
+      if (v == "auto") p.avx2 = true;
+      else if (v == "baseline") p.avx2 = false;
+      else throw invalid_argument(concat("cpu-grid: simd must be auto or baseline, got '", v, "'"));
+    } else if (key == "layout") {
+      if (v == "auto") p.layout = grid_params::layout_kind::automatic;
+      else if (v == "columns") p.layout = grid_params::layout_kind::columns;
+      else if (v == "rows") p.layout = grid_params::layout_kind::rows;
+      else throw invalid_argument(concat("cpu-grid: layout must be auto, columns or rows, got '", v, "'"));
+    }
+  }
+  return p;
+}
+
+const char* pattern_name(grid::access_pattern p) {
+  switch (p) {
+    case grid::access_pattern::full: return "full";
+    case grid::access_pattern::unicomp: return "unicomp";
+    case grid::access_pattern::lid_unicomp: return "lid-unicomp";
+  }
+  return "?";
+}
+
+// Runs the schedule's tasks on the threads, heaviest first.
+template <class T, class Set, bool Halved, bool Counts, int Bytes>
+void execute_width(join_request& req, const join_inputs<T>& in, Set qset, Set dset,
+                   std::vector<cpu::worker_state<T>>& workers) {
+  const cpu::grid_executor<T, Set, Halved, Counts, Bytes> exec(in, qset, dset);
+  const cpu::grid_schedule& s = *in.schedule;
+  parallel_for(
+      static_cast<unsigned>(workers.size()), s.chunk_begin.size() - 1, 1,
+      [&](std::size_t chunk, std::size_t, unsigned w) {
+        for (std::uint32_t t = s.chunk_begin[chunk]; t < s.chunk_begin[chunk + 1]; ++t) {
+          exec.run(s.tasks[t], workers[w]);
+        }
+      },
+      req.options.progress);
+}
+
+template <class T, class Set, bool Halved, bool Counts>
+void execute(join_request& req, const join_inputs<T>& in, Set qset, Set dset,
+             std::vector<cpu::worker_state<T>>& workers) {
+#if EPSJOIN_GRID_HAS_AVX2
+  if (in.avx2) {
+    return execute_width<T, Set, Halved, Counts, 32>(req, in, qset, dset, workers);
+  }
+#endif
+  execute_width<T, Set, Halved, Counts, 16>(req, in, qset, dset, workers);
+}
+
+template <class T, class Set>
+void execute_kind(join_request& req, const join_inputs<T>& in, bool halved, Set qset, Set dset,
+                  std::vector<cpu::worker_state<T>>& workers) {
+  const bool counts = req.sink.counts_only();
+  if (halved) {
+    counts ? execute<T, Set, true, true>(req, in, qset, dset, workers)
+           : execute<T, Set, true, false>(req, in, qset, dset, workers);
+  } else {
+    counts ? execute<T, Set, false, true>(req, in, qset, dset, workers)
+           : execute<T, Set, false, false>(req, in, qset, dset, workers);
+  }
+}
+
+template <class T, int D>
+cpu::kernels::column_set<T, D> columns_of(const cpu::point_block<T>& b) {
+  cpu::kernels::column_set<T, D> set;
+  for (int j = 0; j < D; ++j) set.col[j] = b.column(static_cast<std::size_t>(j));
+  return set;
+}
+
+template <class T, int D>
+void execute_columns(join_request& req, const join_inputs<T>& in, bool halved,
+                     const cpu::point_block<T>& qb, const cpu::point_block<T>& db,
+                     std::vector<cpu::worker_state<T>>& workers) {
+  execute_kind(req, in, halved, columns_of<T, D>(qb), columns_of<T, D>(db), workers);
+}
+
+template <class T, int Every>
+void execute_rows(join_request& req, const join_inputs<T>& in, bool halved,
+                  const cpu::point_block<T>& qb, const cpu::point_block<T>& db,
+                  std::vector<cpu::worker_state<T>>& workers) {
+  using set = cpu::kernels::row_set<T, Every>;
+  execute_kind(req, in, halved, set{qb.values.data(), qb.d}, set{db.values.data(), db.d},
+               workers);
+}
+
+template <class T>
+void execute_layout(join_request& req, const join_inputs<T>& in, bool halved,
+                    const cpu::point_block<T>& qb, const cpu::point_block<T>& db, int early_exit,
+                    std::vector<cpu::worker_state<T>>& workers) {
+  if (db.by_column) {
+    switch (db.d) {
+      case 1: return execute_columns<T, 1>(req, in, halved, qb, db, workers);
+      case 2: return execute_columns<T, 2>(req, in, halved, qb, db, workers);
+      case 3: return execute_columns<T, 3>(req, in, halved, qb, db, workers);
+      case 4: return execute_columns<T, 4>(req, in, halved, qb, db, workers);
+      case 5: return execute_columns<T, 5>(req, in, halved, qb, db, workers);
+      case 6: return execute_columns<T, 6>(req, in, halved, qb, db, workers);
+      case 7: return execute_columns<T, 7>(req, in, halved, qb, db, workers);
+      case 8: return execute_columns<T, 8>(req, in, halved, qb, db, workers);
+      default: break;
+    }
+  }
+  switch (early_exit) {
+    case 0: return execute_rows<T, 0>(req, in, halved, qb, db, workers);
+    case 4: return execute_rows<T, 4>(req, in, halved, qb, db, workers);
+    default: return execute_rows<T, 8>(req, in, halved, qb, db, workers);
+  }
+}
+
+// Hands the per-position counts of a counts-only run to the sink, by input id.
+void deliver_counts(result_sink& sink, const grid::host_index& queries,
+                    const std::vector<std::uint32_t>& counts, unsigned threads) {
+  const std::size_t n = counts.size();
+  parallel_for(threads, n, std::size_t{1} << 16, [&](std::size_t begin, std::size_t end, unsigned) {
+    std::vector<std::uint32_t> ids, values;
+    for (std::size_t p = begin; p < end; ++p) {
+      if (counts[p] == 0) continue;
+      ids.push_back(queries.permutation[p]);
+      values.push_back(counts[p]);
+    }
+    if (!ids.empty()) sink.consume_counts(ids, values);
+  });
+}
+
+// Whether float32 copies (centred on B's column midpoints) of every coordinate are finite.
+bool fits_float(const join_request& req, const grid::column_stats& data_stats, unsigned threads) {
+  auto fits = [&](const grid::column_stats& s) {
+    for (std::size_t j = 0; j < s.min.size(); ++j) {
+      const double c = 0.5 * (data_stats.min[j] + data_stats.max[j]);
+      if (!(std::max(c - s.min[j], s.max[j] - c) < 0x1p127)) return false;
+    }
+    return true;
+  };
+  if (!fits(data_stats)) return false;
+  return req.self_join || fits(grid::compute_column_stats(req.queries, threads));
+}
+
+template <class T>
+void run_precision(join_request& req, const grid_params& params, const grid::column_stats& cstats,
+                   join_stats& stats) {
+  stopwatch clock;
+  const unsigned threads = std::max(1u, req.res.threads());
+  const bool self = req.self_join;
+  const dataset_view data = self ? req.queries : req.data;
+
+  grid::plan_options popt;
+  popt.eps = req.options.eps;
+  popt.max_k = params.max_k;
+  popt.reorder = params.reorder;
+  const grid::grid_plan plan = grid::plan_grid(cstats, popt);
+  grid::build_options bopt;
+  bopt.threads = threads;
+  bopt.copy_points = false;  // the engine keeps its own layout, below
+  bopt.masks = params.masks;
+  grid::build_timings bt;
+  const grid::host_index data_index = grid::build_host_index(data, plan.geo, plan.dim_order, bopt, &bt);
+  std::unique_ptr<grid::host_index> query_index;
+  if (!self) {
+    bopt.masks = false;
+    query_index = std::make_unique<grid::host_index>(
+        grid::build_host_index(req.queries, plan.geo, plan.dim_order, bopt, &bt));
+  }
+  const grid::host_index& queries = self ? data_index : *query_index;
+
+  const bool by_column =
+      params.layout == grid_params::layout_kind::columns ||
+      (params.layout == grid_params::layout_kind::automatic && data.d <= cpu::soa_max_dims);
+  std::vector<double> center(data.d, 0.0);
+  for (std::size_t j = 0; j < data.d; ++j) center[j] = 0.5 * (cstats.min[j] + cstats.max[j]);
+  const cpu::point_block<T> dblock = cpu::gather_block<T>(data, data_index.permutation,
+                                                          plan.dim_order, center, by_column, threads);
+  cpu::point_block<T> qblock_own;
+  if (!self) {
+    qblock_own = cpu::gather_block<T>(req.queries, queries.permutation, plan.dim_order, center,
+                                      by_column, threads);
+  }
+  const cpu::point_block<T>& qblock = self ? dblock : qblock_own;
+  stats.add_stage("index", clock.seconds());
+  clock.restart();
+
+  cpu::plan_settings settings;
+  settings.halved = self && params.pattern != grid::access_pattern::full;
+  settings.pattern = self ? params.pattern : grid::access_pattern::full;
+  settings.lookup = params.lookup;
+  settings.use_masks = params.masks;
+  settings.threads = threads;
+  const cpu::grid_schedule schedule = cpu::plan_schedule(queries, data_index, settings);
+  stats.add_stage("plan", clock.seconds());
+  clock.restart();
+
+  join_inputs<T> in{};
+  in.queries = &queries;
+  in.data = &data_index;
+  in.query_input = self ? data : req.queries;
+  in.data_input = data;
+  in.schedule = &schedule;
+  in.settings = &settings;
+  in.eps2 = req.options.eps * req.options.eps;
+  if constexpr (std::is_same_v<T, float>) {
+    in.limit = cpu::float_thresholds(req.options.eps, data.d, dblock.rounding, qblock.rounding);
+  } else {
+    in.limit = cpu::double_thresholds(req.options.eps);
+  }
+  in.skip_self = self && !settings.halved;
+  in.avx2 = params.avx2 && cpu::kernels::cpu_has_avx2();
+  std::vector<std::uint32_t> counts;
+  if (req.sink.counts_only()) {
+    counts.assign(queries.n_points(), 0);
+    in.counts = counts.data();
+  }
+  std::vector<cpu::worker_state<T>> workers(threads);
+  if (!req.sink.counts_only()) {
+    for (auto& w : workers) w.emitter.emplace(req.sink);
+  }
+  execute_layout<T>(req, in, settings.halved, qblock, dblock, params.early_exit, workers);
+  std::uint64_t rechecks = 0;
+  for (auto& w : workers) {
+    if (w.emitter) w.emitter->flush();
+    rechecks += w.rechecks;
+  }
+  if (req.sink.counts_only()) deliver_counts(req.sink, queries, counts, threads);
+  stats.add_stage("execute", clock.seconds());
+
+  stats.candidates += schedule.total_work;
+  const grid::geometry& g = plan.geo;
+  stats.notes.emplace_back("grid", plan.reason);
+  stats.notes.emplace_back("non-empty cells", std::to_string(data_index.n_cells()));
+  stats.notes.emplace_back("pattern", pattern_name(settings.pattern));
+  stats.notes.emplace_back("tasks", std::to_string(schedule.tasks.size()));
+  stats.notes.emplace_back("layout", by_column ? "columns" : "rows");
+  stats.notes.emplace_back("simd", in.avx2 ? "x86-64-v3 (32-byte vectors)" : "baseline (16-byte vectors)");
+  stats.notes.emplace_back("index build (ids/sort/cells/masks s)",
+                           concat(bt.ids, " / ", bt.sort, " / ", bt.cells, " / ", bt.masks));
+  if (std::is_same_v<T, float>) stats.notes.emplace_back("float64 re-checks", std::to_string(rechecks));
+  if (!self) stats.notes.emplace_back("queries outside the grid", std::to_string(queries.outside));
+  (void)g;
+}
+
+class cpu_grid final : public engine {
+ public:
+  std::string_view name() const override { return "cpu-grid"; }
+  std::string_view processor() const override { return "cpu"; }
+  std::string_view description() const override {
+    return "eps-grid of GPU-SJ on CPU threads: LID-UNICOMP halving, heaviest cells first";
+  }
+  std::vector<std::string_view> param_keys() const override {
+    return {"pattern", "lookup",     "masks",  "max_indexed_dims",
+            "reorder", "early_exit", "layout", "simd"};
+  }
+  void run(join_request& req) const override {
+    const grid_params params = parse_params(req.options);
+    const unsigned threads = std::max(1u, req.res.threads());
+    stopwatch clock;
+    const dataset_view data = req.self_join ? req.queries : req.data;
+    const grid::column_stats cstats = grid::compute_column_stats(data, threads);
+    req.stats.add_stage("index", clock.seconds());
+    if (req.options.precision == scalar_type::f32) {
+      if (fits_float(req, cstats, threads)) {
+        run_precision<float>(req, params, cstats, req.stats);
+        return;
+      }
+      req.stats.notes.emplace_back("precision", "float64: coordinates exceed the float32 range");
+    }
+    run_precision<double>(req, params, cstats, req.stats);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<engine> make_cpu_grid_engine() { return std::make_unique<cpu_grid>(); }
+
+}  // namespace epsjoin::detail

@@ -1,0 +1,246 @@
+#pragma once
+// cpu-grid's distance loops. A point set exposes the squared distance from a loaded query to a
+// candidate position; the executor runs it over blocks of up to block_len consecutive candidates.
+//
+// column_set<T, D>: D <= 8 dimensions known at compile time, columns contiguous and padded: the
+//   block loops use explicit SIMD vectors (GCC/Clang vector extensions, 16 bytes with the
+//   x86-64 baseline, 32 with AVX) over candidates, the last vector masked, so there is no scalar
+//   tail and no branch per candidate; all D terms are always summed, no early exit to mispredict.
+// row_set<T, Every>: any d, rows contiguous: a scalar loop over dimensions that stops once the
+//   partial sum passes `hi`, checked every `Every` dimensions (0: never). Terms are >= 0, so a
+//   partial sum past hi stays past it: the exit is exact, not a heuristic.
+//
+// Squared distances are never NaN: coordinates are finite (float32 copies of values beyond
+// float range are refused before), and a sum of non-negative terms cannot form inf - inf.
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace epsjoin::cpu::kernels {
+
+/// Candidates per block.
+inline constexpr unsigned block_len = 64;
+
+// Vector width. The task loop is instantiated for 16-byte vectors (the x86-64 baseline, SSE2)
+// and, on x86-64 with GCC or Clang, for 32-byte vectors in a function compiled for x86-64-v3
+// (AVX2, FMA; EPSJOIN_GRID_AVX2) that `flatten` fills with inlined kernels; the engine calls it
+// only when the CPU has AVX2 and FMA (cpu_has_avx2()). Nothing it calls out of line is compiled
+// for AVX, so no ODR-merged function ever carries AVX code. (32-byte vectors in baseline code
+// are lowered to SSE2 pairs and run several times slower, hence two widths, not one.)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(EPSJOIN_NO_AVX2)
+#define EPSJOIN_GRID_HAS_AVX2 1
+#define EPSJOIN_GRID_AVX2 __attribute__((target("arch=x86-64-v3"), flatten))
+inline bool cpu_has_avx2() {
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#else
+#define EPSJOIN_GRID_HAS_AVX2 0
+#define EPSJOIN_GRID_AVX2
+inline bool cpu_has_avx2() { return false; }
+#endif
+/// Columns are padded (point_block::column_pad) and so are the per-candidate counters
+/// (counter_pad), so the masked last vector of a block may read past the block's end.
+inline constexpr std::size_t counter_pad = 16;
+
+/// Per-candidate counters: integers of the lane width of T, so compare masks add into them.
+template <class T>
+using lane_count = std::conditional_t<sizeof(T) == 8, std::int64_t, std::int32_t>;
+
+// SIMD vectors of T and their compare masks (vector_size needs a concrete type, hence one
+// specialisation per type from one macro). Everything that takes or returns a vector is forced
+// inline: out of line, a baseline caller and an AVX caller would disagree on how a 32-byte vector
+// is passed (GCC's -Wpsabi note, silenced in cpu_grid.cpp because no such call exists).
+#define EPSJOIN_GRID_INLINE inline __attribute__((always_inline))
+template <class T, int Bytes>
+struct simd;
+
+#define EPSJOIN_GRID_SIMD(T, I, B)                                                \
+  template <>                                                                     \
+  struct simd<T, B> {                                                             \
+    static constexpr int width = B / static_cast<int>(sizeof(T));                 \
+    typedef T vec __attribute__((vector_size(B)));                                \
+    typedef I mask __attribute__((vector_size(B)));                               \
+    EPSJOIN_GRID_INLINE static vec load(const T* p) {                                                 \
+      vec v;                                                                      \
+      std::memcpy(&v, p, sizeof v);                                               \
+      return v;                                                                   \
+    }                                                                             \
+    EPSJOIN_GRID_INLINE static mask load(const I* p) {                                                \
+      mask v;                                                                     \
+      std::memcpy(&v, p, sizeof v);                                               \
+      return v;                                                                   \
+    }                                                                             \
+    EPSJOIN_GRID_INLINE static void store(T* p, vec v) { std::memcpy(p, &v, sizeof v); }              \
+    EPSJOIN_GRID_INLINE static void store(I* p, mask v) { std::memcpy(p, &v, sizeof v); }             \
+    EPSJOIN_GRID_INLINE static vec splat(T x) { return vec{} + x; }                                   \
+    EPSJOIN_GRID_INLINE static mask splat_mask(I x) { return mask{} + x; }                            \
+    /* all ones in the first `n` lanes */                                        \
+    EPSJOIN_GRID_INLINE static mask first_lanes(unsigned n) {                                         \
+      mask m{};                                                                   \
+      for (int i = 0; i < width; ++i) m[i] = static_cast<unsigned>(i) < n ? -1 : 0; \
+      return m;                                                                   \
+    }                                                                             \
+    EPSJOIN_GRID_INLINE static I sum(mask m) {                                                        \
+      I s = 0;                                                                    \
+      for (int i = 0; i < width; ++i) s += m[i];                                  \
+      return s;                                                                   \
+    }                                                                             \
+  }
+
+EPSJOIN_GRID_SIMD(double, std::int64_t, 16);
+EPSJOIN_GRID_SIMD(float, std::int32_t, 16);
+EPSJOIN_GRID_SIMD(double, std::int64_t, 32);
+EPSJOIN_GRID_SIMD(float, std::int32_t, 32);
+#undef EPSJOIN_GRID_SIMD
+
+template <class T, int D>
+struct column_set {
+  const T* col[D];  // each followed by padding (point_block::column_pad)
+
+  struct query {
+    T v[D];
+  };
+  query load(std::size_t p) const {
+    query q;
+    for (int j = 0; j < D; ++j) q.v[j] = col[j][p];
+    return q;
+  }
+  T distance(const query& q, std::size_t c, T /*hi*/) const {
+    T acc = 0;
+    for (int j = 0; j < D; ++j) {
+      const T diff = col[j][c] - q.v[j];
+      acc += diff * diff;
+    }
+    return acc;
+  }
+};
+
+/// The columns of a block and the broadcast query, in locals: stores through memcpy may alias
+/// anything, so members would be reloaded at every step.
+template <class T, int D, int Bytes>
+struct column_block {
+  using S = simd<T, Bytes>;
+  const T* c[D];
+  typename S::vec q[D];
+  EPSJOIN_GRID_INLINE column_block(const column_set<T, D>& set, const typename column_set<T, D>::query& qp,
+               std::size_t c0) {
+    for (int j = 0; j < D; ++j) {
+      c[j] = set.col[j] + c0;
+      q[j] = S::splat(qp.v[j]);
+    }
+  }
+  EPSJOIN_GRID_INLINE typename S::vec distances(unsigned i) const {
+    typename S::vec acc{};
+    for (int j = 0; j < D; ++j) {
+      const typename S::vec diff = S::load(c[j] + i) - q[j];
+      acc += diff * diff;
+    }
+    return acc;
+  }
+};
+
+template <class T, int Every>
+struct row_set {
+  const T* rows;
+  std::size_t d;
+
+  struct query {
+    const T* row;
+  };
+  query load(std::size_t p) const { return {rows + p * d}; }
+  T distance(const query& q, std::size_t c, T hi) const {
+    const T* __restrict a = q.row;
+    const T* __restrict b = rows + c * d;
+    T acc = 0;
+    std::size_t j = 0;
+    if constexpr (Every > 0) {
+      for (; j + Every <= d; j += Every) {
+        for (int t = 0; t < Every; ++t) {
+          const T diff = a[j + t] - b[j + t];
+          acc += diff * diff;
+        }
+        if (acc > hi) return acc;
+      }
+    }
+    for (; j < d; ++j) {
+      const T diff = a[j] - b[j];
+      acc += diff * diff;
+    }
+    return acc;
+  }
+};
+
+/// Squared distances of block [c0, c0 + len) into s (room for block_len + a vector).
+template <int Bytes, class T, int D>
+inline void block_distances(const column_set<T, D>& set, const typename column_set<T, D>::query& q,
+                            std::size_t c0, unsigned len, T /*hi*/, T* s) {
+  using S = simd<T, Bytes>;
+  const column_block<T, D, Bytes> b(set, q, c0);
+  for (unsigned i = 0; i < len; i += S::width) S::store(s + i, b.distances(i));
+  static_assert(S::width <= static_cast<int>(counter_pad));
+}
+
+template <int Bytes, class T, int Every>
+inline void block_distances(const row_set<T, Every>& set, const typename row_set<T, Every>::query& q,
+                            std::size_t c0, unsigned len, T hi, T* s) {
+  for (unsigned i = 0; i < len; ++i) s[i] = set.distance(q, c0 + i, hi);
+}
+
+/// Writes the block indices i with s[i] <= hi to `out` without a branch per candidate; returns
+/// how many.
+template <class T>
+inline unsigned select_candidates(const T* s, unsigned len, T hi, std::uint8_t* out) {
+  unsigned n = 0;
+  for (unsigned i = 0; i < len; ++i) {
+    out[n] = static_cast<std::uint8_t>(i);
+    n += s[i] <= hi ? 1u : 0u;
+  }
+  return n;
+}
+
+/// Counts the block: counts[i] += 1 (when PerCandidate; counts padded) and the result += 1 for
+/// every sure pair (s <= lo); `maybe` += candidates with s <= hi (sure, or to re-check).
+template <bool PerCandidate, bool Maybe, int Bytes, class T, int D>
+inline std::int64_t count_block(const column_set<T, D>& set,
+                                const typename column_set<T, D>::query& q, std::size_t c0,
+                                unsigned len, T lo, T hi, lane_count<T>* counts,
+                                std::int64_t& maybe) {
+  using S = simd<T, Bytes>;
+  using mask = typename S::mask;
+  const column_block<T, D, Bytes> b(set, q, c0);
+  const typename S::vec lo_v = S::splat(lo), hi_v = S::splat(hi);
+  mask sure{}, near{};
+  auto step = [&](unsigned i, mask valid) {
+    const typename S::vec s = b.distances(i);
+    const mask hit = (s <= lo_v) & valid;  // -1 where a sure pair
+    if constexpr (PerCandidate) S::store(counts + i, S::load(counts + i) - hit);
+    sure -= hit;
+    if constexpr (Maybe) near -= (s <= hi_v) & valid;
+  };
+  const mask all = S::first_lanes(S::width);
+  unsigned i = 0;
+  for (; i + S::width <= len; i += S::width) step(i, all);
+  if (i < len) step(i, S::first_lanes(len - i));
+  if constexpr (Maybe) maybe += S::sum(near);
+  return S::sum(sure);
+}
+
+template <bool PerCandidate, bool Maybe, int Bytes, class T, int Every>
+inline std::int64_t count_block(const row_set<T, Every>& set,
+                                const typename row_set<T, Every>::query& q, std::size_t c0,
+                                unsigned len, T lo, T hi, lane_count<T>* counts,
+                                std::int64_t& maybe) {
+  std::int64_t sure = 0;
+  for (unsigned i = 0; i < len; ++i) {
+    const T s = set.distance(q, c0 + i, hi);
+    const int hit = s <= lo ? 1 : 0;
+    if constexpr (PerCandidate) counts[i] += hit;
+    sure += hit;
+    if constexpr (Maybe) maybe += s <= hi ? 1 : 0;
+  }
+  return sure;
+}
+
+}  // namespace epsjoin::cpu::kernels

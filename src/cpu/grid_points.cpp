@@ -1,0 +1,122 @@
+#include "cpu/grid_points.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "core/parallel.hpp"
+
+namespace epsjoin::cpu {
+
+namespace {
+
+template <class T, class In>
+void gather(const In* in, std::size_t d, std::span<const std::uint32_t> permutation,
+            std::span<const int> dim_order, std::span<const double> center, unsigned threads,
+            point_block<T>& out) {
+  const std::size_t n = permutation.size();
+  // Only float32 from float64 input is centred and rounded; everything else converts exactly.
+  constexpr bool rounds = std::is_same_v<T, float> && std::is_same_v<In, double>;
+  std::vector<std::vector<double>> worst(std::max(1u, threads), std::vector<double>(d, 0.0));
+  detail::parallel_for(threads, n, 1 << 14, [&](std::size_t begin, std::size_t end, unsigned w) {
+    std::vector<double>& err = worst[w];
+    for (std::size_t p = begin; p < end; ++p) {
+      const In* row = in + static_cast<std::size_t>(permutation[p]) * d;
+      for (std::size_t j = 0; j < d; ++j) {
+        const auto col = static_cast<std::size_t>(dim_order[j]);
+        T v;
+        if constexpr (rounds) {
+          const double y = static_cast<double>(row[col]) - center[col];
+          v = static_cast<T>(y);
+          // |y - exact difference| <= 2^-53 |y|; counted twice over for safety.
+          err[j] = std::max(err[j], std::fabs(static_cast<double>(v) - y) + std::fabs(y) * 0x1p-52);
+        } else {
+          v = static_cast<T>(row[col]);
+        }
+        if (out.by_column) {
+          out.values[j * out.stride + p] = v;
+        } else {
+          out.values[p * d + j] = v;
+        }
+      }
+    }
+  });
+  out.rounding.assign(d, 0.0);
+  for (const auto& err : worst) {
+    for (std::size_t j = 0; j < d; ++j) out.rounding[j] = std::max(out.rounding[j], err[j]);
+  }
+}
+
+}  // namespace
+
+template <class T>
+point_block<T> gather_block(dataset_view input, std::span<const std::uint32_t> permutation,
+                            std::span<const int> dim_order, std::span<const double> center,
+                            bool by_column, unsigned threads) {
+  point_block<T> out;
+  out.n = permutation.size();
+  out.d = input.d;
+  out.by_column = by_column;
+  out.stride = by_column ? out.n + column_pad : out.d;
+  out.values.assign(by_column ? out.stride * out.d : out.n * out.d, T{0});
+  if (input.type == scalar_type::f64) {
+    gather(static_cast<const double*>(input.data), input.d, permutation, dim_order, center,
+           threads, out);
+  } else {
+    gather(static_cast<const float*>(input.data), input.d, permutation, dim_order, center,
+           threads, out);
+  }
+  return out;
+}
+
+template point_block<double> gather_block<double>(dataset_view, std::span<const std::uint32_t>,
+                                                  std::span<const int>, std::span<const double>,
+                                                  bool, unsigned);
+template point_block<float> gather_block<float>(dataset_view, std::span<const std::uint32_t>,
+                                                std::span<const int>, std::span<const double>,
+                                                bool, unsigned);
+
+thresholds<float> float_thresholds(double eps, std::size_t d, std::span<const double> rounding_a,
+                                   std::span<const double> rounding_b) {
+  double r2 = 0;
+  for (std::size_t j = 0; j < d; ++j) {
+    const double r = std::max(j < rounding_a.size() ? rounding_a[j] : 0.0,
+                              j < rounding_b.size() ? rounding_b[j] : 0.0);
+    r2 += r * r;
+  }
+  const double delta = 2.0 * std::sqrt(r2) * (1.0 + 0x1p-40);
+  const double gamma = static_cast<double>(d + 3) * 0x1p-24 * 1.01;
+  const double tiny = static_cast<double>(d + 2) * 0x1p-146;
+  double lo = eps > delta ? (1.0 - gamma) * (eps - delta) * (eps - delta) * (1 - 0x1p-50) - tiny
+                          : -1.0;
+  double hi = (1.0 + gamma) * (eps + delta) * (eps + delta) * (1 + 0x1p-50) + tiny;
+  constexpr double fmax = std::numeric_limits<float>::max();
+  thresholds<float> t{};
+  // Round lo down and hi up when converting, so the float thresholds stay on the safe side.
+  if (lo >= fmax) {
+    t.lo = std::numeric_limits<float>::max();
+  } else {
+    t.lo = static_cast<float>(lo);
+    if (static_cast<double>(t.lo) > lo) t.lo = std::nextafter(t.lo, -INFINITY);
+  }
+  // Past 2^126 an overflowing float sum could hide beyond hi: re-check everything up there.
+  if (hi >= 0x1p126) {
+    t.hi = std::numeric_limits<float>::infinity();
+  } else {
+    t.hi = static_cast<float>(hi);
+    if (static_cast<double>(t.hi) < hi) t.hi = std::nextafter(t.hi, INFINITY);
+  }
+  return t;
+}
+
+bool exact_within(dataset_view a, std::size_t i, dataset_view b, std::size_t j, double eps2) {
+  double sum = 0.0;
+  for (std::size_t k = 0; k < a.d; ++k) {
+    const double diff = a.at(i, k) - b.at(j, k);
+    sum += diff * diff;
+  }
+  return sum <= eps2;
+}
+
+}  // namespace epsjoin::cpu
