@@ -5,6 +5,7 @@
 #include "core/builtin_engines.hpp"
 #include "core/params.hpp"
 #include "core/timer.hpp"
+#include "gpu/cub_call.cuh"
 #include "gpu/gpu_sj/join_kernel.cuh"
 #include "grid/plan.hpp"
 

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Builds, on a machine without a GPU, the slim Release build that scripts/device-check.sh runs on
+# the GPU machine: the program, the GPU tests and the benchmarks for one architecture, with the
+# object files removed so the folder stays small enough to carry (the binaries stay newer than
+# the sources, so device-check skips its own build).
+# usage: scripts/device-bundle.sh [ARCH (default 90)] [BUILD_DIR (default build-device)]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+arch=${1:-90}
+build=${2:-$root/build-device}
+"$root/scripts/setup.sh"
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEPSJOIN_CUDA=ON \
+      -DCMAKE_CUDA_ARCHITECTURES="$arch" -DEPSJOIN_GPU_TESTS_ONLY=ON >/dev/null
+cmake --build "$build" --parallel "$(nproc)"
+find "$build" \( -name '*.o' -o -name '*.a' \) -delete
+du -sh "$build"
