@@ -83,7 +83,7 @@ step info "$build/epsjoin" info
 if (cd "$build" && ctest -N -L gpu | grep -q 'Total Tests: 0'); then
   say "no tests are labelled gpu yet: nothing to run on the GPU"
 else
-  step gpu-tests bash -c "cd '$build' && ctest -L gpu --output-on-failure --timeout 600"
+  step gpu-tests bash -c "cd '$build' && ctest -L gpu -V --timeout 600"
 fi
 if ((sanitizer)) && command -v compute-sanitizer >/dev/null && [[ -x $build/tests/epsjoin_gpu_tests ]]; then
   for tool in memcheck racecheck; do
