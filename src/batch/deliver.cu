@@ -51,6 +51,11 @@ void deliver_gpu_results(join_request& req, gpu_state& gpu, std::uint64_t n_quer
   req.stats.add_stage("transfer", ps.transfer);
   req.stats.add_stage("assembly", ps.assembly);
   req.stats.notes.push_back({"estimate", concat(estimate, " pairs from ", sample.count, " sampled queries")});
+  req.stats.notes.push_back({"kernel seconds", concat(ps.kernel)});
+  if (ps.transfer > 0) {
+    req.stats.notes.push_back(
+        {"device-to-host GB/s", concat(static_cast<double>(ps.pairs * sizeof(index_pair)) / ps.transfer * 1e-9)});
+  }
   req.stats.notes.push_back({"batches", concat(ps.batches, " of up to ", capacity, " pairs (",
                                                capacity_reason, "), ", ps.overflows, " re-split")});
 }

@@ -55,7 +55,9 @@ void run_batches(gpu_state& gpu, const std::vector<strided_batch>& batches, std:
     target.pairs = slot.device_pairs.data();
     target.counter = slot.device_count.data();
     target.capacity = slot.device_pairs.capacity();
+    slot.kernel_start.record(stream);
     launch(batch, target, stream);
+    slot.kernel_end.record(stream);
     EPSJOIN_CUDA_TRY(cudaMemcpyAsync(slot.staging_count.data(), slot.device_count.data(),
                                      sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream));
     busy[s] = true;
@@ -74,6 +76,7 @@ void run_batches(gpu_state& gpu, const std::vector<strided_batch>& batches, std:
     stopwatch clock;
     slot.stream.synchronize();
     stats.kernel_wait += clock.seconds();
+    stats.kernel += slot.kernel_end.since(slot.kernel_start) * 1e-3;
     const std::uint64_t produced = *slot.staging_count.data();
     if (produced > slot.device_pairs.capacity()) {
       ++stats.overflows;

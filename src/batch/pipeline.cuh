@@ -26,6 +26,7 @@ struct pipeline_stats {
   std::uint64_t pairs = 0;
   std::uint64_t capacity = 0;    ///< pairs per stream buffer
   double kernel_wait = 0;        ///< host time waiting for kernels (not hidden by overlap)
+  double kernel = 0;             ///< device time in the kernels, summed over streams
   double transfer = 0;           ///< host time waiting for device-to-host copies of pairs
   double assembly = 0;           ///< host time handing pairs to the sink
 };

@@ -22,6 +22,7 @@ struct stream_slot {
   device_buffer<unsigned long long> device_count;
   pinned_buffer<index_pair> staging;
   pinned_buffer<unsigned long long> staging_count;
+  cuda_event kernel_start, kernel_end;  // around the slot's current kernel
 };
 
 }  // namespace epsjoin::detail

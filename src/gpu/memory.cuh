@@ -108,4 +108,26 @@ class cuda_stream {
   cudaStream_t stream_ = nullptr;
 };
 
+/// An owned CUDA event (timing enabled).
+class cuda_event {
+ public:
+  cuda_event() { EPSJOIN_CUDA_TRY(cudaEventCreate(&event_)); }
+  ~cuda_event() {
+    if (event_ != nullptr) EPSJOIN_CUDA_TRY_NO_THROW(cudaEventDestroy(event_));
+  }
+  cuda_event(const cuda_event&) = delete;
+  cuda_event& operator=(const cuda_event&) = delete;
+  cudaEvent_t get() const noexcept { return event_; }
+  void record(cudaStream_t stream) { EPSJOIN_CUDA_TRY(cudaEventRecord(event_, stream)); }
+  /// Milliseconds from `start` to this event; both must have completed.
+  float since(const cuda_event& start) const {
+    float ms = 0;
+    EPSJOIN_CUDA_TRY(cudaEventElapsedTime(&ms, start.event_, event_));
+    return ms;
+  }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
 }  // namespace epsjoin::detail
