@@ -50,18 +50,16 @@ std::size_t index_dims_param(const join_options& options, std::size_t d) {
   const std::string& text = it->second;
   std::size_t k = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), k);
-  EPSJOIN_EXPECTS(ec == std::errc() && end == text.data() + text.size() && k >= 1 &&
-                      k <= max_index_dims,
-                  "cpu-rtree: index_dims must be an integer from 1 to ", max_index_dims,
-                  ", got '", text, "'");
+  EPSJOIN_EXPECTS(
+      ec == std::errc() && end == text.data() + text.size() && k >= 1 && k <= max_index_dims,
+      "cpu-rtree: index_dims must be an integer from 1 to ", max_index_dims, ", got '", text, "'");
   return std::min(k, d);
 }
 
 /// The k dimensions of widest spread (variance) of the indexed data, widest first, so a tree
 /// over a projection still filters well when d > k. All dims, in order, when k == d.
 template <class T>
-std::vector<std::uint32_t> choose_dims(const T* rows, std::size_t n, std::size_t d,
-                                       std::size_t k) {
+std::vector<std::uint32_t> choose_dims(const T* rows, std::size_t n, std::size_t d, std::size_t k) {
   std::vector<std::uint32_t> dims(d);
   std::iota(dims.begin(), dims.end(), 0u);
   if (k == d) return dims;

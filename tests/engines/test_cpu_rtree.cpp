@@ -40,7 +40,8 @@ void check_mixed(scalar_type input, scalar_type precision) {
   if (input == scalar_type::f32) pts = dataset::to_f32(pts.view());
   const double eps = 0.08;
   const engine_config config{"cpu-rtree", {}, precision};
-  const auto expected = epsjoin::test::run_collect({"brute-cpu"}, pts.view(), pts.view(), true, eps);
+  const auto expected =
+      epsjoin::test::run_collect({"brute-cpu"}, pts.view(), pts.view(), true, eps);
   const auto actual = epsjoin::test::run_collect(config, pts.view(), pts.view(), true, eps);
   ASSERT_FALSE(expected.empty());
   EXPECT_TRUE(epsjoin::test::same_pairs(expected, actual, pts.view(), pts.view(), eps,
@@ -102,7 +103,8 @@ TEST(cpu_rtree, projected_tree_indexes_widest_dims) {
   epsjoin::join_stats stats;
   const engine_config config{"cpu-rtree", {{"index_dims", "2"}}};
   const auto actual = epsjoin::test::run_collect(config, pts.view(), pts.view(), true, eps, &stats);
-  const auto expected = epsjoin::test::run_collect({"brute-cpu"}, pts.view(), pts.view(), true, eps);
+  const auto expected =
+      epsjoin::test::run_collect({"brute-cpu"}, pts.view(), pts.view(), true, eps);
   EXPECT_TRUE(epsjoin::test::same_pairs(expected, actual, pts.view(), pts.view(), eps, 1e-12));
   const auto note = std::find_if(stats.notes.begin(), stats.notes.end(),
                                  [](const auto& kv) { return kv.first == "indexed dims"; });
@@ -126,6 +128,22 @@ TEST(cpu_rtree, reports_stages_and_candidates) {
   EXPECT_GT(stats.pairs, 0u);
   EXPECT_GE(stats.candidates, stats.pairs);
   EXPECT_LT(stats.candidates, 500u * 499u);
+}
+
+TEST(cpu_rtree, reports_progress_up_to_one) {
+  const dataset pts = uniform(3000, 2, 9);
+  epsjoin::resources res(1);
+  epsjoin::join_options opt;
+  opt.eps = 0.01;
+  opt.engine = "cpu-rtree";
+  std::vector<double> seen;
+  opt.progress = [&](double f) { seen.push_back(f); };
+  epsjoin::count_sink sink;
+  epsjoin::self_join(res, pts.view(), opt, sink);
+  ASSERT_FALSE(seen.empty());
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+  EXPECT_GE(seen.front(), 0.0);
+  EXPECT_EQ(seen.back(), 1.0);
 }
 
 TEST(cpu_rtree, says_it_is_single_threaded) {
