@@ -149,7 +149,9 @@ class tree_join {
       const std::uint32_t j = v.second;
       if (req_.self_join && j == qi) return;
       ++candidates_;
-      if (full_ ? close(q, v.first) : close(q_row, s_.data + std::size_t{j} * s_.d)) {
+      // Projected tree: the indexed dims, in the leaf entry already in cache, reject most far
+      // candidates before their full row is fetched from memory.
+      if (close(q, v.first) && (full_ || close(q_row, s_.data + std::size_t{j} * s_.d))) {
         emitter_.emit(qi, j);
       }
     };
@@ -157,7 +159,7 @@ class tree_join {
     if (++done_ % 1024 == 0) report_progress();
   }
 
-  // All d dimensions are in the tree point: refine from the leaf entry already in cache.
+  // Over the K indexed dims: the exact test when K == d, a necessary condition otherwise.
   bool close(const point_type& a, const point_type& b) const {
     T sum = 0;
     for (std::size_t k = 0; k < K; ++k) {
@@ -167,7 +169,7 @@ class tree_join {
     return sum <= s_.eps2;
   }
 
-  // Projected tree: refine from the full rows, stopping once a block of dims exceeds eps.
+  // Over all d dims from the rows, stopping once a block of dims exceeds eps.
   bool close(const T* a, const T* b) const {
     T sum = 0;
     for (std::size_t k0 = 0; k0 < s_.d; k0 += 16) {
