@@ -103,10 +103,10 @@ INSTANTIATE_TEST_SUITE_P(
                     reference_case{8, 2000000, 0.0178, 985417186},
                     reference_case{16, 1000000, 0.0396, 50219282},
                     reference_case{16, 1000000, 0.049, 498411232}),
-    [](const testing::TestParamInfo<reference_case>& info) {
-      std::string eps = std::to_string(info.param.eps);
+    [](const testing::TestParamInfo<reference_case>& param) {
+      std::string eps = std::to_string(param.param.eps);
       for (char& ch : eps) ch = ch == '.' ? 'p' : ch;
-      return "Expo" + std::to_string(info.param.d) + "D_" + std::to_string(info.param.n) + "_eps" + eps;
+      return "Expo" + std::to_string(param.param.d) + "D_" + std::to_string(param.param.n) + "_eps" + eps;
     });
 
 }  // namespace

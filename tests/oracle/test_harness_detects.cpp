@@ -13,10 +13,13 @@ TEST(harness, detects_missing_and_extra_pairs_outside_band) {
   const auto v = pts.view();
   const std::vector<index_pair> expected = {{0, 1}, {1, 0}, {1, 2}, {2, 1}};
   EXPECT_TRUE(epsjoin::test::same_pairs(expected, expected, v, v, 1.0, 1e-12));
-  // (0,1) is at distance exactly eps: inside the band, so its absence is forgiven ...
+  // (0,1) is at distance exactly eps: within eps, so its absence is a miss even inside the band
+  // (a '<' where '<=' belongs) ...
   const std::vector<index_pair> without_boundary = {{1, 0}, {1, 2}, {2, 1}};
-  EXPECT_TRUE(epsjoin::test::same_pairs(expected, without_boundary, v, v, 1.0, 1e-12));
-  // ... but at eps = 1.5 the same absence is a real miss.
+  EXPECT_FALSE(epsjoin::test::same_pairs(expected, without_boundary, v, v, 1.0, 1e-12));
+  // ... while a pair a hair beyond eps (rounding) is forgiven inside the band.
+  EXPECT_TRUE(epsjoin::test::same_pairs(expected, without_boundary, v, v, 1.0 - 1e-14, 1e-12));
+  // At eps = 1.5 the same absence is a real miss.
   EXPECT_FALSE(epsjoin::test::same_pairs(expected, without_boundary, v, v, 1.5, 1e-12));
   // An extra far pair (0,3) at distance 10 is caught.
   std::vector<index_pair> with_extra = expected;

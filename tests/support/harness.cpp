@@ -90,13 +90,18 @@ prepared_case prepare(const property_case& c, scalar_type type) {
   return p;
 }
 
-long double exact_distance(dataset_view a, std::uint32_t i, dataset_view b, std::uint32_t j) {
+long double exact_squared_distance(dataset_view a, std::uint32_t i, dataset_view b,
+                                   std::uint32_t j) {
   long double s = 0;
   for (std::size_t k = 0; k < a.d; ++k) {
     const long double diff = static_cast<long double>(a.at(i, k)) - b.at(j, k);
     s += diff * diff;
   }
-  return std::sqrt(s);
+  return s;
+}
+
+long double exact_distance(dataset_view a, std::uint32_t i, dataset_view b, std::uint32_t j) {
+  return std::sqrt(exact_squared_distance(a, i, b, j));
 }
 
 std::string describe(const index_pair& p, dataset_view a, dataset_view b, double eps) {
@@ -165,7 +170,13 @@ testing::AssertionResult same_pairs(const std::vector<index_pair>& expected,
     const long double dist = exact_distance(queries, p.query, data, p.neighbor);
     return std::fabs(dist - eps) > band * eps;
   };
-  const auto bad_missing = std::find_if(missing.begin(), missing.end(), outside_band);
+  // A pair at exactly eps is within eps: the band forgives rounding, never a `<` for `<=`.
+  auto wrongly_missing = [&](const index_pair& p) {
+    return exact_squared_distance(queries, p.query, data, p.neighbor) ==
+               static_cast<long double>(eps) * eps ||
+           outside_band(p);
+  };
+  const auto bad_missing = std::find_if(missing.begin(), missing.end(), wrongly_missing);
   const auto bad_extra = std::find_if(extra.begin(), extra.end(), outside_band);
   if (bad_missing == missing.end() && bad_extra == extra.end()) {
     auto ok = testing::AssertionSuccess();
