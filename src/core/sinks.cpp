@@ -1,8 +1,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 #include "core/expects.hpp"
+#include "core/parallel.hpp"
 #include "epsjoin/sink.hpp"
 #include "io/npy_format.hpp"
 
@@ -27,24 +29,46 @@ void csr_sink::consume(std::span<const index_pair> pairs) {
 }
 
 void csr_sink::finish() {
-  // Counting sort by query: one pass to count, a prefix sum, one pass to place.
+  // Counting sort by query over the collected batches, in parallel: atomic per-row counts, a
+  // prefix sum, then atomic per-row cursors to place each neighbour.
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   table_.offsets.assign(n_queries_ + 1, 0);
+  // Work in pieces of at most 2^20 pairs, so a few huge batches (a GPU engine's) still spread
+  // over every thread.
+  std::vector<std::span<const index_pair>> pieces;
   for (const auto& batch : batches_) {
-    for (const index_pair& p : batch) ++table_.offsets[p.query + 1];
+    for (std::size_t at = 0; at < batch.size(); at += std::size_t{1} << 20) {
+      pieces.emplace_back(batch.data() + at, std::min(batch.size() - at, std::size_t{1} << 20));
+    }
   }
+  auto over_batches = [&](auto&& per_pair) {
+    detail::parallel_for(threads, pieces.size(), 1, [&](std::size_t b, std::size_t e, unsigned) {
+      for (std::size_t i = b; i < e; ++i) {
+        for (const index_pair& p : pieces[i]) per_pair(p);
+      }
+    });
+  };
+  over_batches([&](const index_pair& p) {
+    std::atomic_ref<std::uint64_t>(table_.offsets[p.query + 1]).fetch_add(1, std::memory_order_relaxed);
+  });
   for (std::size_t i = 0; i < n_queries_; ++i) table_.offsets[i + 1] += table_.offsets[i];
   table_.neighbors.resize(table_.offsets.back());
   std::vector<std::uint64_t> cursor(table_.offsets.begin(), table_.offsets.end() - 1);
-  for (auto& batch : batches_) {
-    for (const index_pair& p : batch) table_.neighbors[cursor[p.query]++] = p.neighbor;
-    std::vector<index_pair>().swap(batch);
-  }
+  over_batches([&](const index_pair& p) {
+    const std::uint64_t at =
+        std::atomic_ref<std::uint64_t>(cursor[p.query]).fetch_add(1, std::memory_order_relaxed);
+    table_.neighbors[at] = p.neighbor;
+  });
+  pieces.clear();
   batches_.clear();
+  batches_.shrink_to_fit();
   if (sort_neighbors_) {
-    for (std::size_t i = 0; i < n_queries_; ++i) {
-      std::sort(table_.neighbors.begin() + static_cast<std::ptrdiff_t>(table_.offsets[i]),
-                table_.neighbors.begin() + static_cast<std::ptrdiff_t>(table_.offsets[i + 1]));
-    }
+    detail::parallel_for(threads, n_queries_, 1024, [&](std::size_t b, std::size_t e, unsigned) {
+      for (std::size_t i = b; i < e; ++i) {
+        std::sort(table_.neighbors.begin() + static_cast<std::ptrdiff_t>(table_.offsets[i]),
+                  table_.neighbors.begin() + static_cast<std::ptrdiff_t>(table_.offsets[i + 1]));
+      }
+    });
   }
 }
 
