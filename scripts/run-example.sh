@@ -6,4 +6,4 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
 "$root/scripts/build.sh" "$root/build" >/dev/null
 # Sized so the engines that exist finish in seconds; grow it as faster engines land.
-exec "$root/build/epsjoin" join --generate expo:2:30000 --eps 0.0017 --engine auto "$@"
+exec "$root/build/epsjoin" join --generate expo:2:2000000 --eps 0.0002 --engine auto "$@"

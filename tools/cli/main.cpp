@@ -34,7 +34,7 @@ void print_overview() {
   }
   std::printf(
       "\n'epsjoin <command> --help' documents every option of a command.\n"
-      "example: epsjoin join --generate expo:2:30000 --eps 0.0017 --engine auto\n");
+      "example: epsjoin join --generate expo:2:2000000 --eps 0.0002 --engine auto\n");
 }
 
 }  // namespace
