@@ -71,7 +71,17 @@ if ((rebuild == 0)) && up_to_date; then
   say "binaries in $build are newer than the sources: skipping the build"
   relocate
 else
-  [[ -f $build/CMakeCache.txt ]] && relocate
+  if [[ -f $build/CMakeCache.txt ]]; then
+    maker=$(sed -n 's/^CMAKE_MAKE_PROGRAM:FILEPATH=//p' "$build/CMakeCache.txt")
+    if [[ -n $maker && ! -x $maker ]]; then
+      stale=$(find "$root/src" "$root/include" "$root/tools" "$root/tests" "$root/CMakeLists.txt" \
+                   -type f -newer "$build/epsjoin" -print -quit 2>/dev/null)
+      say "$build was configured on another machine ($maker is not here) and is out of date"
+      say "(${stale:-its binaries are missing} is newer): rebuild it there with scripts/device-bundle.sh"
+      status=1; finish
+    fi
+    relocate
+  fi
   gen=(); command -v ninja >/dev/null && [[ ! -f $build/CMakeCache.txt ]] && gen=(-G Ninja)
   step configure cmake -S "$root" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
        -DEPSJOIN_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$arch"
