@@ -8,5 +8,6 @@
 namespace epsjoin::detail {
 
 std::unique_ptr<engine> make_brute_cpu_engine();
+std::unique_ptr<engine> make_super_ego_engine();
 
 }  // namespace epsjoin::detail

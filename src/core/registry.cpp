@@ -10,6 +10,7 @@ namespace {
 std::vector<std::unique_ptr<engine>> make_registry() {
   std::vector<std::unique_ptr<engine>> list;
   list.push_back(make_brute_cpu_engine());
+  list.push_back(make_super_ego_engine());
 #ifdef EPSJOIN_HAS_CUDA
 #endif
   return list;
