@@ -71,7 +71,9 @@ void sort_set(sorted_points<T>& p, const grid& g, sort_method method, unsigned t
   p.ids.resize(p.n);
   parallel_for(threads, p.n, 1 << 13, [&](std::size_t r0, std::size_t r1, unsigned) {
     for (std::size_t r = r0; r < r1; ++r) {
-      std::copy_n(p.values.data() + std::size_t{order[r]} * d, d, sorted.data() + r * d);
+      const T* src = p.values.data() + std::size_t{order[r]} * d;
+      T* dst = sorted.data() + r * d;
+      for (std::size_t k = 0; k < d; ++k) dst[k] = src[k];  // d is small: no memmove call
       p.ids[r] = order[r];
     }
   });

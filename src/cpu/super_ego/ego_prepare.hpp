@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "cpu/super_ego/ego_join.hpp"
+#include "cpu/super_ego/sorted_points.hpp"
 #include "cpu/super_ego/ego_sort.hpp"
 #include "epsjoin/dataset.hpp"
 

@@ -34,3 +34,29 @@ bool ego_prunable(const CellA& cell_a, std::size_t a_first, std::size_t a_last,
 }
 
 }  // namespace epsjoin::detail::ego
+
+namespace epsjoin::detail::ego {
+
+/// Squared distance between two axis-aligned boxes (lower and upper corners of d values each),
+/// computed in float64, or any value above `limit` once the partial sum passes it.
+///
+/// Pruning on it is safe when `limit` is eps^2 * (1 + 2^-20): a pair of points inside the boxes
+/// is at least as far apart as the boxes, and the few roundings here (each gap, square and sum
+/// in float64) move the sum by far less than that margin, so a pruned pair is more than eps
+/// apart in exact arithmetic and also in the float64 distance the leaf computes. In float32 a
+/// pruned pair lies at most 2^-21 relatively beyond eps, inside the float32 error band.
+template <class T>
+double box_distance2(const T* lower_a, const T* upper_a, const T* lower_b, const T* upper_b,
+                     std::size_t d, double limit) {
+  double sum = 0;
+  for (std::size_t k = 0; k < d; ++k) {
+    const double below = static_cast<double>(lower_b[k]) - static_cast<double>(upper_a[k]);
+    const double above = static_cast<double>(lower_a[k]) - static_cast<double>(upper_b[k]);
+    const double gap = below > 0 ? below : (above > 0 ? above : 0.0);
+    sum += gap * gap;
+    if (sum > limit) return sum;
+  }
+  return sum;
+}
+
+}  // namespace epsjoin::detail::ego

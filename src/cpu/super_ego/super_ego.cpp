@@ -34,6 +34,9 @@ struct super_ego_params {
   reorder_rule reorder = reorder_rule::selectivity;
   // sort: radix (keys radix-sorted, ties by later dimensions) or merge (parallel merge sort).
   sort_method sort = sort_method::radix;
+  // prune: box (bounding boxes of parts, and of leaves per query) or ego (SUPER-EGO's rule on
+  // the cells of each part's first and last point only).
+  prune_rule prune = prune_rule::box;
 };
 
 std::size_t parse_size(const std::string& key, const std::string& text, std::size_t lo,
@@ -68,6 +71,10 @@ super_ego_params parse_params(const std::map<std::string, std::string>& params) 
       EPSJOIN_EXPECTS(value == "radix" || value == "merge",
                       "super-ego: sort must be radix or merge, got '", value, "'");
       p.sort = value == "radix" ? sort_method::radix : sort_method::merge;
+    } else if (key == "prune") {
+      EPSJOIN_EXPECTS(value == "box" || value == "ego",
+                      "super-ego: prune must be box or ego, got '", value, "'");
+      p.prune = value == "box" ? prune_rule::box : prune_rule::ego;
     }
   }
   return p;
@@ -79,6 +86,7 @@ class pair_output {
  public:
   pair_output(result_sink& sink, const sorted_points<T>& a, const sorted_points<T>& b, bool self)
       : emitter_(sink), a_ids_(a.ids.data()), b_ids_(b.ids.data()), self_(self) {}
+  static constexpr bool counts = false;
   void begin_chunk(std::size_t, std::size_t) {}
   void end_chunk() {}
   void begin_leaf(std::size_t, std::size_t) {}
@@ -109,6 +117,7 @@ class count_output {
                bool self, std::size_t chunk, std::size_t leaf)
       : sink_(sink), a_ids_(a.ids.data()), b_ids_(b.ids.data()), self_(self),
         rows_(chunk, 0), cols_(leaf, 0) {}
+  static constexpr bool counts = true;
   void begin_chunk(std::size_t a0, std::size_t a1) {
     a0_ = a0;
     std::fill(rows_.begin(), rows_.begin() + static_cast<std::ptrdiff_t>(a1 - a0), 0u);
@@ -122,18 +131,13 @@ class count_output {
     b1_ = b1;
   }
   void end_leaf() {
-    if (!self_) return;
     for (std::size_t j = b0_; j < b1_; ++j) {
-      add(b_ids_[j], cols_[j - b0_]);
+      if (self_) add(b_ids_[j], cols_[j - b0_]);
       cols_[j - b0_] = 0;
     }
   }
-  void row(std::size_t i, const std::uint32_t* js, std::size_t m) {
-    rows_[i - a0_] += static_cast<std::uint32_t>(m);
-    if (self_) {
-      for (std::size_t k = 0; k < m; ++k) ++cols_[js[k] - b0_];
-    }
-  }
+  std::uint32_t* columns() { return cols_.data(); }
+  void add_row(std::size_t i, std::size_t m) { rows_[i - a0_] += static_cast<std::uint32_t>(m); }
   void flush() {
     if (ids_.empty()) return;
     sink_.consume_counts(ids_, counts_);
@@ -158,27 +162,28 @@ class count_output {
 };
 
 template <class T, int D, class Out, class MakeOut>
-join_counters join_all(join_request& req, const sorted_points<T>& a, const sorted_points<T>& b,
-                       const grid& g, const super_ego_params& p, MakeOut make_out) {
+join_counters join_all(join_request& req, const join_inputs<T>& in, const super_ego_params& p,
+                       MakeOut make_out) {
   const unsigned threads = req.res.threads();
-  const T eps2 = static_cast<T>(req.options.eps * req.options.eps);
   std::vector<Out> outs;
   std::vector<join_counters> counters(threads);
   outs.reserve(threads);
   for (unsigned t = 0; t < threads; ++t) outs.push_back(make_out());
   std::vector<ego_joiner<T, D, Out>> joiners;
   joiners.reserve(threads);
-  for (unsigned t = 0; t < threads; ++t) {
-    joiners.emplace_back(a, b, g, eps2, req.self_join, p.leaf, outs[t], counters[t]);
-  }
-  // The work queue: chunks of EGO-sorted queries in order from one atomic counter. In a
-  // self-join a chunk meets only the points from its own first position on (j > i).
+  for (unsigned t = 0; t < threads; ++t) joiners.emplace_back(in, p.leaf, outs[t], counters[t]);
+  // The work queue: parts of about `chunk` EGO-sorted queries, handed out in EGO order from one
+  // atomic counter, each joined against all of B (in a self-join, the j > i half of it).
+  const std::vector<std::uint32_t> items = work_items(in.tree_a, p.chunk);
   parallel_for(
-      threads, a.n, p.chunk,
-      [&](std::size_t a0, std::size_t a1, unsigned w) {
-        outs[w].begin_chunk(a0, a1);
-        joiners[w].join(a0, a1, req.self_join ? a0 : 0, b.n);
-        outs[w].end_chunk();
+      threads, items.size(), 1,
+      [&](std::size_t k0, std::size_t k1, unsigned w) {
+        for (std::size_t k = k0; k < k1; ++k) {
+          const auto& part = in.tree_a.nodes[items[k]];
+          outs[w].begin_chunk(part.begin, part.end);
+          joiners[w].join(items[k], 0);
+          outs[w].end_chunk();
+        }
       },
       req.options.progress);
   join_counters total;
@@ -192,31 +197,32 @@ join_counters join_all(join_request& req, const sorted_points<T>& a, const sorte
 }
 
 template <class T, int D>
-join_counters join_dispatch_out(join_request& req, const sorted_points<T>& a,
-                                const sorted_points<T>& b, const grid& g,
+join_counters join_dispatch_out(join_request& req, const join_inputs<T>& in,
                                 const super_ego_params& p) {
   if (req.sink.counts_only()) {
-    return join_all<T, D, count_output<T>>(req, a, b, g, p, [&] {
-      return count_output<T>(req.sink, a, b, req.self_join, std::min(p.chunk, a.n), p.leaf);
+    return join_all<T, D, count_output<T>>(req, in, p, [&] {
+      return count_output<T>(req.sink, in.a, in.b, in.self_join,
+                             std::min(std::max(p.chunk, p.leaf), in.a.n),
+                             p.leaf);
     });
   }
   return join_all<T, D, pair_output<T>>(
-      req, a, b, g, p, [&] { return pair_output<T>(req.sink, a, b, req.self_join); });
+      req, in, p, [&] { return pair_output<T>(req.sink, in.a, in.b, in.self_join); });
 }
 
 template <class T>
-join_counters join_dispatch(join_request& req, const sorted_points<T>& a,
-                            const sorted_points<T>& b, const grid& g, const super_ego_params& p) {
-  switch (a.d) {
-    case 1: return join_dispatch_out<T, 1>(req, a, b, g, p);
-    case 2: return join_dispatch_out<T, 2>(req, a, b, g, p);
-    case 3: return join_dispatch_out<T, 3>(req, a, b, g, p);
-    case 4: return join_dispatch_out<T, 4>(req, a, b, g, p);
-    case 5: return join_dispatch_out<T, 5>(req, a, b, g, p);
-    case 6: return join_dispatch_out<T, 6>(req, a, b, g, p);
-    case 7: return join_dispatch_out<T, 7>(req, a, b, g, p);
-    case 8: return join_dispatch_out<T, 8>(req, a, b, g, p);
-    default: return join_dispatch_out<T, 0>(req, a, b, g, p);
+join_counters join_dispatch(join_request& req, const join_inputs<T>& in,
+                            const super_ego_params& p) {
+  switch (in.a.d) {
+    case 1: return join_dispatch_out<T, 1>(req, in, p);
+    case 2: return join_dispatch_out<T, 2>(req, in, p);
+    case 3: return join_dispatch_out<T, 3>(req, in, p);
+    case 4: return join_dispatch_out<T, 4>(req, in, p);
+    case 5: return join_dispatch_out<T, 5>(req, in, p);
+    case 6: return join_dispatch_out<T, 6>(req, in, p);
+    case 7: return join_dispatch_out<T, 7>(req, in, p);
+    case 8: return join_dispatch_out<T, 8>(req, in, p);
+    default: return join_dispatch_out<T, 0>(req, in, p);
   }
 }
 
@@ -232,12 +238,25 @@ void run_typed(join_request& req, const super_ego_params& p) {
 
   clock.restart();
   index_points(prep, p.sort, threads);
+  const sorted_points<T>& a = prep.a;
+  const sorted_points<T>& b = req.self_join ? prep.a : prep.b;
+  const ego_tree<T> tree_a = build_tree(a, prep.geometry, p.leaf, threads);
+  const ego_tree<T> tree_b = req.self_join ? ego_tree<T>{} : build_tree(b, prep.geometry, p.leaf,
+                                                                        threads);
   req.stats.add_stage("index", clock.seconds());
 
   clock.restart();
-  const sorted_points<T>& a = prep.a;
-  const sorted_points<T>& b = req.self_join ? prep.a : prep.b;
-  const join_counters c = join_dispatch<T>(req, a, b, prep.geometry, p);
+  const double eps2 = req.options.eps * req.options.eps;
+  const join_inputs<T> in{a,
+                          tree_a,
+                          b,
+                          req.self_join ? tree_a : tree_b,
+                          prep.geometry,
+                          static_cast<T>(eps2),
+                          eps2 * (1.0 + 0x1p-20),
+                          p.prune,
+                          req.self_join};
+  const join_counters c = join_dispatch<T>(req, in, p);
   req.stats.add_stage("execute", clock.seconds());
   req.stats.candidates = c.candidates;
 
@@ -264,8 +283,8 @@ class super_ego final : public engine {
   }
   std::vector<std::string_view> param_keys() const override {
     // leaf=N (brute-force below N points a side), chunk=N (queries per work-queue chunk),
-    // reorder=selectivity|variance|off, sort=radix|merge.
-    return {"leaf", "chunk", "reorder", "sort"};
+    // reorder=selectivity|variance|off, sort=radix|merge, prune=box|ego.
+    return {"leaf", "chunk", "reorder", "sort", "prune"};
   }
   void run(join_request& req) const override {
     const super_ego_params p = parse_params(req.options.params);

@@ -1,0 +1,19 @@
+#pragma once
+// Points as the EGO join sees them: in EGO order, dimensions reordered, computation type.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace epsjoin::detail::ego {
+
+template <class T>
+struct sorted_points {
+  std::vector<T> values;            ///< [n x d, row-major]
+  std::vector<std::uint32_t> ids;   ///< [n] the caller's id of each point
+  std::size_t n = 0;
+  std::size_t d = 0;
+  const T* row(std::size_t i) const noexcept { return values.data() + i * d; }
+};
+
+}  // namespace epsjoin::detail::ego
