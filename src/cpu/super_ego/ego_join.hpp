@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cpu/super_ego/ego_leaf.hpp"
 #include "cpu/super_ego/ego_prune.hpp"
 #include "cpu/super_ego/ego_sort.hpp"
 #include "cpu/super_ego/ego_tree.hpp"
@@ -28,46 +29,6 @@ struct join_counters {
   std::uint64_t leaves = 0;      ///< pairs of leaves joined by brute force
 };
 
-/// Squared distance <= eps2? With D > 0 the dimension is fixed and the loop fully unrolled
-/// (in 1-8 dimensions an early exit costs more branches than it saves). With D == 0 the
-/// dimensions go in blocks of 8, four partial sums per block, and the sum is abandoned after a
-/// block once above eps2; since dimensions are reordered most selective first, the early
-/// blocks are the likeliest to pass eps2. Blocks of 8 measured 15% faster than blocks of 4 on
-/// Expo16D and Expo32D (mispredicted exits), and 3-8% slower than blocks of 16, which we did
-/// not take because they leave 9-16 dimensions without any exit. Terms are non-negative and
-/// IEEE addition is monotone, so abandoning never changes the answer.
-template <class T, int D>
-inline bool within(const T* q, const T* p, std::size_t d, T eps2) {
-  if constexpr (D > 0) {
-    T s = 0;
-    for (int k = 0; k < D; ++k) {
-      const T t = q[k] - p[k];
-      s += t * t;
-    }
-    return s <= eps2;
-  } else {
-    constexpr std::size_t block = 8;
-    T s = 0;
-    std::size_t k = 0;
-    for (; k + block <= d; k += block) {
-      T acc[4] = {0, 0, 0, 0};
-      for (std::size_t u = 0; u < block; u += 4) {
-        for (std::size_t v = 0; v < 4; ++v) {
-          const T t = q[k + u + v] - p[k + u + v];
-          acc[v] += t * t;
-        }
-      }
-      s += (acc[0] + acc[1]) + (acc[2] + acc[3]);
-      if (s > eps2) return false;
-    }
-    for (; k < d; ++k) {
-      const T t = q[k] - p[k];
-      s += t * t;
-    }
-    return s <= eps2;
-  }
-}
-
 /// Everything a join of A (queries) against B reads; in a self-join a and b are the same.
 template <class T>
 struct join_inputs {
@@ -84,12 +45,22 @@ struct join_inputs {
 
 /// One worker's join. `Out` receives begin_leaf(b0, b1), then per A position i either
 /// row(i, js, m) with the m matching B positions (Out::counts false) or add_row(i, m) after
-/// adding each position j's hit to columns()[j - b0] (Out::counts true), then end_leaf().
+/// adding each position j's hit to columns()[j - b0] (Out::counts true; lane_count<T> counters
+/// with room for leaf + simd_pad), then end_leaf(). `wide`: use the 32-byte leaf loops.
 template <class T, int D, class Out>
 class ego_joiner {
  public:
-  ego_joiner(const join_inputs<T>& in, std::size_t leaf, Out& out, join_counters& counters)
-      : in_(in), out_(out), counters_(counters), match_(leaf + 1) {}
+  ego_joiner(const join_inputs<T>& in, std::size_t leaf, Out& out, join_counters& counters,
+             bool wide)
+      : in_(in), out_(out), counters_(counters), match_(leaf + 1) {
+    columns_.resize(in.b.d);
+    for (std::size_t k = 0; k < in.b.d; ++k) columns_[k] = in.b.column(k);
+    leaf_fn_ = &leaf_rows_16<T, D, Out>;
+#if EPSJOIN_EGO_HAS_AVX2
+    if (wide) leaf_fn_ = &leaf_rows_32<T, D, Out>;
+#endif
+    (void)wide;
+  }
 
   /// Joins part va of A's tree with part vb of B's tree.
   void join(std::uint32_t va, std::uint32_t vb) {
@@ -132,53 +103,29 @@ class ego_joiner {
   void leaf_join(std::size_t a0, std::size_t a1, std::size_t b0, std::size_t b1,
                  std::uint32_t vb) {
     ++counters_.leaves;
-    const std::size_t d = in_.a.d;
-    const bool self = in_.self_join;
-    const bool box = in_.rule == prune_rule::box;
-    const T* lower_b = in_.tree_b.lower(vb);
-    const T* upper_b = in_.tree_b.upper(vb);
-    std::uint32_t* match = match_.data();
-    out_.begin_leaf(b0, b1);
-    for (std::size_t i = a0; i < a1; ++i) {
-      const std::size_t j0 = self ? std::max(b0, i + 1) : b0;
-      if (j0 >= b1) break;  // in a self-join j0 only grows with i
-      const T* q = in_.a.row(i);
-      // A query far from the leaf's box skips the whole row.
-      if (box && box_distance2(q, q, lower_b, upper_b, d, in_.box_limit) > in_.box_limit) {
-        continue;
-      }
-      const T* p = in_.b.row(j0);
-      std::size_t m = 0;
-      if constexpr (Out::counts) {
-        if (self) {
-          // Per-row total, and per-column hits for the reverse direction.
-          std::uint32_t* col = out_.columns() + (j0 - b0);
-          for (std::size_t j = j0; j < b1; ++j, p += d, ++col) {
-            const std::uint32_t hit = within<T, D>(q, p, d, in_.eps2) ? 1 : 0;
-            m += hit;
-            *col += hit;
-          }
-        } else {
-          for (std::size_t j = j0; j < b1; ++j, p += d) m += within<T, D>(q, p, d, in_.eps2);
-        }
-        out_.add_row(i, m);
-      } else {
-        // Store every candidate, advance only on a hit: no branch to mispredict.
-        for (std::size_t j = j0; j < b1; ++j, p += d) {
-          match[m] = static_cast<std::uint32_t>(j);
-          m += within<T, D>(q, p, d, in_.eps2) ? 1 : 0;
-        }
-        if (m > 0) out_.row(i, match, m);
-      }
-      counters_.candidates += b1 - j0;
-    }
-    out_.end_leaf();
+    const leaf_scope<T> scope{&in_.a,
+                              columns_.data(),
+                              in_.b.column_stride,
+                              a0,
+                              a1,
+                              b0,
+                              b1,
+                              in_.self_join,
+                              in_.eps2,
+                              in_.tree_b.lower(vb),
+                              in_.tree_b.upper(vb),
+                              in_.rule == prune_rule::box,
+                              in_.box_limit};
+    counters_.candidates += leaf_fn_(scope, out_, match_.data());
   }
 
   const join_inputs<T>& in_;
   Out& out_;
   join_counters& counters_;
   std::vector<std::uint32_t> match_;
+  // B's columns and the leaf loop for this CPU.
+  std::vector<const T*> columns_;
+  std::uint64_t (*leaf_fn_)(const leaf_scope<T>&, Out&, std::uint32_t*) = nullptr;
 };
 
 }  // namespace epsjoin::detail::ego

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/parallel.hpp"
+#include "cpu/super_ego/ego_simd.hpp"
 
 namespace epsjoin::detail::ego {
 
@@ -78,6 +79,15 @@ void sort_set(sorted_points<T>& p, const grid& g, sort_method method, unsigned t
     }
   });
   p.values.swap(sorted);
+  {
+    p.column_stride = p.n + simd_pad;
+    p.columns.assign(d * p.column_stride, T(0));
+    parallel_for(threads, p.n, 1 << 14, [&](std::size_t r0, std::size_t r1, unsigned) {
+      for (std::size_t r = r0; r < r1; ++r) {
+        for (std::size_t k = 0; k < d; ++k) p.columns[k * p.column_stride + r] = p.values[r * d + k];
+      }
+    });
+  }
 }
 
 }  // namespace

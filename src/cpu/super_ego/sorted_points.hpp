@@ -13,7 +13,12 @@ struct sorted_points {
   std::vector<std::uint32_t> ids;   ///< [n] the caller's id of each point
   std::size_t n = 0;
   std::size_t d = 0;
+  /// The same values by dimension, for the vector leaf loops: dimension k at
+  /// columns[k * column_stride], each column followed by padding.
+  std::vector<T> columns;
+  std::size_t column_stride = 0;
   const T* row(std::size_t i) const noexcept { return values.data() + i * d; }
+  const T* column(std::size_t k) const noexcept { return columns.data() + k * column_stride; }
 };
 
 }  // namespace epsjoin::detail::ego

@@ -4,17 +4,22 @@
 // replaced SUPER-EGO's producer-consumer scheme) and join each chunk recursively against the
 // indexed points. float32 or float64 arithmetic, whatever the input type.
 
+// The 32-byte vector helpers are always inlined into the AVX2 leaf loops, but GCC still notes at
+// the end of this unit, where they are instantiated, that returning them without AVX would
+// change the ABI (-Wpsabi). No such call exists.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 #include <algorithm>
 #include <charconv>
 #include <string>
 
 #include "core/builtin_engines.hpp"
-#include "core/emitter.hpp"
 #include "core/expects.hpp"
 #include "core/parallel.hpp"
 #include "core/timer.hpp"
 #include "cpu/super_ego/dim_order.hpp"
 #include "cpu/super_ego/ego_join.hpp"
+#include "cpu/super_ego/ego_output.hpp"
 #include "cpu/super_ego/ego_prepare.hpp"
 
 namespace epsjoin::detail {
@@ -37,6 +42,9 @@ struct super_ego_params {
   // prune: box (bounding boxes of parts, and of leaves per query) or ego (SUPER-EGO's rule on
   // the cells of each part's first and last point only).
   prune_rule prune = prune_rule::box;
+  // simd: on (32-byte vectors where the CPU has AVX2, else 16-byte) or off (16-byte only);
+  // the leaf loops of 1-8 dimensions only.
+  bool simd = true;
 };
 
 std::size_t parse_size(const std::string& key, const std::string& text, std::size_t lo,
@@ -71,6 +79,10 @@ super_ego_params parse_params(const std::map<std::string, std::string>& params) 
       EPSJOIN_EXPECTS(value == "radix" || value == "merge",
                       "super-ego: sort must be radix or merge, got '", value, "'");
       p.sort = value == "radix" ? sort_method::radix : sort_method::merge;
+    } else if (key == "simd") {
+      EPSJOIN_EXPECTS(value == "on" || value == "off",
+                      "super-ego: simd must be on or off, got '", value, "'");
+      p.simd = value == "on";
     } else if (key == "prune") {
       EPSJOIN_EXPECTS(value == "box" || value == "ego",
                       "super-ego: prune must be box or ego, got '", value, "'");
@@ -79,87 +91,6 @@ super_ego_params parse_params(const std::map<std::string, std::string>& params) 
   }
   return p;
 }
-
-// Hands every match to the sink as ordered pairs; both directions in a self-join.
-template <class T>
-class pair_output {
- public:
-  pair_output(result_sink& sink, const sorted_points<T>& a, const sorted_points<T>& b, bool self)
-      : emitter_(sink), a_ids_(a.ids.data()), b_ids_(b.ids.data()), self_(self) {}
-  static constexpr bool counts = false;
-  void begin_chunk(std::size_t, std::size_t) {}
-  void end_chunk() {}
-  void begin_leaf(std::size_t, std::size_t) {}
-  void end_leaf() {}
-  void row(std::size_t i, const std::uint32_t* js, std::size_t m) {
-    const std::uint32_t qi = a_ids_[i];
-    for (std::size_t k = 0; k < m; ++k) {
-      const std::uint32_t nj = b_ids_[js[k]];
-      emitter_.emit(qi, nj);
-      if (self_) emitter_.emit(nj, qi);
-    }
-  }
-  void flush() { emitter_.flush(); }
-
- private:
-  pair_emitter emitter_;
-  const std::uint32_t* a_ids_;
-  const std::uint32_t* b_ids_;
-  bool self_;
-};
-
-// Counts-only sinks: per-query counts summed over a chunk (and, in a self-join, per-neighbour
-// counts over a leaf), handed over as (id, count) entries instead of one entry per pair.
-template <class T>
-class count_output {
- public:
-  count_output(result_sink& sink, const sorted_points<T>& a, const sorted_points<T>& b,
-               bool self, std::size_t chunk, std::size_t leaf)
-      : sink_(sink), a_ids_(a.ids.data()), b_ids_(b.ids.data()), self_(self),
-        rows_(chunk, 0), cols_(leaf, 0) {}
-  static constexpr bool counts = true;
-  void begin_chunk(std::size_t a0, std::size_t a1) {
-    a0_ = a0;
-    std::fill(rows_.begin(), rows_.begin() + static_cast<std::ptrdiff_t>(a1 - a0), 0u);
-    a1_ = a1;
-  }
-  void end_chunk() {
-    for (std::size_t i = a0_; i < a1_; ++i) add(a_ids_[i], rows_[i - a0_]);
-  }
-  void begin_leaf(std::size_t b0, std::size_t b1) {
-    b0_ = b0;
-    b1_ = b1;
-  }
-  void end_leaf() {
-    for (std::size_t j = b0_; j < b1_; ++j) {
-      if (self_) add(b_ids_[j], cols_[j - b0_]);
-      cols_[j - b0_] = 0;
-    }
-  }
-  std::uint32_t* columns() { return cols_.data(); }
-  void add_row(std::size_t i, std::size_t m) { rows_[i - a0_] += static_cast<std::uint32_t>(m); }
-  void flush() {
-    if (ids_.empty()) return;
-    sink_.consume_counts(ids_, counts_);
-    ids_.clear();
-    counts_.clear();
-  }
-
- private:
-  void add(std::uint32_t id, std::uint32_t count) {
-    if (count == 0) return;
-    ids_.push_back(id);
-    counts_.push_back(count);
-    if (ids_.size() >= (std::size_t{1} << 14)) flush();
-  }
-  result_sink& sink_;
-  const std::uint32_t* a_ids_;
-  const std::uint32_t* b_ids_;
-  bool self_;
-  std::vector<std::uint32_t> rows_, cols_;
-  std::vector<std::uint32_t> ids_, counts_;
-  std::size_t a0_ = 0, a1_ = 0, b0_ = 0, b1_ = 0;
-};
 
 template <class T, int D, class Out, class MakeOut>
 join_counters join_all(join_request& req, const join_inputs<T>& in, const super_ego_params& p,
@@ -171,7 +102,10 @@ join_counters join_all(join_request& req, const join_inputs<T>& in, const super_
   for (unsigned t = 0; t < threads; ++t) outs.push_back(make_out());
   std::vector<ego_joiner<T, D, Out>> joiners;
   joiners.reserve(threads);
-  for (unsigned t = 0; t < threads; ++t) joiners.emplace_back(in, p.leaf, outs[t], counters[t]);
+  const bool wide = p.simd && cpu_has_avx2();
+  for (unsigned t = 0; t < threads; ++t) {
+    joiners.emplace_back(in, p.leaf, outs[t], counters[t], wide);
+  }
   // The work queue: parts of about `chunk` EGO-sorted queries, handed out in EGO order from one
   // atomic counter, each joined against all of B (in a self-join, the j > i half of it).
   const std::vector<std::uint32_t> items = work_items(in.tree_a, p.chunk);
@@ -207,7 +141,7 @@ join_counters join_dispatch_out(join_request& req, const join_inputs<T>& in,
     });
   }
   return join_all<T, D, pair_output<T>>(
-      req, in, p, [&] { return pair_output<T>(req.sink, in.a, in.b, in.self_join); });
+      req, in, p, [&] { return pair_output<T>(req.sink, in.a, in.b, in.self_join, p.leaf); });
 }
 
 template <class T>
@@ -283,8 +217,8 @@ class super_ego final : public engine {
   }
   std::vector<std::string_view> param_keys() const override {
     // leaf=N (brute-force below N points a side), chunk=N (queries per work-queue chunk),
-    // reorder=selectivity|variance|off, sort=radix|merge, prune=box|ego.
-    return {"leaf", "chunk", "reorder", "sort", "prune"};
+    // reorder=selectivity|variance|off, sort=radix|merge, prune=box|ego, simd=on|off.
+    return {"leaf", "chunk", "reorder", "sort", "prune", "simd"};
   }
   void run(join_request& req) const override {
     const super_ego_params p = parse_params(req.options.params);
