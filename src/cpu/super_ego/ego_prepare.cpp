@@ -70,24 +70,25 @@ void sort_set(sorted_points<T>& p, const grid& g, sort_method method, unsigned t
   const std::size_t d = p.d;
   std::vector<T> sorted(p.values.size());
   p.ids.resize(p.n);
+  // Rows and columns in one pass over the gathered points.
+  p.column_stride = p.n + simd_pad;
+  p.columns.resize(d * p.column_stride);
+  for (std::size_t k = 0; k < d; ++k) {
+    std::fill_n(p.columns.begin() + static_cast<std::ptrdiff_t>(k * p.column_stride + p.n),
+                simd_pad, T(0));
+  }
   parallel_for(threads, p.n, 1 << 13, [&](std::size_t r0, std::size_t r1, unsigned) {
     for (std::size_t r = r0; r < r1; ++r) {
       const T* src = p.values.data() + std::size_t{order[r]} * d;
       T* dst = sorted.data() + r * d;
-      for (std::size_t k = 0; k < d; ++k) dst[k] = src[k];  // d is small: no memmove call
+      for (std::size_t k = 0; k < d; ++k) {  // d is small: no memmove call
+        dst[k] = src[k];
+        p.columns[k * p.column_stride + r] = src[k];
+      }
       p.ids[r] = order[r];
     }
   });
   p.values.swap(sorted);
-  {
-    p.column_stride = p.n + simd_pad;
-    p.columns.assign(d * p.column_stride, T(0));
-    parallel_for(threads, p.n, 1 << 14, [&](std::size_t r0, std::size_t r1, unsigned) {
-      for (std::size_t r = r0; r < r1; ++r) {
-        for (std::size_t k = 0; k < d; ++k) p.columns[k * p.column_stride + r] = p.values[r * d + k];
-      }
-    });
-  }
 }
 
 }  // namespace

@@ -28,12 +28,15 @@ namespace {
 
 using namespace ego;
 
-// Engine parameters (join_options::params); defaults are the fastest measured (see bench notes
-// in the commit log and the report): Expo2D/4D 1e6 points and Expo16D 1e5 points, S ~ 100.
+// Engine parameters (join_options::params); defaults are the fastest measured, on Expo2D and
+// Expo4D with 1e6 points and Expo16D with 1e5 points (exponential, lambda 40), S ~ 100.
 struct super_ego_params {
-  // leaf: ranges of at most this many points on both sides are joined by brute force.
-  std::size_t leaf = 32;
-  // chunk: EGO-sorted queries a thread takes from the work queue at a time.
+  // leaf: parts of at most this many points are joined by brute force. 0 (the default) picks
+  // 128 in up to 8 dimensions and 256 above: fastest measured on Expo2D/4D 1e6 (64-128 within
+  // 3% of each other) and Expo16D 1e5 (256; 128 was 6% and 64 25% slower).
+  std::size_t leaf = 0;
+  // chunk: at most this many EGO-sorted queries per work-queue item (a part of the partition
+  // tree, so items are whole parts). 256 to 16384 measured within 3% on Expo2D 1e6.
   std::size_t chunk = 1024;
   // reorder: selectivity (the dissertation's histogram rule), variance (paper 002), off.
   reorder_rule reorder = reorder_rule::selectivity;
@@ -42,8 +45,8 @@ struct super_ego_params {
   // prune: box (bounding boxes of parts, and of leaves per query) or ego (SUPER-EGO's rule on
   // the cells of each part's first and last point only).
   prune_rule prune = prune_rule::box;
-  // simd: on (32-byte vectors where the CPU has AVX2, else 16-byte) or off (16-byte only);
-  // the leaf loops of 1-8 dimensions only.
+  // simd: on (32-byte vectors in the leaf loops where the CPU has AVX2 and FMA, else 16-byte)
+  // or off (16-byte vectors only, the x86-64 baseline).
   bool simd = true;
 };
 
@@ -221,7 +224,8 @@ class super_ego final : public engine {
     return {"leaf", "chunk", "reorder", "sort", "prune", "simd"};
   }
   void run(join_request& req) const override {
-    const super_ego_params p = parse_params(req.options.params);
+    super_ego_params p = parse_params(req.options.params);
+    if (p.leaf == 0) p.leaf = req.queries.d <= 8 ? 128 : 256;
     if (req.options.precision == scalar_type::f32) {
       run_typed<float>(req, p);
     } else {
