@@ -1,6 +1,7 @@
-// super-ego against the oracle: defaults in float64 and float32, both pruning rules, and tiny
-// leaf and chunk sizes so the recursion splits, prunes and reaches the work queue's later
-// chunks on small inputs; then the engine's own contract cases.
+// super-ego against the oracle: defaults in float64 and float32, both pruning rules, both
+// vector widths (the 32-byte loops run where the CPU has AVX2), and tiny leaf and chunk sizes so
+// the recursion splits, prunes and reaches the work queue's later items on small inputs; then
+// the engine's own contract cases.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,13 +13,14 @@
 
 EPSJOIN_ENGINE_PROPERTY_TESTS(super_ego_f64, {"super-ego"});
 EPSJOIN_ENGINE_PROPERTY_TESTS(super_ego_f32, {"super-ego", {}, epsjoin::scalar_type::f32});
-EPSJOIN_ENGINE_PROPERTY_TESTS(super_ego_ego_rule_f64, {"super-ego", {{"prune", "ego"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(super_ego_ego_rule_16_byte_f64,
+                              {"super-ego", {{"prune", "ego"}, {"simd", "off"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(super_ego_tiny_f64,
                               {"super-ego", {{"leaf", "2"}, {"chunk", "3"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(super_ego_tiny_merge_f32,
                               {"super-ego",
                                {{"leaf", "1"}, {"chunk", "7"}, {"sort", "merge"},
-                                {"reorder", "variance"}},
+                                {"reorder", "variance"}, {"simd", "off"}},
                                epsjoin::scalar_type::f32});
 EPSJOIN_ENGINE_PROPERTY_TESTS(super_ego_tiny_ego_rule_f64,
                               {"super-ego",
@@ -53,7 +55,8 @@ TEST(super_ego, rejects_bad_parameters) {
                                                         {"chunk", ""},
                                                         {"reorder", "sideways"},
                                                         {"sort", "quick"},
-                                                        {"prune", "none"}}) {
+                                                        {"prune", "none"},
+                                                        {"simd", "avx"}}) {
     join_options opt;
     opt.eps = 0.1;
     opt.engine = "super-ego";
