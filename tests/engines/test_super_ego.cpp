@@ -66,6 +66,19 @@ TEST(super_ego, rejects_bad_parameters) {
   }
 }
 
+TEST(super_ego, refuses_float32_arithmetic_on_values_beyond_its_range) {
+  const dataset pts(std::vector<double>{0.0, 1.0, 1e39, 2.0}, 2);
+  resources res(1);
+  join_options opt;
+  opt.eps = 0.1;
+  opt.engine = "super-ego";
+  opt.precision = scalar_type::f32;
+  count_sink sink;
+  EXPECT_THROW(self_join(res, pts.view(), opt, sink), epsjoin::invalid_argument);
+  opt.precision = scalar_type::f64;
+  EXPECT_NO_THROW(self_join(res, pts.view(), opt, sink));
+}
+
 TEST(super_ego, reports_stages_candidates_and_notes) {
   const dataset pts = expo_points(3000, 3, test::test_seed());
   join_stats stats;

@@ -1,8 +1,10 @@
 #include "cpu/super_ego/ego_prepare.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
+#include "core/expects.hpp"
 #include "core/parallel.hpp"
 #include "cpu/super_ego/ego_simd.hpp"
 
@@ -18,6 +20,15 @@ void convert_rows(const In* in, std::size_t n, std::size_t d, const std::vector<
       const In* src = in + i * d;
       T* dst = out + i * d;
       for (std::size_t k = 0; k < d; ++k) dst[k] = static_cast<T>(src[order[k]]);
+      if constexpr (sizeof(T) < sizeof(In)) {
+        // A float64 beyond the float32 range would become inf, and inf - inf a NaN that loses
+        // pairs silently.
+        for (std::size_t k = 0; k < d; ++k) {
+          EPSJOIN_EXPECTS(std::isfinite(dst[k]), "super-ego: point ", i, ", dimension ", order[k],
+                          " is ", src[order[k]], ", beyond the float32 range; use float64 "
+                          "precision");
+        }
+      }
     }
   });
 }
