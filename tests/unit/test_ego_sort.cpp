@@ -184,7 +184,7 @@ TEST(radix_sort_by_key, equals_stable_sort_for_every_key_width) {
   for (unsigned bits : {1u, 8u, 11u, 12u, 23u, 33u, 64u}) {
     for (unsigned threads : {1u, 2u, 5u}) {
       const std::size_t n = 150000;
-      std::vector<key_index> items(n);
+      big_vector<key_index> items(n);
       // Few distinct keys spread over the width, so digits repeat and ties are common.
       std::vector<std::uint64_t> pool(300);
       for (auto& k : pool) k = bits == 64 ? rng() : rng() & ((std::uint64_t{1} << bits) - 1);

@@ -56,9 +56,8 @@ void fold_bounds(const sorted_points<T>& p, std::vector<double>& lo, std::vector
   const std::size_t blocks = (p.n + grain - 1) / grain;
   std::vector<double> block_lo(blocks * d), block_hi(blocks * d);
   parallel_for(threads, p.n, grain, [&](std::size_t i0, std::size_t i1, unsigned) {
-    double* bl = block_lo.data() + (i0 / grain) * d;
-    double* bh = block_hi.data() + (i0 / grain) * d;
-    for (std::size_t k = 0; k < d; ++k) bl[k] = bh[k] = static_cast<double>(p.row(i0)[k]);
+    // Local minima and maxima, stored once: blocks' slots share cache lines.
+    std::vector<double> bl(p.row(i0), p.row(i0) + d), bh = bl;
     for (std::size_t i = i0; i < i1; ++i) {
       const T* r = p.row(i);
       for (std::size_t k = 0; k < d; ++k) {
@@ -66,6 +65,8 @@ void fold_bounds(const sorted_points<T>& p, std::vector<double>& lo, std::vector
         bh[k] = std::max(bh[k], static_cast<double>(r[k]));
       }
     }
+    std::copy(bl.begin(), bl.end(), block_lo.begin() + static_cast<std::ptrdiff_t>(i0 / grain * d));
+    std::copy(bh.begin(), bh.end(), block_hi.begin() + static_cast<std::ptrdiff_t>(i0 / grain * d));
   });
   for (std::size_t b = 0; b < blocks; ++b) {
     for (std::size_t k = 0; k < d; ++k) {
@@ -79,7 +80,7 @@ template <class T>
 void sort_set(sorted_points<T>& p, const grid& g, sort_method method, unsigned threads) {
   const std::vector<std::uint32_t> order = ego_order(p.values.data(), p.n, g, method, threads);
   const std::size_t d = p.d;
-  std::vector<T> sorted(p.values.size());
+  big_vector<T> sorted(p.values.size());
   p.ids.resize(p.n);
   // Rows and columns in one pass over the gathered points.
   p.column_stride = p.n + simd_pad;

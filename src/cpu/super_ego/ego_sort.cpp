@@ -54,7 +54,7 @@ std::vector<std::uint32_t> ego_order(const T* values, std::size_t n, const grid&
                                      sort_method method, unsigned threads) {
   const std::size_t d = g.d();
   const key_layout layout = make_key_layout(g);
-  std::vector<key_index> items(n);
+  big_vector<key_index> items(n);
   parallel_for(threads, n, 1 << 14, [&](std::size_t i0, std::size_t i1, unsigned) {
     for (std::size_t i = i0; i < i1; ++i) {
       const T* p = values + i * d;
@@ -111,8 +111,8 @@ std::vector<std::uint32_t> ego_order(const T* values, std::size_t n, const grid&
         }
       });
       for (std::size_t s : large) {
-        std::vector<key_index> run(items.begin() + static_cast<std::ptrdiff_t>(s),
-                                   items.begin() + static_cast<std::ptrdiff_t>(run_end(s)));
+        big_vector<key_index> run(items.begin() + static_cast<std::ptrdiff_t>(s),
+                                  items.begin() + static_cast<std::ptrdiff_t>(run_end(s)));
         parallel_stable_sort(run, full_less, threads);
         std::copy(run.begin(), run.end(), items.begin() + static_cast<std::ptrdiff_t>(s));
       }

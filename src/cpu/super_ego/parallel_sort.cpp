@@ -2,7 +2,7 @@
 
 namespace epsjoin::detail::ego {
 
-void radix_sort_by_key(std::vector<key_index>& items, unsigned key_bits, unsigned threads) {
+void radix_sort_by_key(big_vector<key_index>& items, unsigned key_bits, unsigned threads) {
   const std::size_t n = items.size();
   if (n < 2 || key_bits == 0) return;
   // Few passes matter more than small histograms: up to 11 bits a pass (2048 buckets).
@@ -15,9 +15,9 @@ void radix_sort_by_key(std::vector<key_index>& items, unsigned key_bits, unsigne
   std::vector<std::size_t> bound(blocks + 1);
   for (std::size_t b = 0; b <= blocks; ++b) bound[b] = n * b / blocks;
 
-  std::vector<key_index> other(n);
-  std::vector<key_index>* src = &items;
-  std::vector<key_index>* dst = &other;
+  big_vector<key_index> other(n);
+  big_vector<key_index>* src = &items;
+  big_vector<key_index>* dst = &other;
   std::vector<std::size_t> count(blocks * buckets);
   for (unsigned pass = 0; pass < passes; ++pass) {
     const unsigned shift = pass * digit_bits;

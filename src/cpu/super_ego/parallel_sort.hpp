@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/parallel.hpp"
+#include "cpu/super_ego/big_vector.hpp"
 
 namespace epsjoin::detail::ego {
 
@@ -35,9 +36,9 @@ std::size_t merge_path_split(It left, std::size_t m, It right, std::size_t n, st
   return lo;
 }
 
-/// Stable sort of [first, last) on `threads` threads; the result equals std::stable_sort's.
-template <class T, class Comp>
-void parallel_stable_sort(std::vector<T>& items, Comp comp, unsigned threads,
+/// Stable sort of a vector on `threads` threads; the result equals std::stable_sort's.
+template <class Vec, class Comp>
+void parallel_stable_sort(Vec& items, Comp comp, unsigned threads,
                           std::size_t min_chunk = std::size_t{1} << 14) {
   const std::size_t n = items.size();
   if (threads <= 1 || n < 2 * min_chunk) {
@@ -55,9 +56,9 @@ void parallel_stable_sort(std::vector<T>& items, Comp comp, unsigned threads,
   });
 
   // Merge neighbouring runs until one is left, ping-ponging between two buffers.
-  std::vector<T> other(n);
-  std::vector<T>* src = &items;
-  std::vector<T>* dst = &other;
+  Vec other(n);
+  Vec* src = &items;
+  Vec* dst = &other;
   struct piece {
     std::size_t left, mid, right;  // merge src[left, mid) with src[mid, right)
     std::size_t out_begin, out_end;  // this piece's slice of the merged output, absolute
@@ -107,6 +108,6 @@ struct key_index {
 /// Stable LSD radix sort of `items` by their low `key_bits` bits of key, on `threads` threads.
 /// Each pass counts digits per block, then scatters every block in order, so equal keys keep
 /// their order. Passes whose digit is the same for every item are skipped.
-void radix_sort_by_key(std::vector<key_index>& items, unsigned key_bits, unsigned threads);
+void radix_sort_by_key(big_vector<key_index>& items, unsigned key_bits, unsigned threads);
 
 }  // namespace epsjoin::detail::ego
