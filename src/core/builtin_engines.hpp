@@ -11,6 +11,7 @@ namespace epsjoin::detail {
 std::unique_ptr<engine> make_brute_cpu_engine();
 std::unique_ptr<engine> make_cpu_grid_engine();
 std::unique_ptr<engine> make_cpu_rtree_engine();
+std::unique_ptr<engine> make_super_ego_engine();
 std::unique_ptr<engine> make_gpu_sj_engine();    // CUDA builds only
 std::unique_ptr<engine> make_brute_gpu_engine(); // CUDA builds only
 

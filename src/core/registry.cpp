@@ -12,6 +12,7 @@ std::vector<std::unique_ptr<engine>> make_registry() {
   list.push_back(make_brute_cpu_engine());
   list.push_back(make_cpu_grid_engine());
   list.push_back(make_cpu_rtree_engine());
+  list.push_back(make_super_ego_engine());
 #ifdef EPSJOIN_HAS_CUDA
   list.push_back(make_gpu_sj_engine());
   list.push_back(make_brute_gpu_engine());

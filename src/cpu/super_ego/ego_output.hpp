@@ -1,0 +1,131 @@
+#pragma once
+// Where a worker's hits go: ordered pairs for a pair sink, or per-point counts for a counts-only
+// sink. Both buffer in fixed arrays and append without a branch per entry: in low dimensions
+// the hand-over costs as much as the distances.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "cpu/super_ego/ego_simd.hpp"
+#include "cpu/super_ego/sorted_points.hpp"
+#include "epsjoin/sink.hpp"
+
+namespace epsjoin::detail::ego {
+
+/// Hands every match to the sink as ordered pairs of the caller's ids; both directions in a
+/// self-join. (Its own buffer rather than the core pair_emitter: a row's pairs are written with
+/// one capacity check instead of one per pair.)
+template <class T>
+class pair_output {
+ public:
+  static constexpr bool counts = false;
+  pair_output(result_sink& sink, const sorted_points<T>& a, const sorted_points<T>& b, bool self,
+              std::size_t leaf)
+      : sink_(&sink), a_ids_(a.ids.data()), b_ids_(b.ids.data()), self_(self),
+        buffer_(std::max<std::size_t>(std::size_t{1} << 15, 2 * leaf + 2)) {}
+  void begin_chunk(std::size_t, std::size_t) {}
+  void end_chunk() {}
+  void begin_leaf(std::size_t, std::size_t) {}
+  void end_leaf() {}
+  /// A position i's matches: B positions js[0, m).
+  void row(std::size_t i, const std::uint32_t* js, std::size_t m) {
+    if (size_ + 2 * m > buffer_.size()) flush();
+    const std::uint32_t qi = a_ids_[i];
+    index_pair* out = buffer_.data() + size_;
+    if (self_) {
+      for (std::size_t k = 0; k < m; ++k) {
+        const std::uint32_t nj = b_ids_[js[k]];
+        out[2 * k] = {qi, nj};
+        out[2 * k + 1] = {nj, qi};
+      }
+      size_ += 2 * m;
+    } else {
+      for (std::size_t k = 0; k < m; ++k) out[k] = {qi, b_ids_[js[k]]};
+      size_ += m;
+    }
+  }
+  void flush() {
+    if (size_ == 0) return;
+    sink_->consume(std::span<const index_pair>(buffer_.data(), size_));
+    size_ = 0;
+  }
+
+ private:
+  result_sink* sink_;
+  const std::uint32_t* a_ids_;
+  const std::uint32_t* b_ids_;
+  bool self_;
+  std::vector<index_pair> buffer_;
+  std::size_t size_ = 0;
+};
+
+/// For counts-only sinks: per-query counts summed over a work item (and, in a self-join, the
+/// reverse direction's per-candidate counts over a leaf), handed over as (id, count) entries
+/// rather than one entry per pair.
+template <class T>
+class count_output {
+ public:
+  static constexpr bool counts = true;
+  count_output(result_sink& sink, const sorted_points<T>& a, const sorted_points<T>& b,
+               bool self, std::size_t chunk, std::size_t leaf)
+      : sink_(&sink), a_ids_(a.ids.data()), b_ids_(b.ids.data()), self_(self), rows_(chunk, 0),
+        cols_(leaf + simd_pad, 0),
+        ids_(std::max<std::size_t>(std::size_t{1} << 14, chunk + leaf)),
+        counts_(ids_.size()) {}
+  void begin_chunk(std::size_t a0, std::size_t a1) {
+    a0_ = a0;
+    a1_ = a1;
+    std::fill_n(rows_.begin(), a1 - a0, 0u);
+  }
+  void end_chunk() {
+    reserve(a1_ - a0_);
+    for (std::size_t i = a0_; i < a1_; ++i) append(a_ids_[i], rows_[i - a0_]);
+  }
+  void begin_leaf(std::size_t b0, std::size_t b1) {
+    b0_ = b0;
+    b1_ = b1;
+  }
+  void end_leaf() {
+    if (self_) {
+      reserve(b1_ - b0_);
+      for (std::size_t j = b0_; j < b1_; ++j) {
+        append(b_ids_[j], static_cast<std::uint32_t>(cols_[j - b0_]));
+      }
+    }
+    std::fill_n(cols_.begin(), b1_ - b0_, lane_count<T>{0});
+  }
+  /// Per-candidate counters of the current leaf, indexed by B position - b0.
+  lane_count<T>* columns() { return cols_.data(); }
+  void add_row(std::size_t i, std::size_t m) { rows_[i - a0_] += static_cast<std::uint32_t>(m); }
+  void flush() {
+    if (size_ == 0) return;
+    sink_->consume_counts(std::span<const std::uint32_t>(ids_.data(), size_),
+                          std::span<const std::uint32_t>(counts_.data(), size_));
+    size_ = 0;
+  }
+
+ private:
+  void reserve(std::size_t k) {
+    if (size_ + k > ids_.size()) flush();
+  }
+  // Written always, kept only when count > 0.
+  void append(std::uint32_t id, std::uint32_t count) {
+    ids_[size_] = id;
+    counts_[size_] = count;
+    size_ += count != 0 ? 1 : 0;
+  }
+  result_sink* sink_;
+  const std::uint32_t* a_ids_;
+  const std::uint32_t* b_ids_;
+  bool self_;
+  std::vector<std::uint32_t> rows_;
+  std::vector<lane_count<T>> cols_;
+  std::vector<std::uint32_t> ids_, counts_;
+  std::size_t size_ = 0;
+  std::size_t a0_ = 0, a1_ = 0, b0_ = 0, b1_ = 0;
+};
+
+}  // namespace epsjoin::detail::ego
