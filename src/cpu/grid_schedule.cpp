@@ -32,7 +32,8 @@ struct range_appender {
 
 std::uint64_t neighbor_ranges(const grid::host_index& data, const std::uint32_t* own,
                               std::uint64_t own_id, std::size_t near, grid::access_pattern pattern,
-                              lookup_method method, bool use_masks, std::vector<point_range>& out) {
+                              lookup_method method, bool use_masks, std::vector<point_range>& out,
+                              std::size_t* cursors) {
   const grid::geometry& g = data.geo;
   const grid::cell_box box = use_masks ? data.masked_box(own) : grid::neighbor_box(g, own);
   range_appender app{data, out, out.size()};
@@ -51,16 +52,35 @@ std::uint64_t neighbor_ranges(const grid::host_index& data, const std::uint32_t*
     const std::uint64_t hi_id = base + static_cast<unsigned>(std::bit_width(row.mask) - 1);
     // Ids are distinct integers, so the index holds at most |t - own_id| cells between the own
     // cell's place `near` and the place of id t: a short, cache-local search.
-    std::size_t lo, hi;
-    if (lo_id >= own_id) {
-      lo = near;
-      hi = static_cast<std::size_t>(std::min<std::uint64_t>(m, near + (lo_id - own_id) + 1));
+    auto bounds = [&](std::uint64_t t, std::size_t& lo, std::size_t& hi) {
+      if (t >= own_id) {
+        lo = near;
+        hi = static_cast<std::size_t>(std::min<std::uint64_t>(m, near + (t - own_id) + 1));
+      } else {
+        const std::uint64_t back = own_id - t;
+        lo = near >= back ? near - static_cast<std::size_t>(back) : 0;
+        hi = std::min(m, near + 1);
+      }
+    };
+    std::size_t lo, hi, first;
+    if (cursors == nullptr) {
+      bounds(lo_id, lo, hi);
+      first = data.lower_bound(lo_id, lo, hi);
     } else {
-      const std::uint64_t back = own_id - lo_id;
-      lo = near >= back ? near - static_cast<std::size_t>(back) : 0;
-      hi = std::min(m, near + 1);
+      // The cursor tracks the row's offset -1 cell (or 0), whose id grows with own_id.
+      const std::uint64_t t = row.center_id > 0 ? base : 0;
+      std::size_t& p = cursors[row.row];
+      bounds(t, lo, hi);
+      if (p == no_cursor || p < lo) {
+        p = data.lower_bound(t, lo, hi);
+      } else {
+        for (int step = 0; step < 4 && p < m && ids[p] < t; ++step) ++p;
+        if (p < m && ids[p] < t) p = data.lower_bound(t, p, std::max(p, hi));
+      }
+      first = p;
+      while (first < m && ids[first] < lo_id) ++first;
     }
-    for (std::size_t p = data.lower_bound(lo_id, lo, hi); p < m && ids[p] <= hi_id; ++p) {
+    for (std::size_t p = first; p < m && ids[p] <= hi_id; ++p) {
       if ((row.mask >> (ids[p] - base)) & 1u) app.add(p);
     }
   });
@@ -100,6 +120,9 @@ grid_schedule plan_schedule(const grid::host_index& queries, const grid::host_in
   // Pass 1: every cell's neighbour ranges and workload.
   detail::parallel_for(threads, blocks, 1, [&](std::size_t b, std::size_t, unsigned) {
     std::vector<point_range> local;
+    std::vector<std::size_t> cursors(cursor_count(data.geo.k), no_cursor);
+    std::size_t* row_cursors =
+        settings.lookup == lookup_method::rows ? cursors.data() : nullptr;
     const std::size_t end = std::min(m, (b + 1) * grid_schedule::cells_per_block);
     for (std::size_t c = b * grid_schedule::cells_per_block; c < end; ++c) {
       std::uint32_t own[grid::max_indexed_dims];
@@ -108,7 +131,8 @@ grid_schedule plan_schedule(const grid::host_index& queries, const grid::host_in
       const std::size_t near = self ? c : data.lower_bound(id, 0, data.n_cells());
       const std::size_t before = local.size();
       const std::uint64_t nb = neighbor_ranges(data, own, id, near, settings.pattern,
-                                               settings.lookup, settings.use_masks, local);
+                                               settings.lookup, settings.use_masks, local,
+                                               row_cursors);
       const std::uint64_t size = queries.cell_size(c);
       neighbors[c] = nb;
       work[c] = size * nb + (settings.halved ? size * (size - 1) / 2 : 0);
@@ -152,13 +176,19 @@ grid_schedule plan_schedule(const grid::host_index& queries, const grid::host_in
     }
   }
 
-  // Heaviest first; equal work keeps cell order (the radix sort is stable).
+  // Heaviest first by power-of-two class of work, cell order within a class (the radix sort is
+  // stable): consecutive tasks then read neighbouring cells, which stay in cache. Measured on
+  // Expo4D 1e6, one thread: exact-work order 1.64 s, these classes 1.19 s, pure cell order
+  // 1.04 s (but no heavy-first balance across threads).
+  auto key_of = [](std::uint64_t w) -> std::uint64_t {
+    return static_cast<std::uint64_t>(std::bit_width(w));
+  };
   std::uint64_t max_work = 0;
-  for (const grid_task& t : tasks) max_work = std::max(max_work, t.work);
+  for (const grid_task& t : tasks) max_work = std::max(max_work, key_of(t.work));
   std::vector<std::uint64_t> keys(tasks.size());
   std::vector<std::uint32_t> order(tasks.size());
   for (std::size_t i = 0; i < tasks.size(); ++i) {
-    keys[i] = max_work - tasks[i].work;
+    keys[i] = max_work - key_of(tasks[i].work);
     order[i] = static_cast<std::uint32_t>(i);
   }
   grid::radix_sort_pairs(keys, order, std::bit_width(max_work), threads);

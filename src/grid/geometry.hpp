@@ -135,6 +135,10 @@ EPSJOIN_HD inline bool visits(access_pattern pattern, int k, const std::uint32_t
 struct neighbor_row {
   std::uint64_t center_id;  ///< id of the row's cell at last-dimension offset 0
   unsigned mask;            ///< bits 0, 1, 2: offsets -1, 0, +1 (already clipped to the box)
+  /// Which of the 3^(k-1) rows: sum over prefix dimensions j of (offset[j] + 1) 3^(k-2-j). For one
+  /// row index, center_id - own id is the same for every cell, so a caller visiting cells in
+  /// increasing id order sees each row's ids increase (and may keep a cursor per row).
+  unsigned row;
 };
 
 /// Calls f(neighbor_row) for every row of the box (with k = 0, the own cell's row: center bit only
@@ -143,16 +147,20 @@ template <class F>
 EPSJOIN_HD inline void for_each_neighbor_row(const geometry& g, const std::uint32_t* own,
                                              const cell_box& box, access_pattern pattern, F&& f) {
   if (g.k == 0) {
-    if (pattern == access_pattern::full) f(neighbor_row{0, 2u});
+    if (pattern == access_pattern::full) f(neighbor_row{0, 2u, 0u});
     return;
   }
   const int k = g.k;
   const int last = k - 1;
   int offset[max_indexed_dims];
+  unsigned place[max_indexed_dims];  // 3^(k-2-j): weight of prefix dimension j in the row index
   std::uint64_t id = 0;  // id of (prefix coordinates, own[last])
+  unsigned row = 0;
+  for (int j = last - 1, w = 1; j >= 0; --j, w *= 3) place[j] = static_cast<unsigned>(w);
   for (int j = 0; j < last; ++j) {
     offset[j] = static_cast<int>(box.lo[j]) - static_cast<int>(own[j]);
     id += box.lo[j] * g.stride[j];
+    row += static_cast<unsigned>(offset[j] + 1) * place[j];
   }
   id += own[last];
   // Offsets of the last dimension that the box keeps.
@@ -166,19 +174,20 @@ EPSJOIN_HD inline void for_each_neighbor_row(const geometry& g, const std::uint3
       offset[last] = b - 1;
       if (visits(pattern, k, own, offset)) mask |= 1u << b;
     }
-    if (mask != 0) f(neighbor_row{id, mask});
+    if (mask != 0) f(neighbor_row{id, mask, row});
     // Odometer over the prefix dimensions 0 .. k-2, last of them fastest (increasing ids).
     int j = last - 1;
     for (; j >= 0; --j) {
       if (own[j] + offset[j] < box.hi[j]) {
         ++offset[j];
         id += g.stride[j];
+        row += place[j];
         break;
       }
-      id -= static_cast<std::uint64_t>(offset[j] - (static_cast<int>(box.lo[j]) -
-                                                     static_cast<int>(own[j]))) *
-            g.stride[j];
-      offset[j] = static_cast<int>(box.lo[j]) - static_cast<int>(own[j]);
+      const int reset = static_cast<int>(box.lo[j]) - static_cast<int>(own[j]);
+      id -= static_cast<std::uint64_t>(offset[j] - reset) * g.stride[j];
+      row -= static_cast<unsigned>(offset[j] - reset) * place[j];
+      offset[j] = reset;
     }
     if (j < 0) return;
   }

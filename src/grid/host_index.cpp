@@ -72,6 +72,7 @@ void find_cells(const std::vector<std::uint64_t>& keys, std::size_t n_in, unsign
 void build_masks(unsigned threads, host_index& index) {
   const geometry& g = index.geo;
   index.masks.assign(static_cast<std::size_t>(g.k), {});
+  index.mask_bits.assign(static_cast<std::size_t>(g.k), {});
   const std::size_t m = index.n_cells();
   detail::parallel_for(threads, static_cast<std::size_t>(g.k), 1,
                        [&](std::size_t j, std::size_t, unsigned) {
@@ -80,7 +81,7 @@ void build_masks(unsigned threads, host_index& index) {
     auto coord = [&](std::size_t c) {
       return static_cast<std::uint32_t>((index.cell_ids[c] / g.stride[j]) % cells);
     };
-    if (cells <= 8 * m + 4096) {
+    if (cells <= 64 * m + 4096) {
       // A bitmap over the dimension's cells: O(m + cells) and cells is O(m) here.
       std::vector<std::uint64_t> bits((cells + 63) / 64, 0);
       for (std::size_t c = 0; c < m; ++c) {
@@ -92,6 +93,7 @@ void build_masks(unsigned threads, host_index& index) {
           mask.push_back(static_cast<std::uint32_t>(w * 64 + std::countr_zero(b)));
         }
       }
+      index.mask_bits[j] = std::move(bits);
     } else {
       mask.resize(m);
       for (std::size_t c = 0; c < m; ++c) mask[c] = coord(c);
@@ -124,6 +126,8 @@ std::size_t host_index::find_in(std::uint64_t id, std::size_t lo, std::size_t hi
 }
 
 bool host_index::mask_has(int j, std::uint32_t c) const noexcept {
+  const auto& bits = mask_bits[static_cast<std::size_t>(j)];
+  if (!bits.empty()) return (bits[c >> 6] >> (c & 63)) & 1u;
   const auto& m = masks[static_cast<std::size_t>(j)];
   return std::binary_search(m.begin(), m.end(), c);
 }
