@@ -38,7 +38,7 @@ struct grid_params {
   int early_exit = 8;
   enum class layout_kind { automatic, columns, rows } layout = layout_kind::automatic;
   bool avx2 = true;  // use the AVX2 kernels when the CPU has them
-  unsigned gather_min_spans = 3;
+  unsigned gather_min_spans = 2;
 };
 
 bool parse_switch(const std::string& key, const std::string& v) {
@@ -159,7 +159,7 @@ void execute_rows(join_request& req, const join_inputs<T>& in, bool halved,
                   const cpu::point_block<T>& qb, const cpu::point_block<T>& db,
                   std::vector<cpu::worker_state<T>>& workers) {
   using set = cpu::kernels::row_set<T, Every>;
-  execute_kind(req, in, halved, set{qb.values.data(), qb.d}, set{db.values.data(), db.d},
+  execute_kind(req, in, halved, set{qb.data(), qb.d}, set{db.data(), db.d},
                workers);
 }
 

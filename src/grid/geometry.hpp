@@ -4,8 +4,9 @@
 // exceptions, no virtual calls.
 //
 // The grid covers k <= d "indexed" dimensions of the points. In indexed dimension j a point
-// with coordinate x lies in cell coordinate floor((x - origin[j]) / side[j]) and the cells of
-// one point set are numbered row-major:
+// with coordinate x lies in cell coordinate floor((x - origin[j]) * inv_side[j]) (inv_side the
+// double nearest 1 / side: a multiplication, not a division, and the same bits on every IEEE
+// processor) and the cells of one point set are numbered row-major:
 //   linear id = sum_j coord[j] * stride[j],  stride[k-1] = 1,  stride[j] = stride[j+1] * cells[j+1].
 // side[j] >= eps, so two points within eps of each other are in cells whose coordinates differ by
 // at most 1 in every indexed dimension (their 3^k neighbourhood). The other d - k dimensions are
@@ -15,7 +16,6 @@
 // (grid/plan.hpp); this file only computes with a chosen geometry, so the CPU and GPU indexes
 // built from one geometry are identical bit for bit.
 
-#include <cmath>
 #include <cstdint>
 
 #include "core/hd.hpp"
@@ -45,6 +45,7 @@ struct geometry {
   int dim[max_indexed_dims] = {};  ///< input column read by each indexed dimension
   double origin[max_indexed_dims] = {};  ///< lower corner of cell coordinate 0
   double side[max_indexed_dims] = {};    ///< cell side, >= eps
+  double inv_side[max_indexed_dims] = {};  ///< 1 / side rounded to nearest: what cell_coord uses
   std::uint32_t cells[max_indexed_dims] = {};   ///< cells in the dimension, >= 1
   std::uint64_t stride[max_indexed_dims] = {};  ///< row-major strides of the linear id
   std::uint64_t total_cells = 1;                ///< product of cells (<= max_total_cells)
@@ -54,10 +55,12 @@ struct geometry {
 /// the set the geometry was planned for always fall inside; query points of an A x B join may not
 /// (and then have no neighbour in the grid).
 EPSJOIN_HD inline std::int64_t cell_coord(const geometry& g, int j, double x) {
-  const double f = (x - g.origin[j]) / g.side[j];  // IEEE sub and div: same bits on CPU and GPU
+  // Two IEEE operations with no room for contraction into an FMA: same bits on CPU and GPU.
+  const double f = (x - g.origin[j]) * g.inv_side[j];
   if (!(f >= 0.0)) return -1;
   if (f >= static_cast<double>(g.cells[j])) return static_cast<std::int64_t>(g.cells[j]);
-  return static_cast<std::int64_t>(floor(f));
+  // 0 <= f < cells: truncation is floor (and no libm call where the ISA lacks a rounding op).
+  return static_cast<std::int64_t>(f);
 }
 
 /// Cell coordinates of one point (a row of all d input columns); false when it is outside the grid.

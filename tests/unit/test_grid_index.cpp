@@ -39,7 +39,7 @@ std::map<std::uint64_t, std::vector<std::uint32_t>> naive_cells(const dataset& p
     std::uint64_t id = 0;
     for (int j = 0; j < g.k; ++j) {
       const double x = row[static_cast<std::size_t>(g.dim[j])];
-      const auto c = static_cast<std::uint64_t>(std::floor((x - g.origin[j]) / g.side[j]));
+      const auto c = static_cast<std::uint64_t>(std::floor((x - g.origin[j]) * g.inv_side[j]));
       EXPECT_LT(c, g.cells[j]);
       id = id * g.cells[j] + c;
     }
