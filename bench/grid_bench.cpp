@@ -212,12 +212,13 @@ int bench_lookup(const args& a) {
   for (auto pattern : {grid::access_pattern::lid_unicomp, grid::access_pattern::full}) {
     struct method {
       const char* name;
-      int kind;  // 0 binary, 1 rows, 2 hash
+      int kind;  // 0 binary, 1 rows, 2 hash, 3 tree, 4 rows with cursors (cells in id order)
       bool masks;
     };
     for (const method m : {method{"binary", 0, false}, method{"binary+masks", 0, true},
                            method{"rows", 1, false}, method{"rows+masks", 1, true},
-                           method{"hash", 2, false}}) {
+                           method{"hash", 2, false}, method{"tree", 3, false},
+                           method{"rows+cursors", 4, false}}) {
       double best = 1e300;
       std::uint64_t found = 0;
       for (int r = 0; r < a.reps; ++r) {
@@ -226,6 +227,7 @@ int bench_lookup(const args& a) {
         detail::parallel_for(a.threads.front(), idx.n_cells(), 256,
                              [&](std::size_t begin, std::size_t end, unsigned w) {
           std::vector<cpu::point_range> out;
+          std::vector<std::size_t> cursors(cpu::cursor_count(idx.geo.k), cpu::no_cursor);
           std::uint64_t total = 0;
           for (std::size_t c = begin; c < end; ++c) {
             out.clear();
@@ -240,8 +242,10 @@ int bench_lookup(const args& a) {
             } else {
               total += cpu::neighbor_ranges(
                   idx, own, idx.cell_ids[c], c, pattern,
-                  m.kind == 0 ? cpu::lookup_method::binary : cpu::lookup_method::rows, m.masks,
-                  out);
+                  m.kind == 0   ? cpu::lookup_method::binary
+                  : m.kind == 3 ? cpu::lookup_method::tree
+                                : cpu::lookup_method::rows,
+                  m.masks, out, m.kind == 4 ? cursors.data() : nullptr);
             }
           }
           totals[w] += total;

@@ -58,7 +58,8 @@ grid_params parse_params(const join_options& options) {
     } else if (key == "lookup") {
       if (v == "rows") p.lookup = cpu::lookup_method::rows;
       else if (v == "binary") p.lookup = cpu::lookup_method::binary;
-      else throw invalid_argument(concat("cpu-grid: lookup must be rows or binary, got '", v, "'"));
+      else if (v == "tree") p.lookup = cpu::lookup_method::tree;
+      else throw invalid_argument(concat("cpu-grid: lookup must be rows, tree or binary, got '", v, "'"));
     } else if (key == "masks") {
       p.masks = parse_switch(key, v);
     } else if (key == "reorder") {

@@ -28,6 +28,42 @@ struct range_appender {
   }
 };
 
+// The tree lookup: cells [lo, hi) of the index share the coordinates of dimensions < j (offsets
+// offset[0 .. j-1] from the own cell, ids from `base` up); split them by coordinate j.
+struct prefix_descent {
+  const grid::host_index& data;
+  const std::uint32_t* own;
+  const grid::cell_box& box;
+  grid::access_pattern pattern;
+  range_appender& app;
+  int offset[grid::max_indexed_dims];
+
+  void descend(int j, std::size_t lo, std::size_t hi, std::uint64_t base, bool all_zero) {
+    const grid::geometry& g = data.geo;
+    const std::uint64_t* ids = data.cell_ids.data();
+    const std::uint64_t stride = g.stride[j];
+    if (j == g.k - 1) {
+      // The last dimension: the cells themselves, consecutive ids.
+      std::size_t p = data.lower_bound(base + box.lo[j], lo, hi);
+      for (; p < hi && ids[p] <= base + box.hi[j]; ++p) {
+        offset[j] = static_cast<int>(ids[p] - base) - static_cast<int>(own[j]);
+        if (grid::visits(pattern, g.k, own, offset)) app.add(p);
+      }
+      return;
+    }
+    std::size_t from = data.lower_bound(base + box.lo[j] * stride, lo, hi);
+    for (std::uint32_t c = box.lo[j]; c <= box.hi[j] && from < hi; ++c) {
+      const std::uint64_t next = base + (static_cast<std::uint64_t>(c) + 1) * stride;
+      const std::size_t to = data.lower_bound(next, from, hi);
+      offset[j] = static_cast<int>(c) - static_cast<int>(own[j]);
+      // lid-unicomp never goes below the own cell in the first dimension that differs.
+      const bool skip = pattern == grid::access_pattern::lid_unicomp && all_zero && offset[j] < 0;
+      if (to > from && !skip) descend(j + 1, from, to, base + c * stride, all_zero && offset[j] == 0);
+      from = to;
+    }
+  }
+};
+
 }  // namespace
 
 std::uint64_t neighbor_ranges(const grid::host_index& data, const std::uint32_t* own,
@@ -43,6 +79,15 @@ std::uint64_t neighbor_ranges(const grid::host_index& data, const std::uint32_t*
       const std::size_t c = data.find(id);
       if (c != grid::host_index::npos) app.add(c);
     });
+    return app.total;
+  }
+  if (method == lookup_method::tree) {
+    if (g.k == 0) {
+      if (pattern == grid::access_pattern::full && m > 0) app.add(0);
+      return app.total;
+    }
+    prefix_descent walk{data, own, box, pattern, app, {}};
+    walk.descend(0, 0, m, 0, true);
     return app.total;
   }
   const std::uint64_t* ids = data.cell_ids.data();

@@ -20,6 +20,8 @@ struct point_range {
 enum class lookup_method : std::uint8_t {
   binary,  ///< one binary search over all cells per neighbour cell
   rows,    ///< one search per row of 3 cells, bounded by the id distance to the own cell
+  tree,    ///< descend the coordinate prefixes: cells sharing one are contiguous in the index,
+           ///< so a prefix with no cell ends its whole branch (for sparse grids, large k)
 };
 
 /// Appends to `out` the ranges of the non-empty data cells that a query cell with coordinates

@@ -171,11 +171,26 @@ EPSJOIN_HD inline void for_each_neighbor_row(const geometry& g, const std::uint3
   if (box.lo[last] < own[last]) in_box |= 1u;
   if (box.hi[last] > own[last]) in_box |= 4u;
   for (;;) {
-    unsigned mask = 0;
-    for (int b = 0; b < 3; ++b) {
-      if (!(in_box & (1u << b))) continue;
-      offset[last] = b - 1;
-      if (visits(pattern, k, own, offset)) mask |= 1u << b;
+    // visits() for the row's three cells at once, from the prefix's first and last non-zero
+    // offsets (the unit tests check this against visits()).
+    int first_nz = -1, last_nz = -1;
+    for (int j = 0; j < last; ++j) {
+      if (offset[j] != 0) {
+        if (first_nz < 0) first_nz = j;
+        last_nz = j;
+      }
+    }
+    unsigned mask;
+    if (pattern == access_pattern::full) {
+      mask = in_box;
+    } else if (pattern == access_pattern::lid_unicomp) {
+      // First non-zero offset +1: a positive prefix takes the row, a zero prefix only its +1.
+      mask = first_nz < 0 ? (in_box & 4u) : offset[first_nz] > 0 ? in_box : 0u;
+    } else {
+      // Last non-zero offset in an odd coordinate: the last dimension for offsets -1 and +1,
+      // the prefix's last non-zero dimension for offset 0.
+      mask = ((own[last] & 1u) ? (in_box & 5u) : 0u) |
+             ((last_nz >= 0 && (own[last_nz] & 1u)) ? (in_box & 2u) : 0u);
     }
     if (mask != 0) f(neighbor_row{id, mask, row});
     // Odometer over the prefix dimensions 0 .. k-2, last of them fastest (increasing ids).

@@ -233,8 +233,13 @@ TEST(grid_index, row_lookups_equal_binary_lookups) {
           const auto n_cursors = cpu::neighbor_ranges(b.index, own, id, near, p,
                                                       lookup_method::rows, false, with_cursors,
                                                       cursors.data());
+          std::vector<point_range> tree;
+          const auto n_tree = cpu::neighbor_ranges(b.index, own, id, near, p, lookup_method::tree,
+                                                   false, tree);
           ASSERT_EQ(n_rows, n_binary);
           ASSERT_EQ(n_cursors, n_binary);
+          ASSERT_EQ(n_tree, n_binary);
+          ASSERT_EQ(expand(tree), expand(binary)) << "d " << d << " cell " << c;
           ASSERT_EQ(expand(rows), expand(binary)) << "d " << d << " cell " << c;
           ASSERT_EQ(expand(with_cursors), expand(binary)) << "d " << d << " cell " << c;
           for (std::size_t r = 1; r < rows.size(); ++r) {
