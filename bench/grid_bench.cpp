@@ -17,6 +17,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -26,6 +27,7 @@
 #include "epsjoin/join.hpp"
 #include "grid/host_index.hpp"
 #include "grid/plan.hpp"
+#include "grid/radix_sort.hpp"
 
 using namespace epsjoin;
 
@@ -122,17 +124,17 @@ join_stats run_once(const args& a, const dataset& pts, double eps, unsigned thre
 }
 
 double find_eps(const args& a, const dataset& pts) {
-  // S grows like eps^d: bisect log(eps) on counting runs (1 thread per core available).
-  double lo = 1e-7, hi = 1.0;
-  for (int it = 0; it < 40; ++it) {
-    const double mid = std::sqrt(lo * hi);
-    args b = a;
-    b.params = {};
-    const join_stats s = run_once(b, pts, mid, 16, "count");
-    (s.selectivity() < a.sel ? lo : hi) = mid;
-    if (hi / lo < 1.002) break;
+  // S grows about like eps^d: a few Newton steps on log S against log eps, on counting runs,
+  // until S is within 1% of the target.
+  args b = a;
+  b.params = {};
+  double eps = 0.01;
+  for (int it = 0; it < 12; ++it) {
+    const double s = run_once(b, pts, eps, std::thread::hardware_concurrency(), "count").selectivity();
+    if (std::fabs(s / a.sel - 1.0) < 0.01) break;
+    eps *= s <= 0 ? 10.0 : std::pow(a.sel / s, 1.0 / static_cast<double>(a.d));
   }
-  return std::sqrt(lo * hi);
+  return eps;
 }
 
 double stage(const join_stats& s, const char* name) {
@@ -210,12 +212,13 @@ int bench_lookup(const args& a) {
   for (auto pattern : {grid::access_pattern::lid_unicomp, grid::access_pattern::full}) {
     struct method {
       const char* name;
-      int kind;  // 0 binary, 1 rows, 2 hash
+      int kind;  // 0 binary, 1 rows, 2 hash, 3 tree, 4 rows with cursors (cells in id order)
       bool masks;
     };
     for (const method m : {method{"binary", 0, false}, method{"binary+masks", 0, true},
                            method{"rows", 1, false}, method{"rows+masks", 1, true},
-                           method{"hash", 2, false}}) {
+                           method{"hash", 2, false}, method{"tree", 3, false},
+                           method{"rows+cursors", 4, false}}) {
       double best = 1e300;
       std::uint64_t found = 0;
       for (int r = 0; r < a.reps; ++r) {
@@ -224,6 +227,7 @@ int bench_lookup(const args& a) {
         detail::parallel_for(a.threads.front(), idx.n_cells(), 256,
                              [&](std::size_t begin, std::size_t end, unsigned w) {
           std::vector<cpu::point_range> out;
+          std::vector<std::size_t> cursors(cpu::cursor_count(idx.geo.k), cpu::no_cursor);
           std::uint64_t total = 0;
           for (std::size_t c = begin; c < end; ++c) {
             out.clear();
@@ -238,8 +242,10 @@ int bench_lookup(const args& a) {
             } else {
               total += cpu::neighbor_ranges(
                   idx, own, idx.cell_ids[c], c, pattern,
-                  m.kind == 0 ? cpu::lookup_method::binary : cpu::lookup_method::rows, m.masks,
-                  out);
+                  m.kind == 0   ? cpu::lookup_method::binary
+                  : m.kind == 3 ? cpu::lookup_method::tree
+                                : cpu::lookup_method::rows,
+                  m.masks, out, m.kind == 4 ? cursors.data() : nullptr);
             }
           }
           totals[w] += total;
@@ -257,22 +263,36 @@ int bench_lookup(const args& a) {
   return 0;
 }
 
+template <class K>
+void time_radix(const args& a, const std::vector<std::uint64_t>& keys0) {
+  const std::size_t n = a.n;
+  for (unsigned t : a.threads) {
+    double best = 1e300;
+    for (int r = 0; r < a.reps; ++r) {
+      auto keys = grid::uninitialized<K>(n), keys2 = grid::uninitialized<K>(n);
+      auto values = grid::uninitialized<std::uint32_t>(n);
+      auto values2 = grid::uninitialized<std::uint32_t>(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        keys[i] = static_cast<K>(keys0[i]);
+        keys2[i] = 0;
+        values[i] = static_cast<std::uint32_t>(i);
+        values2[i] = 0;
+      }
+      detail::stopwatch clock;
+      grid::radix_sort_pairs(keys.get(), values.get(), keys2.get(), values2.get(), n, a.bits, t);
+      best = std::min(best, clock.seconds());
+    }
+    std::printf("radix %zu-bit keys  n=%zu bits=%d threads=%u  %.4fs\n", 8 * sizeof(K), n,
+                a.bits, t, best);
+  }
+}
+
 int bench_sort(const args& a) {
   std::mt19937_64 rng(1);
   std::vector<std::uint64_t> keys0(a.n);
   for (auto& k : keys0) k = rng() >> (64 - a.bits);
-  for (unsigned t : a.threads) {
-    double best = 1e300;
-    for (int r = 0; r < a.reps; ++r) {
-      std::vector<std::uint64_t> keys = keys0;
-      std::vector<std::uint32_t> values(a.n);
-      for (std::size_t i = 0; i < a.n; ++i) values[i] = static_cast<std::uint32_t>(i);
-      detail::stopwatch clock;
-      grid::radix_sort_pairs(keys, values, a.bits, t);
-      best = std::min(best, clock.seconds());
-    }
-    std::printf("radix  n=%zu bits=%d threads=%u  %.4fs\n", a.n, a.bits, t, best);
-  }
+  time_radix<std::uint64_t>(a, keys0);
+  if (a.bits <= 32) time_radix<std::uint32_t>(a, keys0);
   for (int stable = 0; stable < 2; ++stable) {
     std::vector<std::pair<std::uint64_t, std::uint32_t>> pairs(a.n);
     for (std::size_t i = 0; i < a.n; ++i) pairs[i] = {keys0[i], static_cast<std::uint32_t>(i)};

@@ -32,12 +32,13 @@ using cpu::join_inputs;
 struct grid_params {
   grid::access_pattern pattern = grid::access_pattern::lid_unicomp;
   cpu::lookup_method lookup = cpu::lookup_method::rows;
-  bool masks = true;
+  bool masks = false;  // measured: in dense data they rarely narrow the box and cost a lookup per dim
   int max_k = 6;
   bool reorder = true;
   int early_exit = 8;
   enum class layout_kind { automatic, columns, rows } layout = layout_kind::automatic;
   bool avx2 = true;  // use the AVX2 kernels when the CPU has them
+  unsigned gather_min_spans = 2;
 };
 
 bool parse_switch(const std::string& key, const std::string& v) {
@@ -57,7 +58,8 @@ grid_params parse_params(const join_options& options) {
     } else if (key == "lookup") {
       if (v == "rows") p.lookup = cpu::lookup_method::rows;
       else if (v == "binary") p.lookup = cpu::lookup_method::binary;
-      else throw invalid_argument(concat("cpu-grid: lookup must be rows or binary, got '", v, "'"));
+      else if (v == "tree") p.lookup = cpu::lookup_method::tree;
+      else throw invalid_argument(concat("cpu-grid: lookup must be rows, tree or binary, got '", v, "'"));
     } else if (key == "masks") {
       p.masks = parse_switch(key, v);
     } else if (key == "reorder") {
@@ -71,6 +73,11 @@ grid_params parse_params(const join_options& options) {
       EPSJOIN_EXPECTS(v == "0" || v == "4" || v == "8", "cpu-grid: early_exit must be 0, 4 or 8 ",
                       "(dimensions between checks; 0 never), got '", v, "'");
       p.early_exit = v[0] - '0';
+    } else if (key == "gather") {
+      EPSJOIN_EXPECTS(v == "off" || (v.size() == 1 && v[0] >= '1' && v[0] <= '9'),
+                      "cpu-grid: gather must be off or 1 to 9 (the fewest candidate ranges of a ",
+                      "task copied into one buffer), got '", v, "'");
+      p.gather_min_spans = v == "off" ? 0u : static_cast<unsigned>(v[0] - '0');
     } else if (key == "simd") {
       if (v == "auto") p.avx2 = true;
       else if (v == "baseline") p.avx2 = false;
@@ -153,7 +160,7 @@ void execute_rows(join_request& req, const join_inputs<T>& in, bool halved,
                   const cpu::point_block<T>& qb, const cpu::point_block<T>& db,
                   std::vector<cpu::worker_state<T>>& workers) {
   using set = cpu::kernels::row_set<T, Every>;
-  execute_kind(req, in, halved, set{qb.values.data(), qb.d}, set{db.values.data(), db.d},
+  execute_kind(req, in, halved, set{qb.data(), qb.d}, set{db.data(), db.d},
                workers);
 }
 
@@ -180,6 +187,9 @@ void execute_layout(join_request& req, const join_inputs<T>& in, bool halved,
     default: return execute_rows<T, 8>(req, in, halved, qb, db, workers);
   }
 }
+
+// Memory the per-thread count arrays of a counts-only halved join may take.
+constexpr std::uint64_t private_counts_budget = std::uint64_t{1} << 30;
 
 // Hands the per-position counts of a counts-only run to the sink, by input id.
 void deliver_counts(result_sink& sink, const grid::host_index& queries,
@@ -277,20 +287,42 @@ void run_precision(join_request& req, const grid_params& params, const grid::col
   }
   in.skip_self = self && !settings.halved;
   in.avx2 = params.avx2 && cpu::kernels::cpu_has_avx2();
+  in.gather_min_spans = params.gather_min_spans;
   std::vector<std::uint32_t> counts;
+  std::vector<std::vector<std::uint32_t>> private_counts;
+  std::vector<cpu::worker_state<T>> workers(threads);
   if (req.sink.counts_only()) {
     counts.assign(queries.n_points(), 0);
     in.counts = counts.data();
-  }
-  std::vector<cpu::worker_state<T>> workers(threads);
-  if (!req.sink.counts_only()) {
+    // A halved join counts both sides of a pair, the candidate's in cells other threads may be
+    // counting too: a private array per thread when they fit, atomic adds otherwise.
+    if (settings.halved && threads > 1 &&
+        std::uint64_t{threads} * queries.n_points() * 4 <= private_counts_budget) {
+      private_counts.resize(threads);
+      parallel_for(threads, threads, 1, [&](std::size_t w, std::size_t, unsigned) {
+        private_counts[w].assign(queries.n_points(), 0);
+        workers[w].private_counts = private_counts[w].data();
+      });
+    } else if (settings.halved) {
+      workers[0].private_counts = counts.data();  // one thread: its own array is the result
+    }
+  } else {
     for (auto& w : workers) w.emitter.emplace(req.sink);
   }
   execute_layout<T>(req, in, settings.halved, qblock, dblock, params.early_exit, workers);
-  std::uint64_t rechecks = 0;
+  std::uint64_t rechecks = 0, gathered = 0;
   for (auto& w : workers) {
     if (w.emitter) w.emitter->flush();
     rechecks += w.rechecks;
+    gathered += w.gathered_tasks;
+  }
+  if (!private_counts.empty()) {
+    parallel_for(threads, counts.size(), std::size_t{1} << 16,
+                 [&](std::size_t begin, std::size_t end, unsigned) {
+      for (const auto& part : private_counts) {
+        for (std::size_t p = begin; p < end; ++p) counts[p] += part[p];
+      }
+    });
   }
   if (req.sink.counts_only()) deliver_counts(req.sink, queries, counts, threads);
   stats.add_stage("execute", clock.seconds());
@@ -300,7 +332,8 @@ void run_precision(join_request& req, const grid_params& params, const grid::col
   stats.notes.emplace_back("grid", plan.reason);
   stats.notes.emplace_back("non-empty cells", std::to_string(data_index.n_cells()));
   stats.notes.emplace_back("pattern", pattern_name(settings.pattern));
-  stats.notes.emplace_back("tasks", std::to_string(schedule.tasks.size()));
+  stats.notes.emplace_back("tasks", concat(schedule.tasks.size(), " (", gathered,
+                                           " with candidates gathered)"));
   stats.notes.emplace_back("layout", by_column ? "columns" : "rows");
   stats.notes.emplace_back("simd", in.avx2 ? "x86-64-v3 (32-byte vectors)" : "baseline (16-byte vectors)");
   stats.notes.emplace_back("index build (ids/sort/cells/masks s)",
@@ -319,7 +352,7 @@ class cpu_grid final : public engine {
   }
   std::vector<std::string_view> param_keys() const override {
     return {"pattern", "lookup",     "masks",  "max_indexed_dims",
-            "reorder", "early_exit", "layout", "simd"};
+            "reorder", "early_exit", "layout", "simd",  "gather"};
   }
   void run(join_request& req) const override {
     const grid_params params = parse_params(req.options);

@@ -1,10 +1,13 @@
 #pragma once
 // cpu-grid's task loop: one task = some queries of one query cell against the candidate ranges
-// of the cells it examines. Instantiated per point layout, precision, join kind and output.
+// of the cells it examines. Instantiated per point layout, precision, join kind, output and SIMD
+// width.
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <optional>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -27,6 +30,9 @@ struct join_inputs {
   double eps2;
   bool skip_self;  // one-sided self-join (pattern full): never pair a point with itself
   bool avx2;       // run the 32-byte kernels (the CPU has AVX2 and FMA)
+  /// Gather a task's candidates into one buffer when it has at least this many ranges and two
+  /// queries (column layout only); 0 never.
+  unsigned gather_min_spans;
   /// Count mode: neighbours per query position (atomic adds when both sides are counted).
   std::uint32_t* counts;
 };
@@ -37,12 +43,33 @@ struct worker_state {
   std::vector<point_range> scratch, spans;
   std::vector<std::uint32_t> slice;
   std::vector<kernels::lane_count<T>> local_counts;  // candidate-side counts of one task
+  std::vector<T> gathered;                           // a task's candidates, by column
+  std::vector<std::uint32_t> gathered_ids;
+  /// Count mode of a halved join: this thread's own array of counts by position, added up after
+  /// the run (no atomics); null: atomic adds into join_inputs::counts.
+  std::uint32_t* private_counts = nullptr;
   std::uint64_t rechecks = 0;
+  std::uint64_t gathered_tasks = 0;
 };
 
 inline void atomic_add(std::uint32_t& target, std::uint32_t value) {
   std::atomic_ref<std::uint32_t>(target).fetch_add(value, std::memory_order_relaxed);
 }
+
+template <class T>
+inline void add_count(const join_inputs<T>& in, worker_state<T>& w, std::uint32_t position,
+                      std::uint32_t value) {
+  if (w.private_counts != nullptr) {
+    w.private_counts[position] += value;
+  } else {
+    atomic_add(in.counts[position], value);
+  }
+}
+
+template <class Set>
+inline constexpr bool is_column_set = false;
+template <class T, int D>
+inline constexpr bool is_column_set<kernels::column_set<T, D>> = true;
 
 /// Halved: a self-join under unicomp / lid_unicomp (each unordered pair computed once, both
 /// directions delivered); otherwise one-sided (A x B, or a self-join under full). Bytes: SIMD
@@ -51,12 +78,11 @@ template <class T, class Set, bool Halved, bool Counts, int Bytes>
 class grid_executor {
  public:
   static constexpr bool recheck = std::is_same_v<T, float>;
+  using count_t = kernels::lane_count<T>;
+  using worker = worker_state<T>;
 
   grid_executor(const join_inputs<T>& in, Set queries, Set data)
       : in_(in), q_(queries), c_(data) {}
-
-  using count_t = kernels::lane_count<T>;
-  using worker = worker_state<T>;
 
   void run(const grid_task& t, worker& w) const {
     if constexpr (Bytes == 32) {
@@ -67,6 +93,15 @@ class grid_executor {
   }
 
  private:
+  // Candidates as one query loop sees them: a point set, its input ids, and ranges of it. With
+  // `Halved` the first range starts with the query's own cell at own_begin.
+  struct candidates {
+    const Set& set;
+    const std::uint32_t* ids;
+    std::span<const point_range> spans;
+    std::uint32_t own_begin;
+  };
+
   EPSJOIN_GRID_AVX2 void run_avx2(const grid_task& t, worker& w) const { run_task(t, w); }
 
   void run_task(const grid_task& t, worker& w) const {
@@ -75,9 +110,10 @@ class grid_executor {
     const auto ranges = in_.schedule->ranges(t.cell, qi, di, *in_.settings, w.scratch);
     w.spans.clear();
     std::size_t first = 0;
+    const std::uint32_t own_begin = qi.cell_begin[t.cell];
     if constexpr (Halved) {
       // The own cell, pairs (q, c > q) only; joined to the next range when it follows directly.
-      point_range own{qi.cell_begin[t.cell], qi.cell_begin[t.cell + 1]};
+      point_range own{own_begin, qi.cell_begin[t.cell + 1]};
       if (!ranges.empty() && ranges[0].begin == own.end) {
         own.end = ranges[0].end;
         first = 1;
@@ -86,44 +122,91 @@ class grid_executor {
     }
     w.spans.insert(w.spans.end(), ranges.begin() + static_cast<std::ptrdiff_t>(first),
                    ranges.end());
-    if constexpr (Counts && Halved) {
-      w.slice.clear();
-      std::uint32_t total = 0;
-      for (const point_range& r : w.spans) {
-        w.slice.push_back(total);
-        total += r.end - r.begin;
-      }
-      w.local_counts.assign(total + kernels::counter_pad, 0);
+    std::uint32_t total = 0;
+    w.slice.clear();
+    for (const point_range& r : w.spans) {
+      w.slice.push_back(total);
+      total += r.end - r.begin;
     }
-    for (std::uint32_t q = t.q_begin; q < t.q_end; ++q) query(q, w);
+    if constexpr (Counts && Halved) w.local_counts.assign(total + kernels::counter_pad, 0);
+
+    bool gathered = false;
+    if constexpr (is_column_set<Set>) {
+      if (in_.gather_min_spans > 0 && w.spans.size() >= in_.gather_min_spans &&
+          t.q_end - t.q_begin >= 2) {
+        // Many short ranges: copy them into one buffer so each query runs one long loop.
+        gathered = true;
+        ++w.gathered_tasks;
+        Set g = gather(w, total);
+        const point_range all{0, total};
+        const candidates cand{g, w.gathered_ids.data(), {&all, 1}, 0};
+        for (std::uint32_t q = t.q_begin; q < t.q_end; ++q) query(q, own_begin, cand, w);
+      }
+    }
+    if (!gathered) {
+      const candidates cand{c_, di.permutation.data(), w.spans, own_begin};
+      for (std::uint32_t q = t.q_begin; q < t.q_end; ++q) query(q, own_begin, cand, w);
+    }
+
     if constexpr (Counts && Halved) {
       for (std::size_t k = 0; k < w.spans.size(); ++k) {
         const count_t* local = w.local_counts.data() + w.slice[k];
         for (std::uint32_t p = w.spans[k].begin; p < w.spans[k].end; ++p) {
           if (const count_t n = local[p - w.spans[k].begin]) {
-            atomic_add(in_.counts[p], static_cast<std::uint32_t>(n));
+            add_count(in_, w, p, static_cast<std::uint32_t>(n));
           }
         }
       }
     }
   }
 
-  bool exact(std::uint32_t q, std::uint32_t c) const {
-    return exact_within(in_.query_input, in_.queries->permutation[q], in_.data_input,
-                        in_.data->permutation[c], in_.eps2);
+  // Copies the task's ranges, in order, into the worker's buffer (padded columns).
+  Set gather(worker& w, std::uint32_t total) const {
+    constexpr int d = sizeof(Set::col) / sizeof(Set::col[0]);
+    const std::size_t stride = total + column_pad;
+    w.gathered.resize(stride * d + column_pad);
+    w.gathered_ids.resize(total);
+    Set g;
+    for (int j = 0; j < d; ++j) g.col[j] = w.gathered.data() + static_cast<std::size_t>(j) * stride;
+    const std::uint32_t* ids = in_.data->permutation.data();
+    // Whole 32-byte chunks, no memcpy call per short range: a column's last chunk may run into
+    // the next range's slot (written next) or the padding, and read the source's padding.
+    constexpr std::size_t per_chunk = 32 / sizeof(T);
+    static_assert(per_chunk <= column_pad);
+    for (std::size_t k = 0; k < w.spans.size(); ++k) {
+      const point_range r = w.spans[k];
+      const std::size_t len = r.end - r.begin;
+      for (int j = 0; j < d; ++j) {
+        T* to = w.gathered.data() + static_cast<std::size_t>(j) * stride + w.slice[k];
+        const T* from = c_.col[j] + r.begin;
+        for (std::size_t i = 0; i < len; i += per_chunk) std::memcpy(to + i, from + i, 32);
+      }
+      std::uint32_t* to = w.gathered_ids.data() + w.slice[k];
+      const std::uint32_t* from = ids + r.begin;
+      std::size_t i = 0;
+      for (; i + 8 <= len; i += 8) std::memcpy(to + i, from + i, 32);
+      for (; i < len; ++i) to[i] = from[i];
+    }
+    return g;
   }
 
-  void query(std::uint32_t q, worker& w) const {
+  bool exact(std::uint32_t q_id, std::uint32_t c_id) const {
+    return exact_within(in_.query_input, q_id, in_.data_input, c_id, in_.eps2);
+  }
+
+  void query(std::uint32_t q, std::uint32_t own_begin, const candidates& cand, worker& w) const {
     const auto qv = q_.load(q);
     const std::uint32_t q_id = in_.queries->permutation[q];
-    const std::uint32_t* c_ids = in_.data->permutation.data();
     const T lo = in_.limit.lo, hi = in_.limit.hi;
+    const Set& set = cand.set;
+    const std::uint32_t* c_ids = cand.ids;
+    // The one input id a one-sided self-join must not pair q with (none otherwise).
+    const std::uint32_t self_id = in_.skip_self ? q_id : ~std::uint32_t{0};
     std::uint64_t q_count = 0;
-    // The one position a one-sided self-join must not pair q with (none otherwise).
-    const std::uint32_t self_pos = in_.skip_self ? q : ~std::uint32_t{0};
-    for (std::size_t k = 0; k < w.spans.size(); ++k) {
-      const point_range span = w.spans[k];
-      const std::uint32_t begin = (Halved && k == 0) ? q + 1 : span.begin;
+    for (std::size_t k = 0; k < cand.spans.size(); ++k) {
+      const point_range span = cand.spans[k];
+      const std::uint32_t begin =
+          (Halved && k == 0) ? span.begin + (q - own_begin) + 1 : span.begin;
       for (std::uint32_t c0 = begin; c0 < span.end; c0 += kernels::block_len) {
         const unsigned len = std::min<std::uint32_t>(kernels::block_len, span.end - c0);
         if constexpr (Counts) {
@@ -131,15 +214,16 @@ class grid_executor {
           if constexpr (Halved) local = w.local_counts.data() + w.slice[k] + (c0 - span.begin);
           std::int64_t maybe = 0;
           const std::int64_t sure =
-              kernels::count_block<Halved, recheck, Bytes>(c_, qv, c0, len, lo, hi, local, maybe);
+              kernels::count_block<Halved, recheck, Bytes>(set, qv, c0, len, lo, hi, local, maybe);
           q_count += static_cast<std::uint64_t>(sure);
           if (recheck && maybe > sure) {
             // Rare: some candidate between lo and hi; recompute the block and re-check those.
             for (unsigned i = 0; i < len; ++i) {
-              const T s = c_.distance(qv, c0 + i, hi);
+              const T s = set.distance(qv, c0 + i, hi);
+              // The point itself (one-sided self-join) is counted here too, and taken off below.
               if (s > lo && s <= hi) {
                 ++w.rechecks;
-                if (exact(q, c0 + i)) {
+                if (exact(q_id, c_ids[c0 + i])) {
                   ++q_count;
                   if constexpr (Halved) local[i] += 1;
                 }
@@ -149,7 +233,7 @@ class grid_executor {
         } else {
           alignas(64) T s[kernels::block_len + kernels::counter_pad];
           static_assert(Bytes / sizeof(T) <= kernels::counter_pad);
-          kernels::block_distances<Bytes>(c_, qv, c0, len, hi, s);
+          kernels::block_distances<Bytes>(set, qv, c0, len, hi, s);
           // Branch-free: every candidate writes its pair(s), only sure pairs advance `n`.
           index_pair* out = w.emitter->reserve(2 * kernels::block_len);
           unsigned n = 0, uncertain = 0;
@@ -160,17 +244,17 @@ class grid_executor {
               out[n + 1] = {c_id, q_id};
               n += s[i] <= lo ? 2u : 0u;
             } else {
-              n += static_cast<unsigned>(s[i] <= lo) & static_cast<unsigned>(c0 + i != self_pos);
+              n += static_cast<unsigned>(s[i] <= lo) & static_cast<unsigned>(c_id != self_id);
             }
             if constexpr (recheck) uncertain += s[i] <= hi ? 1u : 0u;
           }
           if (recheck && uncertain > n / (Halved ? 2u : 1u)) {
             // Rare: candidates between lo and hi, re-checked in float64.
             for (unsigned i = 0; i < len; ++i) {
-              if (!(s[i] > lo && s[i] <= hi)) continue;
-              ++w.rechecks;
-              if (!exact(q, c0 + i)) continue;
               const std::uint32_t c_id = c_ids[c0 + i];
+              if (!(s[i] > lo && s[i] <= hi) || c_id == self_id) continue;
+              ++w.rechecks;
+              if (!exact(q_id, c_id)) continue;
               out[n++] = {q_id, c_id};
               if constexpr (Halved) out[n++] = {c_id, q_id};
             }
@@ -181,10 +265,10 @@ class grid_executor {
     }
     if constexpr (Counts) {
       if constexpr (Halved) {
-        atomic_add(in_.counts[q], static_cast<std::uint32_t>(q_count));
+        add_count(in_, w, q, static_cast<std::uint32_t>(q_count));
       } else {
-        // One task owns each query of a one-sided join: a plain store. The point itself was
-        // counted in its own cell (distance 0).
+        // One task owns each query of a one-sided join: a plain store. In a self-join the point
+        // itself was counted in its own cell (distance 0, always a sure pair or re-checked).
         in_.counts[q] = static_cast<std::uint32_t>(q_count) - (in_.skip_self ? 1u : 0u);
       }
     }

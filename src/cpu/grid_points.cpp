@@ -19,9 +19,16 @@ void gather(const In* in, std::size_t d, std::span<const std::uint32_t> permutat
   // Only float32 from float64 input is centred and rounded; everything else converts exactly.
   constexpr bool rounds = std::is_same_v<T, float> && std::is_same_v<In, double>;
   std::vector<std::vector<double>> worst(std::max(1u, threads), std::vector<double>(d, 0.0));
+  // Rows are read in cell order, i.e. at random: prefetch a few rows ahead so the misses overlap
+  // (measured: this loop was bound by them).
+  constexpr std::size_t ahead = 16;
   detail::parallel_for(threads, n, 1 << 14, [&](std::size_t begin, std::size_t end, unsigned w) {
     std::vector<double>& err = worst[w];
+    T* const values = out.values.get();
     for (std::size_t p = begin; p < end; ++p) {
+      if (p + ahead < end) {
+        __builtin_prefetch(in + static_cast<std::size_t>(permutation[p + ahead]) * d);
+      }
       const In* row = in + static_cast<std::size_t>(permutation[p]) * d;
       for (std::size_t j = 0; j < d; ++j) {
         const auto col = static_cast<std::size_t>(dim_order[j]);
@@ -34,11 +41,7 @@ void gather(const In* in, std::size_t d, std::span<const std::uint32_t> permutat
         } else {
           v = static_cast<T>(row[col]);
         }
-        if (out.by_column) {
-          out.values[j * out.stride + p] = v;
-        } else {
-          out.values[p * d + j] = v;
-        }
+        values[out.by_column ? j * out.stride + p : p * d + j] = v;
       }
     }
   });
@@ -59,7 +62,12 @@ point_block<T> gather_block(dataset_view input, std::span<const std::uint32_t> p
   out.d = input.d;
   out.by_column = by_column;
   out.stride = by_column ? out.n + column_pad : out.d;
-  out.values.assign(by_column ? out.stride * out.d : out.n * out.d, T{0});
+  out.values.reset(new T[by_column ? out.stride * out.d : out.n * out.d]);
+  if (by_column) {
+    for (std::size_t j = 0; j < out.d; ++j) {
+      std::fill_n(out.values.get() + j * out.stride + out.n, column_pad, T{0});
+    }
+  }
   if (input.type == scalar_type::f64) {
     gather(static_cast<const double*>(input.data), input.d, permutation, dim_order, center,
            threads, out);

@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -41,14 +42,16 @@ struct point_block {
   std::size_t d = 0;
   bool by_column = false;
   /// By column: column j at [j * stride, j * stride + n), then `column_pad` zeros (so SIMD loops
-  /// may read past a column's end); by row: row i at i * d.
-  std::vector<T> values;
+  /// may read past a column's end); by row: row i at i * d. Not zeroed first (the parallel
+  /// gather is the first touch).
+  std::unique_ptr<T[]> values;
   std::size_t stride = 0;
   /// Largest |converted - exact| per column (float32 from float64 input; 0 otherwise).
   std::vector<double> rounding;
 
-  const T* column(std::size_t j) const noexcept { return values.data() + j * stride; }
-  const T* row(std::size_t i) const noexcept { return values.data() + i * d; }
+  const T* data() const noexcept { return values.get(); }
+  const T* column(std::size_t j) const noexcept { return values.get() + j * stride; }
+  const T* row(std::size_t i) const noexcept { return values.get() + i * d; }
 };
 
 /// Gathers input rows permutation[0..n) into a block with columns in `dim_order`. For T = float

@@ -28,11 +28,48 @@ struct range_appender {
   }
 };
 
+// The tree lookup: cells [lo, hi) of the index share the coordinates of dimensions < j (offsets
+// offset[0 .. j-1] from the own cell, ids from `base` up); split them by coordinate j.
+struct prefix_descent {
+  const grid::host_index& data;
+  const std::uint32_t* own;
+  const grid::cell_box& box;
+  grid::access_pattern pattern;
+  range_appender& app;
+  int offset[grid::max_indexed_dims];
+
+  void descend(int j, std::size_t lo, std::size_t hi, std::uint64_t base, bool all_zero) {
+    const grid::geometry& g = data.geo;
+    const std::uint64_t* ids = data.cell_ids.data();
+    const std::uint64_t stride = g.stride[j];
+    if (j == g.k - 1) {
+      // The last dimension: the cells themselves, consecutive ids.
+      std::size_t p = data.lower_bound(base + box.lo[j], lo, hi);
+      for (; p < hi && ids[p] <= base + box.hi[j]; ++p) {
+        offset[j] = static_cast<int>(ids[p] - base) - static_cast<int>(own[j]);
+        if (grid::visits(pattern, g.k, own, offset)) app.add(p);
+      }
+      return;
+    }
+    std::size_t from = data.lower_bound(base + box.lo[j] * stride, lo, hi);
+    for (std::uint32_t c = box.lo[j]; c <= box.hi[j] && from < hi; ++c) {
+      const std::uint64_t next = base + (static_cast<std::uint64_t>(c) + 1) * stride;
+      const std::size_t to = data.lower_bound(next, from, hi);
+      offset[j] = static_cast<int>(c) - static_cast<int>(own[j]);
+      // lid-unicomp never goes below the own cell in the first dimension that differs.
+      const bool skip = pattern == grid::access_pattern::lid_unicomp && all_zero && offset[j] < 0;
+      if (to > from && !skip) descend(j + 1, from, to, base + c * stride, all_zero && offset[j] == 0);
+      from = to;
+    }
+  }
+};
+
 }  // namespace
 
 std::uint64_t neighbor_ranges(const grid::host_index& data, const std::uint32_t* own,
                               std::uint64_t own_id, std::size_t near, grid::access_pattern pattern,
-                              lookup_method method, bool use_masks, std::vector<point_range>& out) {
+                              lookup_method method, bool use_masks, std::vector<point_range>& out,
+                              std::size_t* cursors) {
   const grid::geometry& g = data.geo;
   const grid::cell_box box = use_masks ? data.masked_box(own) : grid::neighbor_box(g, own);
   range_appender app{data, out, out.size()};
@@ -44,6 +81,15 @@ std::uint64_t neighbor_ranges(const grid::host_index& data, const std::uint32_t*
     });
     return app.total;
   }
+  if (method == lookup_method::tree) {
+    if (g.k == 0) {
+      if (pattern == grid::access_pattern::full && m > 0) app.add(0);
+      return app.total;
+    }
+    prefix_descent walk{data, own, box, pattern, app, {}};
+    walk.descend(0, 0, m, 0, true);
+    return app.total;
+  }
   const std::uint64_t* ids = data.cell_ids.data();
   grid::for_each_neighbor_row(g, own, box, pattern, [&](const grid::neighbor_row& row) {
     const std::uint64_t base = row.center_id - 1;  // id of the row's offset -1 cell
@@ -51,16 +97,35 @@ std::uint64_t neighbor_ranges(const grid::host_index& data, const std::uint32_t*
     const std::uint64_t hi_id = base + static_cast<unsigned>(std::bit_width(row.mask) - 1);
     // Ids are distinct integers, so the index holds at most |t - own_id| cells between the own
     // cell's place `near` and the place of id t: a short, cache-local search.
-    std::size_t lo, hi;
-    if (lo_id >= own_id) {
-      lo = near;
-      hi = static_cast<std::size_t>(std::min<std::uint64_t>(m, near + (lo_id - own_id) + 1));
+    auto bounds = [&](std::uint64_t t, std::size_t& lo, std::size_t& hi) {
+      if (t >= own_id) {
+        lo = near;
+        hi = static_cast<std::size_t>(std::min<std::uint64_t>(m, near + (t - own_id) + 1));
+      } else {
+        const std::uint64_t back = own_id - t;
+        lo = near >= back ? near - static_cast<std::size_t>(back) : 0;
+        hi = std::min(m, near + 1);
+      }
+    };
+    std::size_t lo, hi, first;
+    if (cursors == nullptr) {
+      bounds(lo_id, lo, hi);
+      first = data.lower_bound(lo_id, lo, hi);
     } else {
-      const std::uint64_t back = own_id - lo_id;
-      lo = near >= back ? near - static_cast<std::size_t>(back) : 0;
-      hi = std::min(m, near + 1);
+      // The cursor tracks the row's offset -1 cell (or 0), whose id grows with own_id.
+      const std::uint64_t t = row.center_id > 0 ? base : 0;
+      std::size_t& p = cursors[row.row];
+      bounds(t, lo, hi);
+      if (p == no_cursor || p < lo) {
+        p = data.lower_bound(t, lo, hi);
+      } else {
+        for (int step = 0; step < 4 && p < m && ids[p] < t; ++step) ++p;
+        if (p < m && ids[p] < t) p = data.lower_bound(t, p, std::max(p, hi));
+      }
+      first = p;
+      while (first < m && ids[first] < lo_id) ++first;
     }
-    for (std::size_t p = data.lower_bound(lo_id, lo, hi); p < m && ids[p] <= hi_id; ++p) {
+    for (std::size_t p = first; p < m && ids[p] <= hi_id; ++p) {
       if ((row.mask >> (ids[p] - base)) & 1u) app.add(p);
     }
   });
@@ -100,6 +165,9 @@ grid_schedule plan_schedule(const grid::host_index& queries, const grid::host_in
   // Pass 1: every cell's neighbour ranges and workload.
   detail::parallel_for(threads, blocks, 1, [&](std::size_t b, std::size_t, unsigned) {
     std::vector<point_range> local;
+    std::vector<std::size_t> cursors(cursor_count(data.geo.k), no_cursor);
+    std::size_t* row_cursors =
+        settings.lookup == lookup_method::rows ? cursors.data() : nullptr;
     const std::size_t end = std::min(m, (b + 1) * grid_schedule::cells_per_block);
     for (std::size_t c = b * grid_schedule::cells_per_block; c < end; ++c) {
       std::uint32_t own[grid::max_indexed_dims];
@@ -108,7 +176,8 @@ grid_schedule plan_schedule(const grid::host_index& queries, const grid::host_in
       const std::size_t near = self ? c : data.lower_bound(id, 0, data.n_cells());
       const std::size_t before = local.size();
       const std::uint64_t nb = neighbor_ranges(data, own, id, near, settings.pattern,
-                                               settings.lookup, settings.use_masks, local);
+                                               settings.lookup, settings.use_masks, local,
+                                               row_cursors);
       const std::uint64_t size = queries.cell_size(c);
       neighbors[c] = nb;
       work[c] = size * nb + (settings.halved ? size * (size - 1) / 2 : 0);
@@ -152,13 +221,19 @@ grid_schedule plan_schedule(const grid::host_index& queries, const grid::host_in
     }
   }
 
-  // Heaviest first; equal work keeps cell order (the radix sort is stable).
+  // Heaviest first by power-of-two class of work, cell order within a class (the radix sort is
+  // stable): consecutive tasks then read neighbouring cells, which stay in cache. Measured on
+  // Expo4D 1e6, one thread: exact-work order 1.64 s, these classes 1.19 s, pure cell order
+  // 1.04 s (but no heavy-first balance across threads).
+  auto key_of = [](std::uint64_t w) -> std::uint64_t {
+    return static_cast<std::uint64_t>(std::bit_width(w));
+  };
   std::uint64_t max_work = 0;
-  for (const grid_task& t : tasks) max_work = std::max(max_work, t.work);
+  for (const grid_task& t : tasks) max_work = std::max(max_work, key_of(t.work));
   std::vector<std::uint64_t> keys(tasks.size());
   std::vector<std::uint32_t> order(tasks.size());
   for (std::size_t i = 0; i < tasks.size(); ++i) {
-    keys[i] = max_work - tasks[i].work;
+    keys[i] = max_work - key_of(tasks[i].work);
     order[i] = static_cast<std::uint32_t>(i);
   }
   grid::radix_sort_pairs(keys, order, std::bit_width(max_work), threads);

@@ -20,14 +20,28 @@ struct point_range {
 enum class lookup_method : std::uint8_t {
   binary,  ///< one binary search over all cells per neighbour cell
   rows,    ///< one search per row of 3 cells, bounded by the id distance to the own cell
+  tree,    ///< descend the coordinate prefixes: cells sharing one are contiguous in the index,
+           ///< so a prefix with no cell ends its whole branch (for sparse grids, large k)
 };
 
 /// Appends to `out` the ranges of the non-empty data cells that a query cell with coordinates
 /// `own` and id `own_id` examines under `pattern`; `near` is the data index's lower_bound of
 /// own_id (the own cell's index in a self-join). Returns the number of points in them.
+///
+/// `cursors` (rows method only; may be null): 3^(k-1) positions, all `no_cursor` at first, kept
+/// between calls for query cells taken in increasing id order. Each row's ids then only grow,
+/// so its search starts where the previous cell's ended and usually ends a step or two later.
 std::uint64_t neighbor_ranges(const grid::host_index& data, const std::uint32_t* own,
                               std::uint64_t own_id, std::size_t near, grid::access_pattern pattern,
-                              lookup_method method, bool use_masks, std::vector<point_range>& out);
+                              lookup_method method, bool use_masks, std::vector<point_range>& out,
+                              std::size_t* cursors = nullptr);
+inline constexpr std::size_t no_cursor = static_cast<std::size_t>(-1);
+/// Number of cursors neighbor_ranges needs for a grid of k indexed dimensions.
+inline std::size_t cursor_count(int k) {
+  std::size_t n = 1;
+  for (int j = 1; j < k; ++j) n *= 3;
+  return n;
+}
 
 /// Queries in one task at most: bounds the per-candidate counters of a task (int32 in float32).
 inline constexpr std::uint32_t max_task_queries = std::uint32_t{1} << 20;

@@ -4,8 +4,9 @@
 // exceptions, no virtual calls.
 //
 // The grid covers k <= d "indexed" dimensions of the points. In indexed dimension j a point
-// with coordinate x lies in cell coordinate floor((x - origin[j]) / side[j]) and the cells of
-// one point set are numbered row-major:
+// with coordinate x lies in cell coordinate floor((x - origin[j]) * inv_side[j]) (inv_side the
+// double nearest 1 / side: a multiplication, not a division, and the same bits on every IEEE
+// processor) and the cells of one point set are numbered row-major:
 //   linear id = sum_j coord[j] * stride[j],  stride[k-1] = 1,  stride[j] = stride[j+1] * cells[j+1].
 // side[j] >= eps, so two points within eps of each other are in cells whose coordinates differ by
 // at most 1 in every indexed dimension (their 3^k neighbourhood). The other d - k dimensions are
@@ -15,7 +16,6 @@
 // (grid/plan.hpp); this file only computes with a chosen geometry, so the CPU and GPU indexes
 // built from one geometry are identical bit for bit.
 
-#include <cmath>
 #include <cstdint>
 
 #include "core/hd.hpp"
@@ -45,6 +45,7 @@ struct geometry {
   int dim[max_indexed_dims] = {};  ///< input column read by each indexed dimension
   double origin[max_indexed_dims] = {};  ///< lower corner of cell coordinate 0
   double side[max_indexed_dims] = {};    ///< cell side, >= eps
+  double inv_side[max_indexed_dims] = {};  ///< 1 / side rounded to nearest: what cell_coord uses
   std::uint32_t cells[max_indexed_dims] = {};   ///< cells in the dimension, >= 1
   std::uint64_t stride[max_indexed_dims] = {};  ///< row-major strides of the linear id
   std::uint64_t total_cells = 1;                ///< product of cells (<= max_total_cells)
@@ -54,10 +55,12 @@ struct geometry {
 /// the set the geometry was planned for always fall inside; query points of an A x B join may not
 /// (and then have no neighbour in the grid).
 EPSJOIN_HD inline std::int64_t cell_coord(const geometry& g, int j, double x) {
-  const double f = (x - g.origin[j]) / g.side[j];  // IEEE sub and div: same bits on CPU and GPU
+  // Two IEEE operations with no room for contraction into an FMA: same bits on CPU and GPU.
+  const double f = (x - g.origin[j]) * g.inv_side[j];
   if (!(f >= 0.0)) return -1;
   if (f >= static_cast<double>(g.cells[j])) return static_cast<std::int64_t>(g.cells[j]);
-  return static_cast<std::int64_t>(floor(f));
+  // 0 <= f < cells: truncation is floor (and no libm call where the ISA lacks a rounding op).
+  return static_cast<std::int64_t>(f);
 }
 
 /// Cell coordinates of one point (a row of all d input columns); false when it is outside the grid.
@@ -135,6 +138,10 @@ EPSJOIN_HD inline bool visits(access_pattern pattern, int k, const std::uint32_t
 struct neighbor_row {
   std::uint64_t center_id;  ///< id of the row's cell at last-dimension offset 0
   unsigned mask;            ///< bits 0, 1, 2: offsets -1, 0, +1 (already clipped to the box)
+  /// Which of the 3^(k-1) rows: sum over prefix dimensions j of (offset[j] + 1) 3^(k-2-j). For one
+  /// row index, center_id - own id is the same for every cell, so a caller visiting cells in
+  /// increasing id order sees each row's ids increase (and may keep a cursor per row).
+  unsigned row;
 };
 
 /// Calls f(neighbor_row) for every row of the box (with k = 0, the own cell's row: center bit only
@@ -143,16 +150,20 @@ template <class F>
 EPSJOIN_HD inline void for_each_neighbor_row(const geometry& g, const std::uint32_t* own,
                                              const cell_box& box, access_pattern pattern, F&& f) {
   if (g.k == 0) {
-    if (pattern == access_pattern::full) f(neighbor_row{0, 2u});
+    if (pattern == access_pattern::full) f(neighbor_row{0, 2u, 0u});
     return;
   }
   const int k = g.k;
   const int last = k - 1;
   int offset[max_indexed_dims];
+  unsigned place[max_indexed_dims];  // 3^(k-2-j): weight of prefix dimension j in the row index
   std::uint64_t id = 0;  // id of (prefix coordinates, own[last])
+  unsigned row = 0;
+  for (int j = last - 1, w = 1; j >= 0; --j, w *= 3) place[j] = static_cast<unsigned>(w);
   for (int j = 0; j < last; ++j) {
     offset[j] = static_cast<int>(box.lo[j]) - static_cast<int>(own[j]);
     id += box.lo[j] * g.stride[j];
+    row += static_cast<unsigned>(offset[j] + 1) * place[j];
   }
   id += own[last];
   // Offsets of the last dimension that the box keeps.
@@ -160,25 +171,41 @@ EPSJOIN_HD inline void for_each_neighbor_row(const geometry& g, const std::uint3
   if (box.lo[last] < own[last]) in_box |= 1u;
   if (box.hi[last] > own[last]) in_box |= 4u;
   for (;;) {
-    unsigned mask = 0;
-    for (int b = 0; b < 3; ++b) {
-      if (!(in_box & (1u << b))) continue;
-      offset[last] = b - 1;
-      if (visits(pattern, k, own, offset)) mask |= 1u << b;
+    // visits() for the row's three cells at once, from the prefix's first and last non-zero
+    // offsets (the unit tests check this against visits()).
+    int first_nz = -1, last_nz = -1;
+    for (int j = 0; j < last; ++j) {
+      if (offset[j] != 0) {
+        if (first_nz < 0) first_nz = j;
+        last_nz = j;
+      }
     }
-    if (mask != 0) f(neighbor_row{id, mask});
+    unsigned mask;
+    if (pattern == access_pattern::full) {
+      mask = in_box;
+    } else if (pattern == access_pattern::lid_unicomp) {
+      // First non-zero offset +1: a positive prefix takes the row, a zero prefix only its +1.
+      mask = first_nz < 0 ? (in_box & 4u) : offset[first_nz] > 0 ? in_box : 0u;
+    } else {
+      // Last non-zero offset in an odd coordinate: the last dimension for offsets -1 and +1,
+      // the prefix's last non-zero dimension for offset 0.
+      mask = ((own[last] & 1u) ? (in_box & 5u) : 0u) |
+             ((last_nz >= 0 && (own[last_nz] & 1u)) ? (in_box & 2u) : 0u);
+    }
+    if (mask != 0) f(neighbor_row{id, mask, row});
     // Odometer over the prefix dimensions 0 .. k-2, last of them fastest (increasing ids).
     int j = last - 1;
     for (; j >= 0; --j) {
       if (own[j] + offset[j] < box.hi[j]) {
         ++offset[j];
         id += g.stride[j];
+        row += place[j];
         break;
       }
-      id -= static_cast<std::uint64_t>(offset[j] - (static_cast<int>(box.lo[j]) -
-                                                     static_cast<int>(own[j]))) *
-            g.stride[j];
-      offset[j] = static_cast<int>(box.lo[j]) - static_cast<int>(own[j]);
+      const int reset = static_cast<int>(box.lo[j]) - static_cast<int>(own[j]);
+      id -= static_cast<std::uint64_t>(offset[j] - reset) * g.stride[j];
+      row -= static_cast<unsigned>(offset[j] - reset) * place[j];
+      offset[j] = reset;
     }
     if (j < 0) return;
   }

@@ -35,6 +35,9 @@ struct host_index {
   std::vector<std::uint32_t> permutation;  ///< A
   std::vector<double> points;            ///< cell-ordered copy, columns in dim_order
   std::vector<std::vector<std::uint32_t>> masks;  ///< M, one per indexed dimension
+  /// The same masks as bitmaps over the cell coordinates, for the dimensions whose cell count is
+  /// at most 64 times the number of non-empty cells (O(N) memory; empty otherwise).
+  std::vector<std::vector<std::uint64_t>> mask_bits;
   /// Points of the input outside the grid (only for an index of query points built with another
   /// set's geometry); they are in no cell and not in `permutation`.
   std::size_t outside = 0;

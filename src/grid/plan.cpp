@@ -75,10 +75,11 @@ column_stats compute_column_stats(dataset_view data, unsigned threads) {
 }
 
 double cell_side(double eps, double extent) {
-  // Rounding: f = fl(fl(x - origin) / side) is within 2^-52 f of the exact quotient, and f is at
-  // most the cell count c. Two points within eps (1 + 2^-41) of each other (beyond the oracle's
-  // 1e-12 band) then have computed quotients at most (1 + 2^-41) / (1 + r) + c 2^-51 apart, which
-  // is <= 1 (so their cells are adjacent) when r >= 2^-41 + c 2^-48 with room to spare.
+  // Rounding: f = fl(fl(x - origin) * fl(1 / side)) is within 2^-52 f of (x - origin) / s', where
+  // s' = 1 / fl(1 / side) is within 2^-53 of side, and f is at most the cell count c. Two points
+  // within eps (1 + 2^-41) of each other (beyond the oracle's 1e-12 band) then have computed
+  // quotients at most (1 + 2^-41) (1 + 2^-52) / (1 + r) + c 2^-51 apart, which is <= 1 (so their
+  // cells are adjacent) when r >= 2^-41 + c 2^-48, with room to spare.
   const double cells = std::min(extent / eps + 3.0, static_cast<double>(max_cells_per_dim));
   const double r = 0x1p-40 + cells * 0x1p-48;
   // A dimension that would need more than max_cells_per_dim cells gets wider cells (coarser
@@ -121,9 +122,11 @@ grid_plan plan_grid(const column_stats& stats, const plan_options& options) {
       continue;
     }
     const double origin = stats.min[c] - side;
+    const double inv_side = 1.0 / side;
     // Exactly the arithmetic of cell_coord(), so the last point lands in cell cells - 2.
-    const double top = std::floor((stats.max[c] - origin) / side);
-    if (!std::isfinite(origin) || !(top + 2.0 <= static_cast<double>(max_cells_per_dim))) {
+    const double top = std::floor((stats.max[c] - origin) * inv_side);
+    if (!std::isfinite(origin) || !std::isfinite(inv_side) || inv_side == 0.0 ||
+        !(top + 2.0 <= static_cast<double>(max_cells_per_dim))) {
       ++narrow;
       continue;
     }
@@ -135,6 +138,7 @@ grid_plan plan_grid(const column_stats& stats, const plan_options& options) {
     g.dim[g.k] = col;
     g.origin[g.k] = origin;
     g.side[g.k] = side;
+    g.inv_side[g.k] = inv_side;
     g.cells[g.k] = cells;
     g.total_cells *= cells;
     indexed[c] = 1;

@@ -29,6 +29,9 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(cpu_grid_rows_noexit_f32,
 EPSJOIN_ENGINE_PROPERTY_TESTS(cpu_grid_baseline_simd_f64, {"cpu-grid", {{"simd", "baseline"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(cpu_grid_baseline_simd_f32,
                               {"cpu-grid", {{"simd", "baseline"}}, scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(cpu_grid_gather_all_f32,
+                              {"cpu-grid", {{"gather", "1"}, {"pattern", "full"}}, scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(cpu_grid_gather_off_f64, {"cpu-grid", {{"gather", "off"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(cpu_grid_binary_nomask_f64,
                               {"cpu-grid", {{"lookup", "binary"}, {"masks", "off"},
                                             {"pattern", "unicomp"}}});
@@ -186,6 +189,21 @@ TEST(cpu_grid, single_thread_and_many_threads_agree) {
   const pairs one = run_collect({"cpu-grid"}, pts.view(), pts.view(), true, eps, nullptr, 1);
   const pairs many = run_collect({"cpu-grid"}, pts.view(), pts.view(), true, eps, nullptr, 8);
   EXPECT_EQ(one, many);
+  // Count mode: one thread adds into the result directly, several into arrays of their own.
+  std::vector<std::uint64_t> expected(pts.n(), 0);
+  for (const index_pair& p : one) ++expected[p.query];
+  for (unsigned threads : {1u, 2u, 7u}) {
+    for (const char* pattern : {"lid-unicomp", "unicomp", "full"}) {
+      resources res(threads);
+      join_options opt;
+      opt.eps = eps;
+      opt.engine = "cpu-grid";
+      opt.params = {{"pattern", pattern}};
+      count_sink counter(true);
+      self_join(res, pts.view(), opt, counter);
+      EXPECT_EQ(counter.per_point(), expected) << threads << " threads, " << pattern;
+    }
+  }
 }
 
 TEST(cpu_grid, rejects_bad_params) {
@@ -193,7 +211,7 @@ TEST(cpu_grid, rejects_bad_params) {
   for (auto [k, v] : std::vector<std::pair<std::string, std::string>>{
            {"pattern", "diagonal"}, {"lookup", "hash"}, {"masks", "maybe"},
            {"max_indexed_dims", "9"}, {"early_exit", "3"}, {"layout", "tiles"},
-           {"simd", "avx512"}}) {
+           {"simd", "avx512"}, {"gather", "0"}}) {
     EXPECT_THROW(run_collect({"cpu-grid", {{k, v}}}, pts.view(), pts.view(), true, 0.1),
                  invalid_argument)
         << k << "=" << v;

@@ -39,7 +39,7 @@ std::map<std::uint64_t, std::vector<std::uint32_t>> naive_cells(const dataset& p
     std::uint64_t id = 0;
     for (int j = 0; j < g.k; ++j) {
       const double x = row[static_cast<std::size_t>(g.dim[j])];
-      const auto c = static_cast<std::uint64_t>(std::floor((x - g.origin[j]) / g.side[j]));
+      const auto c = static_cast<std::uint64_t>(std::floor((x - g.origin[j]) * g.inv_side[j]));
       EXPECT_LT(c, g.cells[j]);
       id = id * g.cells[j] + c;
     }
@@ -84,6 +84,9 @@ void expect_matches_naive(const dataset& pts, const built& b) {
     std::sort(expected.begin(), expected.end());
     expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
     EXPECT_EQ(idx.masks[static_cast<std::size_t>(j)], expected);
+    for (std::uint32_t x = 0; x < g.cells[j]; ++x) {
+      EXPECT_EQ(idx.mask_has(j, x), std::binary_search(expected.begin(), expected.end(), x));
+    }
   }
 }
 
@@ -214,6 +217,8 @@ TEST(grid_index, row_lookups_equal_binary_lookups) {
     for (access_pattern p :
          {access_pattern::full, access_pattern::unicomp, access_pattern::lid_unicomp}) {
       for (const host_index* q : {&b.index, &qi}) {
+        // Cursors kept across the cells, visited in increasing id order as the planner does.
+        std::vector<std::size_t> cursors(cpu::cursor_count(b.index.geo.k), cpu::no_cursor);
         for (std::size_t c = 0; c < q->n_cells(); ++c) {
           std::uint32_t own[max_indexed_dims];
           q->cell_coords(c, own);
@@ -224,8 +229,19 @@ TEST(grid_index, row_lookups_equal_binary_lookups) {
                                                    true, rows);
           const auto n_binary = cpu::neighbor_ranges(b.index, own, id, near, p,
                                                      lookup_method::binary, false, binary);
+          std::vector<point_range> with_cursors;
+          const auto n_cursors = cpu::neighbor_ranges(b.index, own, id, near, p,
+                                                      lookup_method::rows, false, with_cursors,
+                                                      cursors.data());
+          std::vector<point_range> tree;
+          const auto n_tree = cpu::neighbor_ranges(b.index, own, id, near, p, lookup_method::tree,
+                                                   false, tree);
           ASSERT_EQ(n_rows, n_binary);
+          ASSERT_EQ(n_cursors, n_binary);
+          ASSERT_EQ(n_tree, n_binary);
+          ASSERT_EQ(expand(tree), expand(binary)) << "d " << d << " cell " << c;
           ASSERT_EQ(expand(rows), expand(binary)) << "d " << d << " cell " << c;
+          ASSERT_EQ(expand(with_cursors), expand(binary)) << "d " << d << " cell " << c;
           for (std::size_t r = 1; r < rows.size(); ++r) {
             ASSERT_LT(rows[r - 1].end, rows[r].begin) << "contiguous ranges are merged";
           }

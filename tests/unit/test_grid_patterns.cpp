@@ -133,6 +133,7 @@ TEST(grid_patterns, rows_group_consecutive_ids) {
   for (int j = 0; j < 3; ++j) {
     g.dim[j] = j;
     g.side[j] = 1;
+    g.inv_side[j] = 1;
     g.cells[j] = 5;
   }
   g.stride[2] = 1;

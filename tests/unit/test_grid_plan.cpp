@@ -35,6 +35,7 @@ void check_invariants(const grid_plan& p, const plan_options& opt, std::size_t d
   for (int j = 0; j < g.k; ++j) {
     EXPECT_EQ(p.dim_order[static_cast<std::size_t>(j)], g.dim[j]) << "indexed dims come first";
     EXPECT_GE(g.side[j], opt.eps);
+    EXPECT_EQ(g.inv_side[j], 1.0 / g.side[j]);
     EXPECT_GE(g.cells[j], 1u);
     EXPECT_LE(g.cells[j], max_cells_per_dim);
     EXPECT_TRUE(std::isfinite(g.origin[j]));
