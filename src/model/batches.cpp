@@ -11,10 +11,11 @@ std::vector<strided_batch> plan_batches(std::uint64_t n_queries, std::uint64_t e
   capacity = std::max<std::uint64_t>(capacity, 1);
   std::uint64_t n = (estimated_pairs + capacity - 1) / capacity;
   n = std::clamp<std::uint64_t>(std::max(n, min_batches), 1, n_queries);
+  const std::uint64_t chunk = (n_queries + n - 1) / n;
   std::vector<strided_batch> batches;
   batches.reserve(n);
-  for (std::uint64_t b = 0; b < n; ++b) {
-    batches.push_back({b, n, (n_queries - b + n - 1) / n});
+  for (std::uint64_t first = 0; first < n_queries; first += chunk) {
+    batches.push_back({first, 1, std::min(chunk, n_queries - first)});
   }
   return batches;
 }
@@ -25,11 +26,12 @@ std::vector<strided_batch> split_batch(const strided_batch& batch, std::uint64_t
   capacity = std::max<std::uint64_t>(capacity, 1);
   const std::uint64_t pieces =
       std::clamp<std::uint64_t>(produced / capacity + 1, 2, batch.count);
+  const std::uint64_t length = (batch.count + pieces - 1) / pieces;
   std::vector<strided_batch> out;
   out.reserve(pieces);
-  for (std::uint64_t p = 0; p < pieces; ++p) {
-    out.push_back({batch.first + p * batch.stride, batch.stride * pieces,
-                   (batch.count - p + pieces - 1) / pieces});
+  for (std::uint64_t done = 0; done < batch.count; done += length) {
+    out.push_back({batch.first + done * batch.stride, batch.stride,
+                   std::min(length, batch.count - done)});
   }
   return out;
 }

@@ -30,7 +30,13 @@ TEST(plan_batches, covers_every_query_once) {
       const auto batches = epsjoin::detail::plan_batches(n, est, 100, 2);
       EXPECT_EQ(coverage(batches, n), std::vector<int>(n, 1)) << n << " " << est;
       EXPECT_LE(batches.size(), n);
-      EXPECT_GE(batches.size(), std::min<std::uint64_t>(n, std::max<std::uint64_t>(2, est / 100)));
+      // As many batches as the estimate asks for (at least 2), each a contiguous run of queries.
+      const std::uint64_t wanted =
+          std::min<std::uint64_t>(n, std::max<std::uint64_t>(2, (est + 99) / 100));
+      for (const auto& b : batches) {
+        EXPECT_EQ(b.stride, 1u);
+        EXPECT_LE(b.count, (n + wanted - 1) / wanted);
+      }
     }
   }
   EXPECT_TRUE(epsjoin::detail::plan_batches(0, 10, 1).empty());
@@ -46,7 +52,12 @@ TEST(split_batch, pieces_cover_the_batch_once_and_fit_on_average) {
     const std::uint64_t produced = capacity + 1 + rng() % 100000;
     const auto pieces = epsjoin::detail::split_batch(b, produced, capacity);
     ASSERT_GE(pieces.size(), std::min<std::uint64_t>(2, b.count));
-    EXPECT_GE(pieces.size() * capacity, std::min<std::uint64_t>(produced, b.count * capacity));
+    // Each piece holds at most its share of the queries, so it is expected to fit.
+    const std::uint64_t ways = std::clamp<std::uint64_t>(produced / capacity + 1, 2, b.count);
+    for (const auto& p : pieces) {
+      EXPECT_LE(p.count, (b.count + ways - 1) / ways);
+      EXPECT_EQ(p.stride, b.stride);  // pieces keep the batch's locality
+    }
     std::vector<int> want(n, 0);
     for (std::uint64_t i = 0; i < b.count; ++i) want[b.first + i * b.stride] = 1;
     EXPECT_EQ(coverage(pieces, n), want);
