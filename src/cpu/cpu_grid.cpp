@@ -70,9 +70,10 @@ grid_params parse_params(const join_options& options) {
                       ", got '", v, "'");
       p.max_k = v[0] - '0';
     } else if (key == "early_exit") {
-      EPSJOIN_EXPECTS(v == "0" || v == "4" || v == "8", "cpu-grid: early_exit must be 0, 4 or 8 ",
-                      "(dimensions between checks; 0 never), got '", v, "'");
-      p.early_exit = v[0] - '0';
+      EPSJOIN_EXPECTS(v == "0" || v == "4" || v == "8" || v == "16" || v == "32",
+                      "cpu-grid: early_exit must be 0, 4, 8, 16 or 32 (dimensions between checks; ",
+                      "0 never), got '", v, "'");
+      p.early_exit = std::stoi(v);
     } else if (key == "gather") {
       EPSJOIN_EXPECTS(v == "off" || (v.size() == 1 && v[0] >= '1' && v[0] <= '9'),
                       "cpu-grid: gather must be off or 1 to 9 (the fewest candidate ranges of a ",
@@ -184,7 +185,9 @@ void execute_layout(join_request& req, const join_inputs<T>& in, bool halved,
   switch (early_exit) {
     case 0: return execute_rows<T, 0>(req, in, halved, qb, db, workers);
     case 4: return execute_rows<T, 4>(req, in, halved, qb, db, workers);
-    default: return execute_rows<T, 8>(req, in, halved, qb, db, workers);
+    case 8: return execute_rows<T, 8>(req, in, halved, qb, db, workers);
+    case 16: return execute_rows<T, 16>(req, in, halved, qb, db, workers);
+    default: return execute_rows<T, 32>(req, in, halved, qb, db, workers);
   }
 }
 

@@ -87,6 +87,11 @@ struct simd;
       for (int i = 0; i < width; ++i) s += m[i];                                  \
       return s;                                                                   \
     }                                                                             \
+    EPSJOIN_GRID_INLINE static T sum(vec v) {                                     \
+      T s = 0;                                                                    \
+      for (int i = 0; i < width; ++i) s += v[i];                                  \
+      return s;                                                                   \
+    }                                                                             \
   }
 
 EPSJOIN_GRID_SIMD(double, std::int64_t, 16);
@@ -150,6 +155,7 @@ struct row_set {
     const T* row;
   };
   query load(std::size_t p) const { return {rows + p * d}; }
+  /// Scalar, in column order (the float64 re-checks and tests use it).
   T distance(const query& q, std::size_t c, T hi) const {
     const T* __restrict a = q.row;
     const T* __restrict b = rows + c * d;
@@ -170,6 +176,36 @@ struct row_set {
     }
     return acc;
   }
+  /// SIMD over dimensions: one vector of partial sums, its lanes added up only where the early
+  /// exit looks (every `Every` dimensions, rounded up to whole vectors) and at the end. The sum
+  /// order differs from the scalar one by rounding only (far inside the 1e-12 band).
+  template <int Bytes>
+  EPSJOIN_GRID_INLINE T distance_simd(const query& q, std::size_t c, T hi) const {
+    using S = simd<T, Bytes>;
+    constexpr int w = S::width;
+    constexpr int vectors_per_check = Every <= 0 ? 0 : (Every + w - 1) / w;
+    const T* __restrict a = q.row;
+    const T* __restrict b = rows + c * d;
+    typename S::vec acc{};
+    std::size_t j = 0;
+    int since_check = 0;
+    for (; j + w <= d; j += w) {
+      const typename S::vec diff = S::load(a + j) - S::load(b + j);
+      acc += diff * diff;
+      if constexpr (vectors_per_check > 0) {
+        if (++since_check == vectors_per_check) {
+          since_check = 0;
+          if (S::sum(acc) > hi) return S::sum(acc);
+        }
+      }
+    }
+    T total = S::sum(acc);
+    for (; j < d; ++j) {
+      const T diff = a[j] - b[j];
+      total += diff * diff;
+    }
+    return total;
+  }
 };
 
 /// Squared distances of block [c0, c0 + len) into s (room for block_len + a vector).
@@ -185,7 +221,7 @@ inline void block_distances(const column_set<T, D>& set, const typename column_s
 template <int Bytes, class T, int Every>
 inline void block_distances(const row_set<T, Every>& set, const typename row_set<T, Every>::query& q,
                             std::size_t c0, unsigned len, T hi, T* s) {
-  for (unsigned i = 0; i < len; ++i) s[i] = set.distance(q, c0 + i, hi);
+  for (unsigned i = 0; i < len; ++i) s[i] = set.template distance_simd<Bytes>(q, c0 + i, hi);
 }
 
 /// Writes the block indices i with s[i] <= hi to `out` without a branch per candidate; returns
@@ -234,7 +270,7 @@ inline std::int64_t count_block(const row_set<T, Every>& set,
                                 std::int64_t& maybe) {
   std::int64_t sure = 0;
   for (unsigned i = 0; i < len; ++i) {
-    const T s = set.distance(q, c0 + i, hi);
+    const T s = set.template distance_simd<Bytes>(q, c0 + i, hi);
     const int hit = s <= lo ? 1 : 0;
     if constexpr (PerCandidate) counts[i] += hit;
     sure += hit;
