@@ -4,14 +4,20 @@
 // neighbour cells its access pattern selects. Under lid-unicomp (default) and unicomp each
 // unordered pair of points is computed once and both directions are delivered; under full every
 // query examines all 3^k cells and delivers its own side only. A x B: B is indexed, A is binned
-// into B's grid and each cell of A examines its full neighbourhood in B. Tasks run heaviest first
-// on a shared counter; each thread emits through its own buffer.
+// into B's grid and each cell of A examines its full neighbourhood in B. Tasks run from the
+// heaviest power-of-two class of workload (distances to compute) to the lightest, in cell order
+// within a class, handed out from a shared counter; each thread emits through its own buffer.
+//
+// Params (all optional): pattern = lid-unicomp | unicomp | full; lookup = rows | tree | binary;
+// masks = on | off; max_indexed_dims = 0..8; reorder = on | off (dimensions by variance);
+// layout = auto | columns | rows; early_exit = 0 | 4 | 8 | 16 | 32 (row layout: dimensions
+// between checks of the partial sum); gather = off | 1..9; simd = auto | baseline.
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
 
-// 32-byte SIMD vectors in the baseline clone of the task loop draw GCC's note that passing them
+// 32-byte SIMD vectors in code compiled for the x86-64 baseline draw GCC's note that passing them
 // would change the ABI; every function taking or returning one is always_inline (grid_kernels.hpp).
 #pragma GCC diagnostic ignored "-Wpsabi"
 
