@@ -41,7 +41,9 @@ struct grid_params {
   bool masks = false;  // measured: in dense data they rarely narrow the box and cost a lookup per dim
   int max_k = 6;
   bool reorder = true;
-  int early_exit = 8;
+  // Measured (bench/RESULTS-grid.md): with SIMD across dimensions, checking the partial sum
+  // costs more than it saves on uniform and exponential data up to d = 64.
+  int early_exit = 0;
   enum class layout_kind { automatic, columns, rows } layout = layout_kind::automatic;
   bool avx2 = true;  // use the AVX2 kernels when the CPU has them
   unsigned gather_min_spans = 2;

@@ -48,6 +48,29 @@ inline constexpr std::size_t counter_pad = 16;
 template <class T>
 using lane_count = std::conditional_t<sizeof(T) == 8, std::int64_t, std::int32_t>;
 
+// Horizontal sum of a GCC vector by halving it (log2(width) adds, no lane extraction loop).
+template <class V>
+inline __attribute__((always_inline)) auto reduce(V v) {
+  constexpr int n = sizeof(V) / sizeof(v[0]);
+  if constexpr (n == 2) {
+    return v[0] + v[1];
+  } else {
+    using E = std::remove_cvref_t<decltype(v[0])>;
+    typedef E half __attribute__((vector_size(sizeof(V) / 2)));
+    half lo, hi;
+    std::memcpy(&lo, &v, sizeof lo);
+    std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
+    return reduce(lo + hi);
+  }
+}
+
+// `count` times -1 then `count` times 0: first_lanes(n) loads `width` entries from n before the
+// middle.
+#define EPSJOIN_GRID_ONES(count) EPSJOIN_GRID_ONES_##count
+#define EPSJOIN_GRID_ONES_2 -1, -1, 0, 0
+#define EPSJOIN_GRID_ONES_4 -1, -1, -1, -1, 0, 0, 0, 0
+#define EPSJOIN_GRID_ONES_8 -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0
+
 // SIMD vectors of T and their compare masks (vector_size needs a concrete type, hence one
 // specialisation per type from one macro). Everything that takes or returns a vector is forced
 // inline: out of line, a baseline caller and an AVX caller would disagree on how a 32-byte vector
@@ -56,10 +79,11 @@ using lane_count = std::conditional_t<sizeof(T) == 8, std::int64_t, std::int32_t
 template <class T, int Bytes>
 struct simd;
 
-#define EPSJOIN_GRID_SIMD(T, I, B)                                                \
+#define EPSJOIN_GRID_SIMD(T, I, B, W)                                             \
   template <>                                                                     \
   struct simd<T, B> {                                                             \
-    static constexpr int width = B / static_cast<int>(sizeof(T));                 \
+    static constexpr int width = W;                                               \
+    static_assert(W * sizeof(T) == B);                                            \
     typedef T vec __attribute__((vector_size(B)));                                \
     typedef I mask __attribute__((vector_size(B)));                               \
     EPSJOIN_GRID_INLINE static vec load(const T* p) {                                                 \
@@ -76,28 +100,20 @@ struct simd;
     EPSJOIN_GRID_INLINE static void store(I* p, mask v) { std::memcpy(p, &v, sizeof v); }             \
     EPSJOIN_GRID_INLINE static vec splat(T x) { return vec{} + x; }                                   \
     EPSJOIN_GRID_INLINE static mask splat_mask(I x) { return mask{} + x; }                            \
-    /* all ones in the first `n` lanes */                                        \
-    EPSJOIN_GRID_INLINE static mask first_lanes(unsigned n) {                                         \
-      mask m{};                                                                   \
-      for (int i = 0; i < width; ++i) m[i] = static_cast<unsigned>(i) < n ? -1 : 0; \
-      return m;                                                                   \
-    }                                                                             \
-    EPSJOIN_GRID_INLINE static I sum(mask m) {                                                        \
-      I s = 0;                                                                    \
-      for (int i = 0; i < width; ++i) s += m[i];                                  \
-      return s;                                                                   \
-    }                                                                             \
-    EPSJOIN_GRID_INLINE static T sum(vec v) {                                     \
-      T s = 0;                                                                    \
-      for (int i = 0; i < width; ++i) s += v[i];                                  \
-      return s;                                                                   \
-    }                                                                             \
+    /* all ones in the first `n` lanes (n <= width): one unaligned load from a table */ \
+    EPSJOIN_GRID_INLINE static mask first_lanes(unsigned n) {                   \
+      alignas(64) static constexpr I table[2 * W] = {EPSJOIN_GRID_ONES(W)};     \
+      return load(table + (width - n));                                         \
+    }                                                                           \
+    /* horizontal sums: halve the vector until one lane is left */              \
+    EPSJOIN_GRID_INLINE static I sum(mask m) { return reduce(m); }              \
+    EPSJOIN_GRID_INLINE static T sum(vec v) { return reduce(v); }               \
   }
 
-EPSJOIN_GRID_SIMD(double, std::int64_t, 16);
-EPSJOIN_GRID_SIMD(float, std::int32_t, 16);
-EPSJOIN_GRID_SIMD(double, std::int64_t, 32);
-EPSJOIN_GRID_SIMD(float, std::int32_t, 32);
+EPSJOIN_GRID_SIMD(double, std::int64_t, 16, 2);
+EPSJOIN_GRID_SIMD(float, std::int32_t, 16, 4);
+EPSJOIN_GRID_SIMD(double, std::int64_t, 32, 4);
+EPSJOIN_GRID_SIMD(float, std::int32_t, 32, 8);
 #undef EPSJOIN_GRID_SIMD
 
 template <class T, int D>
