@@ -345,6 +345,8 @@ void run_precision(join_request& req, const grid_params& params, const grid::col
   stats.notes.emplace_back("pattern", pattern_name(settings.pattern));
   stats.notes.emplace_back("tasks", concat(schedule.tasks.size(), " (", gathered,
                                            " with candidates gathered)"));
+  stats.notes.emplace_back("neighbour ranges stored", concat(schedule.stored_ranges, " (cells over ",
+                                                             "the budget look theirs up again)"));
   stats.notes.emplace_back("layout", by_column ? "columns" : "rows");
   stats.notes.emplace_back("simd", in.avx2 ? "x86-64-v3 (32-byte vectors)" : "baseline (16-byte vectors)");
   stats.notes.emplace_back("index build (ids/sort/cells/masks s)",
