@@ -4,14 +4,20 @@
 // neighbour cells its access pattern selects. Under lid-unicomp (default) and unicomp each
 // unordered pair of points is computed once and both directions are delivered; under full every
 // query examines all 3^k cells and delivers its own side only. A x B: B is indexed, A is binned
-// into B's grid and each cell of A examines its full neighbourhood in B. Tasks run heaviest first
-// on a shared counter; each thread emits through its own buffer.
+// into B's grid and each cell of A examines its full neighbourhood in B. Tasks run from the
+// heaviest power-of-two class of workload (distances to compute) to the lightest, in cell order
+// within a class, handed out from a shared counter; each thread emits through its own buffer.
+//
+// Params (all optional): pattern = lid-unicomp | unicomp | full; lookup = rows | tree | binary;
+// masks = on | off; max_indexed_dims = 0..8; reorder = on | off (dimensions by variance);
+// layout = auto | columns | rows; early_exit = 0 | 4 | 8 | 16 | 32 (row layout: dimensions
+// between checks of the partial sum); gather = off | 1..9; simd = auto | baseline.
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
 
-// 32-byte SIMD vectors in the baseline clone of the task loop draw GCC's note that passing them
+// 32-byte SIMD vectors in code compiled for the x86-64 baseline draw GCC's note that passing them
 // would change the ABI; every function taking or returning one is always_inline (grid_kernels.hpp).
 #pragma GCC diagnostic ignored "-Wpsabi"
 
@@ -35,7 +41,9 @@ struct grid_params {
   bool masks = false;  // measured: in dense data they rarely narrow the box and cost a lookup per dim
   int max_k = 6;
   bool reorder = true;
-  int early_exit = 8;
+  // Measured (bench/RESULTS-grid.md): with SIMD across dimensions, checking the partial sum
+  // costs more than it saves on uniform and exponential data up to d = 64.
+  int early_exit = 0;
   enum class layout_kind { automatic, columns, rows } layout = layout_kind::automatic;
   bool avx2 = true;  // use the AVX2 kernels when the CPU has them
   unsigned gather_min_spans = 2;
@@ -70,9 +78,10 @@ grid_params parse_params(const join_options& options) {
                       ", got '", v, "'");
       p.max_k = v[0] - '0';
     } else if (key == "early_exit") {
-      EPSJOIN_EXPECTS(v == "0" || v == "4" || v == "8", "cpu-grid: early_exit must be 0, 4 or 8 ",
-                      "(dimensions between checks; 0 never), got '", v, "'");
-      p.early_exit = v[0] - '0';
+      EPSJOIN_EXPECTS(v == "0" || v == "4" || v == "8" || v == "16" || v == "32",
+                      "cpu-grid: early_exit must be 0, 4, 8, 16 or 32 (dimensions between checks; ",
+                      "0 never), got '", v, "'");
+      p.early_exit = std::stoi(v);
     } else if (key == "gather") {
       EPSJOIN_EXPECTS(v == "off" || (v.size() == 1 && v[0] >= '1' && v[0] <= '9'),
                       "cpu-grid: gather must be off or 1 to 9 (the fewest candidate ranges of a ",
@@ -184,7 +193,9 @@ void execute_layout(join_request& req, const join_inputs<T>& in, bool halved,
   switch (early_exit) {
     case 0: return execute_rows<T, 0>(req, in, halved, qb, db, workers);
     case 4: return execute_rows<T, 4>(req, in, halved, qb, db, workers);
-    default: return execute_rows<T, 8>(req, in, halved, qb, db, workers);
+    case 8: return execute_rows<T, 8>(req, in, halved, qb, db, workers);
+    case 16: return execute_rows<T, 16>(req, in, halved, qb, db, workers);
+    default: return execute_rows<T, 32>(req, in, halved, qb, db, workers);
   }
 }
 
@@ -334,6 +345,8 @@ void run_precision(join_request& req, const grid_params& params, const grid::col
   stats.notes.emplace_back("pattern", pattern_name(settings.pattern));
   stats.notes.emplace_back("tasks", concat(schedule.tasks.size(), " (", gathered,
                                            " with candidates gathered)"));
+  stats.notes.emplace_back("neighbour ranges stored", concat(schedule.stored_ranges, " (cells over ",
+                                                             "the budget look theirs up again)"));
   stats.notes.emplace_back("layout", by_column ? "columns" : "rows");
   stats.notes.emplace_back("simd", in.avx2 ? "x86-64-v3 (32-byte vectors)" : "baseline (16-byte vectors)");
   stats.notes.emplace_back("index build (ids/sort/cells/masks s)",

@@ -48,6 +48,29 @@ inline constexpr std::size_t counter_pad = 16;
 template <class T>
 using lane_count = std::conditional_t<sizeof(T) == 8, std::int64_t, std::int32_t>;
 
+// Horizontal sum of a GCC vector by halving it (log2(width) adds, no lane extraction loop).
+template <class V>
+inline __attribute__((always_inline)) auto reduce(V v) {
+  constexpr int n = sizeof(V) / sizeof(v[0]);
+  if constexpr (n == 2) {
+    return v[0] + v[1];
+  } else {
+    using E = std::remove_cvref_t<decltype(v[0])>;
+    typedef E half __attribute__((vector_size(sizeof(V) / 2)));
+    half lo, hi;
+    std::memcpy(&lo, &v, sizeof lo);
+    std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
+    return reduce(lo + hi);
+  }
+}
+
+// `count` times -1 then `count` times 0: first_lanes(n) loads `width` entries from n before the
+// middle.
+#define EPSJOIN_GRID_ONES(count) EPSJOIN_GRID_ONES_##count
+#define EPSJOIN_GRID_ONES_2 -1, -1, 0, 0
+#define EPSJOIN_GRID_ONES_4 -1, -1, -1, -1, 0, 0, 0, 0
+#define EPSJOIN_GRID_ONES_8 -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0
+
 // SIMD vectors of T and their compare masks (vector_size needs a concrete type, hence one
 // specialisation per type from one macro). Everything that takes or returns a vector is forced
 // inline: out of line, a baseline caller and an AVX caller would disagree on how a 32-byte vector
@@ -56,10 +79,11 @@ using lane_count = std::conditional_t<sizeof(T) == 8, std::int64_t, std::int32_t
 template <class T, int Bytes>
 struct simd;
 
-#define EPSJOIN_GRID_SIMD(T, I, B)                                                \
+#define EPSJOIN_GRID_SIMD(T, I, B, W)                                             \
   template <>                                                                     \
   struct simd<T, B> {                                                             \
-    static constexpr int width = B / static_cast<int>(sizeof(T));                 \
+    static constexpr int width = W;                                               \
+    static_assert(W * sizeof(T) == B);                                            \
     typedef T vec __attribute__((vector_size(B)));                                \
     typedef I mask __attribute__((vector_size(B)));                               \
     EPSJOIN_GRID_INLINE static vec load(const T* p) {                                                 \
@@ -76,23 +100,20 @@ struct simd;
     EPSJOIN_GRID_INLINE static void store(I* p, mask v) { std::memcpy(p, &v, sizeof v); }             \
     EPSJOIN_GRID_INLINE static vec splat(T x) { return vec{} + x; }                                   \
     EPSJOIN_GRID_INLINE static mask splat_mask(I x) { return mask{} + x; }                            \
-    /* all ones in the first `n` lanes */                                        \
-    EPSJOIN_GRID_INLINE static mask first_lanes(unsigned n) {                                         \
-      mask m{};                                                                   \
-      for (int i = 0; i < width; ++i) m[i] = static_cast<unsigned>(i) < n ? -1 : 0; \
-      return m;                                                                   \
-    }                                                                             \
-    EPSJOIN_GRID_INLINE static I sum(mask m) {                                                        \
-      I s = 0;                                                                    \
-      for (int i = 0; i < width; ++i) s += m[i];                                  \
-      return s;                                                                   \
-    }                                                                             \
+    /* all ones in the first `n` lanes (n <= width): one unaligned load from a table */ \
+    EPSJOIN_GRID_INLINE static mask first_lanes(unsigned n) {                   \
+      alignas(64) static constexpr I table[2 * W] = {EPSJOIN_GRID_ONES(W)};     \
+      return load(table + (width - n));                                         \
+    }                                                                           \
+    /* horizontal sums: halve the vector until one lane is left */              \
+    EPSJOIN_GRID_INLINE static I sum(mask m) { return reduce(m); }              \
+    EPSJOIN_GRID_INLINE static T sum(vec v) { return reduce(v); }               \
   }
 
-EPSJOIN_GRID_SIMD(double, std::int64_t, 16);
-EPSJOIN_GRID_SIMD(float, std::int32_t, 16);
-EPSJOIN_GRID_SIMD(double, std::int64_t, 32);
-EPSJOIN_GRID_SIMD(float, std::int32_t, 32);
+EPSJOIN_GRID_SIMD(double, std::int64_t, 16, 2);
+EPSJOIN_GRID_SIMD(float, std::int32_t, 16, 4);
+EPSJOIN_GRID_SIMD(double, std::int64_t, 32, 4);
+EPSJOIN_GRID_SIMD(float, std::int32_t, 32, 8);
 #undef EPSJOIN_GRID_SIMD
 
 template <class T, int D>
@@ -150,6 +171,7 @@ struct row_set {
     const T* row;
   };
   query load(std::size_t p) const { return {rows + p * d}; }
+  /// Scalar, in column order (the float64 re-checks and tests use it).
   T distance(const query& q, std::size_t c, T hi) const {
     const T* __restrict a = q.row;
     const T* __restrict b = rows + c * d;
@@ -170,6 +192,36 @@ struct row_set {
     }
     return acc;
   }
+  /// SIMD over dimensions: one vector of partial sums, its lanes added up only where the early
+  /// exit looks (every `Every` dimensions, rounded up to whole vectors) and at the end. The sum
+  /// order differs from the scalar one by rounding only (far inside the 1e-12 band).
+  template <int Bytes>
+  EPSJOIN_GRID_INLINE T distance_simd(const query& q, std::size_t c, T hi) const {
+    using S = simd<T, Bytes>;
+    constexpr int w = S::width;
+    constexpr int vectors_per_check = Every <= 0 ? 0 : (Every + w - 1) / w;
+    const T* __restrict a = q.row;
+    const T* __restrict b = rows + c * d;
+    typename S::vec acc{};
+    std::size_t j = 0;
+    int since_check = 0;
+    for (; j + w <= d; j += w) {
+      const typename S::vec diff = S::load(a + j) - S::load(b + j);
+      acc += diff * diff;
+      if constexpr (vectors_per_check > 0) {
+        if (++since_check == vectors_per_check) {
+          since_check = 0;
+          if (S::sum(acc) > hi) return S::sum(acc);
+        }
+      }
+    }
+    T total = S::sum(acc);
+    for (; j < d; ++j) {
+      const T diff = a[j] - b[j];
+      total += diff * diff;
+    }
+    return total;
+  }
 };
 
 /// Squared distances of block [c0, c0 + len) into s (room for block_len + a vector).
@@ -185,7 +237,7 @@ inline void block_distances(const column_set<T, D>& set, const typename column_s
 template <int Bytes, class T, int Every>
 inline void block_distances(const row_set<T, Every>& set, const typename row_set<T, Every>::query& q,
                             std::size_t c0, unsigned len, T hi, T* s) {
-  for (unsigned i = 0; i < len; ++i) s[i] = set.distance(q, c0 + i, hi);
+  for (unsigned i = 0; i < len; ++i) s[i] = set.template distance_simd<Bytes>(q, c0 + i, hi);
 }
 
 /// Writes the block indices i with s[i] <= hi to `out` without a branch per candidate; returns
@@ -234,7 +286,7 @@ inline std::int64_t count_block(const row_set<T, Every>& set,
                                 std::int64_t& maybe) {
   std::int64_t sure = 0;
   for (unsigned i = 0; i < len; ++i) {
-    const T s = set.distance(q, c0 + i, hi);
+    const T s = set.template distance_simd<Bytes>(q, c0 + i, hi);
     const int hit = s <= lo ? 1 : 0;
     if constexpr (PerCandidate) counts[i] += hit;
     sure += hit;

@@ -61,7 +61,7 @@ struct plan_settings {
   unsigned threads = 1;
   /// Stored neighbour ranges may take up to this many bytes; cells beyond it look theirs up
   /// again when they run.
-  std::size_t range_budget_bytes = std::size_t{256} << 20;
+  std::size_t range_budget_bytes = std::size_t{1} << 30;
 };
 
 struct grid_schedule {

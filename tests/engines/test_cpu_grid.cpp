@@ -23,6 +23,9 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(cpu_grid_full_f32,
 // The other code paths: row layout with and without early exit, binary-search lookups, no masks.
 EPSJOIN_ENGINE_PROPERTY_TESTS(cpu_grid_rows_f64,
                               {"cpu-grid", {{"layout", "rows"}, {"early_exit", "4"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(cpu_grid_rows_exit16_f32,
+                              {"cpu-grid", {{"layout", "rows"}, {"early_exit", "16"}},
+                               scalar_type::f32});
 EPSJOIN_ENGINE_PROPERTY_TESTS(cpu_grid_rows_noexit_f32,
                               {"cpu-grid", {{"layout", "rows"}, {"early_exit", "0"}},
                                scalar_type::f32});
