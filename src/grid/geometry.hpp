@@ -160,13 +160,9 @@ EPSJOIN_HD inline void for_each_neighbor_row(const geometry& g, const std::uint3
   std::uint64_t id = 0;  // id of (prefix coordinates, own[last])
   unsigned row = 0;
   for (int j = last - 1, w = 1; j >= 0; --j, w *= 3) place[j] = static_cast<unsigned>(w);
-  // Rows come in lexicographic order of the prefix offsets. lid-unicomp examines no row before
-  // the zero prefix (their first non-zero offset is -1), so it starts there.
-  const bool from_zero = pattern == access_pattern::lid_unicomp;
   for (int j = 0; j < last; ++j) {
-    const std::uint32_t start = from_zero ? own[j] : box.lo[j];
-    offset[j] = static_cast<int>(start) - static_cast<int>(own[j]);
-    id += start * g.stride[j];
+    offset[j] = static_cast<int>(box.lo[j]) - static_cast<int>(own[j]);
+    id += box.lo[j] * g.stride[j];
     row += static_cast<unsigned>(offset[j] + 1) * place[j];
   }
   id += own[last];
