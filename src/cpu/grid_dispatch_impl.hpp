@@ -1,10 +1,6 @@
 #pragma once
 // Definitions behind grid_dispatch.hpp, included only by the grid_run_*.cpp translation units.
 
-// 32-byte SIMD vectors in code compiled for the x86-64 baseline draw GCC's note that passing them
-// would change the ABI; every function taking or returning one is always_inline (grid_kernels.hpp).
-#pragma GCC diagnostic ignored "-Wpsabi"
-
 #include "core/parallel.hpp"
 #include "epsjoin/error.hpp"
 #include "cpu/grid_dispatch.hpp"
