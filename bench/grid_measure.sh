@@ -31,5 +31,5 @@ run lookup --n 1e6 --eps $E2 --threads 1 --reps 3
 for ee in 0 8 16; do run join --d 8 --n 2e5 --eps 0.022 --threads 1 --reps 1 layout=rows early_exit=$ee; done
 run join --d 8 --n 2e5 --eps 0.022 --threads 1 --reps 1 layout=columns
 for ee in 0 16; do run join --dist uniform --d 16 --n 2e4 --eps 0.8123 --threads 1 --reps 1 early_exit=$ee; done
-for ee in 0 8 16 32; do run join --dist uniform --d 64 --n 2e4 --eps 2.45 --threads 1 --reps 1 early_exit=$ee; done
-for ee in 0 8 16 32; do run join --d 32 --n 5e4 --eps 0.09 --threads 1 --reps 1 early_exit=$ee; done
+for ee in 0 8 16; do run join --dist uniform --d 64 --n 2e4 --eps 2.45 --threads 1 --reps 1 early_exit=$ee; done
+for ee in 0 8 16; do run join --d 32 --n 5e4 --eps 0.09 --threads 1 --reps 1 early_exit=$ee; done

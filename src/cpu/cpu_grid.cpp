@@ -10,22 +10,18 @@
 //
 // Params (all optional): pattern = lid-unicomp | unicomp | full; lookup = rows | tree | binary;
 // masks = on | off; max_indexed_dims = 0..8; reorder = on | off (dimensions by variance);
-// layout = auto | columns | rows; early_exit = 0 | 4 | 8 | 16 | 32 (row layout: dimensions
+// layout = auto | columns | rows; early_exit = 0 | 8 | 16 (row layout: dimensions
 // between checks of the partial sum); gather = off | 1..9; simd = auto | baseline.
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
 
-// 32-byte SIMD vectors in code compiled for the x86-64 baseline draw GCC's note that passing them
-// would change the ABI; every function taking or returning one is always_inline (grid_kernels.hpp).
-#pragma GCC diagnostic ignored "-Wpsabi"
-
 #include "core/builtin_engines.hpp"
 #include "core/expects.hpp"
 #include "core/parallel.hpp"
 #include "core/timer.hpp"
-#include "cpu/grid_execute.hpp"
+#include "cpu/grid_dispatch.hpp"
 #include "grid/plan.hpp"
 
 namespace epsjoin::detail {
@@ -78,8 +74,8 @@ grid_params parse_params(const join_options& options) {
                       ", got '", v, "'");
       p.max_k = v[0] - '0';
     } else if (key == "early_exit") {
-      EPSJOIN_EXPECTS(v == "0" || v == "4" || v == "8" || v == "16" || v == "32",
-                      "cpu-grid: early_exit must be 0, 4, 8, 16 or 32 (dimensions between checks; ",
+      EPSJOIN_EXPECTS(v == "0" || v == "8" || v == "16",
+                      "cpu-grid: early_exit must be 0, 8 or 16 (dimensions between checks; ",
                       "0 never), got '", v, "'");
       p.early_exit = std::stoi(v);
     } else if (key == "gather") {
@@ -111,94 +107,6 @@ const char* pattern_name(grid::access_pattern p) {
 }
 
 // Runs the schedule's tasks on the threads, heaviest first.
-template <class T, class Set, bool Halved, bool Counts, int Bytes>
-void execute_width(join_request& req, const join_inputs<T>& in, Set qset, Set dset,
-                   std::vector<cpu::worker_state<T>>& workers) {
-  const cpu::grid_executor<T, Set, Halved, Counts, Bytes> exec(in, qset, dset);
-  const cpu::grid_schedule& s = *in.schedule;
-  parallel_for(
-      static_cast<unsigned>(workers.size()), s.chunk_begin.size() - 1, 1,
-      [&](std::size_t chunk, std::size_t, unsigned w) {
-        for (std::uint32_t t = s.chunk_begin[chunk]; t < s.chunk_begin[chunk + 1]; ++t) {
-          exec.run(s.tasks[t], workers[w]);
-        }
-      },
-      req.options.progress);
-}
-
-template <class T, class Set, bool Halved, bool Counts>
-void execute(join_request& req, const join_inputs<T>& in, Set qset, Set dset,
-             std::vector<cpu::worker_state<T>>& workers) {
-#if EPSJOIN_GRID_HAS_AVX2
-  if (in.avx2) {
-    return execute_width<T, Set, Halved, Counts, 32>(req, in, qset, dset, workers);
-  }
-#endif
-  execute_width<T, Set, Halved, Counts, 16>(req, in, qset, dset, workers);
-}
-
-template <class T, class Set>
-void execute_kind(join_request& req, const join_inputs<T>& in, bool halved, Set qset, Set dset,
-                  std::vector<cpu::worker_state<T>>& workers) {
-  const bool counts = req.sink.counts_only();
-  if (halved) {
-    counts ? execute<T, Set, true, true>(req, in, qset, dset, workers)
-           : execute<T, Set, true, false>(req, in, qset, dset, workers);
-  } else {
-    counts ? execute<T, Set, false, true>(req, in, qset, dset, workers)
-           : execute<T, Set, false, false>(req, in, qset, dset, workers);
-  }
-}
-
-template <class T, int D>
-cpu::kernels::column_set<T, D> columns_of(const cpu::point_block<T>& b) {
-  cpu::kernels::column_set<T, D> set;
-  for (int j = 0; j < D; ++j) set.col[j] = b.column(static_cast<std::size_t>(j));
-  return set;
-}
-
-template <class T, int D>
-void execute_columns(join_request& req, const join_inputs<T>& in, bool halved,
-                     const cpu::point_block<T>& qb, const cpu::point_block<T>& db,
-                     std::vector<cpu::worker_state<T>>& workers) {
-  execute_kind(req, in, halved, columns_of<T, D>(qb), columns_of<T, D>(db), workers);
-}
-
-template <class T, int Every>
-void execute_rows(join_request& req, const join_inputs<T>& in, bool halved,
-                  const cpu::point_block<T>& qb, const cpu::point_block<T>& db,
-                  std::vector<cpu::worker_state<T>>& workers) {
-  using set = cpu::kernels::row_set<T, Every>;
-  execute_kind(req, in, halved, set{qb.data(), qb.d}, set{db.data(), db.d},
-               workers);
-}
-
-template <class T>
-void execute_layout(join_request& req, const join_inputs<T>& in, bool halved,
-                    const cpu::point_block<T>& qb, const cpu::point_block<T>& db, int early_exit,
-                    std::vector<cpu::worker_state<T>>& workers) {
-  if (db.by_column) {
-    switch (db.d) {
-      case 1: return execute_columns<T, 1>(req, in, halved, qb, db, workers);
-      case 2: return execute_columns<T, 2>(req, in, halved, qb, db, workers);
-      case 3: return execute_columns<T, 3>(req, in, halved, qb, db, workers);
-      case 4: return execute_columns<T, 4>(req, in, halved, qb, db, workers);
-      case 5: return execute_columns<T, 5>(req, in, halved, qb, db, workers);
-      case 6: return execute_columns<T, 6>(req, in, halved, qb, db, workers);
-      case 7: return execute_columns<T, 7>(req, in, halved, qb, db, workers);
-      case 8: return execute_columns<T, 8>(req, in, halved, qb, db, workers);
-      default: break;
-    }
-  }
-  switch (early_exit) {
-    case 0: return execute_rows<T, 0>(req, in, halved, qb, db, workers);
-    case 4: return execute_rows<T, 4>(req, in, halved, qb, db, workers);
-    case 8: return execute_rows<T, 8>(req, in, halved, qb, db, workers);
-    case 16: return execute_rows<T, 16>(req, in, halved, qb, db, workers);
-    default: return execute_rows<T, 32>(req, in, halved, qb, db, workers);
-  }
-}
-
 // Memory the per-thread count arrays of a counts-only halved join may take.
 constexpr std::uint64_t private_counts_budget = std::uint64_t{1} << 30;
 
@@ -257,9 +165,9 @@ void run_precision(join_request& req, const grid_params& params, const grid::col
   }
   const grid::host_index& queries = self ? data_index : *query_index;
 
+  // Columns for d <= 8 unless rows are asked for (columns cannot hold more dimensions).
   const bool by_column =
-      params.layout == grid_params::layout_kind::columns ||
-      (params.layout == grid_params::layout_kind::automatic && data.d <= cpu::soa_max_dims);
+      data.d <= cpu::soa_max_dims && params.layout != grid_params::layout_kind::rows;
   std::vector<double> center(data.d, 0.0);
   for (std::size_t j = 0; j < data.d; ++j) center[j] = 0.5 * (cstats.min[j] + cstats.max[j]);
   const cpu::point_block<T> dblock = cpu::gather_block<T>(data, data_index.permutation,
@@ -320,7 +228,11 @@ void run_precision(join_request& req, const grid_params& params, const grid::col
   } else {
     for (auto& w : workers) w.emitter.emplace(req.sink);
   }
-  execute_layout<T>(req, in, settings.halved, qblock, dblock, params.early_exit, workers);
+  if (dblock.by_column) {
+    cpu::execute_columns<T>(req, in, settings.halved, qblock, dblock, workers);
+  } else {
+    cpu::execute_rows<T>(req, in, settings.halved, qblock, dblock, params.early_exit, workers);
+  }
   std::uint64_t rechecks = 0, gathered = 0;
   for (auto& w : workers) {
     if (w.emitter) w.emitter->flush();

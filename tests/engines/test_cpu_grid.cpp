@@ -22,7 +22,7 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(cpu_grid_full_f32,
                               {"cpu-grid", {{"pattern", "full"}}, scalar_type::f32});
 // The other code paths: row layout with and without early exit, binary-search lookups, no masks.
 EPSJOIN_ENGINE_PROPERTY_TESTS(cpu_grid_rows_f64,
-                              {"cpu-grid", {{"layout", "rows"}, {"early_exit", "4"}}});
+                              {"cpu-grid", {{"layout", "rows"}, {"early_exit", "8"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(cpu_grid_rows_exit16_f32,
                               {"cpu-grid", {{"layout", "rows"}, {"early_exit", "16"}},
                                scalar_type::f32});
@@ -213,7 +213,7 @@ TEST(cpu_grid, rejects_bad_params) {
   const dataset pts = make_shape(shape_kind::uniform, 10, 2, 1);
   for (auto [k, v] : std::vector<std::pair<std::string, std::string>>{
            {"pattern", "diagonal"}, {"lookup", "hash"}, {"masks", "maybe"},
-           {"max_indexed_dims", "9"}, {"early_exit", "3"}, {"layout", "tiles"},
+           {"max_indexed_dims", "9"}, {"early_exit", "4"}, {"layout", "tiles"},
            {"simd", "avx512"}, {"gather", "0"}}) {
     EXPECT_THROW(run_collect({"cpu-grid", {{k, v}}}, pts.view(), pts.view(), true, 0.1),
                  invalid_argument)

@@ -1,0 +1,27 @@
+#pragma once
+// cpu-grid's task loop for one point layout, instantiated per dimension count (columns) or
+// early-exit interval (rows), join kind, output and SIMD width. The instantiations are many, so
+// they live in four translation units (grid_run_{f64,f32}_{columns,rows}.cpp) that build in
+// parallel; this header declares their entry points.
+
+#include <vector>
+
+#include "core/engine.hpp"
+#include "cpu/grid_execute.hpp"
+
+namespace epsjoin::cpu {
+
+/// Runs every task of in.schedule on workers.size() threads: the column layout (d <= 8).
+template <class T>
+void execute_columns(detail::join_request& req, const join_inputs<T>& in, bool halved,
+                     const point_block<T>& queries, const point_block<T>& data,
+                     std::vector<worker_state<T>>& workers);
+
+/// The same for the row layout (any d), checking the partial sum every `early_exit` dimensions
+/// (0, 8 or 16; 0 never).
+template <class T>
+void execute_rows(detail::join_request& req, const join_inputs<T>& in, bool halved,
+                  const point_block<T>& queries, const point_block<T>& data, int early_exit,
+                  std::vector<worker_state<T>>& workers);
+
+}  // namespace epsjoin::cpu

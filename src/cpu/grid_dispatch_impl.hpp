@@ -1,0 +1,101 @@
+#pragma once
+// Definitions behind grid_dispatch.hpp, included only by the grid_run_*.cpp translation units.
+
+#include "core/parallel.hpp"
+#include "epsjoin/error.hpp"
+#include "cpu/grid_dispatch.hpp"
+
+namespace epsjoin::cpu::dispatch {
+
+template <class T, class Set, bool Halved, bool Counts, int Bytes>
+void execute_width(detail::join_request& req, const join_inputs<T>& in, Set qset, Set dset,
+                   std::vector<worker_state<T>>& workers) {
+  const grid_executor<T, Set, Halved, Counts, Bytes> exec(in, qset, dset);
+  const grid_schedule& s = *in.schedule;
+  detail::parallel_for(
+      static_cast<unsigned>(workers.size()), s.chunk_begin.size() - 1, 1,
+      [&](std::size_t chunk, std::size_t, unsigned w) {
+        for (std::uint32_t t = s.chunk_begin[chunk]; t < s.chunk_begin[chunk + 1]; ++t) {
+          exec.run(s.tasks[t], workers[w]);
+        }
+      },
+      req.options.progress);
+}
+
+template <class T, class Set, bool Halved, bool Counts>
+void execute_output(detail::join_request& req, const join_inputs<T>& in, Set qset, Set dset,
+                    std::vector<worker_state<T>>& workers) {
+#if EPSJOIN_GRID_HAS_AVX2
+  if (in.avx2) return execute_width<T, Set, Halved, Counts, 32>(req, in, qset, dset, workers);
+#endif
+  execute_width<T, Set, Halved, Counts, 16>(req, in, qset, dset, workers);
+}
+
+template <class T, class Set>
+void execute_kind(detail::join_request& req, const join_inputs<T>& in, bool halved, Set qset,
+                  Set dset, std::vector<worker_state<T>>& workers) {
+  const bool counts = req.sink.counts_only();
+  if (halved) {
+    counts ? execute_output<T, Set, true, true>(req, in, qset, dset, workers)
+           : execute_output<T, Set, true, false>(req, in, qset, dset, workers);
+  } else {
+    counts ? execute_output<T, Set, false, true>(req, in, qset, dset, workers)
+           : execute_output<T, Set, false, false>(req, in, qset, dset, workers);
+  }
+}
+
+template <class T, int D>
+kernels::column_set<T, D> columns_of(const point_block<T>& b) {
+  kernels::column_set<T, D> set;
+  for (int j = 0; j < D; ++j) set.col[j] = b.column(static_cast<std::size_t>(j));
+  return set;
+}
+
+template <class T, int D>
+void run_columns(detail::join_request& req, const join_inputs<T>& in, bool halved,
+                 const point_block<T>& qb, const point_block<T>& db,
+                 std::vector<worker_state<T>>& workers) {
+  execute_kind(req, in, halved, columns_of<T, D>(qb), columns_of<T, D>(db), workers);
+}
+
+template <class T, int Every>
+void run_rows(detail::join_request& req, const join_inputs<T>& in, bool halved,
+              const point_block<T>& qb, const point_block<T>& db,
+              std::vector<worker_state<T>>& workers) {
+  using set = kernels::row_set<T, Every>;
+  execute_kind(req, in, halved, set{qb.data(), qb.d}, set{db.data(), db.d}, workers);
+}
+
+}  // namespace epsjoin::cpu::dispatch
+
+namespace epsjoin::cpu {
+
+template <class T>
+void execute_columns(detail::join_request& req, const join_inputs<T>& in, bool halved,
+                     const point_block<T>& qb, const point_block<T>& db,
+                     std::vector<worker_state<T>>& workers) {
+  switch (db.d) {
+    case 1: return dispatch::run_columns<T, 1>(req, in, halved, qb, db, workers);
+    case 2: return dispatch::run_columns<T, 2>(req, in, halved, qb, db, workers);
+    case 3: return dispatch::run_columns<T, 3>(req, in, halved, qb, db, workers);
+    case 4: return dispatch::run_columns<T, 4>(req, in, halved, qb, db, workers);
+    case 5: return dispatch::run_columns<T, 5>(req, in, halved, qb, db, workers);
+    case 6: return dispatch::run_columns<T, 6>(req, in, halved, qb, db, workers);
+    case 7: return dispatch::run_columns<T, 7>(req, in, halved, qb, db, workers);
+    case 8: return dispatch::run_columns<T, 8>(req, in, halved, qb, db, workers);
+    default: throw epsjoin::invalid_argument("cpu-grid: the column layout holds at most 8 dimensions");
+  }
+}
+
+template <class T>
+void execute_rows(detail::join_request& req, const join_inputs<T>& in, bool halved,
+                  const point_block<T>& qb, const point_block<T>& db, int early_exit,
+                  std::vector<worker_state<T>>& workers) {
+  switch (early_exit) {
+    case 0: return dispatch::run_rows<T, 0>(req, in, halved, qb, db, workers);
+    case 8: return dispatch::run_rows<T, 8>(req, in, halved, qb, db, workers);
+    default: return dispatch::run_rows<T, 16>(req, in, halved, qb, db, workers);
+  }
+}
+
+}  // namespace epsjoin::cpu
