@@ -3,10 +3,34 @@
 /// @brief Result shapes: ordered pairs and the CSR neighbour table.
 
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace epsjoin {
+
+/// @brief An allocator that default-initialises: `resize` leaves new ids unwritten, so a table
+///        of billions of neighbours is not zeroed only to be overwritten by the engine.
+template <class T>
+struct default_init_allocator : std::allocator<T> {
+  using std::allocator<T>::allocator;
+  template <class U>
+  struct rebind {
+    using other = default_init_allocator<U>;
+  };
+  template <class U>
+  void construct(U* p) noexcept(noexcept(::new (static_cast<void*>(p)) U)) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
+/// @brief A vector of point ids whose `resize` does not zero.
+using id_vector = std::vector<std::uint32_t, default_init_allocator<std::uint32_t>>;
 
 /// @brief One result pair: a query id and the id of a point within eps of it.
 struct index_pair {
@@ -20,7 +44,7 @@ struct index_pair {
 ///        neighbors[offsets[i] .. offsets[i + 1]). Symmetric for a self-join.
 struct neighbor_table {
   std::vector<std::uint64_t> offsets;   ///< [n_queries + 1]
-  std::vector<std::uint32_t> neighbors; ///< [|R|]
+  id_vector neighbors;                   ///< [|R|]
 
   std::size_t n_queries() const noexcept { return offsets.empty() ? 0 : offsets.size() - 1; }
   std::uint64_t n_pairs() const noexcept { return offsets.empty() ? 0 : offsets.back(); }

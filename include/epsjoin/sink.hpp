@@ -33,6 +33,13 @@ struct sink_info {
   bool include_self = false;
 };
 
+/// @brief Where a row-wise delivery writes: the neighbours of query q go to
+///        `neighbors + starts[q]` onwards.
+struct row_destination {
+  std::uint32_t* neighbors = nullptr;
+  const std::uint64_t* starts = nullptr;
+};
+
 /// @brief Receives a join's result batch by batch.
 ///
 /// `consume` and `consume_counts` may be called concurrently from several threads between
@@ -50,6 +57,14 @@ class result_sink {
   /// @brief counts[k] more neighbours for query queries[k] (ids may repeat; counts add up).
   virtual void consume_counts(std::span<const std::uint32_t> queries,
                               std::span<const std::uint32_t> counts);
+  /// @brief True when the sink can take whole rows in place (`begin_rows`).
+  virtual bool accepts_rows() const { return false; }
+  /// @brief Row-wise delivery, for engines that know each query's neighbour count before they
+  ///        find the neighbours (the fast path into a CSR table: no pair is ever materialised).
+  ///        counts[q] is the number of neighbours query q will get; the engine then writes every
+  ///        row completely at the returned destination (rows concurrently, in any order) before
+  ///        `finish`. Called at most once, and then instead of `consume`.
+  virtual row_destination begin_rows(std::span<const std::uint32_t> counts);
   /// @brief Called once, after the last batch.
   virtual void finish() {}
 };
@@ -61,12 +76,16 @@ class csr_sink final : public result_sink {
   explicit csr_sink(bool sort_neighbors = false) : sort_neighbors_(sort_neighbors) {}
   void begin(const sink_info& info) override;
   void consume(std::span<const index_pair> pairs) override;
+  bool accepts_rows() const override { return true; }
+  row_destination begin_rows(std::span<const std::uint32_t> counts) override;
   void finish() override;
   const neighbor_table& table() const noexcept { return table_; }
   neighbor_table release() noexcept { return std::move(table_); }
 
  private:
+  void sort_rows();
   bool sort_neighbors_;
+  bool rows_delivered_ = false;
   std::size_t n_queries_ = 0;
   std::mutex mutex_;
   std::vector<std::vector<index_pair>> batches_;

@@ -8,6 +8,7 @@
 #include "core/auto_select.hpp"
 #include "core/engine.hpp"
 #include "core/expects.hpp"
+#include "core/row_scatter.hpp"
 #include "core/timer.hpp"
 #include "epsjoin/join.hpp"
 
@@ -19,10 +20,30 @@ namespace {
 constexpr std::size_t max_points = std::numeric_limits<std::uint32_t>::max();
 
 // Counts what the engine delivers, so the stats never rely on the engine's own bookkeeping.
+// Under row-wise delivery it also puts the self pairs in: each row gets one more slot, the
+// point's own id goes first, and the engine writes its neighbours after it.
 class counting_sink final : public result_sink {
  public:
   explicit counting_sink(result_sink& inner) : inner_(inner) {}
-  void begin(const sink_info& info) override { inner_.begin(info); }
+  void begin(const sink_info& info) override {
+    add_self_to_rows_ = info.self_join && info.include_self;
+    inner_.begin(info);
+  }
+  bool accepts_rows() const override { return inner_.accepts_rows(); }
+  row_destination begin_rows(std::span<const std::uint32_t> counts) override {
+    rows_delivered_ = true;
+    std::uint64_t sum = 0;
+    for (std::uint32_t c : counts) sum += c;
+    pairs_.fetch_add(sum, std::memory_order_relaxed);
+    if (!add_self_to_rows_) return inner_.begin_rows(counts);
+    std::vector<std::uint32_t> with_self(counts.begin(), counts.end());
+    for (std::uint32_t& c : with_self) ++c;
+    const row_destination dest = inner_.begin_rows(with_self);
+    for (std::size_t q = 0; q < counts.size(); ++q) dest.neighbors[dest.starts[q]] = static_cast<std::uint32_t>(q);
+    return {dest.neighbors + 1, dest.starts};
+  }
+  /// True when the engine delivered rows (and so the self pairs are already in them).
+  bool rows_delivered() const { return rows_delivered_; }
   void consume(std::span<const index_pair> pairs) override {
     pairs_.fetch_add(pairs.size(), std::memory_order_relaxed);
     inner_.consume(pairs);
@@ -41,6 +62,8 @@ class counting_sink final : public result_sink {
  private:
   result_sink& inner_;
   std::atomic<std::uint64_t> pairs_{0};
+  bool add_self_to_rows_ = false;
+  bool rows_delivered_ = false;
 };
 
 void validate_points(dataset_view v, const char* what) {
@@ -119,6 +142,31 @@ void emit_self_pairs(result_sink& sink, std::size_t n) {
   }
 }
 
+// Count, size the rows, then run again scattering pairs into them (see rows_by_two_passes).
+void run_two_passes(const engine& e, join_request& request, counting_sink& counted,
+                    const sink_info& info) {
+  stopwatch clock;
+  join_stats count_stats = request.stats;
+  count_sink per_query(true);
+  per_query.begin(info);
+  join_request count_request{request.res,     request.queries, request.data, request.self_join,
+                             request.options, per_query,       count_stats};
+  e.run(count_request);
+  per_query.finish();
+  // A query has fewer neighbours than there are points, and ids are 32-bit.
+  std::vector<std::uint32_t> counts(per_query.per_point().begin(), per_query.per_point().end());
+  const row_destination dest = counted.begin_rows(counts);
+  request.stats.add_stage("count pass", clock.seconds());
+
+  row_scatter_sink scatter(dest, counts);
+  scatter.begin(info);
+  join_request fill_request{request.res,     request.queries, request.data, request.self_join,
+                            request.options, scatter,         request.stats};
+  e.run(fill_request);
+  scatter.finish();
+  scatter.check_complete();
+}
+
 join_stats run_join(resources& res, dataset_view queries, dataset_view data, bool self,
                     const join_options& options, result_sink& sink) {
   stopwatch total;
@@ -146,11 +194,18 @@ join_stats run_join(resources& res, dataset_view queries, dataset_view data, boo
   validate_params(e, options);
   stats.engine = std::string(e.name());
 
-  counted.begin({queries.n, data.n, self, self && options.include_self});
-  if (queries.n > 0 && data.n > 0) e.run(request);
+  const sink_info info{queries.n, data.n, self, self && options.include_self};
+  counted.begin(info);
+  if (queries.n > 0 && data.n > 0) {
+    if (e.rows_by_two_passes() && counted.accepts_rows() && !counted.counts_only()) {
+      run_two_passes(e, request, counted, info);
+    } else {
+      e.run(request);
+    }
+  }
   stats.pairs = counted.pairs();
   if (self && options.include_self) {
-    emit_self_pairs(sink, data.n);
+    if (!counted.rows_delivered()) emit_self_pairs(sink, data.n);
     stats.self_pairs = data.n;
   }
   counted.finish();

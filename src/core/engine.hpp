@@ -34,6 +34,11 @@ class engine {
   virtual double error_band() const { return 1e-12; }
   /// Empty when the engine can run on this machine; otherwise why not.
   virtual std::string unavailable_reason() const { return {}; }
+  /// True when, for a sink that takes rows, dispatch should run the engine twice: once
+  /// counting each query's neighbours, once scattering its pairs into the sized rows. Worth it
+  /// when counting is cheap next to sorting |R| pairs; engines that write rows themselves
+  /// leave it false and call `sink.begin_rows`.
+  virtual bool rows_by_two_passes() const { return false; }
   /// Keys of join_options::params the engine understands; dispatch rejects any other key.
   virtual std::vector<std::string_view> param_keys() const { return {}; }
   virtual void run(join_request& request) const = 0;

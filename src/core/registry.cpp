@@ -16,10 +16,12 @@ std::vector<std::unique_ptr<engine>> make_registry() {
 #ifdef EPSJOIN_HAS_CUDA
   list.push_back(make_gpu_sj_engine());
   list.push_back(make_brute_gpu_engine());
+  list.push_back(make_lbjoin_engine());
 #else
   const char* no_cuda = "this build has no CUDA (configure with nvcc present or -DEPSJOIN_CUDA=ON)";
   list.push_back(make_unavailable_engine("gpu-sj", "gpu", "GPU-SJ (paper 001)", no_cuda));
   list.push_back(make_unavailable_engine("brute-gpu", "gpu", "every pair on the GPU", no_cuda));
+  list.push_back(make_unavailable_engine("lbjoin", "gpu", "load-balanced GPU join (ch. 3)", no_cuda));
 #endif
   return list;
 }

@@ -14,21 +14,43 @@ void result_sink::consume_counts(std::span<const std::uint32_t>, std::span<const
   throw error("this sink takes pairs, not counts (an engine ignored counts_only())");
 }
 
+row_destination result_sink::begin_rows(std::span<const std::uint32_t>) {
+  throw error("this sink takes pairs, not rows (an engine ignored accepts_rows())");
+}
+
 // ---- csr_sink ---------------------------------------------------------------------------
 
 void csr_sink::begin(const sink_info& info) {
   n_queries_ = info.n_queries;
+  rows_delivered_ = false;
   batches_.clear();
   table_ = {};
 }
 
+row_destination csr_sink::begin_rows(std::span<const std::uint32_t> counts) {
+  EPSJOIN_ENSURE(counts.size() == n_queries_ && batches_.empty() && !rows_delivered_, error,
+                 "csr_sink: begin_rows with ", counts.size(), " rows for ", n_queries_,
+                 " queries, or after pairs were delivered");
+  rows_delivered_ = true;
+  table_.offsets.resize(n_queries_ + 1);
+  table_.offsets[0] = 0;
+  for (std::size_t i = 0; i < n_queries_; ++i) table_.offsets[i + 1] = table_.offsets[i] + counts[i];
+  table_.neighbors.resize(table_.offsets.back());
+  return {table_.neighbors.data(), table_.offsets.data()};
+}
+
 void csr_sink::consume(std::span<const index_pair> pairs) {
+  EPSJOIN_ENSURE(!rows_delivered_, error, "csr_sink: pairs delivered after rows");
   std::vector<index_pair> copy(pairs.begin(), pairs.end());
   std::lock_guard lock(mutex_);
   batches_.push_back(std::move(copy));
 }
 
 void csr_sink::finish() {
+  if (rows_delivered_) {
+    sort_rows();
+    return;
+  }
   // Counting sort by query over the collected batches, in parallel: atomic per-row counts, a
   // prefix sum, then atomic per-row cursors to place each neighbour.
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
@@ -62,7 +84,12 @@ void csr_sink::finish() {
   pieces.clear();
   batches_.clear();
   batches_.shrink_to_fit();
+  sort_rows();
+}
+
+void csr_sink::sort_rows() {
   if (sort_neighbors_) {
+    const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
     detail::parallel_for(threads, n_queries_, 1024, [&](std::size_t b, std::size_t e, unsigned) {
       for (std::size_t i = b; i < e; ++i) {
         std::sort(table_.neighbors.begin() + static_cast<std::ptrdiff_t>(table_.offsets[i]),

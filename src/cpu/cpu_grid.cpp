@@ -275,6 +275,8 @@ class cpu_grid final : public engine {
   std::string_view description() const override {
     return "eps-grid of GPU-SJ on CPU threads: LID-UNICOMP halving, heaviest cells first";
   }
+  // Counting costs a fraction of sorting |R| pairs by query (measured: bench/RESULTS.md).
+  bool rows_by_two_passes() const override { return true; }
   std::vector<std::string_view> param_keys() const override {
     return {"pattern", "lookup",     "masks",  "max_indexed_dims",
             "reorder", "early_exit", "layout", "simd",  "gather"};

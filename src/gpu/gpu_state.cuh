@@ -35,6 +35,8 @@ struct gpu_state {
   std::array<std::unique_ptr<stream_slot>, n_streams> slots;
   /// Temporary storage of CUB algorithms (grow-only).
   device_buffer<unsigned char> scratch;
+  /// The pinned ring that row segments are copied out through (grow-only, see batch/rows.cuh).
+  std::array<pinned_buffer<std::uint32_t>, 3> row_chunks;
 };
 
 /// Why GPU engines cannot run here (no device, device too old), or empty when they can.

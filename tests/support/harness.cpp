@@ -252,6 +252,28 @@ void check_against_oracle(const engine_config& config, const property_case& c) {
   std::vector<std::uint64_t> per_query(queries.n, 0);
   for (const index_pair& pr : actual) ++per_query[pr.query];
   EXPECT_EQ(counter.per_point(), per_query);
+
+  // The CSR table (row-wise delivery where the engine offers it) holds the same pairs, plus
+  // each point's own id in a self-join asked to include self pairs.
+  opt.include_self = c.self_join;
+  csr_sink csr(true);
+  const join_stats tabled = c.self_join ? self_join(res, data, opt, csr)
+                                        : join(res, queries, data, opt, csr);
+  const neighbor_table& table = csr.table();
+  ASSERT_EQ(table.n_queries(), queries.n);
+  std::vector<index_pair> expected_rows = actual;
+  if (c.self_join) {
+    for (std::uint32_t q = 0; q < queries.n; ++q) expected_rows.push_back({q, q});
+    std::sort(expected_rows.begin(), expected_rows.end());
+  }
+  std::vector<index_pair> rows;
+  rows.reserve(table.n_pairs());
+  for (std::uint32_t q = 0; q < queries.n; ++q) {
+    for (std::uint32_t nb : table.row(q)) rows.push_back({q, nb});
+  }
+  EXPECT_TRUE(rows == expected_rows) << "the CSR table differs from the pairs delivered ("
+                                     << rows.size() << " vs " << expected_rows.size() << ")";
+  EXPECT_EQ(tabled.pairs + tabled.self_pairs, expected_rows.size());
 }
 
 }  // namespace epsjoin::test

@@ -33,13 +33,42 @@ TEST(csr_sink, builds_sorted_symmetric_rows) {
   const auto& t = sink.table();
   ASSERT_EQ(t.n_queries(), 5u);
   EXPECT_EQ(t.offsets, (std::vector<std::uint64_t>{0, 2, 3, 4, 5, 6}));
-  EXPECT_EQ(t.neighbors, (std::vector<std::uint32_t>{1, 2, 0, 0, 4, 3}));
+  EXPECT_EQ(t.neighbors, (epsjoin::id_vector{1, 2, 0, 0, 4, 3}));
   for (std::uint32_t i = 0; i < 5; ++i) {
     for (std::uint32_t j : t.row(i)) {
       const auto back = t.row(j);
       EXPECT_NE(std::find(back.begin(), back.end(), i), back.end()) << i << "->" << j;
     }
   }
+}
+
+TEST(csr_sink, takes_rows_in_place_and_sorts_them) {
+  epsjoin::csr_sink sink(true);
+  sink.begin({4, 4, true, false});
+  ASSERT_TRUE(sink.accepts_rows());
+  const std::vector<std::uint32_t> counts = {2, 0, 3, 1};
+  const epsjoin::row_destination dest = sink.begin_rows(counts);
+  const std::vector<std::vector<std::uint32_t>> rows = {{3, 2}, {}, {1, 0, 3}, {2}};
+  std::vector<std::thread> writers;
+  for (std::size_t q = 0; q < rows.size(); ++q) {
+    writers.emplace_back([&, q] { std::copy(rows[q].begin(), rows[q].end(), dest.neighbors + dest.starts[q]); });
+  }
+  for (auto& w : writers) w.join();
+  sink.finish();
+  const auto& t = sink.table();
+  EXPECT_EQ(t.offsets, (std::vector<std::uint64_t>{0, 2, 2, 5, 6}));
+  EXPECT_EQ(t.neighbors, (epsjoin::id_vector{2, 3, 0, 1, 3, 2}));
+}
+
+TEST(csr_sink, refuses_pairs_after_rows_and_rows_of_the_wrong_size) {
+  epsjoin::csr_sink sink;
+  sink.begin({3, 3, true, false});
+  EXPECT_THROW(sink.begin_rows(std::vector<std::uint32_t>{1, 1}), epsjoin::error);
+  sink.begin_rows(std::vector<std::uint32_t>{0, 0, 0});
+  EXPECT_THROW(sink.consume(batch_a), epsjoin::error);
+  epsjoin::count_sink counts;
+  EXPECT_FALSE(counts.accepts_rows());
+  EXPECT_THROW(counts.begin_rows(std::vector<std::uint32_t>{}), epsjoin::error);
 }
 
 TEST(unique_pairs_sink, keeps_each_pair_once_and_matches_csr) {

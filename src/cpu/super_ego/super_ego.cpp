@@ -220,6 +220,8 @@ class super_ego final : public engine {
     return "SUPER-EGO as NEW-SUPER-EGO: dimension reordering, parallel EGO sort, recursive "
            "EGO join with a shared work queue; multithreaded";
   }
+  // Counting costs a fraction of sorting |R| pairs by query (measured: bench/RESULTS.md).
+  bool rows_by_two_passes() const override { return true; }
   std::vector<std::string_view> param_keys() const override {
     // leaf=N (brute-force below N points a side), chunk=N (queries per work-queue chunk),
     // reorder=selectivity|variance|off, sort=radix|merge, prune=box|ego, simd=on|off.

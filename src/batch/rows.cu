@@ -1,0 +1,182 @@
+#include <algorithm>
+
+#include "batch/rows.cuh"
+#include "core/row_copy.hpp"
+#include "core/timer.hpp"
+#include "core/expects.hpp"
+
+namespace epsjoin::detail {
+
+namespace {
+
+constexpr std::uint64_t default_chunk_ids = std::uint64_t{1} << 24;  // 64 MiB a chunk
+constexpr std::uint64_t min_segment_ids = std::uint64_t{1} << 20;
+
+struct chunk {
+  std::size_t segment;
+  std::uint64_t offset, size;  // within the segment
+};
+
+}  // namespace
+
+row_counts fetch_row_counts(const std::uint32_t* device_counts, const std::uint32_t* device_ids,
+                            std::uint32_t positions, cudaStream_t stream) {
+  row_counts rc;
+  rc.counts.resize(positions);
+  rc.ids.resize(positions);
+  if (positions > 0) {
+    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(rc.counts.data(), device_counts, sizeof(std::uint32_t) * positions,
+                                     cudaMemcpyDeviceToHost, stream));
+    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(rc.ids.data(), device_ids, sizeof(std::uint32_t) * positions,
+                                     cudaMemcpyDeviceToHost, stream));
+    EPSJOIN_CUDA_TRY(cudaStreamSynchronize(stream));
+  }
+  rc.offsets.resize(static_cast<std::size_t>(positions) + 1);
+  rc.offsets[0] = 0;
+  for (std::uint32_t p = 0; p < positions; ++p) rc.offsets[p + 1] = rc.offsets[p] + rc.counts[p];
+  return rc;
+}
+
+void deliver_counts(const row_counts& rc, result_sink& sink) {
+  if (!rc.ids.empty()) sink.consume_counts(rc.ids, rc.counts);
+}
+
+std::vector<row_segment> plan_segments(const row_counts& rc, std::span<const std::uint32_t> cut_points,
+                                       std::uint64_t capacity) {
+  std::vector<row_segment> segments;
+  const auto positions = static_cast<std::uint32_t>(rc.counts.size());
+  row_segment open{0, 0, 0, 0};
+  auto close = [&](std::uint32_t at) {
+    open.end = at;
+    open.size = rc.offsets[at] - open.begin;
+    if (open.size > 0) segments.push_back(open);
+    open = {at, at, rc.offsets[at], 0};
+  };
+  for (std::size_t i = 0; i < cut_points.size(); ++i) {
+    const std::uint32_t from = cut_points[i];
+    const std::uint32_t to = i + 1 < cut_points.size() ? cut_points[i + 1] : positions;
+    const std::uint64_t piece = rc.offsets[to] - rc.offsets[from];
+    if (rc.offsets[from] > open.begin && rc.offsets[from] - open.begin + piece > capacity) close(from);
+  }
+  close(positions);
+  return segments;
+}
+
+std::uint64_t segment_capacity(std::uint64_t total_ids, const row_plan_options& options) {
+  if (options.segment_ids > 0) return options.segment_ids;
+  std::size_t free = 0, total = 0;
+  EPSJOIN_CUDA_TRY(cudaMemGetInfo(&free, &total));
+  // Leave room for the index, CUB's scratch and other users; two segments may be in use.
+  const std::uint64_t reserve = std::uint64_t{512} << 20;
+  const std::uint64_t usable = free > reserve ? (free - reserve) / 10 * 8 : 0;
+  const std::uint64_t one = usable / sizeof(std::uint32_t);
+  if (total_ids <= one) return std::max(total_ids, std::uint64_t{1});
+  return std::max(one / 2, min_segment_ids);
+}
+
+void run_row_segments(gpu_state& gpu, const row_counts& rc, std::span<const row_segment> segments,
+                      std::size_t n_queries, const segment_filler& fill, result_sink& sink,
+                      unsigned threads, const row_plan_options& options, join_stats& stats,
+                      const std::function<void(double)>& progress) {
+  stopwatch clock;
+  row_destination dest;
+  const bool rows = sink.accepts_rows();
+  if (rows) {
+    std::vector<std::uint32_t> by_query(n_queries, 0);
+    for (std::size_t p = 0; p < rc.ids.size(); ++p) by_query[rc.ids[p]] = rc.counts[p];
+    dest = sink.begin_rows(by_query);
+  }
+  stats.add_stage("rows", clock.seconds());
+  if (segments.empty()) return;
+
+  clock.restart();
+  cudaStream_t compute = gpu.slots[0]->stream.get();
+  cudaStream_t copy = gpu.slots[1]->stream.get();
+  std::uint64_t largest = 0, total = 0;
+  for (const row_segment& s : segments) {
+    largest = std::max(largest, s.size);
+    total += s.size;
+  }
+  const std::size_t buffers = segments.size() > 1 ? 2 : 1;
+  std::vector<device_buffer<std::uint32_t>> device(buffers);
+  for (auto& d : device) d.reserve(largest);
+  device_buffer<std::uint64_t> row_offset(rc.offsets.size());
+  EPSJOIN_CUDA_TRY(cudaMemcpyAsync(row_offset.data(), rc.offsets.data(),
+                                   sizeof(std::uint64_t) * rc.offsets.size(), cudaMemcpyHostToDevice,
+                                   compute));
+  const std::uint64_t chunk_ids = options.chunk_ids > 0 ? options.chunk_ids : default_chunk_ids;
+  auto& ring = gpu.row_chunks;
+  for (auto& r : ring) r.reserve(std::min(chunk_ids, largest));
+  const std::uint64_t ring_ids = ring[0].capacity();
+
+  std::vector<chunk> chunks;
+  for (std::size_t s = 0; s < segments.size(); ++s) {
+    for (std::uint64_t off = 0; off < segments[s].size; off += ring_ids) {
+      chunks.push_back({s, off, std::min(ring_ids, segments[s].size - off)});
+    }
+  }
+  std::vector<cuda_event> kernel_start(segments.size()), kernel_end(segments.size());
+  std::vector<cuda_event> filled(buffers), copied(buffers), chunk_ready(ring.size());
+  stats.add_stage("upload", clock.seconds());
+
+  auto launch = [&](std::size_t s) {
+    const std::size_t b = s % buffers;
+    if (s >= buffers) EPSJOIN_CUDA_TRY(cudaStreamWaitEvent(compute, copied[b].get(), 0));
+    kernel_start[s].record(compute);
+    fill(s, segments[s], device[b].data(), row_offset.data(), compute);
+    kernel_end[s].record(compute);
+    filled[b].record(compute);
+  };
+  std::size_t launched = 0;
+  while (launched < std::min(buffers, segments.size())) launch(launched++);
+
+  std::size_t issued = 0;
+  auto issue = [&](std::size_t g) {
+    const chunk& c = chunks[g];
+    const std::size_t b = c.segment % buffers;
+    const std::size_t slot = g % ring.size();
+    EPSJOIN_CUDA_TRY(cudaStreamWaitEvent(copy, filled[b].get(), 0));
+    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(ring[slot].data(), device[b].data() + c.offset,
+                                     sizeof(std::uint32_t) * c.size, cudaMemcpyDeviceToHost, copy));
+    chunk_ready[slot].record(copy);
+    if (c.offset + c.size == segments[c.segment].size) {
+      // The segment's buffer is free once this copy is done: the segment after next may use it.
+      copied[b].record(copy);
+      if (launched < segments.size()) launch(launched++);
+    }
+  };
+
+  const row_layout layout{rc.offsets, rc.ids};
+  double waiting = 0, placing = 0;
+  std::uint64_t done = 0;
+  for (std::size_t g = 0; g < chunks.size(); ++g) {
+    while (issued < chunks.size() && issued < g + ring.size()) issue(issued++);
+    stopwatch wait;
+    EPSJOIN_CUDA_TRY(cudaEventSynchronize(chunk_ready[g % ring.size()].get()));
+    waiting += wait.seconds();
+    wait.restart();
+    const chunk& c = chunks[g];
+    const std::span<const std::uint32_t> piece(ring[g % ring.size()].data(), c.size);
+    const std::uint64_t first = segments[c.segment].begin + c.offset;
+    if (rows) {
+      copy_rows(layout, first, piece, dest, threads);
+    } else {
+      emit_rows_as_pairs(layout, first, piece, sink, threads);
+    }
+    placing += wait.seconds();
+    done += c.size;
+    if (progress) progress(static_cast<double>(done) / static_cast<double>(total));
+  }
+  EPSJOIN_CUDA_TRY(cudaStreamSynchronize(compute));
+  EPSJOIN_CUDA_TRY(cudaStreamSynchronize(copy));
+  double kernel = 0;
+  for (std::size_t s = 0; s < segments.size(); ++s) kernel += kernel_end[s].since(kernel_start[s]) * 1e-3;
+  stats.add_stage("fill+copy wait", waiting);
+  stats.add_stage("assembly", placing);
+  stats.notes.push_back({"fill kernels seconds", concat(kernel)});
+  stats.notes.push_back({"segments", concat(segments.size(), " of up to ", largest, " ids; ",
+                                            chunks.size(), " pinned chunks of up to ", ring_ids,
+                                            " ids")});
+}
+
+}  // namespace epsjoin::detail

@@ -1,0 +1,28 @@
+#pragma once
+// Moving rows laid out in one order (an engine's processing order) into a sink: either straight
+// into the sink's rows (row-wise delivery) or expanded into pairs. The layout is a CSR over
+// positions: position p's neighbours are layout[offsets[p] .. offsets[p + 1]), and position p is
+// query ids[p]. A piece of the layout may start and end inside rows.
+
+#include <cstdint>
+#include <span>
+
+#include "epsjoin/sink.hpp"
+
+namespace epsjoin::detail {
+
+struct row_layout {
+  std::span<const std::uint64_t> offsets;  ///< [positions + 1]
+  std::span<const std::uint32_t> ids;      ///< [positions] position -> query id
+};
+
+/// Copies layout elements [first, first + piece.size()) (given in `piece`) into their rows at
+/// `dest`, on `threads` threads.
+void copy_rows(const row_layout& layout, std::uint64_t first, std::span<const std::uint32_t> piece,
+               const row_destination& dest, unsigned threads);
+
+/// Hands layout elements [first, first + piece.size()) to `sink` as (query, neighbour) pairs.
+void emit_rows_as_pairs(const row_layout& layout, std::uint64_t first,
+                        std::span<const std::uint32_t> piece, result_sink& sink, unsigned threads);
+
+}  // namespace epsjoin::detail

@@ -1,0 +1,282 @@
+#pragma once
+// lbjoin's join kernels. Both run twice per join: a counting pass that sizes every row, then a
+// filling pass that writes each row into its place in a CSR segment, so results need no sort,
+// no overflow handling and no pair ids on the wire.
+//
+// tiled_kernel: one warp per work item (up to 32 queries of one cell). The queries share their
+//   candidates, so the warp stages 32 candidate points at a time in shared memory with one
+//   coalesced load and compares each with all its queries. A cell with n < 32 queries gives each
+//   query k = 32 / n lanes (rounded down to a power of two), which split the candidates, so
+//   sparse cells keep the warp full.
+// query_kernel: the dissertation's scheme (ch. 3): K lanes per query, each query on its own
+//   candidates from global memory, queries taken in the given order or from a work queue.
+//
+// Rows are written without atomics under the FULL pattern: the lanes of a query take their
+// places from a ballot. Under LID-UNICOMP each distance is computed once and both directions
+// are written, through per-row atomic cursors (single segment only: the reverse row may be
+// anywhere in the layout).
+
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+
+#include <cstdint>
+
+#include "gpu/emit.cuh"
+#include "gpu/gpu_sj/neighbor_ranges.cuh"
+
+namespace epsjoin::detail::lbjoin {
+
+/// A unit of work: `count` consecutive query positions from `first`, all in query cell `cell`.
+struct work_item {
+  std::uint32_t first;
+  std::uint32_t count;
+  std::uint32_t cell;
+};
+
+template <class T>
+struct join_view {
+  const T* query_points;               // [nq x d] position order
+  const std::uint32_t* query_cell_begin;
+  const T* data_points;                // [n x d] indexed order
+  const std::uint32_t* data_ids;       // position -> caller's id
+  const std::uint32_t* range_offsets;  // per query cell, into ranges
+  const point_range* ranges;
+  int d;
+  T eps2;
+  bool self_join;
+};
+
+/// The counting pass writes `counts`; the filling pass writes `neighbors`, which holds layout
+/// elements [segment_begin, ...): row p starts at row_offset[p].
+struct row_output {
+  std::uint32_t* counts = nullptr;     // [nq] by query position
+  std::uint32_t* neighbors = nullptr;
+  const std::uint64_t* row_offset = nullptr;
+  std::uint64_t segment_begin = 0;
+  std::uint32_t* cursor = nullptr;     // halving fill: [nq] elements written per row so far
+  const std::uint32_t* query_ids = nullptr;  // halving fill: position -> caller's id
+};
+
+enum class pass : int { count, fill };
+
+constexpr unsigned block_threads = 256;
+constexpr unsigned warps_per_block = block_threads / 32;
+constexpr unsigned full_mask = 0xffffffffu;
+
+__device__ __forceinline__ unsigned lanes_per_query(unsigned queries) {
+  // Largest power of two k with queries * k <= 32.
+  const unsigned log2_up = 32 - __clz(queries - 1);  // ceil(log2(queries)), 0 for 1
+  return 32u >> log2_up;
+}
+
+/// The next item for this warp: from the queue when there is one, else the warp's own.
+__device__ __forceinline__ std::uint32_t next_item(unsigned* queue, std::uint32_t static_item,
+                                                   bool first_round) {
+  if (queue == nullptr) return first_round ? static_item : ~0u;
+  std::uint32_t item = 0;
+  if ((threadIdx.x & 31) == 0) item = atomicAdd(queue, 1u);
+  return __shfl_sync(full_mask, item, 0);
+}
+
+/// Squared distance <= eps2 with the query in registers and the candidate in shared memory.
+template <class T, int Dim>
+__device__ __forceinline__ bool within_staged(const T (&q)[Dim], const T (*stage)[32], unsigned c,
+                                              T eps2) {
+  T sum = 0;
+#pragma unroll
+  for (int k = 0; k < Dim; ++k) {
+    const T diff = q[k] - stage[k][c];
+    sum += diff * diff;
+  }
+  return sum <= eps2;
+}
+
+/// Dim > 0: the dimension is a compile-time constant and candidates are staged in shared memory;
+/// Dim == 0: any d, candidates read from global memory.
+template <class T, int Dim, bool Halving, pass Pass>
+__global__ void __launch_bounds__(block_threads)
+    tiled_kernel(join_view<T> v, const work_item* items, std::uint32_t n_items, unsigned* queue,
+                 row_output out) {
+  constexpr int stage_dims = Dim > 0 ? Dim : 1;
+  __shared__ T stage_all[warps_per_block][stage_dims][32];
+  const unsigned lane = threadIdx.x & 31;
+  const unsigned warp = threadIdx.x >> 5;
+  T(*stage)[32] = stage_all[warp];
+  const std::uint32_t static_item = blockIdx.x * warps_per_block + warp;
+
+  for (bool first_round = true;; first_round = false) {
+    const std::uint32_t i = next_item(queue, static_item, first_round);
+    if (i >= n_items) return;
+    const work_item item = items[i];
+    const unsigned k = lanes_per_query(item.count);
+    const unsigned group = lane / k, sub = lane % k;
+    const bool active = group < item.count;
+    const std::uint32_t pos = item.first + (active ? group : 0);
+    const unsigned group_mask = (k == 32 ? full_mask : ((1u << k) - 1)) << (group * k);
+    const unsigned lanes_below = (1u << lane) - 1;
+
+    T q[stage_dims];
+    const T* q_global = v.query_points + static_cast<std::size_t>(pos) * v.d;
+    if constexpr (Dim > 0) {
+#pragma unroll
+      for (int k2 = 0; k2 < Dim; ++k2) q[k2] = q_global[k2];
+    }
+    std::uint32_t found = 0;  // count pass: this lane's hits; fill pass (full): the group's
+    std::uint32_t* row = nullptr;
+    if constexpr (Pass == pass::fill && !Halving) {
+      row = out.neighbors + (out.row_offset[pos] - out.segment_begin);
+    }
+    const std::uint32_t my_id = Halving && Pass == pass::fill ? out.query_ids[pos] : 0;
+
+    // The item's candidate ranges, then (halving self-join) the rest of its own cell.
+    const std::uint32_t r_begin = v.range_offsets[item.cell];
+    const std::uint32_t r_end = v.range_offsets[item.cell + 1];
+    const std::uint32_t n_ranges = r_end - r_begin + (Halving ? 1 : 0);
+    for (std::uint32_t r = 0; r < n_ranges; ++r) {
+      const bool own_cell = Halving && r == r_end - r_begin;
+      std::uint32_t b, e;
+      if (own_cell) {
+        b = item.first + 1;  // the lowest query's successors; others filter j > pos below
+        e = v.query_cell_begin[item.cell + 1];
+      } else {
+        const point_range range = v.ranges[r_begin + r];
+        b = range.begin;
+        e = range.end;
+      }
+      for (std::uint32_t chunk = b; chunk < e; chunk += 32) {
+        const unsigned m = min(32u, e - chunk);
+        if constexpr (Dim > 0) {
+          __syncwarp();
+          if (lane < m) {
+            const T* p = v.data_points + static_cast<std::size_t>(chunk + lane) * Dim;
+#pragma unroll
+            for (int k2 = 0; k2 < Dim; ++k2) stage[k2][lane] = p[k2];
+          }
+          __syncwarp();
+        }
+        for (unsigned s = 0; s < m; s += k) {
+          const unsigned c = s + sub;
+          const std::uint32_t j = chunk + c;
+          bool hit = active && c < m;
+          if (hit) {
+            if (own_cell) hit = j > pos;
+            else if (!Halving && v.self_join) hit = j != pos;
+          }
+          if (hit) {
+            if constexpr (Dim > 0) {
+              hit = within_staged<T, stage_dims>(q, stage, c, v.eps2);
+            } else {
+              hit = within(q_global, v.data_points + static_cast<std::size_t>(j) * v.d, v.d, v.eps2);
+            }
+          }
+          if constexpr (Pass == pass::count) {
+            found += hit;
+            if (Halving && hit) atomicAdd(out.counts + j, 1u);
+          } else if constexpr (!Halving) {
+            const unsigned ballot = __ballot_sync(full_mask, hit);
+            if (hit) row[found + __popc(ballot & group_mask & lanes_below)] = v.data_ids[j];
+            found += __popc(ballot & group_mask);
+          } else {
+            if (hit) {
+              const std::uint32_t a = atomicAdd(out.cursor + pos, 1u);
+              out.neighbors[out.row_offset[pos] - out.segment_begin + a] = v.data_ids[j];
+              const std::uint32_t bpos = atomicAdd(out.cursor + j, 1u);
+              out.neighbors[out.row_offset[j] - out.segment_begin + bpos] = my_id;
+            }
+          }
+        }
+      }
+    }
+    if constexpr (Pass == pass::count) {
+      for (unsigned o = k / 2; o > 0; o /= 2) found += __shfl_down_sync(full_mask, found, o);
+      if (active && sub == 0) {
+        if constexpr (Halving) {
+          atomicAdd(out.counts + pos, found);
+        } else {
+          out.counts[pos] = found;
+        }
+      }
+    }
+  }
+}
+
+/// K lanes per query; one query per group of K lanes, in `items` order (each item one query).
+template <class T, unsigned K, bool Halving, pass Pass>
+__global__ void __launch_bounds__(block_threads)
+    query_kernel(join_view<T> v, const work_item* items, std::uint32_t n_items, unsigned* queue,
+                 row_output out) {
+  namespace cg = cooperative_groups;
+  const cg::thread_block_tile<K> tile = cg::tiled_partition<K>(cg::this_thread_block());
+  const unsigned sub = tile.thread_rank();
+  const std::uint32_t static_item = (blockIdx.x * block_threads + threadIdx.x) / K;
+  const unsigned below = (1u << sub) - 1;
+
+  for (bool first_round = true;; first_round = false) {
+    std::uint32_t i;
+    if (queue == nullptr) {
+      i = first_round ? static_item : ~0u;
+    } else {
+      // Only the group leader takes from the queue.
+      std::uint32_t taken = 0;
+      if (sub == 0) taken = atomicAdd(queue, 1u);
+      i = tile.shfl(taken, 0);
+    }
+    if (i >= n_items) return;
+    const work_item item = items[i];
+    const std::uint32_t pos = item.first;
+    const T* q = v.query_points + static_cast<std::size_t>(pos) * v.d;
+    std::uint32_t found = 0;
+    std::uint32_t* row = nullptr;
+    if constexpr (Pass == pass::fill && !Halving) {
+      row = out.neighbors + (out.row_offset[pos] - out.segment_begin);
+    }
+    const std::uint32_t my_id = Halving && Pass == pass::fill ? out.query_ids[pos] : 0;
+    const std::uint32_t r_begin = v.range_offsets[item.cell];
+    const std::uint32_t r_end = v.range_offsets[item.cell + 1];
+    const std::uint32_t n_ranges = r_end - r_begin + (Halving ? 1 : 0);
+    for (std::uint32_t r = 0; r < n_ranges; ++r) {
+      const bool own_cell = Halving && r == r_end - r_begin;
+      std::uint32_t b, e;
+      if (own_cell) {
+        b = pos + 1;
+        e = v.query_cell_begin[item.cell + 1];
+      } else {
+        const point_range range = v.ranges[r_begin + r];
+        b = range.begin;
+        e = range.end;
+      }
+      for (std::uint32_t base = b; base < e; base += K) {
+        const std::uint32_t j = base + sub;
+        bool hit = j < e && !(!Halving && v.self_join && j == pos);
+        if (hit) hit = within(q, v.data_points + static_cast<std::size_t>(j) * v.d, v.d, v.eps2);
+        if constexpr (Pass == pass::count) {
+          found += hit;
+          if (Halving && hit) atomicAdd(out.counts + j, 1u);
+        } else if constexpr (!Halving) {
+          const unsigned ballot = tile.ballot(hit);
+          if (hit) row[found + __popc(ballot & below)] = v.data_ids[j];
+          found += __popc(ballot);
+        } else {
+          if (hit) {
+            const std::uint32_t a = atomicAdd(out.cursor + pos, 1u);
+            out.neighbors[out.row_offset[pos] - out.segment_begin + a] = v.data_ids[j];
+            const std::uint32_t bpos = atomicAdd(out.cursor + j, 1u);
+            out.neighbors[out.row_offset[j] - out.segment_begin + bpos] = my_id;
+          }
+        }
+      }
+    }
+    if constexpr (Pass == pass::count) {
+      found = cg::reduce(tile, found, cg::plus<std::uint32_t>());
+      if (sub == 0) {
+        if constexpr (Halving) {
+          atomicAdd(out.counts + pos, found);
+        } else {
+          out.counts[pos] = found;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace epsjoin::detail::lbjoin

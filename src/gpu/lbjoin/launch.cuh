@@ -1,0 +1,41 @@
+#pragma once
+// Host-side launch of lbjoin's kernels for a run-time configuration. The kernels are templates
+// over precision, dimension (tiled) or lanes per query (query), pattern and pass; each
+// precision's instantiations live in their own translation unit so they compile in parallel.
+
+#include <cstdint>
+
+#include "gpu/lbjoin/kernels.cuh"
+
+namespace epsjoin::detail::lbjoin {
+
+enum class kernel_kind : int { tiled, query };
+
+struct launch_config {
+  kernel_kind kind = kernel_kind::tiled;
+  unsigned lanes = 8;            ///< query kernel: lanes per query (1, 2, 4, 8, 16, 32)
+  bool halving = false;          ///< LID-UNICOMP self-join
+  unsigned* queue = nullptr;     ///< WORKQUEUE counter (zeroed by the caller), or none
+  unsigned persistent_blocks = 0;  ///< grid size when a queue hands out the work
+};
+
+template <class T>
+void launch_tiled(const join_view<T>& v, const work_item* items, std::uint32_t n_items,
+                  const row_output& out, pass p, const launch_config& config, cudaStream_t stream);
+
+template <class T>
+void launch_query(const join_view<T>& v, const work_item* items, std::uint32_t n_items,
+                  const row_output& out, pass p, const launch_config& config, cudaStream_t stream);
+
+template <class T>
+void launch_join(const join_view<T>& v, const work_item* items, std::uint32_t n_items,
+                 const row_output& out, pass p, const launch_config& config, cudaStream_t stream) {
+  if (n_items == 0) return;
+  if (config.kind == kernel_kind::tiled) {
+    launch_tiled(v, items, n_items, out, p, config, stream);
+  } else {
+    launch_query(v, items, n_items, out, p, config, stream);
+  }
+}
+
+}  // namespace epsjoin::detail::lbjoin

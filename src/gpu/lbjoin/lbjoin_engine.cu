@@ -1,0 +1,226 @@
+// lbjoin: the load-balanced GPU join of dissertation ch. 3 and what goes past it. On gpu-sj's
+// device grid it counts every query's neighbours first, then fills each row straight into its
+// place in a CSR layout, segment by segment (batch/rows.cuh), so a CSR sink receives rows and
+// never a pair. Switches (params) for the ablation of the dissertation's optimisations:
+//   kernel  tiled (warp per cell item, shared candidates) | query (K lanes per query)
+//   lanes   K for the query kernel: 1, 2, 4, 8, 16, 32
+//   sort    on: work items heaviest first (SORTBYWL); off: position order
+//   queue   on: persistent warps take items from an atomic counter (WORKQUEUE)
+//   pattern full | lid-unicomp (each distance once, both directions written; one segment only)
+
+#include "batch/rows.cuh"
+#include "core/builtin_engines.hpp"
+#include "core/params.hpp"
+#include "core/timer.hpp"
+#include "gpu/lbjoin/launch.cuh"
+#include "gpu/lbjoin/work.cuh"
+#include "grid/plan.hpp"
+
+namespace epsjoin::detail {
+
+namespace {
+
+using namespace lbjoin;
+
+struct settings {
+  launch_config config;
+  bool sort = true;
+  bool lid_unicomp = false;
+  row_plan_options rows;
+  std::string summary;
+};
+
+settings read_settings(const param_map& params) {
+  settings s;
+  const std::string kernel = param_choice(params, "kernel", {"tiled", "query"}, "tiled");
+  s.config.kind = kernel == "tiled" ? kernel_kind::tiled : kernel_kind::query;
+  s.config.lanes = static_cast<unsigned>(param_uint(params, "lanes", 8, 1, 32));
+  EPSJOIN_EXPECTS((s.config.lanes & (s.config.lanes - 1)) == 0,
+                  "parameter lanes must be 1, 2, 4, 8, 16 or 32, got ", s.config.lanes);
+  s.sort = param_choice(params, "sort", {"on", "off"}, "on") == "on";
+  const bool queue = param_choice(params, "queue", {"on", "off"}, "off") == "on";
+  s.lid_unicomp = param_choice(params, "pattern", {"full", "lid-unicomp"}, "full") == "lid-unicomp";
+  s.rows.segment_ids = param_uint(params, "segment_ids", 0, 1);
+  s.rows.chunk_ids = param_uint(params, "chunk_ids", 0, 1);
+  s.summary = concat("kernel ", kernel,
+                     s.config.kind == kernel_kind::query ? concat(" (", s.config.lanes, " lanes)") : "",
+                     ", sort ", s.sort ? "on" : "off", ", queue ", queue ? "on" : "off",
+                     ", pattern ", s.lid_unicomp ? "lid-unicomp" : "full");
+  s.config.persistent_blocks = queue ? 1 : 0;  // sized from the device below
+  return s;
+}
+
+class lbjoin_engine final : public engine {
+ public:
+  std::string_view name() const override { return "lbjoin"; }
+  std::string_view processor() const override { return "gpu"; }
+  std::string_view description() const override {
+    return "load-balanced GPU join (dissertation ch. 3): cell-tiled warps or k lanes per query, "
+           "workload order, work queue; rows counted then filled in place";
+  }
+  std::string unavailable_reason() const override { return gpu_unavailable_reason(0); }
+  std::vector<std::string_view> param_keys() const override {
+    return {"kernel", "lanes", "sort", "queue", "pattern", "segment_ids", "chunk_ids"};
+  }
+
+  void run(join_request& req) const override {
+    if (req.options.precision == scalar_type::f32) {
+      run_typed<float>(req);
+    } else {
+      run_typed<double>(req);
+    }
+  }
+
+ private:
+  template <class T>
+  void run_typed(join_request& req) const {
+    settings s = read_settings(req.options.params);
+    gpu_state& gpu = acquire_gpu(req.res);
+    cudaStream_t stream = gpu.slots[0]->stream.get();
+    const bool use_queue = s.config.persistent_blocks != 0;
+    s.config.persistent_blocks =
+        static_cast<unsigned>(gpu.properties.multiProcessorCount) *
+        std::max(1u, static_cast<unsigned>(gpu.properties.maxThreadsPerMultiProcessor) / block_threads);
+
+    stopwatch clock;
+    grid::plan_options popt;
+    popt.eps = req.options.eps;
+    const grid::grid_plan plan = grid::plan_grid(req.data, popt, req.res.threads());
+    req.stats.add_stage("plan", clock.seconds());
+
+    clock.restart();
+    grid::device_index<T> data_index =
+        grid::build_device_index<T>(gpu, stream, req.data, plan.geo, plan.dim_order, false);
+    grid::device_index<T> query_storage;
+    if (!req.self_join) {
+      query_storage =
+          grid::build_device_index<T>(gpu, stream, req.queries, plan.geo, plan.dim_order, false);
+    }
+    const grid::device_index<T>& queries = req.self_join ? data_index : query_storage;
+    const bool halving_ranges = req.self_join && s.lid_unicomp;
+    const neighbor_ranges ranges = find_neighbor_ranges(
+        gpu, stream, queries, data_index,
+        halving_ranges ? grid::access_pattern::lid_unicomp : grid::access_pattern::full,
+        req.self_join);
+    const bool tiled = s.config.kind == kernel_kind::tiled;
+    const work_list work = build_items(gpu, stream, queries.cell_begin.data(), queries.n_cells,
+                                       ranges, halving_ranges, tiled ? 32 : 1,
+                                       tiled ? 0 : s.config.lanes);
+    device_buffer<work_item> ordered = order_items(gpu, stream, work, {}, s.sort);
+    req.stats.add_stage("index", clock.seconds());
+    req.stats.candidates = ranges.candidates;
+
+    const join_view<T> view{queries.points.data(),    queries.cell_begin.data(),
+                            data_index.points.data(), data_index.permutation.data(),
+                            ranges.offsets.data(),    ranges.ranges.data(),
+                            data_index.d,             static_cast<T>(req.options.eps) *
+                                                          static_cast<T>(req.options.eps),
+                            req.self_join};
+    const std::uint32_t nq = queries.n_points;
+    device_buffer<unsigned> queue(1);
+    auto launch = [&](const work_item* items, std::uint32_t n_items, const row_output& out,
+                      pass p, bool halving, cudaStream_t on) {
+      launch_config config = s.config;
+      config.halving = halving;
+      config.queue = use_queue ? queue.data() : nullptr;
+      if (use_queue) EPSJOIN_CUDA_TRY(cudaMemsetAsync(queue.data(), 0, sizeof(unsigned), on));
+      launch_join(view, items, n_items, out, p, config, on);
+    };
+
+    // Counting pass.
+    clock.restart();
+    device_buffer<std::uint32_t> counts(std::max<std::uint32_t>(nq, 1));
+    EPSJOIN_CUDA_TRY(cudaMemsetAsync(counts.data(), 0, sizeof(std::uint32_t) * nq, stream));
+    row_output count_out;
+    count_out.counts = counts.data();
+    cuda_event count_start, count_end;
+    count_start.record(stream);
+    launch(ordered.data(), work.n, count_out, pass::count, halving_ranges, stream);
+    count_end.record(stream);
+    const row_counts rc = fetch_row_counts(counts.data(), queries.permutation.data(), nq, stream);
+    req.stats.add_stage("count", clock.seconds());
+    req.stats.notes.push_back({"count kernel seconds", concat(count_end.since(count_start) * 1e-3)});
+    req.stats.notes.push_back({"lbjoin", concat(s.summary, "; ", work.n, " work items; ",
+                                                data_index.n_cells, " non-empty cells; ",
+                                                plan.reason)});
+    if (req.sink.counts_only()) {
+      deliver_counts(rc, req.sink);
+      return;
+    }
+
+    // Filling pass, segment by segment.
+    clock.restart();
+    const std::uint64_t total = rc.offsets.back();
+    const std::uint64_t capacity = segment_capacity(total, s.rows);
+    const std::vector<row_segment> segments = plan_segments(rc, work.host_first, capacity);
+    // Halving writes both directions, and the reverse row may lie in another segment.
+    const bool halving_fill = halving_ranges && segments.size() <= 1;
+    if (halving_ranges && !halving_fill) {
+      req.stats.notes.push_back({"pattern", "lid-unicomp fills only a single segment; the fill "
+                                            "used full (the counts are the same)"});
+    }
+    neighbor_ranges full_ranges;
+    const neighbor_ranges* fill_ranges = &ranges;
+    device_buffer<work_item> fill_items;
+    const work_list* fill_work = &work;
+    work_list full_work;
+    if (halving_ranges && !halving_fill) {
+      full_ranges = find_neighbor_ranges(gpu, stream, queries, data_index,
+                                         grid::access_pattern::full, req.self_join);
+      full_work = build_items(gpu, stream, queries.cell_begin.data(), queries.n_cells, full_ranges,
+                              false, tiled ? 32 : 1, tiled ? 0 : s.config.lanes);
+      fill_ranges = &full_ranges;
+      fill_work = &full_work;
+    }
+    join_view<T> fill_view = view;
+    fill_view.range_offsets = fill_ranges->offsets.data();
+    fill_view.ranges = fill_ranges->ranges.data();
+    std::vector<std::uint32_t> segment_first;
+    for (const row_segment& seg : segments) segment_first.push_back(seg.first);
+    if (segments.size() > 1 || fill_work != &work) {
+      fill_items = order_items(gpu, stream, *fill_work, segment_first, s.sort);
+    }
+    const work_item* items = fill_items.data() != nullptr ? fill_items.data() : ordered.data();
+    // Where each segment's items start in the ordered list.
+    std::vector<std::uint32_t> item_begin(segments.size() + 1, 0);
+    for (std::size_t k = 0; k < segments.size(); ++k) {
+      const auto lo = std::lower_bound(fill_work->host_first.begin(), fill_work->host_first.end(),
+                                       segments[k].first);
+      const auto hi = std::lower_bound(fill_work->host_first.begin(), fill_work->host_first.end(),
+                                       segments[k].end);
+      item_begin[k + 1] = item_begin[k] + static_cast<std::uint32_t>(hi - lo);
+    }
+    device_buffer<std::uint32_t> cursor;
+    if (halving_fill) {
+      cursor.reserve(std::max<std::uint32_t>(nq, 1));
+      EPSJOIN_CUDA_TRY(cudaMemsetAsync(cursor.data(), 0, sizeof(std::uint32_t) * nq, stream));
+    }
+    req.stats.add_stage("plan rows", clock.seconds());
+
+    auto fill = [&](std::size_t k, const row_segment& seg, std::uint32_t* neighbors,
+                    const std::uint64_t* row_offset, cudaStream_t on) {
+      row_output out;
+      out.neighbors = neighbors;
+      out.row_offset = row_offset;
+      out.segment_begin = seg.begin;
+      out.cursor = cursor.data();
+      out.query_ids = queries.permutation.data();
+      const join_view<T>& v = halving_fill ? view : fill_view;
+      launch_config config = s.config;
+      config.halving = halving_fill;
+      config.queue = use_queue ? queue.data() : nullptr;
+      if (use_queue) EPSJOIN_CUDA_TRY(cudaMemsetAsync(queue.data(), 0, sizeof(unsigned), on));
+      launch_join(v, items + item_begin[k], item_begin[k + 1] - item_begin[k], out, pass::fill,
+                  config, on);
+    };
+    // The counting pass ran on `stream`; the fill kernels run on the same stream.
+    run_row_segments(gpu, rc, segments, req.queries.n, fill, req.sink, req.res.threads(),
+                     s.rows, req.stats, req.options.progress);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<engine> make_lbjoin_engine() { return std::make_unique<lbjoin_engine>(); }
+
+}  // namespace epsjoin::detail

@@ -1,0 +1,126 @@
+#include <cub/cub.cuh>
+
+#include "gpu/cub_call.cuh"
+#include "gpu/lbjoin/work.cuh"
+
+namespace epsjoin::detail::lbjoin {
+
+namespace {
+
+constexpr unsigned block = 256;
+
+__global__ void items_per_cell_kernel(const std::uint32_t* cell_begin, std::uint32_t n_cells,
+                                      unsigned chunk, std::uint32_t* counts) {
+  const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= n_cells) return;
+  counts[c] = (cell_begin[c + 1] - cell_begin[c] + chunk - 1) / chunk;
+}
+
+__global__ void fill_items_kernel(const std::uint32_t* cell_begin, std::uint32_t n_cells,
+                                  unsigned chunk, const std::uint32_t* item_offsets,
+                                  const std::uint32_t* range_offsets, const point_range* ranges,
+                                  bool halving, unsigned lanes, work_item* items,
+                                  std::uint32_t* workload) {
+  const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= n_cells) return;
+  std::uint64_t candidates = 0;
+  for (std::uint32_t r = range_offsets[c]; r < range_offsets[c + 1]; ++r) {
+    candidates += ranges[r].end - ranges[r].begin;
+  }
+  const std::uint32_t first = cell_begin[c], end = cell_begin[c + 1];
+  if (halving) candidates += (end - first) / 2;
+  std::uint32_t at = item_offsets[c];
+  for (std::uint32_t p = first; p < end; p += chunk, ++at) {
+    const std::uint32_t count = min(chunk, end - p);
+    items[at] = {p, count, c};
+    const unsigned k = lanes > 0 ? lanes : 32u >> (32 - __clz(count - 1));
+    const std::uint64_t steps = (candidates + k - 1) / k;
+    workload[at] = static_cast<std::uint32_t>(steps < 0xffffffffu ? steps : 0xffffffffu);
+  }
+}
+
+__global__ void segment_keys_kernel(const work_item* items, const std::uint32_t* workload,
+                                    std::uint32_t n, const std::uint32_t* segment_first,
+                                    std::uint32_t n_segments, bool by_workload,
+                                    std::uint64_t* keys) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  // The segment holding the item: the last one starting at or before its first position.
+  std::uint32_t lo = 0, hi = n_segments;
+  while (hi - lo > 1) {
+    const std::uint32_t mid = (lo + hi) / 2;
+    if (segment_first[mid] <= items[i].first) lo = mid;
+    else hi = mid;
+  }
+  // Ascending sort: segment first, then heavier first (inverted workload), then position.
+  const std::uint64_t weight = by_workload ? 0xffffffffu - workload[i] : 0;
+  keys[i] = (static_cast<std::uint64_t>(lo) << 32) | weight;
+}
+
+}  // namespace
+
+work_list build_items(gpu_state& gpu, cudaStream_t stream, const std::uint32_t* cell_begin,
+                      std::uint32_t n_cells, const neighbor_ranges& ranges, bool halving,
+                      unsigned chunk, unsigned lanes) {
+  work_list list;
+  if (n_cells == 0) return list;
+  device_buffer<std::uint32_t> counts(n_cells + 1), offsets(n_cells + 1);
+  items_per_cell_kernel<<<grid_size(n_cells, block), block, 0, stream>>>(cell_begin, n_cells, chunk,
+                                                                         counts.data());
+  EPSJOIN_CHECK_LAUNCH();
+  EPSJOIN_CUDA_TRY(cudaMemsetAsync(counts.data() + n_cells, 0, sizeof(std::uint32_t), stream));
+  cub_call(gpu.scratch, [&](void* temp, std::size_t& bytes) {
+    return cub::DeviceScan::ExclusiveSum(temp, bytes, counts.data(), offsets.data(), n_cells + 1,
+                                         stream);
+  });
+  EPSJOIN_CUDA_TRY(cudaMemcpyAsync(&list.n, offsets.data() + n_cells, sizeof list.n,
+                                   cudaMemcpyDeviceToHost, stream));
+  EPSJOIN_CUDA_TRY(cudaStreamSynchronize(stream));
+  list.items.reserve(std::max<std::uint32_t>(list.n, 1));
+  list.workload.reserve(std::max<std::uint32_t>(list.n, 1));
+  fill_items_kernel<<<grid_size(n_cells, block), block, 0, stream>>>(
+      cell_begin, n_cells, chunk, offsets.data(), ranges.offsets.data(), ranges.ranges.data(),
+      halving, lanes, list.items.data(), list.workload.data());
+  EPSJOIN_CHECK_LAUNCH();
+  std::vector<work_item> host(list.n);
+  EPSJOIN_CUDA_TRY(cudaMemcpyAsync(host.data(), list.items.data(), sizeof(work_item) * list.n,
+                                   cudaMemcpyDeviceToHost, stream));
+  EPSJOIN_CUDA_TRY(cudaStreamSynchronize(stream));
+  list.host_first.resize(list.n);
+  for (std::uint32_t i = 0; i < list.n; ++i) list.host_first[i] = host[i].first;
+  return list;
+}
+
+device_buffer<work_item> order_items(gpu_state& gpu, cudaStream_t stream, const work_list& list,
+                                     std::span<const std::uint32_t> segment_first, bool by_workload) {
+  device_buffer<work_item> sorted(std::max<std::uint32_t>(list.n, 1));
+  if (list.n == 0) return sorted;
+  if (!by_workload && segment_first.size() <= 1) {
+    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(sorted.data(), list.items.data(), sizeof(work_item) * list.n,
+                                     cudaMemcpyDeviceToDevice, stream));
+    return sorted;
+  }
+  std::vector<std::uint32_t> firsts(segment_first.begin(), segment_first.end());
+  if (firsts.empty()) firsts.push_back(0);
+  device_buffer<std::uint32_t> device_firsts(firsts.size());
+  EPSJOIN_CUDA_TRY(cudaMemcpyAsync(device_firsts.data(), firsts.data(),
+                                   sizeof(std::uint32_t) * firsts.size(), cudaMemcpyHostToDevice,
+                                   stream));
+  device_buffer<std::uint64_t> keys(list.n), sorted_keys(list.n);
+  segment_keys_kernel<<<grid_size(list.n, block), block, 0, stream>>>(
+      list.items.data(), list.workload.data(), list.n, device_firsts.data(),
+      static_cast<std::uint32_t>(firsts.size()), by_workload, keys.data());
+  EPSJOIN_CHECK_LAUNCH();
+  int end_bit = 32;
+  while ((std::uint64_t{1} << (end_bit - 32)) < firsts.size()) ++end_bit;
+  cub_call(gpu.scratch, [&](void* temp, std::size_t& bytes) {
+    return cub::DeviceRadixSort::SortPairs(temp, bytes, keys.data(), sorted_keys.data(),
+                                           list.items.data(), sorted.data(),
+                                           static_cast<int>(list.n), 0, end_bit, stream);
+  });
+  // `firsts` and `device_firsts` must outlive the kernel that reads them.
+  EPSJOIN_CUDA_TRY(cudaStreamSynchronize(stream));
+  return sorted;
+}
+
+}  // namespace epsjoin::detail::lbjoin

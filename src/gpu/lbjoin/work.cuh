@@ -1,0 +1,34 @@
+#pragma once
+// lbjoin's work items: the query positions of each cell cut into items of up to `chunk`
+// queries, each with its workload (the warp steps it costs), optionally ordered from the
+// heaviest down (SORTBYWL), within each segment of a segmented run.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "gpu/gpu_state.cuh"
+#include "gpu/gpu_sj/neighbor_ranges.cuh"
+#include "gpu/lbjoin/kernels.cuh"
+
+namespace epsjoin::detail::lbjoin {
+
+struct work_list {
+  device_buffer<work_item> items;            ///< position order
+  device_buffer<std::uint32_t> workload;     ///< per item
+  std::vector<std::uint32_t> host_first;     ///< per item, its first position (host copy)
+  std::uint32_t n = 0;
+};
+
+/// Items of up to `chunk` queries of one cell each (chunk 32: tiled; 1: one query per item).
+/// `lanes` > 0 fixes the lanes per query for the workload; 0 means the tiled kernel's choice.
+work_list build_items(gpu_state& gpu, cudaStream_t stream, const std::uint32_t* cell_begin,
+                      std::uint32_t n_cells, const neighbor_ranges& ranges, bool halving,
+                      unsigned chunk, unsigned lanes);
+
+/// The items ordered by segment (segments are position ranges starting at `segment_first`,
+/// ascending; empty = one segment) and, when `by_workload`, heaviest first within each.
+device_buffer<work_item> order_items(gpu_state& gpu, cudaStream_t stream, const work_list& list,
+                                     std::span<const std::uint32_t> segment_first, bool by_workload);
+
+}  // namespace epsjoin::detail::lbjoin
