@@ -35,6 +35,10 @@ class resources {
   /// @brief 0 selects every hardware thread.
   void set_threads(unsigned threads) noexcept;
   int device() const noexcept { return device_; }
+  /// @brief Creates the CUDA context, streams and GPU state now rather than in the first GPU
+  ///        join (which would otherwise pay for them). Returns false, doing nothing, when the
+  ///        build has no CUDA or no usable device is present.
+  bool prepare_gpu();
 
   /// @brief GPU-side state; created lazily by GPU engines (library-internal).
   detail::gpu_state* gpu_state() const noexcept { return gpu_.get(); }

@@ -1,8 +1,26 @@
 #include "epsjoin/resources.hpp"
 
+#include <string>
 #include <thread>
 
 namespace epsjoin {
+
+#ifdef EPSJOIN_HAS_CUDA
+namespace detail {
+gpu_state& acquire_gpu(resources& res);  // src/gpu/gpu_state.cuh
+std::string gpu_unavailable_reason(int device);
+}  // namespace detail
+#endif
+
+bool resources::prepare_gpu() {
+#ifdef EPSJOIN_HAS_CUDA
+  if (!detail::gpu_unavailable_reason(device_).empty()) return false;
+  detail::acquire_gpu(*this);
+  return true;
+#else
+  return false;
+#endif
+}
 
 resources::resources(unsigned threads, int device) : device_(device) { set_threads(threads); }
 resources::~resources() = default;

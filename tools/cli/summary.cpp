@@ -76,6 +76,7 @@ std::string human_summary(const run_report& r) {
   out << "  candidates  " << grouped(s.candidates) << " refined, "
       << general(s.candidates_per_second()) << " per second\n";
   out << "  time        join " << fixed(s.seconds, 3) << " s";
+  if (r.run_seconds.size() > 1) out << " (median of " << r.run_seconds.size() << " runs)";
   for (const stage_time& st : s.stages) out << ", " << st.name << " " << fixed(st.seconds, 3) << " s";
   out << "\n              input " << fixed(r.load_seconds, 3) << " s";
   if (!r.output.empty()) out << ", writing " << fixed(r.write_seconds, 3) << " s";
@@ -107,6 +108,11 @@ std::string json_summary(const run_report& r) {
   }
   out << "},\"input\":" << json_string(r.input) << ",\"output\":" << json_string(r.output)
       << ",\"format\":" << json_string(r.format);
+  if (r.run_seconds.size() > 1) {
+    out << ",\"run_seconds\":[";
+    for (std::size_t i = 0; i < r.run_seconds.size(); ++i) out << (i ? "," : "") << json_number(r.run_seconds[i]);
+    out << "]";
+  }
   if (!s.engine_reason.empty()) out << ",\"engine_reason\":" << json_string(s.engine_reason);
   out << "}";
   return out.str();

@@ -2,6 +2,7 @@
 // The run summary: a human-readable block, or one JSON object for scripts.
 
 #include <string>
+#include <vector>
 
 #include "epsjoin/stats.hpp"
 
@@ -14,6 +15,7 @@ struct run_report {
   std::string format;       // csr, pairs, csv, count
   double load_seconds = 0;  // reading or generating the input
   double write_seconds = 0; // writing the output file after the join
+  std::vector<double> run_seconds;  // every run's join time (--repeat); stats is the median run
 };
 
 std::string human_summary(const run_report& report);
