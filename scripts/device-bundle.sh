@@ -8,9 +8,14 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 arch=${1:-90}
 build=${2:-$root/build-device}
+# The build itself happens in BUILD_DIR-objects, which keeps its object files so the next bundle
+# is incremental; BUILD_DIR receives a copy without them.
+objects=$build-objects
 "$root/scripts/setup.sh"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEPSJOIN_CUDA=ON \
+cmake -S "$root" -B "$objects" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEPSJOIN_CUDA=ON \
       -DCMAKE_CUDA_ARCHITECTURES="$arch" -DEPSJOIN_GPU_TESTS_ONLY=ON >/dev/null
-cmake --build "$build" --parallel "$(nproc)"
+cmake --build "$objects" --parallel "$(nproc)"
+rm -rf "$build"
+cp -a "$objects" "$build"
 find "$build" \( -name '*.o' -o -name '*.a' \) -delete
 du -sh "$build"

@@ -2,6 +2,7 @@
 /// @file result.hpp
 /// @brief Result shapes: ordered pairs and the CSR neighbour table.
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -10,8 +11,17 @@
 
 namespace epsjoin {
 
+namespace detail {
+/// Memory for large tables: aligned to 2 MiB and advised for transparent huge pages where the
+/// system offers them, so filling gigabytes takes a page fault per 2 MiB instead of per 4 KiB.
+void* allocate_table_memory(std::size_t bytes);
+void free_table_memory(void* p, std::size_t bytes) noexcept;
+inline constexpr std::size_t table_memory_threshold = std::size_t{32} << 20;
+}  // namespace detail
+
 /// @brief An allocator that default-initialises: `resize` leaves new ids unwritten, so a table
-///        of billions of neighbours is not zeroed only to be overwritten by the engine.
+///        of billions of neighbours is not zeroed only to be overwritten by the engine. Large
+///        blocks come from `detail::allocate_table_memory`.
 template <class T>
 struct default_init_allocator : std::allocator<T> {
   using std::allocator<T>::allocator;
@@ -19,6 +29,17 @@ struct default_init_allocator : std::allocator<T> {
   struct rebind {
     using other = default_init_allocator<U>;
   };
+  T* allocate(std::size_t n) {
+    if (n * sizeof(T) < detail::table_memory_threshold) return std::allocator<T>::allocate(n);
+    return static_cast<T*>(detail::allocate_table_memory(n * sizeof(T)));
+  }
+  void deallocate(T* p, std::size_t n) noexcept {
+    if (n * sizeof(T) < detail::table_memory_threshold) {
+      std::allocator<T>::deallocate(p, n);
+    } else {
+      detail::free_table_memory(p, n * sizeof(T));
+    }
+  }
   template <class U>
   void construct(U* p) noexcept(noexcept(::new (static_cast<void*>(p)) U)) {
     ::new (static_cast<void*>(p)) U;

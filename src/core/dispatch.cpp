@@ -4,10 +4,12 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <thread>
 
 #include "core/auto_select.hpp"
 #include "core/engine.hpp"
 #include "core/expects.hpp"
+#include "core/parallel.hpp"
 #include "core/row_scatter.hpp"
 #include "core/timer.hpp"
 #include "epsjoin/join.hpp"
@@ -39,7 +41,12 @@ class counting_sink final : public result_sink {
     std::vector<std::uint32_t> with_self(counts.begin(), counts.end());
     for (std::uint32_t& c : with_self) ++c;
     const row_destination dest = inner_.begin_rows(with_self);
-    for (std::size_t q = 0; q < counts.size(); ++q) dest.neighbors[dest.starts[q]] = static_cast<std::uint32_t>(q);
+    // In parallel: these are the first writes to the table's pages, and faulting in gigabytes
+    // of fresh memory from one thread would cost more than the join.
+    const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+    parallel_for(threads, counts.size(), std::size_t{1} << 14, [&](std::size_t b, std::size_t e, unsigned) {
+      for (std::size_t q = b; q < e; ++q) dest.neighbors[dest.starts[q]] = static_cast<std::uint32_t>(q);
+    });
     return {dest.neighbors + 1, dest.starts};
   }
   /// True when the engine delivered rows (and so the self pairs are already in them).

@@ -7,6 +7,7 @@
 //   sort    on: work items heaviest first (SORTBYWL); off: position order
 //   queue   on: persistent warps take items from an atomic counter (WORKQUEUE)
 //   pattern full | lid-unicomp (each distance once, both directions written; one segment only)
+//   index_dims  at most this many indexed dimensions (default 6, at most 8)
 
 #include "batch/rows.cuh"
 #include "core/builtin_engines.hpp"
@@ -60,7 +61,7 @@ class lbjoin_engine final : public engine {
   }
   std::string unavailable_reason() const override { return gpu_unavailable_reason(0); }
   std::vector<std::string_view> param_keys() const override {
-    return {"kernel", "lanes", "sort", "queue", "pattern", "segment_ids", "chunk_ids"};
+    return {"kernel", "lanes", "sort", "queue", "pattern", "index_dims", "segment_ids", "chunk_ids"};
   }
 
   void run(join_request& req) const override {
@@ -85,6 +86,8 @@ class lbjoin_engine final : public engine {
     stopwatch clock;
     grid::plan_options popt;
     popt.eps = req.options.eps;
+    popt.max_k = static_cast<int>(
+        param_uint(req.options.params, "index_dims", popt.max_k, 1, grid::max_indexed_dims));
     const grid::grid_plan plan = grid::plan_grid(req.data, popt, req.res.threads());
     req.stats.add_stage("plan", clock.seconds());
 
