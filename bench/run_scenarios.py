@@ -18,7 +18,8 @@ import statistics
 import subprocess
 import sys
 
-STAGES = ["plan", "index", "estimate", "upload", "execute", "transfer", "assembly"]
+STAGES = ["plan", "index", "estimate", "upload", "execute", "transfer", "assembly",
+          "count", "rows", "fill+copy wait"]
 
 
 def parse(path):
@@ -69,7 +70,8 @@ def row(dataset, eps, engine, r):
     }
     for s in STAGES:
         out[s] = round(stages.get(s, 0.0), 4)
-    kernel = float(notes.get("kernel seconds", 0) or 0)
+    kernel = sum(float(notes.get(k, 0) or 0)
+                 for k in ("kernel seconds", "count kernel seconds", "fill kernels seconds"))
     out["kernel_s"] = round(kernel, 4)
     out["kernel_fraction"] = round(kernel / r["seconds"], 3) if r["seconds"] > 0 else ""
     out["d2h_GBps"] = notes.get("device-to-host GB/s", "")
@@ -79,8 +81,8 @@ def row(dataset, eps, engine, r):
 
 def markdown(rows):
     cols = ["dataset", "eps", "engine", "threads", "R_with_self", "S", "candidates", "seconds",
-            "candidates_per_s", "index", "estimate", "execute", "transfer", "assembly",
-            "kernel_fraction", "d2h_GBps"]
+            "candidates_per_s", "index", "estimate", "execute", "count", "rows", "fill+copy wait",
+            "transfer", "assembly", "kernel_s", "kernel_fraction", "d2h_GBps"]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in rows:
         if "error" in r:

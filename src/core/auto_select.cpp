@@ -24,8 +24,9 @@ constexpr std::size_t gpu_min_points = 1'000'000;
 engine_choice choose_engine(const join_request& request) {
   const std::size_t n = std::max(request.queries.n, request.data.n);
   if (n >= gpu_min_points) {
-    if (const engine* e = available("gpu-sj")) {
-      return {e, concat("gpu-sj: a CUDA device is present and N = ", n, " >= ", gpu_min_points)};
+    // lbjoin's defaults are its fastest configuration measured (bench/RESULTS.md, issue 5).
+    if (const engine* e = available("lbjoin")) {
+      return {e, concat("lbjoin: a CUDA device is present and N = ", n, " >= ", gpu_min_points)};
     }
   }
   const std::string why_cpu = n >= gpu_min_points

@@ -1,10 +1,15 @@
 #include "core/row_copy.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
 #include "core/parallel.hpp"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace epsjoin::detail {
 
@@ -29,6 +34,29 @@ void for_each_row_part(const row_layout& layout, std::uint64_t lo, std::uint64_t
   }
 }
 
+// Rows this long are copied with streaming stores: the table is far larger than the caches and
+// is not read again soon, and plain stores would first read every destination line.
+constexpr std::size_t min_streamed_ids = 64;
+
+void copy_ids(std::uint32_t* to, const std::uint32_t* from, std::size_t n) {
+#if defined(__SSE2__)
+  if (n >= min_streamed_ids) {
+    for (; (reinterpret_cast<std::uintptr_t>(to) & 15) != 0; --n) *to++ = *from++;
+    for (; n >= 4; n -= 4, to += 4, from += 4) {
+      _mm_stream_si128(reinterpret_cast<__m128i*>(to),
+                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(from)));
+    }
+  }
+#endif
+  std::memcpy(to, from, n * sizeof(std::uint32_t));
+}
+
+void end_streaming() {
+#if defined(__SSE2__)
+  _mm_sfence();  // streaming stores are weakly ordered: publish them before the join returns
+#endif
+}
+
 template <class Body>
 void split_piece(std::uint64_t first, std::size_t size, unsigned threads, Body&& body) {
   const std::uint64_t parts = std::clamp<std::uint64_t>(size / min_ids_per_thread, 1, threads);
@@ -49,8 +77,9 @@ void copy_rows(const row_layout& layout, std::uint64_t first, std::span<const st
   split_piece(first, piece.size(), threads, [&](std::uint64_t lo, std::uint64_t hi) {
     for_each_row_part(layout, lo, hi, [&](std::size_t p, std::uint64_t b, std::uint64_t e) {
       std::uint32_t* to = dest.neighbors + dest.starts[layout.ids[p]] + (b - layout.offsets[p]);
-      std::memcpy(to, piece.data() + (b - first), (e - b) * sizeof(std::uint32_t));
+      copy_ids(to, piece.data() + (b - first), e - b);
     });
+    end_streaming();
   });
 }
 
