@@ -14,8 +14,9 @@ using epsjoin::scalar_type;
 
 EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_f64, {"lbjoin"});
 EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_f32, {"lbjoin", {}, scalar_type::f32});
-EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_lid_f64, {"lbjoin", {{"pattern", "lid-unicomp"}}});
-EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_lid_f32, {"lbjoin", {{"pattern", "lid-unicomp"}}, scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_full_f64, {"lbjoin", {{"pattern", "full"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_full_f32, {"lbjoin", {{"pattern", "full"}}, scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_index2_f64, {"lbjoin", {{"index_dims", "2"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_queue_f64, {"lbjoin", {{"queue", "on"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_unsorted_f64, {"lbjoin", {{"sort", "off"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_query1_f64, {"lbjoin", {{"kernel", "query"}, {"lanes", "1"}}});
@@ -28,7 +29,8 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_query4_lid_queue_f64,
 // Tiny segments and chunks: every case runs in many segments and pinned chunks, with the work
 // queue on; under lid-unicomp the fill falls back to full.
 EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_segments_queue,
-                              {"lbjoin", {{"segment_ids", "64"}, {"chunk_ids", "16"}, {"queue", "on"}}});
+                              {"lbjoin", {{"segment_ids", "64"}, {"chunk_ids", "16"}, {"queue", "on"},
+                                          {"pattern", "full"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_segments_lid,
                               {"lbjoin", {{"segment_ids", "200"}, {"chunk_ids", "50"},
                                           {"pattern", "lid-unicomp"}}});
@@ -53,7 +55,7 @@ TEST(lbjoin, sanitizer_case_small_join_in_every_mode) {
   epsjoin::self_join(res, pts.view(), opt, oracle);
   const std::vector<std::map<std::string, std::string>> modes = {
       {},
-      {{"pattern", "lid-unicomp"}},
+      {{"pattern", "full"}},
       {{"queue", "on"}, {"sort", "off"}},
       {{"kernel", "query"}, {"lanes", "8"}, {"pattern", "lid-unicomp"}, {"queue", "on"}},
       {{"segment_ids", "5000"}, {"chunk_ids", "700"}},
