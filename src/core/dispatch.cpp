@@ -167,8 +167,9 @@ void run_two_passes(const engine& e, join_request& request, counting_sink& count
 
   row_scatter_sink scatter(dest, counts);
   scatter.begin(info);
-  join_request fill_request{request.res,     request.queries, request.data, request.self_join,
-                            request.options, scatter,         request.stats};
+  const join_options fill_options = e.fill_pass_options(request.options);
+  join_request fill_request{request.res,  request.queries, request.data, request.self_join,
+                            fill_options, scatter,         request.stats};
   e.run(fill_request);
   scatter.finish();
   scatter.check_complete();

@@ -39,6 +39,10 @@ class engine {
   /// when counting is cheap next to sorting |R| pairs; engines that write rows themselves
   /// leave it false and call `sink.begin_rows`.
   virtual bool rows_by_two_passes() const { return false; }
+  /// With rows_by_two_passes: the options of the filling pass, for an engine that fills rows
+  /// faster with other settings than it counts (cpu-grid: the FULL pattern, so each row is
+  /// written in one run by the thread of its query instead of half of it scattered).
+  virtual join_options fill_pass_options(const join_options& options) const { return options; }
   /// Keys of join_options::params the engine understands; dispatch rejects any other key.
   virtual std::vector<std::string_view> param_keys() const { return {}; }
   virtual void run(join_request& request) const = 0;

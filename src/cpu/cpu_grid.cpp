@@ -277,6 +277,13 @@ class cpu_grid final : public engine {
   }
   // Counting costs a fraction of sorting |R| pairs by query (measured: bench/RESULTS.md).
   bool rows_by_two_passes() const override { return true; }
+  // Halving scatters half of every row to other threads' queries, one random write each; the
+  // FULL pattern computes twice the distances but writes each row in one sequential run.
+  join_options fill_pass_options(const join_options& options) const override {
+    join_options fill = options;
+    if (fill.params.find("pattern") == fill.params.end()) fill.params["pattern"] = "full";
+    return fill;
+  }
   std::vector<std::string_view> param_keys() const override {
     return {"pattern", "lookup",     "masks",  "max_indexed_dims",
             "reorder", "early_exit", "layout", "simd",  "gather"};
