@@ -109,7 +109,7 @@ def main():
                     runs = []
                     for _ in range(args.repeat):
                         r = run_one(args.bin, dataset, eps, engine, extra, args.timeout)
-                        log.write(json.dumps({"dataset": dataset, "engine": engine, **r}) + "\n")
+                        log.write(json.dumps({"dataset": dataset, "config": engine, **r}) + "\n")
                         log.flush()
                         runs.append(r)
                         if "error" in r:
