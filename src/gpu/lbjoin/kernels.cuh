@@ -91,13 +91,40 @@ __device__ __forceinline__ bool within_staged(const T (&q)[Dim], const T (*stage
   return sum <= eps2;
 }
 
+/// The staged prefix of a high-dimensional point, then the rest from global memory (d > 8).
+inline constexpr int staged_prefix = 8;
+
+template <class T>
+__device__ __forceinline__ bool within_after_prefix(const T (&q)[staged_prefix],
+                                                    const T (*stage)[32], unsigned c,
+                                                    const T* __restrict__ q_rest,
+                                                    const T* __restrict__ p_rest, int d, T eps2) {
+  T sum = 0;
+#pragma unroll
+  for (int k = 0; k < staged_prefix; ++k) {
+    const T diff = q[k] - stage[k][c];
+    sum += diff * diff;
+  }
+  for (int k = staged_prefix; k < d && sum <= eps2; k += 4) {
+    // Four at a time, checked once per four: the tail past d is skipped by the bounds.
+    const int end = min(k + 4, d);
+    for (int k2 = k; k2 < end; ++k2) {
+      const T diff = q_rest[k2] - p_rest[k2];
+      sum += diff * diff;
+    }
+  }
+  return sum <= eps2;
+}
+
 /// Dim > 0: the dimension is a compile-time constant and candidates are staged in shared memory;
-/// Dim == 0: any d, candidates read from global memory.
+/// Dim == 0: any d > 8. The first 8 dimensions (the highest-variance ones: the index stores them
+/// first) are staged like a fixed Dim and usually settle the test; the rest of a candidate is
+/// read from global memory only while its partial sum stays within eps^2.
 template <class T, int Dim, bool Halving, pass Pass>
 __global__ void __launch_bounds__(block_threads)
     tiled_kernel(join_view<T> v, const work_item* items, std::uint32_t n_items, unsigned* queue,
                  row_output out) {
-  constexpr int stage_dims = Dim > 0 ? Dim : 1;
+  constexpr int stage_dims = Dim > 0 ? Dim : staged_prefix;
   __shared__ T stage_all[warps_per_block][stage_dims][32];
   const unsigned lane = threadIdx.x & 31;
   const unsigned warp = threadIdx.x >> 5;
@@ -117,10 +144,8 @@ __global__ void __launch_bounds__(block_threads)
 
     T q[stage_dims];
     const T* q_global = v.query_points + static_cast<std::size_t>(pos) * v.d;
-    if constexpr (Dim > 0) {
 #pragma unroll
-      for (int k2 = 0; k2 < Dim; ++k2) q[k2] = q_global[k2];
-    }
+    for (int k2 = 0; k2 < stage_dims; ++k2) q[k2] = q_global[k2];
     std::uint32_t found = 0;  // count pass: this lane's hits; fill pass (full): the group's
     std::uint32_t* row = nullptr;
     if constexpr (Pass == pass::fill && !Halving) {
@@ -145,15 +170,13 @@ __global__ void __launch_bounds__(block_threads)
       }
       for (std::uint32_t chunk = b; chunk < e; chunk += 32) {
         const unsigned m = min(32u, e - chunk);
-        if constexpr (Dim > 0) {
-          __syncwarp();
-          if (lane < m) {
-            const T* p = v.data_points + static_cast<std::size_t>(chunk + lane) * Dim;
+        __syncwarp();
+        if (lane < m) {
+          const T* p = v.data_points + static_cast<std::size_t>(chunk + lane) * v.d;
 #pragma unroll
-            for (int k2 = 0; k2 < Dim; ++k2) stage[k2][lane] = p[k2];
-          }
-          __syncwarp();
+          for (int k2 = 0; k2 < stage_dims; ++k2) stage[k2][lane] = p[k2];
         }
+        __syncwarp();
         for (unsigned s = 0; s < m; s += k) {
           const unsigned c = s + sub;
           const std::uint32_t j = chunk + c;
@@ -166,7 +189,9 @@ __global__ void __launch_bounds__(block_threads)
             if constexpr (Dim > 0) {
               hit = within_staged<T, stage_dims>(q, stage, c, v.eps2);
             } else {
-              hit = within(q_global, v.data_points + static_cast<std::size_t>(j) * v.d, v.d, v.eps2);
+              hit = within_after_prefix<T>(q, stage, c, q_global,
+                                           v.data_points + static_cast<std::size_t>(j) * v.d, v.d,
+                                           v.eps2);
             }
           }
           if constexpr (Pass == pass::count) {
