@@ -37,6 +37,8 @@ struct gpu_state {
   device_buffer<unsigned char> scratch;
   /// The pinned ring that row segments are copied out through (grow-only, see batch/rows.cuh).
   std::array<pinned_buffer<std::uint32_t>, 3> row_chunks;
+  /// lbjoin's recorded hits (grow-only; sized by the result bound and free memory).
+  device_buffer<index_pair> records;
 };
 
 /// Why GPU engines cannot run here (no device, device too old), or empty when they can.

@@ -17,6 +17,11 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_f32, {"lbjoin", {}, scalar_type::f32});
 EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_full_f64, {"lbjoin", {{"pattern", "full"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_full_f32, {"lbjoin", {{"pattern", "full"}}, scalar_type::f32});
 EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_index2_f64, {"lbjoin", {{"index_dims", "2"}}});
+// Rows filled from the counting pass's records at every d, and by a second pass at every d.
+EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_records_f64, {"lbjoin", {{"fill", "records"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_records_full_f32,
+                              {"lbjoin", {{"fill", "records"}, {"pattern", "full"}}, scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_second_pass_f64, {"lbjoin", {{"fill", "second-pass"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_queue_f64, {"lbjoin", {{"queue", "on"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_unsorted_f64, {"lbjoin", {{"sort", "off"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_query1_f64, {"lbjoin", {{"kernel", "query"}, {"lanes", "1"}}});
@@ -59,6 +64,8 @@ TEST(lbjoin, sanitizer_case_small_join_in_every_mode) {
       {{"queue", "on"}, {"sort", "off"}},
       {{"kernel", "query"}, {"lanes", "8"}, {"pattern", "lid-unicomp"}, {"queue", "on"}},
       {{"segment_ids", "5000"}, {"chunk_ids", "700"}},
+      {{"fill", "records"}},
+      {{"fill", "records"}, {"segment_ids", "1000"}},  // records overflow: a second pass
   };
   for (const auto& params : modes) {
     opt.engine = "lbjoin";

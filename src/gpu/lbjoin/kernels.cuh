@@ -54,7 +54,13 @@ struct row_output {
   const std::uint64_t* row_offset = nullptr;
   std::uint64_t segment_begin = 0;
   std::uint32_t* cursor = nullptr;     // halving fill: [nq] elements written per row so far
-  const std::uint32_t* query_ids = nullptr;  // halving fill: position -> caller's id
+  const std::uint32_t* query_ids = nullptr;  // halving: position -> caller's id
+  // Tiled counting pass only, when set: also records every hit as (row position, neighbour id),
+  // so the rows can be filled by scattering the records instead of a second pass over the
+  // candidates. The counter runs past the capacity; records past it are not written.
+  index_pair* records = nullptr;
+  unsigned long long* record_count = nullptr;
+  unsigned long long record_capacity = 0;
 };
 
 enum class pass : int { count, fill };
@@ -89,6 +95,27 @@ __device__ __forceinline__ bool within_staged(const T (&q)[Dim], const T (*stage
     sum += diff * diff;
   }
   return sum <= eps2;
+}
+
+/// Records a warp's hits (every lane calls it): one atomic per warp for the slots; under halving
+/// each hit is recorded for both rows.
+template <bool Halving>
+__device__ __forceinline__ void record_hit(const row_output& out, bool hit, std::uint32_t pos,
+                                           std::uint32_t j, const std::uint32_t* data_ids,
+                                           unsigned lanes_below) {
+  const unsigned ballot = __ballot_sync(full_mask, hit);
+  if (ballot == 0) return;
+  constexpr unsigned per_hit = Halving ? 2 : 1;
+  unsigned long long base = 0;
+  if ((threadIdx.x & 31) == __ffs(ballot) - 1) {
+    base = atomicAdd(out.record_count, static_cast<unsigned long long>(__popc(ballot)) * per_hit);
+  }
+  base = __shfl_sync(full_mask, base, __ffs(ballot) - 1);
+  if (!hit) return;
+  const unsigned long long at = base + static_cast<unsigned long long>(__popc(ballot & lanes_below)) * per_hit;
+  if (at + per_hit > out.record_capacity) return;
+  out.records[at] = {pos, data_ids[j]};
+  if constexpr (Halving) out.records[at + 1] = {j, out.query_ids[pos]};
 }
 
 /// The staged prefix of a high-dimensional point, then the rest from global memory (d > 8).
@@ -197,6 +224,7 @@ __global__ void __launch_bounds__(block_threads)
           if constexpr (Pass == pass::count) {
             found += hit;
             if (Halving && hit) atomicAdd(out.counts + j, 1u);
+            if (out.records != nullptr) record_hit<Halving>(out, hit, pos, j, v.data_ids, lanes_below);
           } else if constexpr (!Halving) {
             const unsigned ballot = __ballot_sync(full_mask, hit);
             if (hit) row[found + __popc(ballot & group_mask & lanes_below)] = v.data_ids[j];

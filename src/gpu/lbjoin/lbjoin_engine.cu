@@ -8,6 +8,10 @@
 //   queue   on: persistent warps take items from an atomic counter (WORKQUEUE)
 //   pattern full | lid-unicomp (each distance once, both directions written; one segment only)
 //   index_dims  at most this many indexed dimensions (default: all when d <= 8, else 6)
+//   fill    records (the tiled count records its hits, rows filled by a scatter) | second-pass
+//           (rows filled by running the kernel again) | auto (records when d >= 6)
+
+#include <algorithm>
 
 #include "batch/rows.cuh"
 #include "core/builtin_engines.hpp"
@@ -23,8 +27,11 @@ namespace {
 
 using namespace lbjoin;
 
+enum class fill_mode { automatic, records, second_pass };
+
 struct settings {
   launch_config config;
+  fill_mode fill = fill_mode::automatic;
   bool sort = true;
   bool lid_unicomp = false;
   row_plan_options rows;
@@ -44,6 +51,10 @@ settings read_settings(const param_map& params) {
   // 2M: 0.39 s against 0.63 s with full), and costs nothing measurable at d = 2.
   s.lid_unicomp =
       param_choice(params, "pattern", {"full", "lid-unicomp"}, "lid-unicomp") == "lid-unicomp";
+  const std::string fill = param_choice(params, "fill", {"auto", "records", "second-pass"}, "auto");
+  s.fill = fill == "records" ? fill_mode::records
+           : fill == "second-pass" ? fill_mode::second_pass
+                                   : fill_mode::automatic;
   s.rows.segment_ids = param_uint(params, "segment_ids", 0, 1);
   s.rows.chunk_ids = param_uint(params, "chunk_ids", 0, 1);
   s.summary = concat("kernel ", kernel,
@@ -52,6 +63,19 @@ settings read_settings(const param_map& params) {
                      ", pattern ", s.lid_unicomp ? "lid-unicomp" : "full");
   s.config.persistent_blocks = queue ? 1 : 0;  // sized from the device below
   return s;
+}
+
+/// Hits the counting pass may record: at most `bound` (the candidates), and no more than leaves
+/// room for the table beside them (8 bytes a record, 4 an id). 0 when that is too few to bother.
+std::uint64_t record_capacity(std::uint64_t bound, std::uint64_t segment_ids) {
+  std::size_t free = 0, total = 0;
+  EPSJOIN_CUDA_TRY(cudaMemGetInfo(&free, &total));
+  const std::uint64_t reserve = std::uint64_t{1} << 30;
+  const std::uint64_t room = free > reserve ? (free - reserve) / 10 * 8 / 12 : 0;
+  // A forced segment size (tests) forces as small a record buffer, so records overflow.
+  if (segment_ids > 0) return std::min({bound, room, segment_ids});
+  const std::uint64_t capacity = std::min(bound, room);
+  return capacity < (std::uint64_t{1} << 16) && capacity < bound ? 0 : capacity;
 }
 
 class lbjoin_engine final : public engine {
@@ -64,7 +88,8 @@ class lbjoin_engine final : public engine {
   }
   std::string unavailable_reason() const override { return gpu_unavailable_reason(0); }
   std::vector<std::string_view> param_keys() const override {
-    return {"kernel", "lanes", "sort", "queue", "pattern", "index_dims", "segment_ids", "chunk_ids"};
+    return {"kernel", "lanes", "sort",        "queue",    "pattern",
+            "fill",   "index_dims", "segment_ids", "chunk_ids"};
   }
 
   void run(join_request& req) const override {
@@ -144,11 +169,35 @@ class lbjoin_engine final : public engine {
     EPSJOIN_CUDA_TRY(cudaMemsetAsync(counts.data(), 0, sizeof(std::uint32_t) * nq, stream));
     row_output count_out;
     count_out.counts = counts.data();
+    count_out.query_ids = queries.permutation.data();
+    // Recording the hits during the count lets the rows be filled by a scatter instead of a
+    // second pass over every candidate: worth it where candidates far outnumber results (d >= 6:
+    // Expo8D 2M, the fill kernels took as long as the count).
+    const bool want_records =
+        tiled && !req.sink.counts_only() &&
+        (s.fill == fill_mode::records || (s.fill == fill_mode::automatic && view.d >= 6));
+    device_buffer<unsigned long long> record_count(1);
+    if (want_records) {
+      const std::uint64_t capacity =
+          record_capacity(ranges.candidates * (halving_ranges ? 2 : 1), s.rows.segment_ids);
+      if (capacity > 0) {
+        gpu.records.reserve(capacity);
+        count_out.records = gpu.records.data();
+        count_out.record_capacity = gpu.records.capacity();
+        count_out.record_count = record_count.data();
+        EPSJOIN_CUDA_TRY(cudaMemsetAsync(record_count.data(), 0, sizeof(unsigned long long), stream));
+      }
+    }
     cuda_event count_start, count_end;
     count_start.record(stream);
     launch(ordered.data(), work.n, count_out, pass::count, halving_ranges, stream);
     count_end.record(stream);
     const row_counts rc = fetch_row_counts(counts.data(), queries.permutation.data(), nq, stream);
+    unsigned long long recorded = 0;
+    if (count_out.records != nullptr) {
+      EPSJOIN_CUDA_TRY(cudaMemcpy(&recorded, record_count.data(), sizeof recorded,
+                                  cudaMemcpyDeviceToHost));
+    }
     req.stats.add_stage("count", clock.seconds());
     req.stats.notes.push_back({"count kernel seconds", concat(count_end.since(count_start) * 1e-3)});
     req.stats.notes.push_back({"lbjoin", concat(s.summary, "; ", work.n, " work items; ",
@@ -164,6 +213,16 @@ class lbjoin_engine final : public engine {
     const std::uint64_t total = rc.offsets.back();
     const std::uint64_t capacity = segment_capacity(total, s.rows);
     const std::vector<row_segment> segments = plan_segments(rc, work.host_first, capacity);
+    // The records fill the rows when they all fit and the table is one segment.
+    const bool scatter_fill = count_out.records != nullptr && segments.size() == 1 &&
+                              recorded <= count_out.record_capacity && recorded == total;
+    if (count_out.records != nullptr) {
+      req.stats.notes.push_back(
+          {"fill", scatter_fill ? concat("scattered ", recorded, " recorded hits")
+                                : concat("second pass (", recorded, " hits for ",
+                                         count_out.record_capacity, " records, ", segments.size(),
+                                         " segments)")});
+    }
     // Halving writes both directions, and the reverse row may lie in another segment.
     const bool halving_fill = halving_ranges && segments.size() <= 1;
     if (halving_ranges && !halving_fill) {
@@ -202,7 +261,7 @@ class lbjoin_engine final : public engine {
       item_begin[k + 1] = item_begin[k] + static_cast<std::uint32_t>(hi - lo);
     }
     device_buffer<std::uint32_t> cursor;
-    if (halving_fill) {
+    if (halving_fill || scatter_fill) {
       cursor.reserve(std::max<std::uint32_t>(nq, 1));
       EPSJOIN_CUDA_TRY(cudaMemsetAsync(cursor.data(), 0, sizeof(std::uint32_t) * nq, stream));
     }
@@ -210,6 +269,11 @@ class lbjoin_engine final : public engine {
 
     auto fill = [&](std::size_t k, const row_segment& seg, std::uint32_t* neighbors,
                     const std::uint64_t* row_offset, cudaStream_t on) {
+      if (scatter_fill) {
+        scatter_records(gpu.records.data(), recorded, row_offset, seg.begin, cursor.data(),
+                        neighbors, on);
+        return;
+      }
       row_output out;
       out.neighbors = neighbors;
       out.row_offset = row_offset;

@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include <cub/cub.cuh>
 
 #include "gpu/cub_call.cuh"
@@ -57,7 +59,29 @@ __global__ void segment_keys_kernel(const work_item* items, const std::uint32_t*
   keys[i] = (static_cast<std::uint64_t>(lo) << 32) | weight;
 }
 
+__global__ void scatter_records_kernel(const index_pair* records, std::uint64_t n,
+                                       const std::uint64_t* row_offset, std::uint64_t segment_begin,
+                                       std::uint32_t* cursor, std::uint32_t* neighbors) {
+  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+  for (std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    const index_pair r = records[i];
+    const std::uint32_t slot = atomicAdd(cursor + r.query, 1u);
+    neighbors[row_offset[r.query] - segment_begin + slot] = r.neighbor;
+  }
+}
+
 }  // namespace
+
+void scatter_records(const index_pair* records, std::uint64_t n, const std::uint64_t* row_offset,
+                     std::uint64_t segment_begin, std::uint32_t* cursor, std::uint32_t* neighbors,
+                     cudaStream_t stream) {
+  if (n == 0) return;
+  const unsigned blocks = static_cast<unsigned>(std::min<std::uint64_t>((n + block - 1) / block, 1u << 16));
+  scatter_records_kernel<<<blocks, block, 0, stream>>>(records, n, row_offset, segment_begin, cursor,
+                                                       neighbors);
+  EPSJOIN_CHECK_LAUNCH();
+}
 
 work_list build_items(gpu_state& gpu, cudaStream_t stream, const std::uint32_t* cell_begin,
                       std::uint32_t n_cells, const neighbor_ranges& ranges, bool halving,

@@ -31,4 +31,10 @@ work_list build_items(gpu_state& gpu, cudaStream_t stream, const std::uint32_t* 
 device_buffer<work_item> order_items(gpu_state& gpu, cudaStream_t stream, const work_list& list,
                                      std::span<const std::uint32_t> segment_first, bool by_workload);
 
+/// Fills rows from the counting pass's records: record (p, id) goes to the next free place of row
+/// p, at neighbors + row_offset[p] - segment_begin + cursor[p]++ (cursor zeroed by the caller).
+void scatter_records(const index_pair* records, std::uint64_t n, const std::uint64_t* row_offset,
+                     std::uint64_t segment_begin, std::uint32_t* cursor, std::uint32_t* neighbors,
+                     cudaStream_t stream);
+
 }  // namespace epsjoin::detail::lbjoin
