@@ -5,6 +5,7 @@
 #include <cooperative_groups.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "epsjoin/result.hpp"
 
@@ -16,6 +17,23 @@ enum class emit_mode : int {
   count_total,      ///< only the number of pairs the pairs mode would write
   count_per_query,  ///< neighbours per input id, nothing else
 };
+
+/// Calls launch(std::integral_constant<emit_mode, M>{}) with M the run-time `mode`, so a kernel
+/// template over the mode is written out once per launch site.
+template <class Launch>
+void with_emit_mode(emit_mode mode, Launch&& launch) {
+  switch (mode) {
+    case emit_mode::pairs:
+      launch(std::integral_constant<emit_mode, emit_mode::pairs>{});
+      break;
+    case emit_mode::count_total:
+      launch(std::integral_constant<emit_mode, emit_mode::count_total>{});
+      break;
+    case emit_mode::count_per_query:
+      launch(std::integral_constant<emit_mode, emit_mode::count_per_query>{});
+      break;
+  }
+}
 
 /// Where a kernel's results go. In pairs mode `counter` keeps counting past `capacity`, so the
 /// host learns both that a batch overflowed and by how much; nothing past capacity is written.

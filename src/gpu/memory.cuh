@@ -11,15 +11,36 @@
 
 namespace epsjoin::detail {
 
-template <class T>
-class device_buffer {
+/// Where a buffer's memory comes from: device memory, or page-locked host memory that the GPU
+/// copies to and from at full speed.
+struct device_memory {
+  static void* allocate(std::size_t bytes) {
+    void* p = nullptr;
+    EPSJOIN_CUDA_TRY(cudaMalloc(&p, bytes));
+    return p;
+  }
+  static void free(void* p) noexcept { EPSJOIN_CUDA_TRY_NO_THROW(cudaFree(p)); }
+};
+
+struct pinned_memory {
+  static void* allocate(std::size_t bytes) {
+    void* p = nullptr;
+    EPSJOIN_CUDA_TRY(cudaMallocHost(&p, bytes));
+    return p;
+  }
+  static void free(void* p) noexcept { EPSJOIN_CUDA_TRY_NO_THROW(cudaFreeHost(p)); }
+};
+
+/// An owned, grow-only array of T in `Memory`.
+template <class T, class Memory>
+class cuda_buffer {
  public:
-  device_buffer() = default;
-  explicit device_buffer(std::size_t n) { reserve(n); }
-  ~device_buffer() { release(); }
-  device_buffer(device_buffer&& o) noexcept
+  cuda_buffer() = default;
+  explicit cuda_buffer(std::size_t n) { reserve(n); }
+  ~cuda_buffer() { release(); }
+  cuda_buffer(cuda_buffer&& o) noexcept
       : data_(std::exchange(o.data_, nullptr)), capacity_(std::exchange(o.capacity_, 0)) {}
-  device_buffer& operator=(device_buffer&& o) noexcept {
+  cuda_buffer& operator=(cuda_buffer&& o) noexcept {
     if (this != &o) {
       release();
       data_ = std::exchange(o.data_, nullptr);
@@ -27,20 +48,18 @@ class device_buffer {
     }
     return *this;
   }
-  device_buffer(const device_buffer&) = delete;
-  device_buffer& operator=(const device_buffer&) = delete;
+  cuda_buffer(const cuda_buffer&) = delete;
+  cuda_buffer& operator=(const cuda_buffer&) = delete;
 
   /// Ensures room for n elements; contents are NOT preserved when it grows.
   void reserve(std::size_t n) {
     if (n <= capacity_) return;
     release();
-    void* p = nullptr;
-    EPSJOIN_CUDA_TRY(cudaMalloc(&p, n * sizeof(T)));
-    data_ = static_cast<T*>(p);
+    data_ = static_cast<T*>(Memory::allocate(n * sizeof(T)));
     capacity_ = n;
   }
   void release() noexcept {
-    if (data_ != nullptr) EPSJOIN_CUDA_TRY_NO_THROW(cudaFree(data_));
+    if (data_ != nullptr) Memory::free(data_);
     data_ = nullptr;
     capacity_ = 0;
   }
@@ -53,44 +72,9 @@ class device_buffer {
 };
 
 template <class T>
-class pinned_buffer {
- public:
-  pinned_buffer() = default;
-  explicit pinned_buffer(std::size_t n) { reserve(n); }
-  ~pinned_buffer() { release(); }
-  pinned_buffer(pinned_buffer&& o) noexcept
-      : data_(std::exchange(o.data_, nullptr)), capacity_(std::exchange(o.capacity_, 0)) {}
-  pinned_buffer& operator=(pinned_buffer&& o) noexcept {
-    if (this != &o) {
-      release();
-      data_ = std::exchange(o.data_, nullptr);
-      capacity_ = std::exchange(o.capacity_, 0);
-    }
-    return *this;
-  }
-  pinned_buffer(const pinned_buffer&) = delete;
-  pinned_buffer& operator=(const pinned_buffer&) = delete;
-
-  void reserve(std::size_t n) {
-    if (n <= capacity_) return;
-    release();
-    void* p = nullptr;
-    EPSJOIN_CUDA_TRY(cudaMallocHost(&p, n * sizeof(T)));
-    data_ = static_cast<T*>(p);
-    capacity_ = n;
-  }
-  void release() noexcept {
-    if (data_ != nullptr) EPSJOIN_CUDA_TRY_NO_THROW(cudaFreeHost(data_));
-    data_ = nullptr;
-    capacity_ = 0;
-  }
-  T* data() const noexcept { return data_; }
-  std::size_t capacity() const noexcept { return capacity_; }
-
- private:
-  T* data_ = nullptr;
-  std::size_t capacity_ = 0;
-};
+using device_buffer = cuda_buffer<T, device_memory>;
+template <class T>
+using pinned_buffer = cuda_buffer<T, pinned_memory>;
 
 /// An owned CUDA stream.
 class cuda_stream {

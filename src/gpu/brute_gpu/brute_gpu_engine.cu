@@ -70,17 +70,9 @@ void launch_brute(const brute_view<T>& v, const strided_batch& b, const result_t
                   emit_mode mode, cudaStream_t s) {
   if (b.count == 0) return;
   const unsigned blocks = grid_size(b.count, block);
-  switch (mode) {
-    case emit_mode::pairs:
-      brute_gpu_kernel<T, emit_mode::pairs><<<blocks, block, 0, s>>>(v, b, t);
-      break;
-    case emit_mode::count_total:
-      brute_gpu_kernel<T, emit_mode::count_total><<<blocks, block, 0, s>>>(v, b, t);
-      break;
-    case emit_mode::count_per_query:
-      brute_gpu_kernel<T, emit_mode::count_per_query><<<blocks, block, 0, s>>>(v, b, t);
-      break;
-  }
+  with_emit_mode(mode, [&](auto m) {
+    brute_gpu_kernel<T, decltype(m)::value><<<blocks, block, 0, s>>>(v, b, t);
+  });
   EPSJOIN_CHECK_LAUNCH();
 }
 

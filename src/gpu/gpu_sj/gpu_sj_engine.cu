@@ -26,17 +26,9 @@ void launch_grid_join(const grid_join_view<T>& view, const strided_batch& batch,
                       const result_target& target, emit_mode mode, cudaStream_t stream) {
   if (batch.count == 0) return;
   const unsigned blocks = grid_size(batch.count, block);
-  switch (mode) {
-    case emit_mode::pairs:
-      gpu_sj_kernel<T, emit_mode::pairs><<<blocks, block, 0, stream>>>(view, batch, target);
-      break;
-    case emit_mode::count_total:
-      gpu_sj_kernel<T, emit_mode::count_total><<<blocks, block, 0, stream>>>(view, batch, target);
-      break;
-    case emit_mode::count_per_query:
-      gpu_sj_kernel<T, emit_mode::count_per_query><<<blocks, block, 0, stream>>>(view, batch, target);
-      break;
-  }
+  with_emit_mode(mode, [&](auto m) {
+    gpu_sj_kernel<T, decltype(m)::value><<<blocks, block, 0, stream>>>(view, batch, target);
+  });
   EPSJOIN_CHECK_LAUNCH();
 }
 
