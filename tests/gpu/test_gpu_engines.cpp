@@ -1,13 +1,15 @@
 // gpu-sj and brute-gpu against the oracle, and the batch engine's overflow and multi-batch paths.
 #include <gtest/gtest.h>
 
-#include "epsjoin/generate.hpp"
 #include "support/harness.hpp"
+#include "support/paper_data.hpp"
 
 namespace {
 
 using epsjoin::scalar_type;
 using epsjoin::test::engine_config;
+using epsjoin::test::paper_expo;
+using epsjoin::test::reference_case;
 
 EPSJOIN_ENGINE_PROPERTY_TESTS(gpu_sj_lid_f64, {"gpu-sj"});
 EPSJOIN_ENGINE_PROPERTY_TESTS(gpu_sj_unicomp_f64, {"gpu-sj", {{"pattern", "unicomp"}}});
@@ -23,15 +25,6 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(gpu_sj_overflow,
 EPSJOIN_ENGINE_PROPERTY_TESTS(gpu_sj_multibatch, {"gpu-sj", {{"batch_pairs", "2000"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(brute_gpu_overflow,
                               {"brute-gpu", {{"batch_pairs", "100"}, {"batches", "1"}}});
-
-epsjoin::dataset paper_expo(std::size_t d, std::size_t n) {
-  epsjoin::generator_spec spec;
-  spec.dist = epsjoin::distribution::exponential;
-  spec.d = d;
-  spec.n = n;
-  spec.paper = true;
-  return epsjoin::generate(spec);
-}
 
 std::uint64_t count_pairs(const std::string& engine, const epsjoin::dataset& pts, double eps,
                           epsjoin::join_options opt = {}) {
@@ -79,12 +72,6 @@ TEST(gpu_sj, agrees_with_cpu_grid_on_a_million_points) {
 }
 
 // The papers' reference counts (|R| including the N self pairs), lbjoin issue's table.
-struct reference_case {
-  std::size_t d, n;
-  double eps;
-  std::uint64_t with_self;
-};
-
 class paper_reference : public testing::TestWithParam<reference_case> {};
 
 TEST_P(paper_reference, exact_result_size) {
@@ -93,20 +80,8 @@ TEST_P(paper_reference, exact_result_size) {
   EXPECT_EQ(count_pairs("gpu-sj", pts, c.eps) + c.n, c.with_self);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    lbjoin_table, paper_reference,
-    testing::Values(reference_case{2, 2000000, 0.000141, 101490662},
-                    reference_case{2, 2000000, 0.000448, 995740666},
-                    reference_case{4, 2000000, 0.00244, 100260410},
-                    reference_case{4, 2000000, 0.00447, 994327794},
-                    reference_case{8, 2000000, 0.0127, 101726610},
-                    reference_case{8, 2000000, 0.0178, 985417186},
-                    reference_case{16, 1000000, 0.0396, 50219282},
-                    reference_case{16, 1000000, 0.049, 498411232}),
-    [](const testing::TestParamInfo<reference_case>& param) {
-      std::string eps = std::to_string(param.param.eps);
-      for (char& ch : eps) ch = ch == '.' ? 'p' : ch;
-      return "Expo" + std::to_string(param.param.d) + "D_" + std::to_string(param.param.n) + "_eps" + eps;
-    });
+INSTANTIATE_TEST_SUITE_P(lbjoin_table, paper_reference,
+                         testing::ValuesIn(epsjoin::test::reference_cases()),
+                         epsjoin::test::reference_case_name);
 
 }  // namespace

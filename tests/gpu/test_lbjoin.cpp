@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <map>
 
-#include "epsjoin/generate.hpp"
 #include "support/harness.hpp"
+#include "support/paper_data.hpp"
 
 namespace {
 
 using epsjoin::scalar_type;
+using epsjoin::test::paper_expo;
+using epsjoin::test::reference_case;
 
 EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_f64, {"lbjoin"});
 EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_f32, {"lbjoin", {}, scalar_type::f32});
@@ -39,15 +41,6 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_segments_queue,
 EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_segments_lid,
                               {"lbjoin", {{"segment_ids", "200"}, {"chunk_ids", "50"},
                                           {"pattern", "lid-unicomp"}}});
-
-epsjoin::dataset paper_expo(std::size_t d, std::size_t n) {
-  epsjoin::generator_spec spec;
-  spec.dist = epsjoin::distribution::exponential;
-  spec.d = d;
-  spec.n = n;
-  spec.paper = true;
-  return epsjoin::generate(spec);
-}
 
 // A small case for compute-sanitizer (scripts/device-check.sh filters on the name).
 TEST(lbjoin, sanitizer_case_small_join_in_every_mode) {
@@ -78,12 +71,6 @@ TEST(lbjoin, sanitizer_case_small_join_in_every_mode) {
   }
 }
 
-struct reference_case {
-  std::size_t d, n;
-  double eps;
-  std::uint64_t with_self;
-};
-
 class lbjoin_reference : public testing::TestWithParam<reference_case> {};
 
 // The full path: CSR in host memory with self pairs, as the benchmark times it.
@@ -108,16 +95,13 @@ TEST_P(lbjoin_reference, csr_has_the_exact_result_size) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    lbjoin_table, lbjoin_reference,
-    testing::Values(reference_case{2, 2000000, 0.000141, 101490662},
-                    reference_case{2, 2000000, 0.000448, 995740666},
-                    reference_case{4, 2000000, 0.00447, 994327794},
-                    reference_case{8, 2000000, 0.0127, 101726610}),
-    [](const testing::TestParamInfo<reference_case>& param) {
-      std::string eps = std::to_string(param.param.eps);
-      for (char& ch : eps) ch = ch == '.' ? 'p' : ch;
-      return "Expo" + std::to_string(param.param.d) + "D_" + std::to_string(param.param.n) + "_eps" + eps;
-    });
+// Four rows of the table: 2-D near S 50 and 500, 4-D near S 500, 8-D near S 50.
+std::vector<reference_case> csr_cases() {
+  const auto& all = epsjoin::test::reference_cases();
+  return {all[0], all[1], all[3], all[4]};
+}
+
+INSTANTIATE_TEST_SUITE_P(lbjoin_table, lbjoin_reference, testing::ValuesIn(csr_cases()),
+                         epsjoin::test::reference_case_name);
 
 }  // namespace

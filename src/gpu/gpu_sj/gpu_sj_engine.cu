@@ -7,6 +7,7 @@
 #include "core/timer.hpp"
 #include "gpu/cub_call.cuh"
 #include "gpu/gpu_sj/join_kernel.cuh"
+#include "gpu/join_indexes.cuh"
 #include "grid/plan.hpp"
 
 namespace epsjoin::detail {
@@ -72,14 +73,9 @@ class gpu_sj_engine final : public engine {
     req.stats.add_stage("plan", clock.seconds());
 
     clock.restart();
-    grid::device_index<T> data_index =
-        grid::build_device_index<T>(gpu, stream, req.data, plan.geo, plan.dim_order, false);
-    grid::device_index<T> query_storage;
-    if (!req.self_join) {
-      query_storage =
-          grid::build_device_index<T>(gpu, stream, req.queries, plan.geo, plan.dim_order, false);
-    }
-    const grid::device_index<T>& queries = req.self_join ? data_index : query_storage;
+    const join_indexes<T> indexes = build_join_indexes<T>(gpu, stream, req, plan);
+    const grid::device_index<T>& data_index = indexes.data;
+    const grid::device_index<T>& queries = indexes.queries();
     const grid::access_pattern used = req.self_join ? pattern : grid::access_pattern::full;
     const neighbor_ranges ranges =
         find_neighbor_ranges(gpu, stream, queries, data_index, used, req.self_join);

@@ -97,6 +97,45 @@ __device__ __forceinline__ bool within_staged(const T (&q)[Dim], const T (*stage
   return sum <= eps2;
 }
 
+/// The r-th candidate range of a query cell: its neighbour ranges, then (halving self-join) its
+/// own cell from position `own_first` on.
+template <class T, bool Halving>
+__device__ __forceinline__ point_range candidate_range(const join_view<T>& v, std::uint32_t cell,
+                                                       std::uint32_t r, std::uint32_t own_first) {
+  const std::uint32_t r_begin = v.range_offsets[cell];
+  if (Halving && r == v.range_offsets[cell + 1] - r_begin) {
+    return {own_first, v.query_cell_begin[cell + 1]};
+  }
+  return v.ranges[r_begin + r];
+}
+
+/// How many candidate ranges candidate_range enumerates for a query cell.
+template <class T, bool Halving>
+__device__ __forceinline__ std::uint32_t candidate_ranges(const join_view<T>& v, std::uint32_t cell) {
+  return v.range_offsets[cell + 1] - v.range_offsets[cell] + (Halving ? 1 : 0);
+}
+
+/// Halving fill: the pair goes into both rows, each at its next free place.
+__device__ __forceinline__ void write_both_rows(const row_output& out, std::uint32_t pos,
+                                                std::uint32_t j, std::uint32_t j_id,
+                                                std::uint32_t pos_id) {
+  const std::uint32_t a = atomicAdd(out.cursor + pos, 1u);
+  out.neighbors[out.row_offset[pos] - out.segment_begin + a] = j_id;
+  const std::uint32_t b = atomicAdd(out.cursor + j, 1u);
+  out.neighbors[out.row_offset[j] - out.segment_begin + b] = pos_id;
+}
+
+/// Counting pass: a query's own hits, added to the reverse hits under halving.
+template <bool Halving>
+__device__ __forceinline__ void store_count(const row_output& out, std::uint32_t pos,
+                                            std::uint32_t found) {
+  if constexpr (Halving) {
+    atomicAdd(out.counts + pos, found);
+  } else {
+    out.counts[pos] = found;
+  }
+}
+
 /// Records a warp's hits (every lane calls it): one atomic per warp for the slots; under halving
 /// each hit is recorded for both rows.
 template <bool Halving>
@@ -180,21 +219,12 @@ __global__ void __launch_bounds__(block_threads)
     }
     const std::uint32_t my_id = Halving && Pass == pass::fill ? out.query_ids[pos] : 0;
 
-    // The item's candidate ranges, then (halving self-join) the rest of its own cell.
-    const std::uint32_t r_begin = v.range_offsets[item.cell];
-    const std::uint32_t r_end = v.range_offsets[item.cell + 1];
-    const std::uint32_t n_ranges = r_end - r_begin + (Halving ? 1 : 0);
+    // The item's candidate ranges, then (halving self-join) the rest of its own cell from the
+    // lowest query's successor on (the others filter j > pos below).
+    const std::uint32_t n_ranges = candidate_ranges<T, Halving>(v, item.cell);
     for (std::uint32_t r = 0; r < n_ranges; ++r) {
-      const bool own_cell = Halving && r == r_end - r_begin;
-      std::uint32_t b, e;
-      if (own_cell) {
-        b = item.first + 1;  // the lowest query's successors; others filter j > pos below
-        e = v.query_cell_begin[item.cell + 1];
-      } else {
-        const point_range range = v.ranges[r_begin + r];
-        b = range.begin;
-        e = range.end;
-      }
+      const bool own_cell = Halving && r + 1 == n_ranges;
+      const auto [b, e] = candidate_range<T, Halving>(v, item.cell, r, item.first + 1);
       for (std::uint32_t chunk = b; chunk < e; chunk += 32) {
         const unsigned m = min(32u, e - chunk);
         __syncwarp();
@@ -230,25 +260,14 @@ __global__ void __launch_bounds__(block_threads)
             if (hit) row[found + __popc(ballot & group_mask & lanes_below)] = v.data_ids[j];
             found += __popc(ballot & group_mask);
           } else {
-            if (hit) {
-              const std::uint32_t a = atomicAdd(out.cursor + pos, 1u);
-              out.neighbors[out.row_offset[pos] - out.segment_begin + a] = v.data_ids[j];
-              const std::uint32_t bpos = atomicAdd(out.cursor + j, 1u);
-              out.neighbors[out.row_offset[j] - out.segment_begin + bpos] = my_id;
-            }
+            if (hit) write_both_rows(out, pos, j, v.data_ids[j], my_id);
           }
         }
       }
     }
     if constexpr (Pass == pass::count) {
       for (unsigned o = k / 2; o > 0; o /= 2) found += __shfl_down_sync(full_mask, found, o);
-      if (active && sub == 0) {
-        if constexpr (Halving) {
-          atomicAdd(out.counts + pos, found);
-        } else {
-          out.counts[pos] = found;
-        }
-      }
+      if (active && sub == 0) store_count<Halving>(out, pos, found);
     }
   }
 }
@@ -284,20 +303,9 @@ __global__ void __launch_bounds__(block_threads)
       row = out.neighbors + (out.row_offset[pos] - out.segment_begin);
     }
     const std::uint32_t my_id = Halving && Pass == pass::fill ? out.query_ids[pos] : 0;
-    const std::uint32_t r_begin = v.range_offsets[item.cell];
-    const std::uint32_t r_end = v.range_offsets[item.cell + 1];
-    const std::uint32_t n_ranges = r_end - r_begin + (Halving ? 1 : 0);
+    const std::uint32_t n_ranges = candidate_ranges<T, Halving>(v, item.cell);
     for (std::uint32_t r = 0; r < n_ranges; ++r) {
-      const bool own_cell = Halving && r == r_end - r_begin;
-      std::uint32_t b, e;
-      if (own_cell) {
-        b = pos + 1;
-        e = v.query_cell_begin[item.cell + 1];
-      } else {
-        const point_range range = v.ranges[r_begin + r];
-        b = range.begin;
-        e = range.end;
-      }
+      const auto [b, e] = candidate_range<T, Halving>(v, item.cell, r, pos + 1);
       for (std::uint32_t base = b; base < e; base += K) {
         const std::uint32_t j = base + sub;
         bool hit = j < e && !(!Halving && v.self_join && j == pos);
@@ -310,24 +318,13 @@ __global__ void __launch_bounds__(block_threads)
           if (hit) row[found + __popc(ballot & below)] = v.data_ids[j];
           found += __popc(ballot);
         } else {
-          if (hit) {
-            const std::uint32_t a = atomicAdd(out.cursor + pos, 1u);
-            out.neighbors[out.row_offset[pos] - out.segment_begin + a] = v.data_ids[j];
-            const std::uint32_t bpos = atomicAdd(out.cursor + j, 1u);
-            out.neighbors[out.row_offset[j] - out.segment_begin + bpos] = my_id;
-          }
+          if (hit) write_both_rows(out, pos, j, v.data_ids[j], my_id);
         }
       }
     }
     if constexpr (Pass == pass::count) {
       found = cg::reduce(tile, found, cg::plus<std::uint32_t>());
-      if (sub == 0) {
-        if constexpr (Halving) {
-          atomicAdd(out.counts + pos, found);
-        } else {
-          out.counts[pos] = found;
-        }
-      }
+      if (sub == 0) store_count<Halving>(out, pos, found);
     }
   }
 }

@@ -19,6 +19,7 @@
 #include "core/timer.hpp"
 #include "gpu/lbjoin/launch.cuh"
 #include "gpu/lbjoin/work.cuh"
+#include "gpu/join_indexes.cuh"
 #include "grid/plan.hpp"
 
 namespace epsjoin::detail {
@@ -123,14 +124,9 @@ class lbjoin_engine final : public engine {
     req.stats.add_stage("plan", clock.seconds());
 
     clock.restart();
-    grid::device_index<T> data_index =
-        grid::build_device_index<T>(gpu, stream, req.data, plan.geo, plan.dim_order, false);
-    grid::device_index<T> query_storage;
-    if (!req.self_join) {
-      query_storage =
-          grid::build_device_index<T>(gpu, stream, req.queries, plan.geo, plan.dim_order, false);
-    }
-    const grid::device_index<T>& queries = req.self_join ? data_index : query_storage;
+    const join_indexes<T> indexes = build_join_indexes<T>(gpu, stream, req, plan);
+    const grid::device_index<T>& data_index = indexes.data;
+    const grid::device_index<T>& queries = indexes.queries();
     const bool halving_ranges = req.self_join && s.lid_unicomp;
     const neighbor_ranges ranges = find_neighbor_ranges(
         gpu, stream, queries, data_index,
@@ -140,7 +136,10 @@ class lbjoin_engine final : public engine {
     const work_list work = build_items(gpu, stream, queries.cell_begin.data(), queries.n_cells,
                                        ranges, halving_ranges, tiled ? 32 : 1,
                                        tiled ? 0 : s.config.lanes);
-    device_buffer<work_item> ordered = order_items(gpu, stream, work, {}, s.sort);
+    // Position order needs no copy: the list is built in it.
+    device_buffer<work_item> sorted_items;
+    if (s.sort) sorted_items = order_items(gpu, stream, work, {}, true);
+    const work_item* ordered = s.sort ? sorted_items.data() : work.items.data();
     req.stats.add_stage("index", clock.seconds());
     req.stats.candidates = ranges.candidates;
 
@@ -152,13 +151,13 @@ class lbjoin_engine final : public engine {
                             req.self_join};
     const std::uint32_t nq = queries.n_points;
     device_buffer<unsigned> queue(1);
-    auto launch = [&](const work_item* items, std::uint32_t n_items, const row_output& out,
-                      pass p, bool halving, cudaStream_t on) {
+    auto launch = [&](const join_view<T>& v, const work_item* items, std::uint32_t n_items,
+                      const row_output& out, pass p, bool halving, cudaStream_t on) {
       launch_config config = s.config;
       config.halving = halving;
       config.queue = use_queue ? queue.data() : nullptr;
       if (use_queue) EPSJOIN_CUDA_TRY(cudaMemsetAsync(queue.data(), 0, sizeof(unsigned), on));
-      launch_join(view, items, n_items, out, p, config, on);
+      launch_join(v, items, n_items, out, p, config, on);
     };
 
     // Counting pass.
@@ -188,7 +187,7 @@ class lbjoin_engine final : public engine {
     }
     cuda_event count_start, count_end;
     count_start.record(stream);
-    launch(ordered.data(), work.n, count_out, pass::count, halving_ranges, stream);
+    launch(view, ordered, work.n, count_out, pass::count, halving_ranges, stream);
     count_end.record(stream);
     const row_counts rc = fetch_row_counts(counts.data(), queries.permutation.data(), nq, stream);
     unsigned long long recorded = 0;
@@ -248,7 +247,7 @@ class lbjoin_engine final : public engine {
     if (segments.size() > 1 || fill_work != &work) {
       fill_items = order_items(gpu, stream, *fill_work, segment_first, s.sort);
     }
-    const work_item* items = fill_items.data() != nullptr ? fill_items.data() : ordered.data();
+    const work_item* items = fill_items.data() != nullptr ? fill_items.data() : ordered;
     // Where each segment's items start in the ordered list.
     std::vector<std::uint32_t> item_begin(segments.size() + 1, 0);
     for (std::size_t k = 0; k < segments.size(); ++k) {
@@ -278,13 +277,8 @@ class lbjoin_engine final : public engine {
       out.segment_begin = seg.begin;
       out.cursor = cursor.data();
       out.query_ids = queries.permutation.data();
-      const join_view<T>& v = halving_fill ? view : fill_view;
-      launch_config config = s.config;
-      config.halving = halving_fill;
-      config.queue = use_queue ? queue.data() : nullptr;
-      if (use_queue) EPSJOIN_CUDA_TRY(cudaMemsetAsync(queue.data(), 0, sizeof(unsigned), on));
-      launch_join(v, items + item_begin[k], item_begin[k + 1] - item_begin[k], out, pass::fill,
-                  config, on);
+      launch(halving_fill ? view : fill_view, items + item_begin[k],
+             item_begin[k + 1] - item_begin[k], out, pass::fill, halving_fill, on);
     };
     // The counting pass ran on `stream`; the fill kernels run on the same stream.
     run_row_segments(gpu, rc, segments, req.queries.n, fill, req.sink, req.res.threads(),

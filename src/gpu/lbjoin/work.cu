@@ -2,6 +2,7 @@
 
 #include <cub/cub.cuh>
 
+#include "core/expects.hpp"
 #include "gpu/cub_call.cuh"
 #include "gpu/lbjoin/work.cuh"
 
@@ -119,11 +120,8 @@ device_buffer<work_item> order_items(gpu_state& gpu, cudaStream_t stream, const 
                                      std::span<const std::uint32_t> segment_first, bool by_workload) {
   device_buffer<work_item> sorted(std::max<std::uint32_t>(list.n, 1));
   if (list.n == 0) return sorted;
-  if (!by_workload && segment_first.size() <= 1) {
-    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(sorted.data(), list.items.data(), sizeof(work_item) * list.n,
-                                     cudaMemcpyDeviceToDevice, stream));
-    return sorted;
-  }
+  EPSJOIN_EXPECTS(by_workload || segment_first.size() > 1,
+                  "internal: order_items called for the order the list already has");
   std::vector<std::uint32_t> firsts(segment_first.begin(), segment_first.end());
   if (firsts.empty()) firsts.push_back(0);
   device_buffer<std::uint32_t> device_firsts(firsts.size());

@@ -27,7 +27,8 @@ work_list build_items(gpu_state& gpu, cudaStream_t stream, const std::uint32_t* 
                       unsigned chunk, unsigned lanes);
 
 /// The items ordered by segment (segments are position ranges starting at `segment_first`,
-/// ascending; empty = one segment) and, when `by_workload`, heaviest first within each.
+/// ascending; empty = one segment) and, when `by_workload`, heaviest first within each. Only
+/// for an order the list does not already have (by workload, or several segments).
 device_buffer<work_item> order_items(gpu_state& gpu, cudaStream_t stream, const work_list& list,
                                      std::span<const std::uint32_t> segment_first, bool by_workload);
 
