@@ -15,6 +15,8 @@ std::unique_ptr<engine> make_super_ego_engine();
 std::unique_ptr<engine> make_gpu_sj_engine();    // CUDA builds only
 std::unique_ptr<engine> make_brute_gpu_engine(); // CUDA builds only
 std::unique_ptr<engine> make_lbjoin_engine();    // CUDA builds only
+std::unique_ptr<engine> make_gds_join_engine();  // CUDA builds only
+std::unique_ptr<engine> make_ted_join_engine();  // CUDA builds only
 
 /// An engine this build lacks: listed, but every run throws `unavailable` with `reason`.
 std::unique_ptr<engine> make_unavailable_engine(std::string name, std::string processor,

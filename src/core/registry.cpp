@@ -17,11 +17,15 @@ std::vector<std::unique_ptr<engine>> make_registry() {
   list.push_back(make_gpu_sj_engine());
   list.push_back(make_brute_gpu_engine());
   list.push_back(make_lbjoin_engine());
+  list.push_back(make_gds_join_engine());
+  list.push_back(make_ted_join_engine());
 #else
   const char* no_cuda = "this build has no CUDA (configure with nvcc present or -DEPSJOIN_CUDA=ON)";
   list.push_back(make_unavailable_engine("gpu-sj", "gpu", "GPU-SJ (paper 001)", no_cuda));
   list.push_back(make_unavailable_engine("brute-gpu", "gpu", "every pair on the GPU", no_cuda));
   list.push_back(make_unavailable_engine("lbjoin", "gpu", "load-balanced GPU join (ch. 3)", no_cuda));
+  list.push_back(make_unavailable_engine("gds-join", "gpu", "high-dimensional CUDA-core join", no_cuda));
+  list.push_back(make_unavailable_engine("ted-join", "gpu", "FP64 tensor-core join (ch. 5)", no_cuda));
 #endif
   return list;
 }

@@ -49,6 +49,10 @@ const command_spec& join_command() {
            "--format csr without --output builds the table in memory and writes nothing (for "
            "benchmarks)."},
           {"include-self", "", "self-join: also report each point as its own neighbour"},
+          {"approximate", "",
+           "let engines with an approximate mode (ted-join) skip their exactness re-check, as the "
+           "papers' code does; the summary's notes give its accuracy against the direct formula. "
+           "Exact engines ignore it"},
           {"repeat", "N",
            "run the join N times in this process (fresh result each time) and report the run "
            "with the median time; the GPU context is made before the first run either way"},
@@ -122,6 +126,7 @@ int run_join(const parsed_args& args) {
   options.precision = precision == "f64" ? scalar_type::f64 : scalar_type::f32;
   const bool self = !args.has("queries") && !args.has("generate-queries");
   options.include_self = args.has("include-self");
+  options.approximate = args.has("approximate");
   if (options.include_self && !self) throw usage_error{"--include-self applies to self-joins only"};
 
   const std::string output = args.get("output");

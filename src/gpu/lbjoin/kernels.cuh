@@ -22,6 +22,7 @@
 #include <cstdint>
 
 #include "gpu/emit.cuh"
+#include "gpu/gds/distance.cuh"
 #include "gpu/gpu_sj/neighbor_ranges.cuh"
 
 namespace epsjoin::detail::lbjoin {
@@ -273,7 +274,8 @@ __global__ void __launch_bounds__(block_threads)
 }
 
 /// K lanes per query; one query per group of K lanes, in `items` order (each item one query).
-template <class T, unsigned K, bool Halving, pass Pass>
+/// Ilp: gds-join's distance test (gds/distance.cuh) instead of the plain loop.
+template <class T, unsigned K, bool Halving, pass Pass, bool Ilp>
 __global__ void __launch_bounds__(block_threads)
     query_kernel(join_view<T> v, const work_item* items, std::uint32_t n_items, unsigned* queue,
                  row_output out) {
@@ -309,7 +311,10 @@ __global__ void __launch_bounds__(block_threads)
       for (std::uint32_t base = b; base < e; base += K) {
         const std::uint32_t j = base + sub;
         bool hit = j < e && !(!Halving && v.self_join && j == pos);
-        if (hit) hit = within(q, v.data_points + static_cast<std::size_t>(j) * v.d, v.d, v.eps2);
+        if (hit) {
+          const T* p = v.data_points + static_cast<std::size_t>(j) * v.d;
+          hit = Ilp ? gds::within_ilp(q, p, v.d, v.eps2) : within(q, p, v.d, v.eps2);
+        }
         if constexpr (Pass == pass::count) {
           found += hit;
           if (Halving && hit) atomicAdd(out.counts + j, 1u);

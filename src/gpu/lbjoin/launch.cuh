@@ -9,7 +9,8 @@
 
 namespace epsjoin::detail::lbjoin {
 
-enum class kernel_kind : int { tiled, query };
+/// tiled and query: lbjoin; gds: the query kernel with gds-join's distance test.
+enum class kernel_kind : int { tiled, query, gds };
 
 struct launch_config {
   kernel_kind kind = kernel_kind::tiled;
@@ -28,13 +29,17 @@ void launch_query(const join_view<T>& v, const work_item* items, std::uint32_t n
                   const row_output& out, pass p, const launch_config& config, cudaStream_t stream);
 
 template <class T>
+void launch_gds(const join_view<T>& v, const work_item* items, std::uint32_t n_items,
+                const row_output& out, pass p, const launch_config& config, cudaStream_t stream);
+
+template <class T>
 void launch_join(const join_view<T>& v, const work_item* items, std::uint32_t n_items,
                  const row_output& out, pass p, const launch_config& config, cudaStream_t stream) {
   if (n_items == 0) return;
-  if (config.kind == kernel_kind::tiled) {
-    launch_tiled(v, items, n_items, out, p, config, stream);
-  } else {
-    launch_query(v, items, n_items, out, p, config, stream);
+  switch (config.kind) {
+    case kernel_kind::tiled: return launch_tiled(v, items, n_items, out, p, config, stream);
+    case kernel_kind::query: return launch_query(v, items, n_items, out, p, config, stream);
+    case kernel_kind::gds: return launch_gds(v, items, n_items, out, p, config, stream);
   }
 }
 

@@ -1,26 +1,18 @@
 // lbjoin: the load-balanced GPU join of dissertation ch. 3 and what goes past it. On gpu-sj's
 // device grid it counts every query's neighbours first, then fills each row straight into its
-// place in a CSR layout, segment by segment (batch/rows.cuh), so a CSR sink receives rows and
-// never a pair. Switches (params) for the ablation of the dissertation's optimisations:
+// place in a CSR layout, segment by segment (driver.cuh), so a CSR sink receives rows and never
+// a pair. Switches (params) for the ablation of the dissertation's optimisations:
 //   kernel  tiled (warp per cell item, shared candidates) | query (K lanes per query)
 //   lanes   K for the query kernel: 1, 2, 4, 8, 16, 32
-//   sort    on: work items heaviest first (SORTBYWL); off: position order
+//   sort    on: work items heaviest first (SORTBYWL)
 //   queue   on: persistent warps take items from an atomic counter (WORKQUEUE)
 //   pattern full | lid-unicomp (each distance once, both directions written; one segment only)
 //   index_dims  at most this many indexed dimensions (default 8, the most the grid takes)
 //   fill    records (the tiled count records its hits, rows filled by a scatter) | second-pass
 //           (rows filled by running the kernel again) | auto (records when d >= 6)
 
-#include <algorithm>
-
-#include "batch/rows.cuh"
 #include "core/builtin_engines.hpp"
-#include "core/params.hpp"
-#include "core/timer.hpp"
-#include "gpu/lbjoin/launch.cuh"
-#include "gpu/lbjoin/work.cuh"
-#include "gpu/join_indexes.cuh"
-#include "grid/plan.hpp"
+#include "gpu/lbjoin/driver.cuh"
 
 namespace epsjoin::detail {
 
@@ -28,56 +20,26 @@ namespace {
 
 using namespace lbjoin;
 
-enum class fill_mode { automatic, records, second_pass };
+template <class T>
+class lbjoin_kernels final : public row_join_kernel<T> {
+ public:
+  lbjoin_kernels(kernel_kind kind, unsigned lanes) : kind_(kind), lanes_(lanes) {}
+  unsigned item_queries() const override { return kind_ == kernel_kind::tiled ? 32 : 1; }
+  unsigned workload_lanes() const override { return kind_ == kernel_kind::tiled ? 0 : lanes_; }
+  bool can_record() const override { return kind_ == kernel_kind::tiled; }
+  void launch(const join_view<T>& view, const work_item* items, std::uint32_t n_items,
+              const row_output& out, pass p, const launch_config& config,
+              cudaStream_t stream) override {
+    launch_config c = config;
+    c.kind = kind_;
+    c.lanes = lanes_;
+    launch_join(view, items, n_items, out, p, c, stream);
+  }
 
-struct settings {
-  launch_config config;
-  fill_mode fill = fill_mode::automatic;
-  bool sort = true;
-  bool lid_unicomp = false;
-  row_plan_options rows;
-  std::string summary;
+ private:
+  kernel_kind kind_;
+  unsigned lanes_;
 };
-
-settings read_settings(const param_map& params) {
-  settings s;
-  const std::string kernel = param_choice(params, "kernel", {"tiled", "query"}, "tiled");
-  s.config.kind = kernel == "tiled" ? kernel_kind::tiled : kernel_kind::query;
-  s.config.lanes = static_cast<unsigned>(param_uint(params, "lanes", 8, 1, 32));
-  EPSJOIN_EXPECTS((s.config.lanes & (s.config.lanes - 1)) == 0,
-                  "parameter lanes must be 1, 2, 4, 8, 16 or 32, got ", s.config.lanes);
-  s.sort = param_choice(params, "sort", {"on", "off"}, "on") == "on";
-  const bool queue = param_choice(params, "queue", {"on", "off"}, "off") == "on";
-  // LID-UNICOMP by default: it halves the distances, which is what counts once d >= 4 (Expo8D
-  // 2M: 0.39 s against 0.63 s with full), and costs nothing measurable at d = 2.
-  s.lid_unicomp =
-      param_choice(params, "pattern", {"full", "lid-unicomp"}, "lid-unicomp") == "lid-unicomp";
-  const std::string fill = param_choice(params, "fill", {"auto", "records", "second-pass"}, "auto");
-  s.fill = fill == "records" ? fill_mode::records
-           : fill == "second-pass" ? fill_mode::second_pass
-                                   : fill_mode::automatic;
-  s.rows.segment_ids = param_uint(params, "segment_ids", 0, 1);
-  s.rows.chunk_ids = param_uint(params, "chunk_ids", 0, 1);
-  s.summary = concat("kernel ", kernel,
-                     s.config.kind == kernel_kind::query ? concat(" (", s.config.lanes, " lanes)") : "",
-                     ", sort ", s.sort ? "on" : "off", ", queue ", queue ? "on" : "off",
-                     ", pattern ", s.lid_unicomp ? "lid-unicomp" : "full");
-  s.config.persistent_blocks = queue ? 1 : 0;  // sized from the device below
-  return s;
-}
-
-/// Hits the counting pass may record: at most `bound` (the candidates), and no more than leaves
-/// room for the table beside them (8 bytes a record, 4 an id). 0 when that is too few to bother.
-std::uint64_t record_capacity(std::uint64_t bound, std::uint64_t segment_ids) {
-  std::size_t free = 0, total = 0;
-  EPSJOIN_CUDA_TRY(cudaMemGetInfo(&free, &total));
-  const std::uint64_t reserve = std::uint64_t{1} << 30;
-  const std::uint64_t room = free > reserve ? (free - reserve) / 10 * 8 / 12 : 0;
-  // A forced segment size (tests) forces as small a record buffer, so records overflow.
-  if (segment_ids > 0) return std::min({bound, room, segment_ids});
-  const std::uint64_t capacity = std::min(bound, room);
-  return capacity < (std::uint64_t{1} << 16) && capacity < bound ? 0 : capacity;
-}
 
 class lbjoin_engine final : public engine {
  public:
@@ -89,200 +51,29 @@ class lbjoin_engine final : public engine {
   }
   std::string unavailable_reason() const override { return gpu_unavailable_reason(0); }
   std::vector<std::string_view> param_keys() const override {
-    return {"kernel", "lanes", "sort",        "queue",    "pattern",
-            "fill",   "index_dims", "segment_ids", "chunk_ids"};
+    std::vector<std::string_view> keys = row_join_param_keys(false);
+    keys.insert(keys.end(), {"kernel", "lanes"});
+    return keys;
   }
 
   void run(join_request& req) const override {
+    const param_map& params = req.options.params;
+    row_join_settings s = read_row_join_settings(params, false);
+    const std::string kernel = param_choice(params, "kernel", {"tiled", "query"}, "tiled");
+    const auto lanes = static_cast<unsigned>(param_uint(params, "lanes", 8, 1, 32));
+    EPSJOIN_EXPECTS((lanes & (lanes - 1)) == 0,
+                    "parameter lanes must be 1, 2, 4, 8, 16 or 32, got ", lanes);
+    const kernel_kind kind = kernel == "tiled" ? kernel_kind::tiled : kernel_kind::query;
+    s.summary = concat("kernel ", kernel,
+                       kind == kernel_kind::query ? concat(" (", lanes, " lanes)") : "", ", ",
+                       s.summary);
     if (req.options.precision == scalar_type::f32) {
-      run_typed<float>(req);
+      lbjoin_kernels<float> kernels(kind, lanes);
+      run_row_join<float>(req, s, kernels);
     } else {
-      run_typed<double>(req);
+      lbjoin_kernels<double> kernels(kind, lanes);
+      run_row_join<double>(req, s, kernels);
     }
-  }
-
- private:
-  template <class T>
-  void run_typed(join_request& req) const {
-    settings s = read_settings(req.options.params);
-    gpu_state& gpu = acquire_gpu(req.res);
-    cudaStream_t stream = gpu.slots[0]->stream.get();
-    const bool use_queue = s.config.persistent_blocks != 0;
-    s.config.persistent_blocks =
-        static_cast<unsigned>(gpu.properties.multiProcessorCount) *
-        std::max(1u, static_cast<unsigned>(gpu.properties.maxThreadsPerMultiProcessor) / block_threads);
-
-    stopwatch clock;
-    grid::plan_options popt;
-    popt.eps = req.options.eps;
-    // As many indexed dimensions as the grid allows (8): fewer candidates beat the longer
-    // neighbour-cell walk (Expo8D 2M at eps 0.0178: 0.91 s indexing 8 against 1.21 s indexing 6;
-    // Expo16D 1M at eps 0.0396: 1.41 s against 1.61 s).
-    popt.max_k = static_cast<int>(param_uint(req.options.params, "index_dims",
-                                             grid::max_indexed_dims, 1, grid::max_indexed_dims));
-    const grid::grid_plan plan = grid::plan_grid(req.data, popt, req.res.threads());
-    req.stats.add_stage("plan", clock.seconds());
-
-    clock.restart();
-    const join_indexes<T> indexes = build_join_indexes<T>(gpu, stream, req, plan);
-    const grid::device_index<T>& data_index = indexes.data;
-    const grid::device_index<T>& queries = indexes.queries();
-    const bool halving_ranges = req.self_join && s.lid_unicomp;
-    const neighbor_ranges ranges = find_neighbor_ranges(
-        gpu, stream, queries, data_index,
-        halving_ranges ? grid::access_pattern::lid_unicomp : grid::access_pattern::full,
-        req.self_join);
-    const bool tiled = s.config.kind == kernel_kind::tiled;
-    const work_list work = build_items(gpu, stream, queries.cell_begin.data(), queries.n_cells,
-                                       ranges, halving_ranges, tiled ? 32 : 1,
-                                       tiled ? 0 : s.config.lanes);
-    // Position order needs no copy: the list is built in it.
-    device_buffer<work_item> sorted_items;
-    if (s.sort) sorted_items = order_items(gpu, stream, work, {}, true);
-    const work_item* ordered = s.sort ? sorted_items.data() : work.items.data();
-    req.stats.add_stage("index", clock.seconds());
-    req.stats.candidates = ranges.candidates;
-
-    const join_view<T> view{queries.points.data(),    queries.cell_begin.data(),
-                            data_index.points.data(), data_index.permutation.data(),
-                            ranges.offsets.data(),    ranges.ranges.data(),
-                            data_index.d,             static_cast<T>(req.options.eps) *
-                                                          static_cast<T>(req.options.eps),
-                            req.self_join};
-    const std::uint32_t nq = queries.n_points;
-    device_buffer<unsigned> queue(1);
-    auto launch = [&](const join_view<T>& v, const work_item* items, std::uint32_t n_items,
-                      const row_output& out, pass p, bool halving, cudaStream_t on) {
-      launch_config config = s.config;
-      config.halving = halving;
-      config.queue = use_queue ? queue.data() : nullptr;
-      if (use_queue) EPSJOIN_CUDA_TRY(cudaMemsetAsync(queue.data(), 0, sizeof(unsigned), on));
-      launch_join(v, items, n_items, out, p, config, on);
-    };
-
-    // Counting pass.
-    clock.restart();
-    device_buffer<std::uint32_t> counts(std::max<std::uint32_t>(nq, 1));
-    EPSJOIN_CUDA_TRY(cudaMemsetAsync(counts.data(), 0, sizeof(std::uint32_t) * nq, stream));
-    row_output count_out;
-    count_out.counts = counts.data();
-    count_out.query_ids = queries.permutation.data();
-    // Recording the hits during the count lets the rows be filled by a scatter instead of a
-    // second pass over every candidate: worth it where candidates far outnumber results (d >= 6:
-    // Expo8D 2M, the fill kernels took as long as the count).
-    const bool want_records =
-        tiled && !req.sink.counts_only() &&
-        (s.fill == fill_mode::records || (s.fill == fill_mode::automatic && view.d >= 6));
-    device_buffer<unsigned long long> record_count(1);
-    if (want_records) {
-      const std::uint64_t capacity =
-          record_capacity(ranges.candidates * (halving_ranges ? 2 : 1), s.rows.segment_ids);
-      if (capacity > 0) {
-        gpu.records.reserve(capacity);
-        count_out.records = gpu.records.data();
-        count_out.record_capacity = gpu.records.capacity();
-        count_out.record_count = record_count.data();
-        EPSJOIN_CUDA_TRY(cudaMemsetAsync(record_count.data(), 0, sizeof(unsigned long long), stream));
-      }
-    }
-    cuda_event count_start, count_end;
-    count_start.record(stream);
-    launch(view, ordered, work.n, count_out, pass::count, halving_ranges, stream);
-    count_end.record(stream);
-    const row_counts rc = fetch_row_counts(counts.data(), queries.permutation.data(), nq, stream);
-    unsigned long long recorded = 0;
-    if (count_out.records != nullptr) {
-      EPSJOIN_CUDA_TRY(cudaMemcpy(&recorded, record_count.data(), sizeof recorded,
-                                  cudaMemcpyDeviceToHost));
-    }
-    req.stats.add_stage("count", clock.seconds());
-    req.stats.notes.push_back({"count kernel seconds", concat(count_end.since(count_start) * 1e-3)});
-    req.stats.notes.push_back({"lbjoin", concat(s.summary, "; ", work.n, " work items; ",
-                                                data_index.n_cells, " non-empty cells; ",
-                                                plan.reason)});
-    if (req.sink.counts_only()) {
-      deliver_counts(rc, req.sink);
-      return;
-    }
-
-    // Filling pass, segment by segment.
-    clock.restart();
-    const std::uint64_t total = rc.offsets.back();
-    const std::uint64_t capacity = segment_capacity(total, s.rows);
-    const std::vector<row_segment> segments = plan_segments(rc, work.host_first, capacity);
-    // The records fill the rows when they all fit and the table is one segment.
-    const bool scatter_fill = count_out.records != nullptr && segments.size() == 1 &&
-                              recorded <= count_out.record_capacity && recorded == total;
-    if (count_out.records != nullptr) {
-      req.stats.notes.push_back(
-          {"fill", scatter_fill ? concat("scattered ", recorded, " recorded hits")
-                                : concat("second pass (", recorded, " hits for ",
-                                         count_out.record_capacity, " records, ", segments.size(),
-                                         " segments)")});
-    }
-    // Halving writes both directions, and the reverse row may lie in another segment.
-    const bool halving_fill = halving_ranges && segments.size() <= 1;
-    if (halving_ranges && !halving_fill) {
-      req.stats.notes.push_back({"pattern", "lid-unicomp fills only a single segment; the fill "
-                                            "used full (the counts are the same)"});
-    }
-    neighbor_ranges full_ranges;
-    const neighbor_ranges* fill_ranges = &ranges;
-    device_buffer<work_item> fill_items;
-    const work_list* fill_work = &work;
-    work_list full_work;
-    if (halving_ranges && !halving_fill) {
-      full_ranges = find_neighbor_ranges(gpu, stream, queries, data_index,
-                                         grid::access_pattern::full, req.self_join);
-      full_work = build_items(gpu, stream, queries.cell_begin.data(), queries.n_cells, full_ranges,
-                              false, tiled ? 32 : 1, tiled ? 0 : s.config.lanes);
-      fill_ranges = &full_ranges;
-      fill_work = &full_work;
-    }
-    join_view<T> fill_view = view;
-    fill_view.range_offsets = fill_ranges->offsets.data();
-    fill_view.ranges = fill_ranges->ranges.data();
-    std::vector<std::uint32_t> segment_first;
-    for (const row_segment& seg : segments) segment_first.push_back(seg.first);
-    if (segments.size() > 1 || fill_work != &work) {
-      fill_items = order_items(gpu, stream, *fill_work, segment_first, s.sort);
-    }
-    const work_item* items = fill_items.data() != nullptr ? fill_items.data() : ordered;
-    // Where each segment's items start in the ordered list.
-    std::vector<std::uint32_t> item_begin(segments.size() + 1, 0);
-    for (std::size_t k = 0; k < segments.size(); ++k) {
-      const auto lo = std::lower_bound(fill_work->host_first.begin(), fill_work->host_first.end(),
-                                       segments[k].first);
-      const auto hi = std::lower_bound(fill_work->host_first.begin(), fill_work->host_first.end(),
-                                       segments[k].end);
-      item_begin[k + 1] = item_begin[k] + static_cast<std::uint32_t>(hi - lo);
-    }
-    device_buffer<std::uint32_t> cursor;
-    if (halving_fill || scatter_fill) {
-      cursor.reserve(std::max<std::uint32_t>(nq, 1));
-      EPSJOIN_CUDA_TRY(cudaMemsetAsync(cursor.data(), 0, sizeof(std::uint32_t) * nq, stream));
-    }
-    req.stats.add_stage("plan rows", clock.seconds());
-
-    auto fill = [&](std::size_t k, const row_segment& seg, std::uint32_t* neighbors,
-                    const std::uint64_t* row_offset, cudaStream_t on) {
-      if (scatter_fill) {
-        scatter_records(gpu.records.data(), recorded, row_offset, seg.begin, cursor.data(),
-                        neighbors, on);
-        return;
-      }
-      row_output out;
-      out.neighbors = neighbors;
-      out.row_offset = row_offset;
-      out.segment_begin = seg.begin;
-      out.cursor = cursor.data();
-      out.query_ids = queries.permutation.data();
-      launch(halving_fill ? view : fill_view, items + item_begin[k],
-             item_begin[k + 1] - item_begin[k], out, pass::fill, halving_fill, on);
-    };
-    // The counting pass ran on `stream`; the fill kernels run on the same stream.
-    run_row_segments(gpu, rc, segments, req.queries.n, fill, req.sink, req.res.threads(),
-                     s.rows, req.stats, req.options.progress);
   }
 };
 

@@ -1,0 +1,75 @@
+// gds-join (GDS-Join, paper 002; dissertation ch. 5's CUDA-core baseline): the high-dimensional
+// CUDA-core join. The grid indexes at most 8 of the d dimensions, the widest (by variance) first
+// and the point copies hold every dimension in that order, so the distance test, with min(8, d)
+// independent partial sums, usually leaves a far candidate after its first eight dimensions.
+// K lanes per query split its candidates, in workload order or from the work queue, through
+// lbjoin's count-then-fill pipeline (lbjoin/driver.cuh). mode=brute-force skips the index.
+// Params: lanes (1-32, default 8), mode, and the pipeline's sort, queue, pattern, fill,
+// index_dims, segment_ids, chunk_ids.
+
+#include "core/builtin_engines.hpp"
+#include "gpu/lbjoin/driver.cuh"
+
+namespace epsjoin::detail {
+
+namespace {
+
+using namespace lbjoin;
+
+template <class T>
+class gds_kernels final : public row_join_kernel<T> {
+ public:
+  explicit gds_kernels(unsigned lanes) : lanes_(lanes) {}
+  unsigned item_queries() const override { return 1; }
+  unsigned workload_lanes() const override { return lanes_; }
+  bool can_record() const override { return false; }
+  void launch(const join_view<T>& view, const work_item* items, std::uint32_t n_items,
+              const row_output& out, pass p, const launch_config& config,
+              cudaStream_t stream) override {
+    launch_config c = config;
+    c.kind = kernel_kind::gds;
+    c.lanes = lanes_;
+    launch_join(view, items, n_items, out, p, c, stream);
+  }
+
+ private:
+  unsigned lanes_;
+};
+
+class gds_join_engine final : public engine {
+ public:
+  std::string_view name() const override { return "gds-join"; }
+  std::string_view processor() const override { return "gpu"; }
+  std::string_view description() const override {
+    return "high-dimensional GPU join on CUDA cores (GDS-Join): partial index, dimensions by "
+           "variance, ILP distance with early exit, k lanes per query; indexed or brute force";
+  }
+  std::string unavailable_reason() const override { return gpu_unavailable_reason(0); }
+  std::vector<std::string_view> param_keys() const override {
+    std::vector<std::string_view> keys = row_join_param_keys(true);
+    keys.push_back("lanes");
+    return keys;
+  }
+
+  void run(join_request& req) const override {
+    const param_map& params = req.options.params;
+    row_join_settings s = read_row_join_settings(params, true);
+    const auto lanes = static_cast<unsigned>(param_uint(params, "lanes", 8, 1, 32));
+    EPSJOIN_EXPECTS((lanes & (lanes - 1)) == 0,
+                    "parameter lanes must be 1, 2, 4, 8, 16 or 32, got ", lanes);
+    s.summary = concat(lanes, " lanes per query, ", s.summary);
+    if (req.options.precision == scalar_type::f32) {
+      gds_kernels<float> kernels(lanes);
+      run_row_join<float>(req, s, kernels);
+    } else {
+      gds_kernels<double> kernels(lanes);
+      run_row_join<double>(req, s, kernels);
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<engine> make_gds_join_engine() { return std::make_unique<gds_join_engine>(); }
+
+}  // namespace epsjoin::detail

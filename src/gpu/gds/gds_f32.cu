@@ -1,0 +1,14 @@
+// gds-join's kernel in float: lbjoin's query kernel with the ILP distance test (distance.cuh).
+
+#include "gpu/lbjoin/launch_query.cuh"
+
+namespace epsjoin::detail::lbjoin {
+
+template <>
+void launch_gds<float>(const join_view<float>& v, const work_item* items, std::uint32_t n_items,
+                    const row_output& out, pass p, const launch_config& config,
+                    cudaStream_t stream) {
+  launch_query_kernel<float, true>(v, items, n_items, out, p, config, stream);
+}
+
+}  // namespace epsjoin::detail::lbjoin

@@ -1,0 +1,66 @@
+#pragma once
+// The pipeline every row-filling GPU engine shares (lbjoin, gds-join, ted-join): plan the grid,
+// build the device index and the work items, count every query's neighbours, lay the rows out,
+// then fill them segment by segment (batch/rows.cuh). Engines differ only in their kernels,
+// which they hand over as a row_join_kernel.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "batch/rows.cuh"
+#include "core/engine.hpp"
+#include "core/params.hpp"
+#include "gpu/lbjoin/kernels.cuh"
+#include "gpu/lbjoin/launch.cuh"
+
+namespace epsjoin::detail::lbjoin {
+
+enum class fill_mode { automatic, records, second_pass };
+
+struct row_join_settings {
+  bool sort = true;          ///< work items heaviest first (SORTBYWL)
+  bool queue = false;        ///< persistent warps take items from an atomic counter (WORKQUEUE)
+  bool lid_unicomp = false;  ///< each distance once, both rows written
+  fill_mode fill = fill_mode::automatic;
+  int index_dims = 8;        ///< most indexed dimensions; 0 = one cell (brute force)
+  row_plan_options rows;
+  std::string summary;       ///< the engine's configuration, for the stats notes
+};
+
+/// The switches every row-join engine takes: sort, queue, pattern, fill, index_dims (1-8; with
+/// `brute_force_mode`, also mode=indexed|brute-force), segment_ids and chunk_ids. The summary
+/// names sort, queue and pattern; engines append their own.
+row_join_settings read_row_join_settings(const param_map& params, bool brute_force_mode);
+
+/// The keys read_row_join_settings reads.
+std::vector<std::string_view> row_join_param_keys(bool brute_force_mode);
+
+/// An engine's kernels, as the pipeline calls them.
+template <class T>
+class row_join_kernel {
+ public:
+  virtual ~row_join_kernel() = default;
+  /// Queries per work item: 32 for the warp-per-item kernels, 1 for the per-query ones.
+  virtual unsigned item_queries() const = 0;
+  /// Lanes per query for the workload estimate (0: the tiled kernel's choice).
+  virtual unsigned workload_lanes() const = 0;
+  /// Whether the counting pass can record its hits (row_output::records).
+  virtual bool can_record() const = 0;
+  /// Called once the index is built, before any launch.
+  virtual void prepare(gpu_state& /*gpu*/, cudaStream_t /*stream*/, const join_view<T>& /*view*/,
+                       std::uint32_t /*n_queries*/, std::uint32_t /*n_data*/) {}
+  /// One pass over `items` (config carries the pattern and the queue).
+  virtual void launch(const join_view<T>& view, const work_item* items, std::uint32_t n_items,
+                      const row_output& out, pass p, const launch_config& config,
+                      cudaStream_t stream) = 0;
+  /// Called after the counting pass, with the pairs it found (self pairs not included).
+  virtual void report(join_stats& /*stats*/, std::uint64_t /*pairs*/) {}
+};
+
+/// Runs the join of `req` with `kernel`, delivering rows (or counts) to req.sink.
+template <class T>
+void run_row_join(join_request& req, const row_join_settings& settings, row_join_kernel<T>& kernel);
+
+}  // namespace epsjoin::detail::lbjoin

@@ -1,0 +1,154 @@
+// ted-join (TED-Join, paper 002; dissertation ch. 5): the join on the FP64 tensor cores. Same
+// grid, work items and count-then-fill pipeline as lbjoin (lbjoin/driver.cuh); the kernel
+// (ted_kernel.cuh) computes 32 x 16 tiles of distances with the expanded formula and re-checks,
+// with the direct formula, the pairs that fall inside the rounding band of error_bound.hpp, so
+// the output is exact. join_options::approximate (CLI --approximate) decides by the expanded
+// formula alone, as the paper does, and reports how far that is from the direct formula.
+// Params: mode (indexed | brute-force), short_circuit (on | off), and the pipeline's sort, queue,
+// pattern, fill, index_dims, segment_ids, chunk_ids.
+
+#include <algorithm>
+#include <array>
+
+#include "core/builtin_engines.hpp"
+#include "gpu/lbjoin/driver.cuh"
+#include "gpu/ted/error_bound.hpp"
+#include "gpu/ted/ted_launch.cuh"
+
+namespace epsjoin::detail {
+
+namespace {
+
+using namespace lbjoin;
+
+template <class T>
+class ted_kernels final : public row_join_kernel<T> {
+ public:
+  ted_kernels(double eps, bool approximate, bool short_circuit)
+      : eps_(eps), approximate_(approximate), short_circuit_(short_circuit) {}
+  unsigned item_queries() const override { return 32; }
+  unsigned workload_lanes() const override { return 0; }
+  bool can_record() const override { return true; }
+
+  void prepare(gpu_state& /*gpu*/, cudaStream_t stream, const join_view<T>& view,
+               std::uint32_t n_queries, std::uint32_t n_data) override {
+    const int d = view.d;
+    view_.checkpoints = (d + ted::dims_per_checkpoint - 1) / ted::dims_per_checkpoint;
+    const auto cp = static_cast<std::size_t>(view_.checkpoints);
+    data_norms_.reserve(std::max<std::size_t>(1, n_data * cp));
+    ted::launch_prefix_norms<T>(view.data_points, n_data, d, view_.checkpoints, data_norms_.data(),
+                                stream);
+    view_.data_norms = data_norms_.data();
+    if (view.query_points == view.data_points) {
+      view_.query_norms = data_norms_.data();
+    } else {
+      query_norms_.reserve(std::max<std::size_t>(1, n_queries * cp));
+      ted::launch_prefix_norms<T>(view.query_points, n_queries, d, view_.checkpoints,
+                                  query_norms_.data(), stream);
+      view_.query_norms = query_norms_.data();
+    }
+    constexpr double direct_u = std::numeric_limits<T>::epsilon() / 2;
+    const ted::decision_band band = ted::expanded_formula_band(d, eps_, direct_u);
+    view_.per_norm = band.per_norm;
+    view_.band_fixed = band.fixed;
+    view_.approximate = approximate_;
+    // A dropped tile is surely out under the exact decision, not under the approximate one, and
+    // the two passes must agree pair by pair.
+    view_.short_circuit = short_circuit_ && !approximate_;
+    tally_.reserve(3);
+    EPSJOIN_CUDA_TRY(cudaMemsetAsync(tally_.data(), 0, 3 * sizeof(unsigned long long), stream));
+    view_.tally = tally_.data();
+  }
+
+  void launch(const join_view<T>& view, const work_item* items, std::uint32_t n_items,
+              const row_output& out, pass p, const launch_config& config,
+              cudaStream_t stream) override {
+    if (p == pass::count) halving_count_ = config.halving;
+    ted::launch_ted<T>(view, view_, items, n_items, out, p, config, stream);
+  }
+
+  void report(join_stats& stats, std::uint64_t pairs) override {
+    std::array<unsigned long long, 3> tally{};
+    EPSJOIN_CUDA_TRY(cudaMemcpy(tally.data(), tally_.data(), sizeof tally, cudaMemcpyDeviceToHost));
+    // Under halving each decision stands for two ordered pairs.
+    const std::uint64_t per = halving_count_ ? 2 : 1;
+    stats.notes.push_back(
+        {"band re-checks", concat(tally[0] * per, " ordered pairs within the rounding band (a ",
+                                  view_.per_norm, " (|q|^2+|c|^2) + ", view_.band_fixed,
+                                  ") re-checked with the direct formula")});
+    if (approximate_) {
+      const std::uint64_t only_approx = tally[1] * per, only_exact = tally[2] * per;
+      const std::uint64_t exact = pairs - only_approx + only_exact;
+      stats.notes.push_back(
+          {"accuracy", concat("approximate: ", pairs, " pairs (self pairs not counted), ",
+                              only_approx, " of them not in the exact result, ", only_exact,
+                              " exact pairs missed; accuracy ratio ",
+                              exact == 0 ? 1.0
+                                         : static_cast<double>(pairs - only_approx) /
+                                               static_cast<double>(exact))});
+    }
+  }
+
+ private:
+  double eps_;
+  bool approximate_;
+  bool short_circuit_;
+  bool halving_count_ = false;
+  ted::ted_view view_;
+  device_buffer<double> data_norms_, query_norms_;
+  device_buffer<unsigned long long> tally_;
+};
+
+class ted_join_engine final : public engine {
+ public:
+  std::string_view name() const override { return "ted-join"; }
+  std::string_view processor() const override { return "tensor"; }
+  std::string_view description() const override {
+    return "FP64 tensor-core join (TED-Join): expanded formula on m8n8k4 MMA tiles, exact by "
+           "re-checking the rounding band (--approximate skips it); indexed or brute force";
+  }
+  std::string unavailable_reason() const override {
+    if (std::string why = gpu_unavailable_reason(0); !why.empty()) return why;
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return "cannot query CUDA device 0";
+    }
+    if (prop.major < 8) {
+      return concat(prop.name, " (sm_", prop.major, prop.minor,
+                    ") has no FP64 tensor cores (sm_80 or newer)");
+    }
+    return {};
+  }
+  std::vector<std::string_view> param_keys() const override {
+    std::vector<std::string_view> keys = row_join_param_keys(true);
+    keys.push_back("short_circuit");
+    return keys;
+  }
+
+  void run(join_request& req) const override {
+    const param_map& params = req.options.params;
+    row_join_settings s = read_row_join_settings(params, true);
+    const bool short_circuit =
+        param_choice(params, "short_circuit", {"on", "off"}, "on") == "on";
+    gpu_state& gpu = acquire_gpu(req.res);
+    if (gpu.properties.major < 8) {
+      throw unavailable(concat(gpu.properties.name, " has no FP64 tensor cores (sm_80 or newer)"));
+    }
+    s.summary = concat("FP64 MMA m8n8k4, ", req.options.approximate ? "approximate" : "exact",
+                       ", short-circuit ", short_circuit ? "on" : "off", ", ", s.summary);
+    if (req.options.precision == scalar_type::f32) {
+      ted_kernels<float> kernels(req.options.eps, req.options.approximate, short_circuit);
+      run_row_join<float>(req, s, kernels);
+    } else {
+      ted_kernels<double> kernels(req.options.eps, req.options.approximate, short_circuit);
+      run_row_join<double>(req, s, kernels);
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<engine> make_ted_join_engine() { return std::make_unique<ted_join_engine>(); }
+
+}  // namespace epsjoin::detail

@@ -1,0 +1,266 @@
+#pragma once
+// ted-join's kernel (TED-Join, paper 002 / dissertation ch. 5): distances on the FP64 tensor
+// cores with the expanded formula |q|^2 + |c|^2 - 2 q.c. A warp takes a work item (up to 32
+// queries of one cell, four 8-row MMA blocks) and walks its candidate ranges 16 candidates (two
+// 8-column blocks) at a time; each step of 4 dimensions is up to 8 m8n8k4 MMAs whose fragments
+// load straight from the cell-ordered point copy (each lane one coordinate: 4 lanes read one
+// point's 32 contiguous bytes), so no shared-memory staging is needed. Past each 16 dimensions
+// the tile is dropped when every pair's partial distance is surely past eps (short-circuit).
+// Then each lane decides its 16 pairs: surely in, surely out, or, within the rounding band of
+// error_bound.hpp, re-checked with the direct formula, so the result equals the oracle's.
+//
+// Fragment layout of m8n8k4 (PTX ISA): A (8x4, row) lane l holds A[l/4][l%4]; B (4x8, col)
+// holds B[l%4][l/4]; the accumulator holds D[l/4][2(l%4)] and D[l/4][2(l%4)+1]. So a lane loads
+// dimension k%4 of query row l/4 and of candidate column l/4, and owns the distances of query
+// row l/4 to candidate columns 2(l%4) and 2(l%4)+1 of each block.
+
+#include <cstdint>
+
+#include "gpu/lbjoin/kernels.cuh"
+
+namespace epsjoin::detail::ted {
+
+using lbjoin::block_threads;
+using lbjoin::full_mask;
+using lbjoin::join_view;
+using lbjoin::pass;
+using lbjoin::row_output;
+using lbjoin::warps_per_block;
+using lbjoin::work_item;
+
+inline constexpr int dims_per_checkpoint = 16;
+/// Candidates per tile step, in 8-column MMA blocks: 2 (16 candidates) keeps the 32 x 16 tile's
+/// accumulators and the decision of its pairs within 128 registers, so two blocks fit an SM.
+inline constexpr int col_blocks_max = 2;
+inline constexpr unsigned tile_cols = col_blocks_max * 8;
+
+struct ted_view {
+  const double* query_norms = nullptr;  ///< [nq x checkpoints] prefix squared norms by position
+  const double* data_norms = nullptr;   ///< [n x checkpoints]
+  int checkpoints = 1;                  ///< ceil(d / 16): entry c sums dimensions < 16 (c + 1)
+  double per_norm = 0;                  ///< decision band (error_bound.hpp)
+  double band_fixed = 0;
+  bool approximate = false;             ///< decide by s' <= eps^2 alone (the papers' behaviour)
+  bool short_circuit = true;
+  /// Counting pass: [0] pairs re-checked with the direct formula, [1] pairs only the
+  /// approximate decision takes, [2] pairs only the exact decision takes.
+  unsigned long long* tally = nullptr;
+};
+
+__device__ __forceinline__ void dmma_m8n8k4(double (&acc)[2], double a, double b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+               : "+d"(acc[0]), "+d"(acc[1])
+               : "d"(a), "d"(b));
+#else
+  __trap();  // the engine refuses devices older than sm_80 before launching
+#endif
+}
+
+/// Squared norms of every point, at each checkpoint (prefixes of 16 dimensions) and in full.
+template <class T>
+__global__ void prefix_norms_kernel(const T* points, std::uint32_t n, int d, int checkpoints,
+                                    double* norms) {
+  const std::uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
+  if (p >= n) return;
+  const T* x = points + static_cast<std::size_t>(p) * d;
+  double sum = 0;
+  for (int c = 0; c < checkpoints; ++c) {
+    const int end = min(d, (c + 1) * dims_per_checkpoint);
+    for (int k = c * dims_per_checkpoint; k < end; ++k) {
+      const double v = static_cast<double>(x[k]);
+      sum = fma(v, v, sum);
+    }
+    norms[static_cast<std::size_t>(p) * checkpoints + c] = sum;
+  }
+}
+
+template <class T, bool Halving, pass Pass>
+__global__ void __launch_bounds__(block_threads, 2)
+    ted_kernel(join_view<T> v, ted_view t, const work_item* items, std::uint32_t n_items,
+               unsigned* queue, row_output out) {
+  const unsigned lane = threadIdx.x & 31;
+  const unsigned frag_row = lane >> 2;      // query row / candidate column this lane loads
+  const unsigned frag_k = lane & 3;         // dimension (mod 4) this lane loads
+  const unsigned acc_col = (lane & 3) * 2;  // first of this lane's two accumulator columns
+  const unsigned lanes_below = (1u << lane) - 1;
+  const std::uint32_t static_item = blockIdx.x * warps_per_block + (threadIdx.x >> 5);
+  const int d = v.d;
+  const int k_steps = (d + 3) / 4;
+  const int cp = t.checkpoints;
+  const double eps2 = static_cast<double>(v.eps2);
+
+  for (bool first_round = true;; first_round = false) {
+    const std::uint32_t i = lbjoin::next_item(queue, static_item, first_round);
+    if (i >= n_items) return;
+    const work_item item = items[i];
+    const unsigned row_blocks = (item.count + 7) / 8;
+
+    bool q_active[4];
+    std::uint32_t q_pos[4];
+    double q_norm[4];
+    std::uint32_t found[4];  // count: this lane's hits; fill (full): the row's length so far
+    std::uint32_t q_id[4];   // halving fill: the caller's id of the query
+#pragma unroll
+    for (int rb = 0; rb < 4; ++rb) {
+      const unsigned r = rb * 8 + frag_row;
+      q_active[rb] = r < item.count;
+      q_pos[rb] = item.first + (q_active[rb] ? r : 0);
+      q_norm[rb] = q_active[rb] ? t.query_norms[static_cast<std::size_t>(q_pos[rb]) * cp + cp - 1]
+                                : 0.0;
+      found[rb] = 0;
+      q_id[rb] = Halving && Pass == pass::fill && q_active[rb] ? out.query_ids[q_pos[rb]] : 0;
+    }
+
+    const std::uint32_t n_ranges = lbjoin::candidate_ranges<T, Halving>(v, item.cell);
+    for (std::uint32_t r = 0; r < n_ranges; ++r) {
+      const bool own_cell = Halving && r + 1 == n_ranges;
+      const auto [b, e] = lbjoin::candidate_range<T, Halving>(v, item.cell, r, item.first + 1);
+      for (std::uint32_t chunk = b; chunk < e; chunk += tile_cols) {
+        const unsigned m = min(tile_cols, e - chunk);
+        const unsigned col_blocks = (m + 7) / 8;
+        double acc[4][col_blocks_max][2];
+#pragma unroll
+        for (int rb = 0; rb < 4; ++rb)
+#pragma unroll
+          for (int cb = 0; cb < col_blocks_max; ++cb) acc[rb][cb][0] = acc[rb][cb][1] = 0.0;
+
+        bool dropped = false;
+        for (int ks = 0; ks < k_steps; ++ks) {
+          const int k = ks * 4 + static_cast<int>(frag_k);
+          double a[4], bf[col_blocks_max];
+#pragma unroll
+          for (int rb = 0; rb < 4; ++rb) {
+            a[rb] = rb < row_blocks && q_active[rb] && k < d
+                        ? static_cast<double>(v.query_points[static_cast<std::size_t>(q_pos[rb]) * d + k])
+                        : 0.0;
+          }
+#pragma unroll
+          for (int cb = 0; cb < col_blocks_max; ++cb) {
+            const unsigned c = cb * 8 + frag_row;
+            bf[cb] = c < m && k < d
+                         ? static_cast<double>(v.data_points[static_cast<std::size_t>(chunk + c) * d + k])
+                         : 0.0;
+          }
+#pragma unroll
+          for (int rb = 0; rb < 4; ++rb) {
+            if (rb >= row_blocks) break;
+#pragma unroll
+            for (int cb = 0; cb < col_blocks_max; ++cb) {
+              if (cb < col_blocks) dmma_m8n8k4(acc[rb][cb], a[rb], bf[cb]);
+            }
+          }
+          // Short-circuit after each 16 dimensions but the last: drop the tile when every
+          // pair's partial distance is surely past eps^2.
+          if (t.short_circuit && (ks + 1) % (dims_per_checkpoint / 4) == 0 && ks + 1 < k_steps) {
+            const int c = (ks + 1) / (dims_per_checkpoint / 4) - 1;
+            bool all_out = true;
+#pragma unroll
+            for (int rb = 0; rb < 4; ++rb) {
+              if (rb >= row_blocks || !q_active[rb]) continue;
+              const double qn = t.query_norms[static_cast<std::size_t>(q_pos[rb]) * cp + c];
+#pragma unroll
+              for (int cb = 0; cb < col_blocks_max; ++cb) {
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                  const unsigned col = cb * 8 + acc_col + h;
+                  if (col >= m) continue;
+                  const double cn = t.data_norms[static_cast<std::size_t>(chunk + col) * cp + c];
+                  const double s = fma(-2.0, acc[rb][cb][h], qn + cn);
+                  if (s - (t.per_norm * (qn + cn) + t.band_fixed) <= eps2) all_out = false;
+                }
+              }
+            }
+            if (__all_sync(full_mask, all_out)) {
+              dropped = true;
+              break;
+            }
+          }
+        }
+        if (dropped) continue;
+
+        // Decide this lane's pairs.
+#pragma unroll
+        for (int rb = 0; rb < 4; ++rb) {
+          if (rb >= row_blocks) break;
+          const std::uint32_t pos = q_pos[rb];
+          unsigned hits = 0;  // bit 2 cb + h
+#pragma unroll
+          for (int cb = 0; cb < col_blocks_max; ++cb) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const unsigned col = cb * 8 + acc_col + h;
+              const std::uint32_t j = chunk + col;
+              bool candidate = q_active[rb] && col < m;
+              if (candidate) {
+                if (own_cell) candidate = j > pos;
+                else if (!Halving && v.self_join) candidate = j != pos;
+              }
+              bool hit = false;
+              if (candidate) {
+                const double cn = t.data_norms[static_cast<std::size_t>(j) * cp + cp - 1];
+                const double s = fmax(fma(-2.0, acc[rb][cb][h], q_norm[rb] + cn), 0.0);
+                const double band = t.per_norm * (q_norm[rb] + cn) + t.band_fixed;
+                if (s <= eps2 - band) {
+                  hit = true;
+                } else if (s <= eps2 + band) {
+                  const bool exact =
+                      within(v.query_points + static_cast<std::size_t>(pos) * d,
+                             v.data_points + static_cast<std::size_t>(j) * d, d, v.eps2);
+                  hit = t.approximate ? s <= eps2 : exact;
+                  if constexpr (Pass == pass::count) {
+                    atomicAdd(t.tally, 1ull);
+                    if (hit != exact) atomicAdd(t.tally + (hit ? 1 : 2), 1ull);
+                  }
+                }
+              }
+              hits |= static_cast<unsigned>(hit) << (cb * 2 + h);
+              if constexpr (Pass == pass::count) {
+                if (out.records != nullptr) {
+                  lbjoin::record_hit<Halving>(out, hit, pos, j, v.data_ids, lanes_below);
+                }
+                if (Halving && hit) atomicAdd(out.counts + j, 1u);
+              } else if constexpr (Halving) {
+                if (hit) lbjoin::write_both_rows(out, pos, j, v.data_ids[j], q_id[rb]);
+              }
+            }
+          }
+          if constexpr (Pass == pass::count) {
+            found[rb] += __popc(hits);
+          } else if constexpr (!Halving) {
+            // The four lanes of query row frag_row share its row: each takes its place after
+            // the hits of the lanes before it in the group.
+            const unsigned mine = __popc(hits);
+            unsigned before = mine;
+            unsigned up = __shfl_up_sync(full_mask, before, 1, 4);
+            if ((lane & 3) >= 1) before += up;
+            up = __shfl_up_sync(full_mask, before, 2, 4);
+            if ((lane & 3) >= 2) before += up;
+            const unsigned group_total = __shfl_sync(full_mask, before, 3, 4);
+            before -= mine;
+            if (hits != 0) {
+              std::uint32_t* row = out.neighbors + (out.row_offset[pos] - out.segment_begin);
+              unsigned at = found[rb] + before;
+              for (unsigned bits = hits; bits != 0; bits &= bits - 1) {
+                const int bit = __ffs(bits) - 1;
+                row[at++] = v.data_ids[chunk + (bit >> 1) * 8 + acc_col + (bit & 1)];
+              }
+            }
+            found[rb] += group_total;
+          }
+        }
+      }
+    }
+    if constexpr (Pass == pass::count) {
+#pragma unroll
+      for (int rb = 0; rb < 4; ++rb) {
+        std::uint32_t total = found[rb];
+        total += __shfl_xor_sync(full_mask, total, 1);
+        total += __shfl_xor_sync(full_mask, total, 2);
+        if (q_active[rb] && (lane & 3) == 0) lbjoin::store_count<Halving>(out, q_pos[rb], total);
+      }
+    }
+  }
+}
+
+}  // namespace epsjoin::detail::ted

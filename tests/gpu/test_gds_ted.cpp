@@ -1,0 +1,172 @@
+// gds-join and ted-join against the oracle: every shape of the property harness (d 1 to 128,
+// tiny and huge eps, offset data), indexed and brute force, both precisions; ted-join's rounding
+// band on pairs placed just inside and just outside eps far from the origin; |R| of all GPU
+// engines and the oracle on 1e5-point sets; the papers' reference counts through the CSR path.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <random>
+#include <string>
+
+#include "support/harness.hpp"
+#include "support/paper_data.hpp"
+#include "support/shapes.hpp"
+
+namespace {
+
+using epsjoin::scalar_type;
+using epsjoin::test::paper_expo;
+using epsjoin::test::reference_case;
+
+EPSJOIN_ENGINE_PROPERTY_TESTS(gds_f64, {"gds-join"});
+EPSJOIN_ENGINE_PROPERTY_TESTS(gds_f32, {"gds-join", {}, scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(gds_brute_f64, {"gds-join", {{"mode", "brute-force"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(gds_brute_full_f32,
+                              {"gds-join", {{"mode", "brute-force"}, {"pattern", "full"}},
+                               scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(gds_lanes1_full_f64, {"gds-join", {{"lanes", "1"}, {"pattern", "full"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(gds_lanes32_queue_f64,
+                              {"gds-join", {{"lanes", "32"}, {"queue", "on"}, {"index_dims", "3"}}});
+
+EPSJOIN_ENGINE_PROPERTY_TESTS(ted_f64, {"ted-join"});
+EPSJOIN_ENGINE_PROPERTY_TESTS(ted_f32, {"ted-join", {}, scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(ted_brute_f64, {"ted-join", {{"mode", "brute-force"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(ted_brute_full_f32,
+                              {"ted-join", {{"mode", "brute-force"}, {"pattern", "full"}},
+                               scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(ted_full_records_f64,
+                              {"ted-join", {{"pattern", "full"}, {"fill", "records"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(ted_second_pass_no_short_circuit_f64,
+                              {"ted-join", {{"fill", "second-pass"}, {"short_circuit", "off"}}});
+// Many tiny segments with the work queue: under lid-unicomp the fill falls back to full.
+EPSJOIN_ENGINE_PROPERTY_TESTS(ted_segments_queue_f64,
+                              {"ted-join", {{"segment_ids", "64"}, {"chunk_ids", "16"},
+                                            {"queue", "on"}, {"sort", "off"}}});
+
+epsjoin::neighbor_table run_csr(const epsjoin::dataset& pts, double eps, const std::string& engine,
+                           std::map<std::string, std::string> params = {},
+                           bool approximate = false, epsjoin::join_stats* stats = nullptr) {
+  epsjoin::resources res;
+  epsjoin::join_options opt;
+  opt.eps = eps;
+  opt.engine = engine;
+  opt.params = std::move(params);
+  opt.approximate = approximate;
+  epsjoin::csr_sink csr(true);
+  const auto s = epsjoin::self_join(res, pts.view(), opt, csr);
+  if (stats != nullptr) *stats = s;
+  return csr.release();
+}
+
+// A small case for compute-sanitizer (scripts/device-check.sh filters on the name).
+TEST(gds_ted, sanitizer_case_small_joins_in_every_mode) {
+  const auto pts = paper_expo(18, 1500);
+  const double eps = 0.08;
+  const auto oracle = run_csr(pts, eps, "brute-cpu");
+  ASSERT_GT(oracle.n_pairs(), pts.n());  // the case must hold pairs beside the self pairs
+  const std::vector<std::pair<std::string, std::map<std::string, std::string>>> modes = {
+      {"gds-join", {}},
+      {"gds-join", {{"mode", "brute-force"}, {"queue", "on"}}},
+      {"ted-join", {}},
+      {"ted-join", {{"pattern", "full"}, {"fill", "second-pass"}}},
+      {"ted-join", {{"mode", "brute-force"}, {"segment_ids", "1000"}}},
+  };
+  for (const auto& [engine, params] : modes) {
+    const auto table = run_csr(pts, eps, engine, params);
+    EXPECT_EQ(table.offsets, oracle.offsets) << engine;
+    EXPECT_TRUE(table.neighbors == oracle.neighbors) << engine;
+  }
+}
+
+// Pairs at distance eps (1 - 1e-13) and eps (1 + 1e-13) around points with coordinates near
+// 1000, where the expanded formula's rounding error (~1e-10 here) dwarfs the margin: only the
+// band's re-check with the direct formula gets them right, and it must get every one right.
+TEST(ted_join, band_recheck_decides_pairs_just_inside_and_outside_eps) {
+  for (const std::size_t d : {3, 8, 21}) {
+    std::mt19937_64 rng(7 + d);
+    std::uniform_real_distribution<double> coord(999.0, 1001.0);
+    std::normal_distribution<double> normal;
+    const double eps = 0.01;
+    const std::size_t pairs = 400;
+    std::vector<double> values(2 * pairs * d);
+    for (std::size_t p = 0; p < pairs; ++p) {
+      std::vector<double> dir(d);
+      double len = 0;
+      for (double& x : dir) {
+        x = normal(rng);
+        len += x * x;
+      }
+      len = std::sqrt(len);
+      const double r = eps * (p % 2 == 0 ? 1 - 1e-13 : 1 + 1e-13);
+      for (std::size_t k = 0; k < d; ++k) {
+        const double a = coord(rng);
+        values[2 * p * d + k] = a;
+        values[(2 * p + 1) * d + k] = a + r * dir[k] / len;
+      }
+    }
+    const epsjoin::dataset pts(std::move(values), d);
+    const auto oracle = run_csr(pts, eps, "brute-cpu");
+    epsjoin::join_stats stats;
+    const auto table = run_csr(pts, eps, "ted-join", {}, false, &stats);
+    EXPECT_EQ(table.offsets, oracle.offsets) << "d " << d;
+    EXPECT_TRUE(table.neighbors == oracle.neighbors) << "d " << d;
+    // The approximate mode decides the same pairs by the expanded formula alone and says how
+    // many it got wrong.
+    (void)run_csr(pts, eps, "ted-join", {}, true, &stats);
+    bool reported = false;
+    for (const auto& note : stats.notes) reported |= note.first == "accuracy";
+    EXPECT_TRUE(reported) << "d " << d;
+  }
+}
+
+// |R| of every exact GPU engine, counts only, agrees with the oracle on 1e5 points.
+TEST(gds_ted, result_sizes_agree_on_1e5_points) {
+  for (const std::size_t d : {4, 16, 40}) {
+    const auto pts = paper_expo(d, 100000);
+    const double eps = epsjoin::test::eps_for_selectivity(pts.view(), pts.view(), 20);
+    auto count = [&](const std::string& engine, std::map<std::string, std::string> params = {}) {
+      epsjoin::resources res;
+      epsjoin::join_options opt;
+      opt.eps = eps;
+      opt.engine = engine;
+      opt.params = std::move(params);
+      epsjoin::count_sink sink;
+      return epsjoin::self_join(res, pts.view(), opt, sink).pairs;
+    };
+    const std::uint64_t oracle = count(d <= 16 ? "brute-cpu" : "brute-gpu");
+    EXPECT_EQ(count("lbjoin"), oracle) << "d " << d;
+    EXPECT_EQ(count("gds-join"), oracle) << "d " << d;
+    EXPECT_EQ(count("gds-join", {{"mode", "brute-force"}}), oracle) << "d " << d;
+    EXPECT_EQ(count("ted-join"), oracle) << "d " << d;
+    EXPECT_EQ(count("ted-join", {{"mode", "brute-force"}}), oracle) << "d " << d;
+  }
+}
+
+class gds_ted_reference : public testing::TestWithParam<reference_case> {};
+
+TEST_P(gds_ted_reference, csr_has_the_exact_result_size) {
+  const auto c = GetParam();
+  const auto pts = paper_expo(c.d, c.n);
+  for (const char* engine : {"gds-join", "ted-join"}) {
+    epsjoin::resources res;
+    epsjoin::join_options opt;
+    opt.eps = c.eps;
+    opt.engine = engine;
+    opt.include_self = true;
+    epsjoin::csr_sink csr;
+    epsjoin::self_join(res, pts.view(), opt, csr);
+    EXPECT_EQ(csr.table().n_pairs(), c.with_self) << engine;
+  }
+}
+
+// 8-D near S 50 and 16-D near S 50.
+std::vector<reference_case> csr_cases() {
+  const auto& all = epsjoin::test::reference_cases();
+  return {all[4], all[6]};
+}
+
+INSTANTIATE_TEST_SUITE_P(gds_ted_table, gds_ted_reference, testing::ValuesIn(csr_cases()),
+                         epsjoin::test::reference_case_name);
+
+}  // namespace
