@@ -17,97 +17,19 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <memory>
 #include <cub/block/block_reduce.cuh>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "cublas_join_cuda.cuh"
 #include "cublas_join_host.hpp"
 
 namespace cublas_join {
 
 namespace {
-
-[[noreturn]] void fail_call(const char* what, const char* call, const char* file, int line) {
-  throw std::runtime_error(std::string(call) + " failed at " + file + ":" + std::to_string(line) +
-                           ": " + what);
-}
-
-#define CUDA_TRY(call)                                                                        \
-  do {                                                                                        \
-    const cudaError_t status_ = (call);                                                       \
-    if (status_ != cudaSuccess) fail_call(cudaGetErrorString(status_), #call, __FILE__, __LINE__); \
-  } while (0)
-
-#define CUBLAS_TRY(call)                                                                         \
-  do {                                                                                           \
-    const cublasStatus_t status_ = (call);                                                       \
-    if (status_ != CUBLAS_STATUS_SUCCESS)                                                        \
-      fail_call(cublasGetStatusString(status_), #call, __FILE__, __LINE__);                      \
-  } while (0)
-
-// Destructors must not throw; a failure there is reported and the program carries on.
-#define CUDA_TRY_NO_THROW(call)                                                             \
-  do {                                                                                      \
-    const cudaError_t status_ = (call);                                                     \
-    if (status_ != cudaSuccess)                                                             \
-      std::fprintf(stderr, "cublas_join: %s failed: %s\n", #call, cudaGetErrorString(status_)); \
-  } while (0)
-
-template <class T>
-class device_buffer {
- public:
-  explicit device_buffer(std::size_t count) : count_(count) {
-    CUDA_TRY(cudaMalloc(&data_, std::max<std::size_t>(count, 1) * sizeof(T)));
-  }
-  ~device_buffer() { CUDA_TRY_NO_THROW(cudaFree(data_)); }
-  device_buffer(const device_buffer&) = delete;
-  device_buffer& operator=(const device_buffer&) = delete;
-  T* data() const { return data_; }
-  std::size_t size() const { return count_; }
-
- private:
-  T* data_ = nullptr;
-  std::size_t count_;
-};
-
-struct stream {
-  cudaStream_t handle = nullptr;
-  stream() { CUDA_TRY(cudaStreamCreateWithFlags(&handle, cudaStreamNonBlocking)); }
-  ~stream() { CUDA_TRY_NO_THROW(cudaStreamDestroy(handle)); }
-  stream(const stream&) = delete;
-  stream& operator=(const stream&) = delete;
-};
-
-struct event {
-  cudaEvent_t handle = nullptr;
-  event() { CUDA_TRY(cudaEventCreate(&handle)); }
-  ~event() { CUDA_TRY_NO_THROW(cudaEventDestroy(handle)); }
-  event(const event&) = delete;
-  event& operator=(const event&) = delete;
-};
-
-/// One handle per stream: a handle shared by concurrent streams would share its workspace.
-struct blas {
-  cublasHandle_t handle = nullptr;
-  explicit blas(cudaStream_t s) {
-    CUBLAS_TRY(cublasCreate(&handle));
-    CUBLAS_TRY(cublasSetStream(handle, s));
-  }
-  ~blas() {
-    if (cublasDestroy(handle) != CUBLAS_STATUS_SUCCESS) std::fprintf(stderr, "cublasDestroy failed\n");
-  }
-  blas(const blas&) = delete;
-  blas& operator=(const blas&) = delete;
-};
-
-double elapsed_seconds(const event& start, const event& stop) {
-  float ms = 0;
-  CUDA_TRY(cudaEventElapsedTime(&ms, start.handle, stop.handle));
-  return ms * 1e-3;
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -124,7 +46,9 @@ std::string json_list(const std::vector<double>& v) {
   return out + "]";
 }
 
-unsigned grid_for(std::size_t n, unsigned block) { return static_cast<unsigned>((n + block - 1) / block); }
+unsigned grid_for(std::size_t n, unsigned block) {
+  return static_cast<unsigned>((n + block - 1) / block);
+}
 
 // Values in [-0.5, 0.5): zeros would let the tensor cores run cooler and faster than real data.
 __global__ void fill_kernel(double* out, std::size_t n, std::uint32_t salt) {
@@ -137,7 +61,8 @@ __global__ void fill_kernel(double* out, std::size_t n, std::uint32_t salt) {
   out[k] = h * (1.0 / 4294967296.0) - 0.5;
 }
 
-__global__ void squared_norms_kernel(const double* points, std::size_t n, unsigned d, double* norms) {
+__global__ void squared_norms_kernel(const double* points, std::size_t n, unsigned d,
+                                     double* norms) {
   const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const double* p = points + i * d;
@@ -184,7 +109,8 @@ __global__ void __launch_bounds__(threshold_block)
       if (hits != 0) {
         const unsigned leader = __ffs(hits) - 1;
         unsigned long long first_slot = 0;
-        if (lane == leader) first_slot = atomicAdd(out.found, static_cast<unsigned long long>(__popc(hits)));
+        if (lane == leader)
+          first_slot = atomicAdd(out.found, static_cast<unsigned long long>(__popc(hits)));
         first_slot = __shfl_sync(0xffffffffu, first_slot, leader);
         if (within) {
           const unsigned long long slot = first_slot + __popc(hits & ((1u << lane) - 1u));
@@ -197,11 +123,15 @@ __global__ void __launch_bounds__(threshold_block)
   __shared__ typename block_reduce::TempStorage scratch;
   const unsigned row_total = block_reduce(scratch).Sum(count);
   // Tiles of the same query row run on both streams, so rows are shared between launches.
-  if (threadIdx.x == 0 && row_total != 0) atomicAdd(&row_counts[query], static_cast<unsigned long long>(row_total));
+  if (threadIdx.x == 0 && row_total != 0)
+    atomicAdd(&row_counts[query], static_cast<unsigned long long>(row_total));
 }
 
 /// Median seconds of an M = N = K = size DGEMM: the device's FP64 (tensor-core) peak in practice.
 void run_peak(std::size_t size, std::size_t repeat) {
+  // size^2 must fit cuBLAS's int leading dimensions and element counts.
+  if (size == 0 || size > 46340 || repeat == 0)
+    throw std::invalid_argument("peak: size in [1, 46340] and repeat >= 1");
   const std::size_t elements = size * size;
   device_buffer<double> a(elements), b(elements), c(elements);
   stream s;
@@ -213,8 +143,8 @@ void run_peak(std::size_t size, std::size_t repeat) {
   const double one = 1.0, zero = 0.0;
   const int n = static_cast<int>(size);
   auto gemm = [&] {
-    CUBLAS_TRY(cublasDgemm(h.handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a.data(), n, b.data(), n,
-                           &zero, c.data(), n));
+    CUBLAS_TRY(cublasDgemm(h.handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a.data(), n, b.data(),
+                           n, &zero, c.data(), n));
   };
   gemm();  // the first call loads kernels and sets up cuBLAS's workspace
   CUDA_TRY(cudaStreamSynchronize(s.handle));
@@ -228,8 +158,11 @@ void run_peak(std::size_t size, std::size_t repeat) {
     seconds.push_back(elapsed_seconds(start, stop));
   }
   const double t = median(seconds);
-  std::printf("{\"mode\":\"dgemm-peak\",\"size\":%zu,\"seconds\":%.9g,\"tflops\":%.6g,\"run_seconds\":%s}\n",
-              size, t, 2.0 * size * size * size / t / 1e12, json_list(seconds).c_str());
+  std::printf(
+      "{\"mode\":\"dgemm-peak\",\"size\":%zu,\"seconds\":%.9g,\"tflops\":%.6g,\"cublas\":\"%s\","
+      "\"run_seconds\":%s}\n",
+      size, t, 2.0 * size * size * size / t / 1e12, cublas_version().c_str(),
+      json_list(seconds).c_str());
   std::fflush(stdout);
 }
 
@@ -246,7 +179,10 @@ struct join_setup {
 class tiled_join {
  public:
   tiled_join(const join_setup& setup, unsigned long long pair_capacity)
-      : setup_(setup), norms_(setup.n), row_counts_(setup.n), found_(1),
+      : setup_(setup),
+        norms_(setup.n),
+        row_counts_(setup.n),
+        found_(1),
         pairs_(setup.write_pairs ? pair_capacity : 0) {
     const std::size_t tile_extent = std::min(setup.tile, setup.n);
     const std::size_t tile_elements = tile_extent * tile_extent;
@@ -256,7 +192,9 @@ class tiled_join {
       dots_.emplace_back(std::make_unique<device_buffer<double>>(tile_elements));
     }
     // One untimed pass over a tile per stream, so lazy kernel loading and cuBLAS's workspace
-    // set-up stay out of the runs; run() clears what it leaves behind.
+    // set-up stay out of the runs; run() clears the counts it leaves behind. Fresh device memory
+    // holds garbage, and a garbage pair counter would make this pass overflow at once.
+    CUDA_TRY(cudaMemsetAsync(found_.data(), 0, sizeof(unsigned long long), main()));
     norms(main());
     CUDA_TRY(cudaStreamSynchronize(main()));
     for (int k = 0; k < 2; ++k) {
@@ -313,7 +251,8 @@ class tiled_join {
     CUDA_TRY(cudaStreamWaitEvent(streams_[1]->handle, ready_.handle, 0));
     std::size_t step = 0;
     for (std::size_t q0 = 0; q0 < setup_.n; q0 += setup_.tile) {
-      for (std::size_t c0 = 0; c0 < setup_.n; c0 += setup_.tile) work(static_cast<int>(step++ % 2), q0, c0);
+      for (std::size_t c0 = 0; c0 < setup_.n; c0 += setup_.tile)
+        work(static_cast<int>(step++ % 2), q0, c0);
     }
     CUDA_TRY(cudaEventRecord(side_done_.handle, streams_[1]->handle));
     CUDA_TRY(cudaStreamWaitEvent(main(), side_done_.handle, 0));
@@ -337,9 +276,9 @@ class tiled_join {
     const int d = static_cast<int>(setup_.d);
     const double one = 1.0, zero = 0.0;
     // Column-major C [candidates x queries] = P_c^T Q_q: each query's dot products lie contiguous.
-    CUBLAS_TRY(cublasDgemm(handles_[k]->handle, CUBLAS_OP_T, CUBLAS_OP_N, candidates, queries, d, &one,
-                           setup_.points + c0 * setup_.d, d, setup_.points + q0 * setup_.d, d, &zero,
-                           dots_[k]->data(), candidates));
+    CUBLAS_TRY(cublasDgemm(handles_[k]->handle, CUBLAS_OP_T, CUBLAS_OP_N, candidates, queries, d,
+                           &one, setup_.points + c0 * setup_.d, d, setup_.points + q0 * setup_.d, d,
+                           &zero, dots_[k]->data(), candidates));
   }
 
   void threshold(int k, std::size_t q0, std::size_t c0) {
@@ -350,12 +289,12 @@ class tiled_join {
     cudaStream_t s = streams_[k]->handle;
     if (setup_.write_pairs) {
       threshold_kernel<true><<<queries, threshold_block, 0, s>>>(
-          dots_[k]->data(), candidates, norms_.data(), static_cast<unsigned>(q0), static_cast<unsigned>(c0),
-          eps2, row_counts_.data(), out);
+          dots_[k]->data(), candidates, norms_.data(), static_cast<unsigned>(q0),
+          static_cast<unsigned>(c0), eps2, row_counts_.data(), out);
     } else {
       threshold_kernel<false><<<queries, threshold_block, 0, s>>>(
-          dots_[k]->data(), candidates, norms_.data(), static_cast<unsigned>(q0), static_cast<unsigned>(c0),
-          eps2, row_counts_.data(), out);
+          dots_[k]->data(), candidates, norms_.data(), static_cast<unsigned>(q0),
+          static_cast<unsigned>(c0), eps2, row_counts_.data(), out);
     }
     CUDA_TRY(cudaGetLastError());
   }
@@ -372,7 +311,8 @@ class tiled_join {
 };
 
 void run_join(const arguments& args) {
-  if (args.has("data") == args.has("generate")) throw std::invalid_argument("give one of --data FILE.npy and --generate uniform:D:N");
+  if (args.has("data") == args.has("generate"))
+    throw std::invalid_argument("give one of --data FILE.npy and --generate uniform:D:N");
   if (!args.has("eps")) throw std::invalid_argument("missing --eps E");
   const double eps = args.get_double("eps", 0);
   if (!(eps > 0 && eps < 1e300)) throw std::invalid_argument("--eps must be finite and > 0");
@@ -382,7 +322,8 @@ void run_join(const arguments& args) {
   if (tile == 0 || tile > (1u << 20)) throw std::invalid_argument("--tile must be in [1, 2^20]");
   if (repeat == 0) throw std::invalid_argument("--repeat must be at least 1");
 
-  const points host = args.has("data") ? load_npy(args.get("data")) : generate(args.get("generate"));
+  const points host =
+      args.has("data") ? load_npy(args.get("data")) : generate(args.get("generate"));
   if (host.n == 0 || host.d == 0) throw std::invalid_argument(host.description + ": no points");
   // Pairs are written as uint32 ids; cuBLAS takes int extents.
   if (host.n >= (1ull << 31)) throw std::invalid_argument("more than 2^31 - 1 points");
@@ -394,14 +335,15 @@ void run_join(const arguments& args) {
   CUDA_TRY(cudaGetDeviceProperties(&prop, device));
   if (args.has("with-peak")) run_peak(args.get_size("peak-size", 8192), 5);
 
-  device_buffer<double> points(host.values.size());
+  device_buffer<double> device_points(host.values.size());
   const auto upload_start = std::chrono::steady_clock::now();
-  CUDA_TRY(cudaMemcpy(points.data(), host.values.data(), host.values.size() * sizeof(double),
+  CUDA_TRY(cudaMemcpy(device_points.data(), host.values.data(), host.values.size() * sizeof(double),
                       cudaMemcpyHostToDevice));
   const double upload_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - upload_start).count();
 
-  const join_setup setup{points.data(), host.n, static_cast<unsigned>(host.d), eps, tile, args.has("write-pairs")};
+  const join_setup setup{device_points.data(),   host.n, static_cast<unsigned>(host.d), eps, tile,
+                         args.has("write-pairs")};
   tiled_join join(setup, pair_capacity);
   std::vector<double> seconds;
   for (std::size_t r = 0; r < repeat; ++r) seconds.push_back(join.run());
@@ -411,7 +353,8 @@ void run_join(const arguments& args) {
   const double gemm_seconds = args.has("gemm-pass") ? join.run_gemms_only() : 0.0;
 
   const double t = median(seconds);
-  const double flops = 2.0 * static_cast<double>(host.n) * static_cast<double>(host.n) * static_cast<double>(host.d);
+  const double flops =
+      2.0 * static_cast<double>(host.n) * static_cast<double>(host.n) * static_cast<double>(host.d);
   std::string extra;
   char text[256];
   if (args.has("gemm-pass")) {
@@ -422,12 +365,17 @@ void run_join(const arguments& args) {
   if (setup.write_pairs) {
     // Of the last run; every run finds the same pairs.
     const unsigned long long found = join.pairs_found();
-    std::snprintf(text, sizeof text, ",\"pairs_found\":%llu,\"pair_capacity\":%llu,\"pairs_written\":%llu,\"overflow\":%s",
-                  found, pair_capacity, std::min(found, pair_capacity), found > pair_capacity ? "true" : "false");
+    std::snprintf(
+        text, sizeof text,
+        ",\"pairs_found\":%llu,\"pair_capacity\":%llu,\"pairs_written\":%llu,\"overflow\":%s",
+        found, pair_capacity, std::min(found, pair_capacity),
+        found > pair_capacity ? "true" : "false");
     extra += text;
     if (found > pair_capacity) {
-      std::fprintf(stderr, "cublas_join: pair buffer overflow: %llu pairs found, %llu fit (--pair-capacity)\n",
-                   found, pair_capacity);
+      std::fprintf(
+          stderr,
+          "cublas_join: pair buffer overflow: %llu pairs found, %llu fit (--pair-capacity)\n",
+          found, pair_capacity);
     }
   }
   if (args.has("check")) {
@@ -438,26 +386,33 @@ void run_join(const arguments& args) {
       expected_total += expected[i];
     }
     std::snprintf(text, sizeof text, ",\"check_pairs\":%llu,\"check_mismatched_rows\":%llu",
-                  static_cast<unsigned long long>(expected_total), static_cast<unsigned long long>(mismatched_rows));
+                  static_cast<unsigned long long>(expected_total),
+                  static_cast<unsigned long long>(mismatched_rows));
     extra += text;
     if (mismatched_rows != 0) {
-      std::fprintf(stderr, "cublas_join: %llu rows differ from the CPU count (pairs at eps may round either way)\n",
-                   static_cast<unsigned long long>(mismatched_rows));
+      std::fprintf(
+          stderr,
+          "cublas_join: %llu rows differ from the CPU count (pairs at eps may round either way)\n",
+          static_cast<unsigned long long>(mismatched_rows));
     }
   }
-  std::printf("{\"mode\":\"join\",\"engine\":\"cublas\",\"device\":\"%s\",\"input\":\"%s\",\"n\":%zu,\"d\":%zu,"
-              "\"eps\":%.17g,\"tile\":%zu,\"pairs\":%llu,\"seconds\":%.9g,\"tflops\":%.6g,\"upload_seconds\":%.6g,"
-              "\"run_seconds\":%s%s}\n",
-              prop.name, host.description.c_str(), host.n, host.d, eps, tile,
-              static_cast<unsigned long long>(total), t, flops / t / 1e12, upload_seconds,
-              json_list(seconds).c_str(), extra.c_str());
+  std::printf(
+      "{\"mode\":\"join\",\"engine\":\"cublas\",\"device\":\"%s\",\"input\":\"%s\",\"n\":%zu,\"d\":"
+      "%zu,"
+      "\"eps\":%.17g,\"tile\":%zu,\"pairs\":%llu,\"seconds\":%.9g,\"tflops\":%.6g,\"upload_"
+      "seconds\":%.6g,"
+      "\"cublas\":\"%s\",\"run_seconds\":%s%s}\n",
+      prop.name, host.description.c_str(), host.n, host.d, eps, tile,
+      static_cast<unsigned long long>(total), t, flops / t / 1e12, upload_seconds,
+      cublas_version().c_str(), json_list(seconds).c_str(), extra.c_str());
 }
 
 int usage() {
   std::fputs(
       "usage: cublas_join peak [--size 8192] [--repeat 5]\n"
       "       cublas_join join (--data FILE.npy | --generate uniform:D:N) --eps E [--tile 8192]\n"
-      "                        [--repeat 1] [--write-pairs] [--pair-capacity 268435456] [--gemm-pass]\n"
+      "                        [--repeat 1] [--write-pairs] [--pair-capacity 268435456] "
+      "[--gemm-pass]\n"
       "                        [--with-peak [--peak-size 8192]] [--check]\n"
       "join counts ordered pairs with squared distance <= eps^2, self pairs included.\n",
       stderr);
@@ -476,14 +431,11 @@ int main(int argc, char** argv) {
     if (mode == "peak") {
       const arguments args(argc, argv, 2, {});
       args.reject_unknown({"size", "repeat"});
-      const std::size_t size = args.get_size("size", 8192);
-      const std::size_t repeat = args.get_size("repeat", 5);
-      if (size == 0 || size > 46340 || repeat == 0) throw std::invalid_argument("--size in [1, 46340], --repeat >= 1");
-      run_peak(size, repeat);
+      run_peak(args.get_size("size", 8192), args.get_size("repeat", 5));
     } else if (mode == "join") {
       const arguments args(argc, argv, 2, {"write-pairs", "gemm-pass", "with-peak", "check"});
-      args.reject_unknown({"data", "generate", "eps", "tile", "repeat", "pair-capacity", "write-pairs",
-                           "gemm-pass", "with-peak", "peak-size", "check"});
+      args.reject_unknown({"data", "generate", "eps", "tile", "repeat", "pair-capacity",
+                           "write-pairs", "gemm-pass", "with-peak", "peak-size", "check"});
       run_join(args);
     } else {
       return usage();

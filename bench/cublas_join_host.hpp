@@ -28,7 +28,8 @@ class arguments {
   arguments(int argc, char** argv, int first, const std::vector<std::string>& switches) {
     for (int i = first; i < argc; ++i) {
       const std::string word = argv[i];
-      if (word.rfind("--", 0) != 0) throw std::invalid_argument("unexpected argument '" + word + "'");
+      if (word.rfind("--", 0) != 0)
+        throw std::invalid_argument("unexpected argument '" + word + "'");
       const std::string name = word.substr(2);
       bool is_switch = false;
       for (const std::string& s : switches) is_switch = is_switch || s == name;
@@ -47,15 +48,16 @@ class arguments {
     return it == values_.end() ? fallback : it->second;
   }
   double get_double(const std::string& name, double fallback) const {
-    return has(name) ? parse<double>(name, [](const std::string& s, std::size_t* end) {
-      return std::stod(s, end);
-    }) : fallback;
+    return has(name) ? parse<double>(name, [](const std::string& s,
+                                              std::size_t* end) { return std::stod(s, end); })
+                     : fallback;
   }
   std::uint64_t get_size(const std::string& name, std::uint64_t fallback) const {
     // stod, not stoull: sizes are often written 1e6 or 2.68e8.
     if (!has(name)) return fallback;
     const double value = get_double(name, 0);
-    if (!(value >= 0 && value < 1.8e19)) throw std::invalid_argument("--" + name + ": not a size: '" + get(name) + "'");
+    if (!(value >= 0 && value < 1.8e19))
+      throw std::invalid_argument("--" + name + ": not a size: '" + get(name) + "'");
     return static_cast<std::uint64_t>(value);
   }
   /// Names the caller never asked for are typos; catching them beats silently ignoring them.
@@ -78,7 +80,8 @@ class arguments {
     } catch (const std::exception&) {
       end = std::string::npos;
     }
-    if (end != text.size()) throw std::invalid_argument("--" + name + ": not a number: '" + text + "'");
+    if (end != text.size())
+      throw std::invalid_argument("--" + name + ": not a number: '" + text + "'");
     return value;
   }
 
@@ -89,7 +92,8 @@ class arguments {
 inline std::string npy_header_field(const std::string& header, const std::string& key,
                                     const std::string& path) {
   const std::size_t at = header.find("'" + key + "'");
-  if (at == std::string::npos) throw std::runtime_error(path + ": .npy header has no '" + key + "'");
+  if (at == std::string::npos)
+    throw std::runtime_error(path + ": .npy header has no '" + key + "'");
   std::size_t start = header.find(':', at) + 1;
   while (start < header.size() && header[start] == ' ') ++start;
   std::size_t end = start;
@@ -109,7 +113,8 @@ inline points load_npy(const std::string& path) {
   if (!in) throw std::runtime_error(path + ": cannot open");
   char magic[8];
   in.read(magic, 8);
-  if (!in || std::memcmp(magic, "\x93NUMPY", 6) != 0) throw std::runtime_error(path + ": not a .npy file");
+  if (!in || std::memcmp(magic, "\x93NUMPY", 6) != 0)
+    throw std::runtime_error(path + ": not a .npy file");
   const int major = static_cast<unsigned char>(magic[6]);
   std::uint32_t header_length = 0;
   if (major == 1) {
@@ -129,7 +134,8 @@ inline points load_npy(const std::string& path) {
 
   const std::string descr = npy_header_field(header, "descr", path);
   const bool is_f64 = descr == "'<f8'";
-  if (!is_f64 && descr != "'<f4'") throw std::runtime_error(path + ": dtype " + descr + ", want <f8 or <f4");
+  if (!is_f64 && descr != "'<f4'")
+    throw std::runtime_error(path + ": dtype " + descr + ", want <f8 or <f4");
   if (npy_header_field(header, "fortran_order", path) != "False") {
     throw std::runtime_error(path + ": Fortran-ordered arrays are not supported");
   }
@@ -144,10 +150,12 @@ inline points load_npy(const std::string& path) {
   p.d = cols;
   p.values.resize(p.n * p.d);
   if (is_f64) {
-    in.read(reinterpret_cast<char*>(p.values.data()), static_cast<std::streamsize>(p.values.size() * 8));
+    in.read(reinterpret_cast<char*>(p.values.data()),
+            static_cast<std::streamsize>(p.values.size() * 8));
   } else {
     std::vector<float> narrow(p.values.size());
-    in.read(reinterpret_cast<char*>(narrow.data()), static_cast<std::streamsize>(narrow.size() * 4));
+    in.read(reinterpret_cast<char*>(narrow.data()),
+            static_cast<std::streamsize>(narrow.size() * 4));
     for (std::size_t k = 0; k < narrow.size(); ++k) p.values[k] = narrow[k];
   }
   if (!in) throw std::runtime_error(path + ": truncated data");
