@@ -83,6 +83,10 @@ for d in $dims; do
   if ((n == 1048576)); then name=${stem}${d}D1Mi; else name=${stem}${d}D${n}; fi
   file=$data/$name.npy
   [[ -f $file ]] || "$epsjoin" gen "uniform:$d:$n" --output "$file"
+  # The default radii find no neighbour but the point itself (uniform 2^20 points, median k-th
+  # neighbour distance measured on 300 queries with numpy: 16-D 0.50 / 0.58 for k = 1 / 5,
+  # 64-D 2.11 / 2.20, 128-D 3.48 / 3.58). Brute force costs the same either way; set EPS_D near
+  # the k = 5 figure when emitting pairs should weigh in.
   eps_var=EPS_$d
   case $d in
     16) eps=${!eps_var:-0.1} ;;
