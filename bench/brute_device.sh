@@ -17,7 +17,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 data=/tmp/epsjoin-bench
 n=${N:-1048576}
 dims=${DIMS:-"16 64 128"}
-engines=${ENGINES:-"ted-join gds-join"}
+# ENGINE[:key=value,...]; ted-join without its short-circuit does every multiply-add of the
+# square, which is what the TFLOP/s figure is about.
+engines=${ENGINES:-"ted-join:short_circuit=off ted-join gds-join"}
 limit=300
 mkdir -p "$data"
 
@@ -83,29 +85,36 @@ for d in $dims; do
   if ((n == 1048576)); then name=${stem}${d}D1Mi; else name=${stem}${d}D${n}; fi
   file=$data/$name.npy
   [[ -f $file ]] || "$epsjoin" gen "uniform:$d:$n" --output "$file"
-  # The default radii find no neighbour but the point itself (uniform 2^20 points, median k-th
+  # The default radii give each point a few neighbours (uniform 2^20 points, median k-th
   # neighbour distance measured on 300 queries with numpy: 16-D 0.50 / 0.58 for k = 1 / 5,
-  # 64-D 2.11 / 2.20, 128-D 3.48 / 3.58). Brute force costs the same either way; set EPS_D near
-  # the k = 5 figure when emitting pairs should weigh in.
+  # 64-D 2.11 / 2.20, 128-D 3.48 / 3.58).
   eps_var=EPS_$d
   case $d in
-    16) eps=${!eps_var:-0.1} ;;
-    64) eps=${!eps_var:-0.7} ;;
-    128) eps=${!eps_var:-1.2} ;;
+    16) eps=${!eps_var:-0.58} ;;
+    64) eps=${!eps_var:-2.2} ;;
+    128) eps=${!eps_var:-3.58} ;;
     *) eps=${!eps_var:?set EPS_$d for d=$d} ;;
   esac
   record cublas "$d" run_cublas join --data "$file" --eps "$eps" --gemm-pass >> "$out/cublas.jsonl"
-  for engine in $engines; do
+  for spec in $engines; do
+    engine=${spec%%:*}
+    params=(--param mode=brute-force)
+    if [[ $spec == *:* ]]; then
+      IFS=, read -ra extra <<< "${spec#*:}"
+      for kv in "${extra[@]}"; do params+=(--param "$kv"); done
+    fi
+    tag=${spec//[:=,]/_}
     # The default format without --output is a count: no pairs leave the engine.
-    record "$engine" "$d" timeout "$limit" "$epsjoin" join --input "$file" --eps "$eps" \
-      --engine "$engine" --param mode=brute-force --json --quiet > "$out/$engine-$d.json"
+    record "$tag" "$d" timeout "$limit" "$epsjoin" join --input "$file" --eps "$eps" \
+      --engine "$engine" "${params[@]}" --json --quiet > "$out/$tag-$d.json"
   done
 done
 
 python3 - "$out" "$engines" $dims <<'PY' | tee "$out/summary.md"
 import json, os, sys
 
-out, engines, dims = sys.argv[1], sys.argv[2].split(), [int(d) for d in sys.argv[3:]]
+out, dims = sys.argv[1], [int(d) for d in sys.argv[3:]]
+engines = [e.replace(":", "_").replace("=", "_").replace(",", "_") for e in sys.argv[2].split()]
 
 def lines(path):
     if not os.path.exists(path):
