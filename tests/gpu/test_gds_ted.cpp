@@ -124,7 +124,9 @@ TEST(ted_join, band_recheck_decides_pairs_just_inside_and_outside_eps) {
 TEST(gds_ted, result_sizes_agree_on_1e5_points) {
   for (const std::size_t d : {4, 16, 40}) {
     const auto pts = paper_expo(d, 100000);
-    const double eps = epsjoin::test::eps_for_selectivity(pts.view(), pts.view(), 20);
+    // The estimate is some pair's distance; nudged off it so no pair sits at eps, where the
+    // engines' summation orders may round either way (DESIGN.md allows that band).
+    const double eps = epsjoin::test::eps_for_selectivity(pts.view(), pts.view(), 20) * (1 + 1e-9);
     auto count = [&](const std::string& engine, std::map<std::string, std::string> params = {}) {
       epsjoin::resources res;
       epsjoin::join_options opt;

@@ -179,7 +179,18 @@ __global__ void __launch_bounds__(block_threads, 2)
         }
         if (dropped) continue;
 
-        // Decide this lane's pairs.
+        // Decide this lane's pairs; its candidates' norms are the same for every row block.
+        double c_norm[col_blocks_max][2];
+#pragma unroll
+        for (int cb = 0; cb < col_blocks_max; ++cb) {
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const unsigned col = cb * 8 + acc_col + h;
+            c_norm[cb][h] =
+                col < m ? __ldg(t.data_norms + static_cast<std::size_t>(chunk + col) * cp + cp - 1)
+                        : 0.0;
+          }
+        }
 #pragma unroll
         for (int rb = 0; rb < 4; ++rb) {
           if (rb >= row_blocks) break;
@@ -198,7 +209,7 @@ __global__ void __launch_bounds__(block_threads, 2)
               }
               bool hit = false;
               if (candidate) {
-                const double cn = t.data_norms[static_cast<std::size_t>(j) * cp + cp - 1];
+                const double cn = c_norm[cb][h];
                 const double s = fmax(fma(-2.0, acc[rb][cb][h], q_norm[rb] + cn), 0.0);
                 const double band = t.per_norm * (q_norm[rb] + cn) + t.band_fixed;
                 if (s <= eps2 - band) {
