@@ -158,21 +158,22 @@ __device__ __forceinline__ void record_hit(const row_output& out, bool hit, std:
   if constexpr (Halving) out.records[at + 1] = {j, out.query_ids[pos]};
 }
 
-/// The staged prefix of a high-dimensional point, then the rest from global memory (d > 8).
+/// The staged prefix of a high-dimensional point (8 dimensions, or 16 with stage_dims=16),
+/// then the rest from global memory (d > 8), checked against eps^2 every 8 dimensions.
 inline constexpr int staged_prefix = 8;
 
-template <class T>
-__device__ __forceinline__ bool within_after_prefix(const T (&q)[staged_prefix],
-                                                    const T (*stage)[32], unsigned c,
-                                                    const T* __restrict__ q_rest,
+template <class T, int Prefix>
+__device__ __forceinline__ bool within_after_prefix(const T (&q)[Prefix], const T (*stage)[32],
+                                                    unsigned c, const T* __restrict__ q_rest,
                                                     const T* __restrict__ p_rest, int d, T eps2) {
   T sum = 0;
 #pragma unroll
-  for (int k = 0; k < staged_prefix; ++k) {
+  for (int k = 0; k < Prefix; ++k) {
     const T diff = q[k] - stage[k][c];
     sum += diff * diff;
+    if (k % 8 == 7 && k + 1 < Prefix && sum > eps2) return false;
   }
-  for (int k = staged_prefix; k < d && sum <= eps2; k += 4) {
+  for (int k = Prefix; k < d && sum <= eps2; k += 4) {
     // Four at a time, checked once per four: the tail past d is skipped by the bounds.
     const int end = min(k + 4, d);
     for (int k2 = k; k2 < end; ++k2) {
@@ -184,14 +185,14 @@ __device__ __forceinline__ bool within_after_prefix(const T (&q)[staged_prefix],
 }
 
 /// Dim > 0: the dimension is a compile-time constant and candidates are staged in shared memory;
-/// Dim == 0: any d > 8. The first 8 dimensions (the highest-variance ones: the index stores them
+/// Dim == 0: any d > 8. The first Prefix (8 or 16) dimensions (the highest-variance ones: the index stores them
 /// first) are staged like a fixed Dim and usually settle the test; the rest of a candidate is
 /// read from global memory only while its partial sum stays within eps^2.
-template <class T, int Dim, bool Halving, pass Pass>
+template <class T, int Dim, bool Halving, pass Pass, int Prefix = staged_prefix>
 __global__ void __launch_bounds__(block_threads)
     tiled_kernel(join_view<T> v, const work_item* items, std::uint32_t n_items, unsigned* queue,
                  row_output out) {
-  constexpr int stage_dims = Dim > 0 ? Dim : staged_prefix;
+  constexpr int stage_dims = Dim > 0 ? Dim : Prefix;
   __shared__ T stage_all[warps_per_block][stage_dims][32];
   const unsigned lane = threadIdx.x & 31;
   const unsigned warp = threadIdx.x >> 5;
@@ -247,7 +248,7 @@ __global__ void __launch_bounds__(block_threads)
             if constexpr (Dim > 0) {
               hit = within_staged<T, stage_dims>(q, stage, c, v.eps2);
             } else {
-              hit = within_after_prefix<T>(q, stage, c, q_global,
+              hit = within_after_prefix<T, Prefix>(q, stage, c, q_global,
                                            v.data_points + static_cast<std::size_t>(j) * v.d, v.d,
                                            v.eps2);
             }

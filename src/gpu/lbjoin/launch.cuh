@@ -18,6 +18,7 @@ struct launch_config {
   bool halving = false;          ///< LID-UNICOMP self-join
   unsigned* queue = nullptr;     ///< WORKQUEUE counter (zeroed by the caller), or none
   unsigned persistent_blocks = 0;  ///< grid size when a queue hands out the work
+  unsigned stage_dims = 8;       ///< tiled kernel, d >= 16: dimensions staged in shared memory (8, 16)
 };
 
 template <class T>

@@ -8,6 +8,7 @@
 //   queue   on: persistent warps take items from an atomic counter (WORKQUEUE)
 //   pattern full | lid-unicomp (each distance once, both directions written; one segment only)
 //   index_dims  at most this many indexed dimensions (default 8, the most the grid takes)
+//   stage_dims  tiled kernel at d >= 16: dimensions staged in shared memory, 8 or 16
 //   fill    records (the tiled count records its hits, rows filled by a scatter) | second-pass
 //           (rows filled by running the kernel again) | auto (records when d >= 6)
 
@@ -23,7 +24,8 @@ using namespace lbjoin;
 template <class T>
 class lbjoin_kernels final : public row_join_kernel<T> {
  public:
-  lbjoin_kernels(kernel_kind kind, unsigned lanes) : kind_(kind), lanes_(lanes) {}
+  lbjoin_kernels(kernel_kind kind, unsigned lanes, unsigned stage_dims)
+      : kind_(kind), lanes_(lanes), stage_dims_(stage_dims) {}
   unsigned item_queries() const override { return kind_ == kernel_kind::tiled ? 32 : 1; }
   unsigned workload_lanes() const override { return kind_ == kernel_kind::tiled ? 0 : lanes_; }
   bool can_record() const override { return kind_ == kernel_kind::tiled; }
@@ -33,12 +35,14 @@ class lbjoin_kernels final : public row_join_kernel<T> {
     launch_config c = config;
     c.kind = kind_;
     c.lanes = lanes_;
+    c.stage_dims = stage_dims_;
     launch_join(view, items, n_items, out, p, c, stream);
   }
 
  private:
   kernel_kind kind_;
   unsigned lanes_;
+  unsigned stage_dims_;
 };
 
 class lbjoin_engine final : public engine {
@@ -52,7 +56,7 @@ class lbjoin_engine final : public engine {
   std::string unavailable_reason() const override { return gpu_unavailable_reason(0); }
   std::vector<std::string_view> param_keys() const override {
     std::vector<std::string_view> keys = row_join_param_keys(false);
-    keys.insert(keys.end(), {"kernel", "lanes"});
+    keys.insert(keys.end(), {"kernel", "lanes", "stage_dims"});
     return keys;
   }
 
@@ -64,14 +68,16 @@ class lbjoin_engine final : public engine {
     EPSJOIN_EXPECTS((lanes & (lanes - 1)) == 0,
                     "parameter lanes must be 1, 2, 4, 8, 16 or 32, got ", lanes);
     const kernel_kind kind = kernel == "tiled" ? kernel_kind::tiled : kernel_kind::query;
+    const unsigned stage_dims =
+        param_choice(params, "stage_dims", {"8", "16"}, "8") == "16" ? 16u : 8u;
     s.summary = concat("kernel ", kernel,
                        kind == kernel_kind::query ? concat(" (", lanes, " lanes)") : "", ", ",
                        s.summary);
     if (req.options.precision == scalar_type::f32) {
-      lbjoin_kernels<float> kernels(kind, lanes);
+      lbjoin_kernels<float> kernels(kind, lanes, stage_dims);
       run_row_join<float>(req, s, kernels);
     } else {
-      lbjoin_kernels<double> kernels(kind, lanes);
+      lbjoin_kernels<double> kernels(kind, lanes, stage_dims);
       run_row_join<double>(req, s, kernels);
     }
   }

@@ -75,6 +75,42 @@ __global__ void prefix_norms_kernel(const T* points, std::uint32_t n, int d, int
   }
 }
 
+inline constexpr int hits_per_row_block = col_blocks_max * 2;
+static_assert(4 * hits_per_row_block <= 32, "a tile's hits fit one 32-bit mask");
+
+/// Counting pass with records: every hit of the lane's tile (bit rb * hits_per_row_block +
+/// 2 cb + h) recorded, with one warp scan and one atomic per tile instead of one per pair; under
+/// halving each hit is recorded for both rows.
+template <bool Halving>
+__device__ __forceinline__ void record_tile(const row_output& out, const std::uint32_t* data_ids,
+                                            unsigned tile_hits, const std::uint32_t (&q_pos)[4],
+                                            std::uint32_t chunk, unsigned acc_col, unsigned lane) {
+  constexpr unsigned per_hit = Halving ? 2 : 1;
+  const unsigned mine = __popc(tile_hits) * per_hit;
+  if (!__any_sync(full_mask, mine != 0)) return;
+  unsigned before = mine;  // inclusive scan over the warp
+#pragma unroll
+  for (unsigned o = 1; o < 32; o *= 2) {
+    const unsigned up = __shfl_up_sync(full_mask, before, o);
+    if (lane >= o) before += up;
+  }
+  const unsigned total = __shfl_sync(full_mask, before, 31);
+  unsigned long long base = 0;
+  if (lane == 31) base = atomicAdd(out.record_count, static_cast<unsigned long long>(total));
+  base = __shfl_sync(full_mask, base, 31);
+  unsigned long long at = base + before - mine;
+  for (unsigned bits = tile_hits; bits != 0; bits &= bits - 1) {
+    const int bit = __ffs(bits) - 1;
+    const int rb = bit / hits_per_row_block, in_block = bit % hits_per_row_block;
+    const std::uint32_t j = chunk + (in_block >> 1) * 8 + acc_col + (in_block & 1);
+    if (at + per_hit <= out.record_capacity) {
+      out.records[at] = {q_pos[rb], data_ids[j]};
+      if constexpr (Halving) out.records[at + 1] = {j, out.query_ids[q_pos[rb]]};
+    }
+    at += per_hit;
+  }
+}
+
 template <class T, bool Halving, pass Pass>
 __global__ void __launch_bounds__(block_threads, 2)
     ted_kernel(join_view<T> v, ted_view t, const work_item* items, std::uint32_t n_items,
@@ -83,7 +119,6 @@ __global__ void __launch_bounds__(block_threads, 2)
   const unsigned frag_row = lane >> 2;      // query row / candidate column this lane loads
   const unsigned frag_k = lane & 3;         // dimension (mod 4) this lane loads
   const unsigned acc_col = (lane & 3) * 2;  // first of this lane's two accumulator columns
-  const unsigned lanes_below = (1u << lane) - 1;
   const std::uint32_t static_item = blockIdx.x * warps_per_block + (threadIdx.x >> 5);
   const int d = v.d;
   const int k_steps = (d + 3) / 4;
@@ -191,6 +226,7 @@ __global__ void __launch_bounds__(block_threads, 2)
                         : 0.0;
           }
         }
+        unsigned tile_hits = 0;  // count pass: bit rb * 4 + 2 cb + h
 #pragma unroll
         for (int rb = 0; rb < 4; ++rb) {
           if (rb >= row_blocks) break;
@@ -227,9 +263,6 @@ __global__ void __launch_bounds__(block_threads, 2)
               }
               hits |= static_cast<unsigned>(hit) << (cb * 2 + h);
               if constexpr (Pass == pass::count) {
-                if (out.records != nullptr) {
-                  lbjoin::record_hit<Halving>(out, hit, pos, j, v.data_ids, lanes_below);
-                }
                 if (Halving && hit) atomicAdd(out.counts + j, 1u);
               } else if constexpr (Halving) {
                 if (hit) lbjoin::write_both_rows(out, pos, j, v.data_ids[j], q_id[rb]);
@@ -238,6 +271,7 @@ __global__ void __launch_bounds__(block_threads, 2)
           }
           if constexpr (Pass == pass::count) {
             found[rb] += __popc(hits);
+            tile_hits |= hits << (rb * hits_per_row_block);
           } else if constexpr (!Halving) {
             // The four lanes of query row frag_row share its row: each takes its place after
             // the hits of the lanes before it in the group.
@@ -259,6 +293,9 @@ __global__ void __launch_bounds__(block_threads, 2)
             }
             found[rb] += group_total;
           }
+        }
+        if constexpr (Pass == pass::count) {
+          if (out.records != nullptr) record_tile<Halving>(out, v.data_ids, tile_hits, q_pos, chunk, acc_col, lane);
         }
       }
     }
