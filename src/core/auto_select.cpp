@@ -19,10 +19,22 @@ const engine* available(std::string_view name) {
 // almost all of it CUDA start-up; at 2M points gpu-sj wins (bench/RESULTS.md).
 constexpr std::size_t gpu_min_points = 1'000'000;
 
+// From this many dimensions on, ted-join's FP64 tensor cores beat lbjoin's CUDA cores: Expo32D
+// 1M 4.3 s against 8.3 s (S 50) and 11.7 s (S 500), Expo64D 9.3 s against 36.8 s; at 16-D
+// lbjoin is 5-13% faster (bench/RESULTS.md, issue 7).
+constexpr std::size_t ted_min_dims = 24;
+
 }  // namespace
 
 engine_choice choose_engine(const join_request& request) {
   const std::size_t n = std::max(request.queries.n, request.data.n);
+  const std::size_t d = request.data.n > 0 ? request.data.d : request.queries.d;
+  if (n >= gpu_min_points && d >= ted_min_dims) {
+    if (const engine* e = available("ted-join")) {
+      return {e, concat("ted-join: a CUDA device with FP64 tensor cores is present, N = ", n,
+                        " >= ", gpu_min_points, " and d = ", d, " >= ", ted_min_dims)};
+    }
+  }
   if (n >= gpu_min_points) {
     // lbjoin's defaults are its fastest configuration measured (bench/RESULTS.md, issue 5).
     if (const engine* e = available("lbjoin")) {
@@ -34,7 +46,6 @@ engine_choice choose_engine(const join_request& request) {
                                   : concat("N = ", n, " is below the GPU threshold ", gpu_min_points);
   // On the CPU, SUPER-EGO refines fewer candidates than the grid once d >= 3 (1 thread:
   // 0.74x cpu-grid's time on Expo4D 1M, 0.24x on Expo16D 100k); the grid wins in 1-2 dims.
-  const std::size_t d = request.data.n > 0 ? request.data.d : request.queries.d;
   if (d >= 3) {
     if (const engine* e = available("super-ego")) {
       return {e, concat("super-ego: ", why_cpu, "; d = ", d, " >= 3")};

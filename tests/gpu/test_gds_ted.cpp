@@ -39,6 +39,12 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(ted_full_records_f64,
                               {"ted-join", {{"pattern", "full"}, {"fill", "records"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(ted_second_pass_no_short_circuit_f64,
                               {"ted-join", {{"fill", "second-pass"}, {"short_circuit", "off"}}});
+// Both tile shapes at every d (the default takes 16 columns below 32-D and 32 from there).
+EPSJOIN_ENGINE_PROPERTY_TESTS(ted_tile32_f64, {"ted-join", {{"tile_cols", "32"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(ted_tile32_full_f32,
+                              {"ted-join", {{"tile_cols", "32"}, {"pattern", "full"}}, scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(ted_tile16_brute_f64,
+                              {"ted-join", {{"tile_cols", "16"}, {"mode", "brute-force"}}});
 // Many tiny segments with the work queue: under lid-unicomp the fill falls back to full.
 EPSJOIN_ENGINE_PROPERTY_TESTS(ted_segments_queue_f64,
                               {"ted-join", {{"segment_ids", "64"}, {"chunk_ids", "16"},
@@ -71,6 +77,8 @@ TEST(gds_ted, sanitizer_case_small_joins_in_every_mode) {
       {"ted-join", {}},
       {"ted-join", {{"pattern", "full"}, {"fill", "second-pass"}}},
       {"ted-join", {{"mode", "brute-force"}, {"segment_ids", "1000"}}},
+      {"ted-join", {{"tile_cols", "32"}}},
+      {"ted-join", {{"tile_cols", "32"}, {"pattern", "full"}, {"fill", "second-pass"}}},
   };
   for (const auto& [engine, params] : modes) {
     const auto table = run_csr(pts, eps, engine, params);

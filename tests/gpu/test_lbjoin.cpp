@@ -25,9 +25,9 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_records_full_f32,
                               {"lbjoin", {{"fill", "records"}, {"pattern", "full"}}, scalar_type::f32});
 EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_second_pass_f64, {"lbjoin", {{"fill", "second-pass"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_queue_f64, {"lbjoin", {{"queue", "on"}}});
-EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_stage16_f64, {"lbjoin", {{"stage_dims", "16"}}});
-EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_stage16_full_f32,
-                              {"lbjoin", {{"stage_dims", "16"}, {"pattern", "full"}}, scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_stage8_f64, {"lbjoin", {{"stage_dims", "8"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_stage8_full_f32,
+                              {"lbjoin", {{"stage_dims", "8"}, {"pattern", "full"}}, scalar_type::f32});
 EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_unsorted_f64, {"lbjoin", {{"sort", "off"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_query1_f64, {"lbjoin", {{"kernel", "query"}, {"lanes", "1"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(lbjoin_query8_f64, {"lbjoin", {{"kernel", "query"}, {"lanes", "8"}}});

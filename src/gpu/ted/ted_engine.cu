@@ -1,10 +1,11 @@
 // ted-join (TED-Join, paper 002; dissertation ch. 5): the join on the FP64 tensor cores. Same
 // grid, work items and count-then-fill pipeline as lbjoin (lbjoin/driver.cuh); the kernel
-// (ted_kernel.cuh) computes 32 x 16 tiles of distances with the expanded formula and re-checks,
+// (ted_kernel.cuh) computes 32 x 16 or 32 x 32 tiles of distances with the expanded formula and re-checks,
 // with the direct formula, the pairs that fall inside the rounding band of error_bound.hpp, so
 // the output is exact. join_options::approximate (CLI --approximate) decides by the expanded
 // formula alone, as the paper does, and reports how far that is from the direct formula.
-// Params: mode (indexed | brute-force), short_circuit (on | off), and the pipeline's sort, queue,
+// Params: mode (indexed | brute-force), short_circuit (on | off), tile_cols (auto | 16 | 32:
+// candidates per warp step; auto = 32 from d = 32 on), and the pipeline's sort, queue,
 // pattern, fill, index_dims, segment_ids, chunk_ids.
 
 #include <algorithm>
@@ -21,11 +22,15 @@ namespace {
 
 using namespace lbjoin;
 
+/// Candidates per warp step: 32 from 32 dimensions on, where the MMAs outweigh the per-pair
+/// decisions (measured: bench/RESULTS.md, issue 7), else 16.
+unsigned default_tile_cols(int d) { return d >= 32 ? 32 : 16; }
+
 template <class T>
 class ted_kernels final : public row_join_kernel<T> {
  public:
-  ted_kernels(double eps, bool approximate, bool short_circuit)
-      : eps_(eps), approximate_(approximate), short_circuit_(short_circuit) {}
+  ted_kernels(double eps, bool approximate, bool short_circuit, unsigned tile_cols)
+      : eps_(eps), approximate_(approximate), short_circuit_(short_circuit), tile_cols_(tile_cols) {}
   unsigned item_queries() const override { return 32; }
   unsigned workload_lanes() const override { return 0; }
   bool can_record() const override { return true; }
@@ -55,6 +60,7 @@ class ted_kernels final : public row_join_kernel<T> {
     // A dropped tile is surely out under the exact decision, not under the approximate one, and
     // the two passes must agree pair by pair.
     view_.short_circuit = short_circuit_ && !approximate_;
+    view_.col_blocks = static_cast<int>((tile_cols_ != 0 ? tile_cols_ : default_tile_cols(d)) / 8);
     tally_.reserve(3);
     EPSJOIN_CUDA_TRY(cudaMemsetAsync(tally_.data(), 0, 3 * sizeof(unsigned long long), stream));
     view_.tally = tally_.data();
@@ -93,6 +99,7 @@ class ted_kernels final : public row_join_kernel<T> {
   double eps_;
   bool approximate_;
   bool short_circuit_;
+  unsigned tile_cols_;  // 0: default_tile_cols(d)
   bool halving_count_ = false;
   ted::ted_view view_;
   device_buffer<double> data_norms_, query_norms_;
@@ -122,7 +129,7 @@ class ted_join_engine final : public engine {
   }
   std::vector<std::string_view> param_keys() const override {
     std::vector<std::string_view> keys = row_join_param_keys(true);
-    keys.push_back("short_circuit");
+    keys.insert(keys.end(), {"short_circuit", "tile_cols"});
     return keys;
   }
 
@@ -131,17 +138,23 @@ class ted_join_engine final : public engine {
     row_join_settings s = read_row_join_settings(params, true);
     const bool short_circuit =
         param_choice(params, "short_circuit", {"on", "off"}, "on") == "on";
+    const std::string tile = param_choice(params, "tile_cols", {"auto", "16", "32"}, "auto");
+    const unsigned tile_cols = tile == "auto" ? 0u : static_cast<unsigned>(std::stoul(tile));
     gpu_state& gpu = acquire_gpu(req.res);
     if (gpu.properties.major < 8) {
       throw unavailable(concat(gpu.properties.name, " has no FP64 tensor cores (sm_80 or newer)"));
     }
-    s.summary = concat("FP64 MMA m8n8k4, ", req.options.approximate ? "approximate" : "exact",
+    s.summary = concat("FP64 MMA m8n8k4, 32 x ",
+                       tile_cols != 0 ? tile_cols : default_tile_cols(static_cast<int>(req.data.d)),
+                       " tiles, ", req.options.approximate ? "approximate" : "exact",
                        ", short-circuit ", short_circuit ? "on" : "off", ", ", s.summary);
     if (req.options.precision == scalar_type::f32) {
-      ted_kernels<float> kernels(req.options.eps, req.options.approximate, short_circuit);
+      ted_kernels<float> kernels(req.options.eps, req.options.approximate, short_circuit,
+                                 tile_cols);
       run_row_join<float>(req, s, kernels);
     } else {
-      ted_kernels<double> kernels(req.options.eps, req.options.approximate, short_circuit);
+      ted_kernels<double> kernels(req.options.eps, req.options.approximate, short_circuit,
+                                  tile_cols);
       run_row_join<double>(req, s, kernels);
     }
   }

@@ -7,20 +7,31 @@ namespace epsjoin::detail::ted {
 
 namespace {
 
-template <bool Halving>
-void launch_pattern(const join_view<double>& v, const ted_view& t, const work_item* items,
+template <int ColBlocks, bool Halving>
+void launch_shape(const join_view<double>& v, const ted_view& t, const work_item* items,
                     std::uint32_t n_items, const row_output& out, pass p,
                     const lbjoin::launch_config& config, cudaStream_t stream) {
   const unsigned blocks = config.queue != nullptr ? config.persistent_blocks
                                                   : grid_size(n_items, warps_per_block);
   if (p == pass::count) {
-    ted_kernel<double, Halving, pass::count>
+    ted_kernel<double, ColBlocks, Halving, pass::count>
         <<<blocks, block_threads, 0, stream>>>(v, t, items, n_items, config.queue, out);
   } else {
-    ted_kernel<double, Halving, pass::fill>
+    ted_kernel<double, ColBlocks, Halving, pass::fill>
         <<<blocks, block_threads, 0, stream>>>(v, t, items, n_items, config.queue, out);
   }
   EPSJOIN_CHECK_LAUNCH();
+}
+
+template <bool Halving>
+void launch_pattern(const join_view<double>& v, const ted_view& t, const work_item* items,
+                    std::uint32_t n_items, const row_output& out, pass p,
+                    const lbjoin::launch_config& config, cudaStream_t stream) {
+  if (t.col_blocks == 4) {
+    launch_shape<4, Halving>(v, t, items, n_items, out, p, config, stream);
+  } else {
+    launch_shape<2, Halving>(v, t, items, n_items, out, p, config, stream);
+  }
 }
 
 }  // namespace

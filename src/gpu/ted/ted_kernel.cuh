@@ -1,12 +1,12 @@
 #pragma once
 // ted-join's kernel (TED-Join, paper 002 / dissertation ch. 5): distances on the FP64 tensor
 // cores with the expanded formula |q|^2 + |c|^2 - 2 q.c. A warp takes a work item (up to 32
-// queries of one cell, four 8-row MMA blocks) and walks its candidate ranges 16 candidates (two
-// 8-column blocks) at a time; each step of 4 dimensions is up to 8 m8n8k4 MMAs whose fragments
+// queries of one cell, four 8-row MMA blocks) and walks its candidate ranges 16 or 32 candidates
+// (two or four 8-column blocks) at a time; each step of 4 dimensions is up to 8 or 16 m8n8k4 MMAs whose fragments
 // load straight from the cell-ordered point copy (each lane one coordinate: 4 lanes read one
 // point's 32 contiguous bytes), so no shared-memory staging is needed. Past each 16 dimensions
 // the tile is dropped when every pair's partial distance is surely past eps (short-circuit).
-// Then each lane decides its 16 pairs: surely in, surely out, or, within the rounding band of
+// Then each lane decides its 16 or 32 pairs: surely in, surely out, or, within the rounding band of
 // error_bound.hpp, re-checked with the direct formula, so the result equals the oracle's.
 //
 // Fragment layout of m8n8k4 (PTX ISA): A (8x4, row) lane l holds A[l/4][l%4]; B (4x8, col)
@@ -29,10 +29,10 @@ using lbjoin::warps_per_block;
 using lbjoin::work_item;
 
 inline constexpr int dims_per_checkpoint = 16;
-/// Candidates per tile step, in 8-column MMA blocks: 2 (16 candidates) keeps the 32 x 16 tile's
-/// accumulators and the decision of its pairs within 128 registers, so two blocks fit an SM.
-inline constexpr int col_blocks_max = 2;
-inline constexpr unsigned tile_cols = col_blocks_max * 8;
+/// Candidates per tile step, in 8-column MMA blocks (the ColBlocks template parameter): 2 (a
+/// 32 x 16 tile) keeps the accumulators and the decision of the pairs within 128 registers, so
+/// two blocks fit an SM; 4 (32 x 32) loads each query fragment for 4 MMAs instead of 2, which
+/// pays where the MMAs dominate (long vectors) at one block per SM.
 
 struct ted_view {
   const double* query_norms = nullptr;  ///< [nq x checkpoints] prefix squared norms by position
@@ -42,6 +42,7 @@ struct ted_view {
   double band_fixed = 0;
   bool approximate = false;             ///< decide by s' <= eps^2 alone (the papers' behaviour)
   bool short_circuit = true;
+  int col_blocks = 2;                   ///< host side: the kernel's ColBlocks (2 or 4)
   /// Counting pass: [0] pairs re-checked with the direct formula, [1] pairs only the
   /// approximate decision takes, [2] pairs only the exact decision takes.
   unsigned long long* tally = nullptr;
@@ -75,17 +76,16 @@ __global__ void prefix_norms_kernel(const T* points, std::uint32_t n, int d, int
   }
 }
 
-inline constexpr int hits_per_row_block = col_blocks_max * 2;
-static_assert(4 * hits_per_row_block <= 32, "a tile's hits fit one 32-bit mask");
 
-/// Counting pass with records: every hit of the lane's tile (bit rb * hits_per_row_block +
-/// 2 cb + h) recorded, with one warp scan and one atomic per tile instead of one per pair; under
+/// Counting pass with records: every hit of the lane's tile (bit rb * 2 ColBlocks + 2 cb + h)
+/// recorded, with one warp scan and one atomic per tile instead of one per pair; under
 /// halving each hit is recorded for both rows.
-template <bool Halving>
+template <int ColBlocks, bool Halving>
 __device__ __forceinline__ void record_tile(const row_output& out, const std::uint32_t* data_ids,
                                             unsigned tile_hits, const std::uint32_t (&q_pos)[4],
                                             std::uint32_t chunk, unsigned acc_col, unsigned lane) {
   constexpr unsigned per_hit = Halving ? 2 : 1;
+  constexpr int hits_per_row_block = ColBlocks * 2;
   const unsigned mine = __popc(tile_hits) * per_hit;
   if (!__any_sync(full_mask, mine != 0)) return;
   unsigned before = mine;  // inclusive scan over the warp
@@ -111,8 +111,8 @@ __device__ __forceinline__ void record_tile(const row_output& out, const std::ui
   }
 }
 
-template <class T, bool Halving, pass Pass>
-__global__ void __launch_bounds__(block_threads, 2)
+template <class T, int ColBlocks, bool Halving, pass Pass>
+__global__ void __launch_bounds__(block_threads, ColBlocks <= 2 ? 2 : 1)
     ted_kernel(join_view<T> v, ted_view t, const work_item* items, std::uint32_t n_items,
                unsigned* queue, row_output out) {
   const unsigned lane = threadIdx.x & 31;
@@ -124,6 +124,9 @@ __global__ void __launch_bounds__(block_threads, 2)
   const int k_steps = (d + 3) / 4;
   const int cp = t.checkpoints;
   const double eps2 = static_cast<double>(v.eps2);
+  constexpr unsigned tile_cols = ColBlocks * 8;
+  constexpr int hits_per_row_block = ColBlocks * 2;
+  static_assert(4 * hits_per_row_block <= 32, "a tile's hits fit one 32-bit mask");
 
   for (bool first_round = true;; first_round = false) {
     const std::uint32_t i = lbjoin::next_item(queue, static_item, first_round);
@@ -154,16 +157,16 @@ __global__ void __launch_bounds__(block_threads, 2)
       for (std::uint32_t chunk = b; chunk < e; chunk += tile_cols) {
         const unsigned m = min(tile_cols, e - chunk);
         const unsigned col_blocks = (m + 7) / 8;
-        double acc[4][col_blocks_max][2];
+        double acc[4][ColBlocks][2];
 #pragma unroll
         for (int rb = 0; rb < 4; ++rb)
 #pragma unroll
-          for (int cb = 0; cb < col_blocks_max; ++cb) acc[rb][cb][0] = acc[rb][cb][1] = 0.0;
+          for (int cb = 0; cb < ColBlocks; ++cb) acc[rb][cb][0] = acc[rb][cb][1] = 0.0;
 
         bool dropped = false;
         for (int ks = 0; ks < k_steps; ++ks) {
           const int k = ks * 4 + static_cast<int>(frag_k);
-          double a[4], bf[col_blocks_max];
+          double a[4], bf[ColBlocks];
 #pragma unroll
           for (int rb = 0; rb < 4; ++rb) {
             a[rb] = rb < row_blocks && q_active[rb] && k < d
@@ -171,7 +174,7 @@ __global__ void __launch_bounds__(block_threads, 2)
                         : 0.0;
           }
 #pragma unroll
-          for (int cb = 0; cb < col_blocks_max; ++cb) {
+          for (int cb = 0; cb < ColBlocks; ++cb) {
             const unsigned c = cb * 8 + frag_row;
             bf[cb] = c < m && k < d
                          ? static_cast<double>(v.data_points[static_cast<std::size_t>(chunk + c) * d + k])
@@ -181,7 +184,7 @@ __global__ void __launch_bounds__(block_threads, 2)
           for (int rb = 0; rb < 4; ++rb) {
             if (rb >= row_blocks) break;
 #pragma unroll
-            for (int cb = 0; cb < col_blocks_max; ++cb) {
+            for (int cb = 0; cb < ColBlocks; ++cb) {
               if (cb < col_blocks) dmma_m8n8k4(acc[rb][cb], a[rb], bf[cb]);
             }
           }
@@ -195,7 +198,7 @@ __global__ void __launch_bounds__(block_threads, 2)
               if (rb >= row_blocks || !q_active[rb]) continue;
               const double qn = t.query_norms[static_cast<std::size_t>(q_pos[rb]) * cp + c];
 #pragma unroll
-              for (int cb = 0; cb < col_blocks_max; ++cb) {
+              for (int cb = 0; cb < ColBlocks; ++cb) {
 #pragma unroll
                 for (int h = 0; h < 2; ++h) {
                   const unsigned col = cb * 8 + acc_col + h;
@@ -215,9 +218,9 @@ __global__ void __launch_bounds__(block_threads, 2)
         if (dropped) continue;
 
         // Decide this lane's pairs; its candidates' norms are the same for every row block.
-        double c_norm[col_blocks_max][2];
+        double c_norm[ColBlocks][2];
 #pragma unroll
-        for (int cb = 0; cb < col_blocks_max; ++cb) {
+        for (int cb = 0; cb < ColBlocks; ++cb) {
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             const unsigned col = cb * 8 + acc_col + h;
@@ -233,7 +236,7 @@ __global__ void __launch_bounds__(block_threads, 2)
           const std::uint32_t pos = q_pos[rb];
           unsigned hits = 0;  // bit 2 cb + h
 #pragma unroll
-          for (int cb = 0; cb < col_blocks_max; ++cb) {
+          for (int cb = 0; cb < ColBlocks; ++cb) {
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
               const unsigned col = cb * 8 + acc_col + h;
@@ -295,7 +298,7 @@ __global__ void __launch_bounds__(block_threads, 2)
           }
         }
         if constexpr (Pass == pass::count) {
-          if (out.records != nullptr) record_tile<Halving>(out, v.data_ids, tile_hits, q_pos, chunk, acc_col, lane);
+          if (out.records != nullptr) record_tile<ColBlocks, Halving>(out, v.data_ids, tile_hits, q_pos, chunk, acc_col, lane);
         }
       }
     }
