@@ -27,12 +27,14 @@ def main():
     print("| --- | ---: | ---: | " + " | ".join("---:" for _ in ENGINES) + " | ---: | --- |")
     for (name, eps), row in sorted(rows.items(), key=lambda kv: (kv[0][0].startswith("Uniform"),
                                                                    kv[0][0], kv[0][1])):
-        cells = [f"{row[e]:.3f}" if e in row else "" for e in ENGINES]
-        ratio = row["gds-join"] / row["ted-join"] if "gds-join" in row and "ted-join" in row else None
         timed = {e: row[e] for e in ENGINES if e in row}
-        best = min(timed, key=timed.get) if timed else ""
-        print(f"| {name} | {eps:g} | {row['S']:.0f} | " + " | ".join(cells) +
-              f" | {ratio:.2f}x | {best} |" if ratio else " |  | {best} |")
+        if not timed:
+            continue
+        cells = [f"{row[e]:.3f}" if e in row else "" for e in ENGINES]
+        ratio = (f"{row['gds-join'] / row['ted-join']:.2f}x"
+                 if "gds-join" in row and "ted-join" in row else "")
+        best = min(timed, key=timed.get)
+        print(f"| {name} | {eps:g} | {row['S']:.0f} | " + " | ".join(cells) + f" | {ratio} | {best} |")
 
 
 if __name__ == "__main__":

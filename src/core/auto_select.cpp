@@ -20,9 +20,9 @@ const engine* available(std::string_view name) {
 constexpr std::size_t gpu_min_points = 1'000'000;
 
 // From this many dimensions on, ted-join's FP64 tensor cores beat lbjoin's CUDA cores: Expo32D
-// 1M 4.3 s against 8.3 s (S 50) and 11.7 s (S 500), Expo64D 9.3 s against 36.8 s; at 16-D
-// lbjoin is 5-13% faster (bench/RESULTS.md, issue 7).
-constexpr std::size_t ted_min_dims = 24;
+// 1M 4.3 s against 8.3 s (S 50) and 11.7 s (S 500), Expo64D 9.3 s against 36.8 s; at 24-D
+// lbjoin is still 15% faster, at 16-D 5-13% (bench/RESULTS.md, issue 7).
+constexpr std::size_t ted_min_dims = 32;
 
 }  // namespace
 

@@ -5,7 +5,7 @@
 // the output is exact. join_options::approximate (CLI --approximate) decides by the expanded
 // formula alone, as the paper does, and reports how far that is from the direct formula.
 // Params: mode (indexed | brute-force), short_circuit (on | off), tile_cols (auto | 16 | 32:
-// candidates per warp step; auto = 32 from d = 32 on), and the pipeline's sort, queue,
+// candidates per warp step; auto = 16), and the pipeline's sort, queue,
 // pattern, fill, index_dims, segment_ids, chunk_ids.
 
 #include <algorithm>
@@ -22,9 +22,11 @@ namespace {
 
 using namespace lbjoin;
 
-/// Candidates per warp step: 32 from 32 dimensions on, where the MMAs outweigh the per-pair
-/// decisions (measured: bench/RESULTS.md, issue 7), else 16.
-unsigned default_tile_cols(int d) { return d >= 32 ? 32 : 16; }
+/// Candidates per warp step: 16 at every d. The 32 x 32 tile's 228-255 registers leave one
+/// block per SM, and that costs more than its fewer query-fragment loads save (Expo24D/32D/64D
+/// 1M: 1.4-1.9x / 1.08x slower; brute force 2^20 points in 64-D: 8.6 s against 6.2 s;
+/// bench/RESULTS.md, issue 7).
+unsigned default_tile_cols(int /*d*/) { return 16; }
 
 template <class T>
 class ted_kernels final : public row_join_kernel<T> {

@@ -31,8 +31,8 @@ using lbjoin::work_item;
 inline constexpr int dims_per_checkpoint = 16;
 /// Candidates per tile step, in 8-column MMA blocks (the ColBlocks template parameter): 2 (a
 /// 32 x 16 tile) keeps the accumulators and the decision of the pairs within 128 registers, so
-/// two blocks fit an SM; 4 (32 x 32) loads each query fragment for 4 MMAs instead of 2, which
-/// pays where the MMAs dominate (long vectors) at one block per SM.
+/// two blocks fit an SM; 4 (32 x 32) loads each query fragment for 4 MMAs instead of 2 but needs
+/// one block per SM, which measured slower at every d tried (16 to 64).
 
 struct ted_view {
   const double* query_norms = nullptr;  ///< [nq x checkpoints] prefix squared norms by position
