@@ -41,9 +41,9 @@ engine_choice choose_engine(const join_request& request) {
       return {e, concat("lbjoin: a CUDA device is present and N = ", n, " >= ", gpu_min_points)};
     }
   }
-  const std::string why_cpu = n >= gpu_min_points
-                                  ? std::string("no usable CUDA device")
-                                  : concat("N = ", n, " is below the GPU threshold ", gpu_min_points);
+  const std::string why_cpu =
+      n >= gpu_min_points ? std::string("no usable CUDA device")
+                          : concat("N = ", n, " is below the GPU threshold ", gpu_min_points);
   // On the CPU, SUPER-EGO refines fewer candidates than the grid once d >= 3 (1 thread:
   // 0.74x cpu-grid's time on Expo4D 1M, 0.24x on Expo16D 100k); the grid wins in 1-2 dims.
   if (d >= 3) {

@@ -22,37 +22,40 @@ using epsjoin::test::reference_case;
 EPSJOIN_ENGINE_PROPERTY_TESTS(gds_f64, {"gds-join"});
 EPSJOIN_ENGINE_PROPERTY_TESTS(gds_f32, {"gds-join", {}, scalar_type::f32});
 EPSJOIN_ENGINE_PROPERTY_TESTS(gds_brute_f64, {"gds-join", {{"mode", "brute-force"}}});
-EPSJOIN_ENGINE_PROPERTY_TESTS(gds_brute_full_f32,
-                              {"gds-join", {{"mode", "brute-force"}, {"pattern", "full"}},
-                               scalar_type::f32});
-EPSJOIN_ENGINE_PROPERTY_TESTS(gds_lanes1_full_f64, {"gds-join", {{"lanes", "1"}, {"pattern", "full"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(gds_brute_full_f32, {"gds-join",
+                                                   {{"mode", "brute-force"}, {"pattern", "full"}},
+                                                   scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(gds_lanes1_full_f64,
+                              {"gds-join", {{"lanes", "1"}, {"pattern", "full"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(gds_lanes32_queue_f64,
-                              {"gds-join", {{"lanes", "32"}, {"queue", "on"}, {"index_dims", "3"}}});
+                              {"gds-join",
+                               {{"lanes", "32"}, {"queue", "on"}, {"index_dims", "3"}}});
 
 EPSJOIN_ENGINE_PROPERTY_TESTS(ted_f64, {"ted-join"});
 EPSJOIN_ENGINE_PROPERTY_TESTS(ted_f32, {"ted-join", {}, scalar_type::f32});
 EPSJOIN_ENGINE_PROPERTY_TESTS(ted_brute_f64, {"ted-join", {{"mode", "brute-force"}}});
-EPSJOIN_ENGINE_PROPERTY_TESTS(ted_brute_full_f32,
-                              {"ted-join", {{"mode", "brute-force"}, {"pattern", "full"}},
-                               scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(ted_brute_full_f32, {"ted-join",
+                                                   {{"mode", "brute-force"}, {"pattern", "full"}},
+                                                   scalar_type::f32});
 EPSJOIN_ENGINE_PROPERTY_TESTS(ted_full_records_f64,
                               {"ted-join", {{"pattern", "full"}, {"fill", "records"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(ted_second_pass_no_short_circuit_f64,
                               {"ted-join", {{"fill", "second-pass"}, {"short_circuit", "off"}}});
 // Both tile shapes at every d (the default takes 16 columns below 32-D and 32 from there).
 EPSJOIN_ENGINE_PROPERTY_TESTS(ted_tile32_f64, {"ted-join", {{"tile_cols", "32"}}});
-EPSJOIN_ENGINE_PROPERTY_TESTS(ted_tile32_full_f32,
-                              {"ted-join", {{"tile_cols", "32"}, {"pattern", "full"}}, scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(ted_tile32_full_f32, {"ted-join",
+                                                    {{"tile_cols", "32"}, {"pattern", "full"}},
+                                                    scalar_type::f32});
 EPSJOIN_ENGINE_PROPERTY_TESTS(ted_tile16_brute_f64,
                               {"ted-join", {{"tile_cols", "16"}, {"mode", "brute-force"}}});
 // Many tiny segments with the work queue: under lid-unicomp the fill falls back to full.
-EPSJOIN_ENGINE_PROPERTY_TESTS(ted_segments_queue_f64,
-                              {"ted-join", {{"segment_ids", "64"}, {"chunk_ids", "16"},
-                                            {"queue", "on"}, {"sort", "off"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(
+    ted_segments_queue_f64,
+    {"ted-join", {{"segment_ids", "64"}, {"chunk_ids", "16"}, {"queue", "on"}, {"sort", "off"}}});
 
 epsjoin::neighbor_table run_csr(const epsjoin::dataset& pts, double eps, const std::string& engine,
-                           std::map<std::string, std::string> params = {},
-                           bool approximate = false, epsjoin::join_stats* stats = nullptr) {
+                                std::map<std::string, std::string> params = {},
+                                bool approximate = false, epsjoin::join_stats* stats = nullptr) {
   epsjoin::resources res;
   epsjoin::join_options opt;
   opt.eps = eps;

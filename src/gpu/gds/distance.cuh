@@ -9,8 +9,8 @@ namespace epsjoin::detail::gds {
 inline constexpr int ilp_width = 8;
 
 template <class T>
-__device__ __forceinline__ bool within_ilp(const T* __restrict__ a, const T* __restrict__ b,
-                                           int d, T eps2) {
+__device__ __forceinline__ bool within_ilp(const T* __restrict__ a, const T* __restrict__ b, int d,
+                                           T eps2) {
   T part[ilp_width] = {};
   int k = 0;
   for (; k + ilp_width <= d; k += ilp_width) {
@@ -19,8 +19,8 @@ __device__ __forceinline__ bool within_ilp(const T* __restrict__ a, const T* __r
       const T diff = a[k + i] - b[k + i];
       part[i] += diff * diff;
     }
-    const T sum = ((part[0] + part[1]) + (part[2] + part[3])) +
-                  ((part[4] + part[5]) + (part[6] + part[7]));
+    const T sum =
+        ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
     if (sum > eps2) return false;
   }
   // The tail (all of d < 8) spreads over the same partial sums.
@@ -31,8 +31,8 @@ __device__ __forceinline__ bool within_ilp(const T* __restrict__ a, const T* __r
       part[i] += diff * diff;
     }
   }
-  const T sum = ((part[0] + part[1]) + (part[2] + part[3])) +
-                ((part[4] + part[5]) + (part[6] + part[7]));
+  const T sum =
+      ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
   return sum <= eps2;
 }
 

@@ -1,11 +1,10 @@
 // The row-join pipeline (driver.cuh): count, lay out, fill in place.
 
-#include "gpu/lbjoin/driver.cuh"
-
 #include <algorithm>
 
 #include "core/timer.hpp"
 #include "gpu/join_indexes.cuh"
+#include "gpu/lbjoin/driver.cuh"
 #include "gpu/lbjoin/work.cuh"
 #include "grid/plan.hpp"
 
@@ -37,7 +36,7 @@ row_join_settings read_row_join_settings(const param_map& params, bool brute_for
   s.lid_unicomp =
       param_choice(params, "pattern", {"full", "lid-unicomp"}, "lid-unicomp") == "lid-unicomp";
   const std::string fill = param_choice(params, "fill", {"auto", "records", "second-pass"}, "auto");
-  s.fill = fill == "records" ? fill_mode::records
+  s.fill = fill == "records"       ? fill_mode::records
            : fill == "second-pass" ? fill_mode::second_pass
                                    : fill_mode::automatic;
   // As many indexed dimensions as the grid allows (8): fewer candidates beat the longer
@@ -73,7 +72,8 @@ void run_row_join(join_request& req, const row_join_settings& s, row_join_kernel
   launch_config base_config;
   base_config.persistent_blocks =
       static_cast<unsigned>(gpu.properties.multiProcessorCount) *
-      std::max(1u, static_cast<unsigned>(gpu.properties.maxThreadsPerMultiProcessor) / block_threads);
+      std::max(1u,
+               static_cast<unsigned>(gpu.properties.maxThreadsPerMultiProcessor) / block_threads);
 
   stopwatch clock;
   grid::plan_options popt;
@@ -100,11 +100,14 @@ void run_row_join(join_request& req, const row_join_settings& s, row_join_kernel
   const work_item* ordered = s.sort ? sorted_items.data() : work.items.data();
   req.stats.candidates = ranges.candidates;
 
-  const join_view<T> view{queries.points.data(),    queries.cell_begin.data(),
-                          data_index.points.data(), data_index.permutation.data(),
-                          ranges.offsets.data(),    ranges.ranges.data(),
-                          data_index.d,             static_cast<T>(req.options.eps) *
-                                                        static_cast<T>(req.options.eps),
+  const join_view<T> view{queries.points.data(),
+                          queries.cell_begin.data(),
+                          data_index.points.data(),
+                          data_index.permutation.data(),
+                          ranges.offsets.data(),
+                          ranges.ranges.data(),
+                          data_index.d,
+                          static_cast<T>(req.options.eps) * static_cast<T>(req.options.eps),
                           req.self_join};
   const std::uint32_t nq = queries.n_points;
   kernel.prepare(gpu, stream, view, nq, data_index.n_points);
@@ -152,14 +155,14 @@ void run_row_join(join_request& req, const row_join_settings& s, row_join_kernel
   const row_counts rc = fetch_row_counts(counts.data(), queries.permutation.data(), nq, stream);
   unsigned long long recorded = 0;
   if (count_out.records != nullptr) {
-    EPSJOIN_CUDA_TRY(cudaMemcpy(&recorded, record_count.data(), sizeof recorded,
-                                cudaMemcpyDeviceToHost));
+    EPSJOIN_CUDA_TRY(
+        cudaMemcpy(&recorded, record_count.data(), sizeof recorded, cudaMemcpyDeviceToHost));
   }
   req.stats.add_stage("count", clock.seconds());
   req.stats.notes.push_back({"count kernel seconds", concat(count_end.since(count_start) * 1e-3)});
-  req.stats.notes.push_back({"configuration", concat(s.summary, "; ", work.n, " work items; ",
-                                                     data_index.n_cells, " non-empty cells; ",
-                                                     plan.reason)});
+  req.stats.notes.push_back(
+      {"configuration", concat(s.summary, "; ", work.n, " work items; ", data_index.n_cells,
+                               " non-empty cells; ", plan.reason)});
   kernel.report(req.stats, rc.offsets.back());
   if (req.sink.counts_only()) {
     deliver_counts(rc, req.sink);
@@ -176,16 +179,17 @@ void run_row_join(join_request& req, const row_join_settings& s, row_join_kernel
                             recorded <= count_out.record_capacity && recorded == total;
   if (count_out.records != nullptr) {
     req.stats.notes.push_back(
-        {"fill", scatter_fill ? concat("scattered ", recorded, " recorded hits")
-                              : concat("second pass (", recorded, " hits for ",
-                                       count_out.record_capacity, " records, ", segments.size(),
-                                       " segments)")});
+        {"fill", scatter_fill
+                     ? concat("scattered ", recorded, " recorded hits")
+                     : concat("second pass (", recorded, " hits for ", count_out.record_capacity,
+                              " records, ", segments.size(), " segments)")});
   }
   // Halving writes both directions, and the reverse row may lie in another segment.
   const bool halving_fill = halving_ranges && segments.size() <= 1;
   if (halving_ranges && !halving_fill) {
-    req.stats.notes.push_back({"pattern", "lid-unicomp fills only a single segment; the fill "
-                                          "used full (the counts are the same)"});
+    req.stats.notes.push_back({"pattern",
+                               "lid-unicomp fills only a single segment; the fill "
+                               "used full (the counts are the same)"});
   }
   neighbor_ranges full_ranges;
   const neighbor_ranges* fill_ranges = &ranges;
@@ -193,8 +197,8 @@ void run_row_join(join_request& req, const row_join_settings& s, row_join_kernel
   const work_list* fill_work = &work;
   work_list full_work;
   if (halving_ranges && !halving_fill) {
-    full_ranges = find_neighbor_ranges(gpu, stream, queries, data_index,
-                                       grid::access_pattern::full, req.self_join);
+    full_ranges = find_neighbor_ranges(gpu, stream, queries, data_index, grid::access_pattern::full,
+                                       req.self_join);
     full_work = build_items(gpu, stream, queries.cell_begin.data(), queries.n_cells, full_ranges,
                             false, chunk, kernel.workload_lanes());
     fill_ranges = &full_ranges;
@@ -228,8 +232,8 @@ void run_row_join(join_request& req, const row_join_settings& s, row_join_kernel
   auto fill = [&](std::size_t k, const row_segment& seg, std::uint32_t* neighbors,
                   const std::uint64_t* row_offset, cudaStream_t on) {
     if (scatter_fill) {
-      scatter_records(gpu.records.data(), recorded, row_offset, seg.begin, cursor.data(),
-                      neighbors, on);
+      scatter_records(gpu.records.data(), recorded, row_offset, seg.begin, cursor.data(), neighbors,
+                      on);
       return;
     }
     row_output out;

@@ -24,9 +24,9 @@ struct row_join_settings {
   bool queue = false;        ///< persistent warps take items from an atomic counter (WORKQUEUE)
   bool lid_unicomp = false;  ///< each distance once, both rows written
   fill_mode fill = fill_mode::automatic;
-  int index_dims = 8;        ///< most indexed dimensions; 0 = one cell (brute force)
+  int index_dims = 8;  ///< most indexed dimensions; 0 = one cell (brute force)
   row_plan_options rows;
-  std::string summary;       ///< the engine's configuration, for the stats notes
+  std::string summary;  ///< the engine's configuration, for the stats notes
 };
 
 /// The switches every row-join engine takes: sort, queue, pattern, fill, index_dims (1-8; with

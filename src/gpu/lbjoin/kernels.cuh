@@ -185,9 +185,9 @@ __device__ __forceinline__ bool within_after_prefix(const T (&q)[Prefix], const 
 }
 
 /// Dim > 0: the dimension is a compile-time constant and candidates are staged in shared memory;
-/// Dim == 0: any d > 8. The first Prefix (8 or 16) dimensions (the highest-variance ones: the index stores them
-/// first) are staged like a fixed Dim and usually settle the test; the rest of a candidate is
-/// read from global memory only while its partial sum stays within eps^2.
+/// Dim == 0: any d > 8. The first Prefix (8 or 16) dimensions (the highest-variance ones: the
+/// index stores them first) are staged like a fixed Dim and usually settle the test; the rest of
+/// a candidate is read from global memory only while its partial sum stays within eps^2.
 template <class T, int Dim, bool Halving, pass Pass, int Prefix = staged_prefix>
 __global__ void __launch_bounds__(block_threads)
     tiled_kernel(join_view<T> v, const work_item* items, std::uint32_t n_items, unsigned* queue,
@@ -248,9 +248,9 @@ __global__ void __launch_bounds__(block_threads)
             if constexpr (Dim > 0) {
               hit = within_staged<T, stage_dims>(q, stage, c, v.eps2);
             } else {
-              hit = within_after_prefix<T, Prefix>(q, stage, c, q_global,
-                                           v.data_points + static_cast<std::size_t>(j) * v.d, v.d,
-                                           v.eps2);
+              hit = within_after_prefix<T, Prefix>(
+                  q, stage, c, q_global, v.data_points + static_cast<std::size_t>(j) * v.d, v.d,
+                  v.eps2);
             }
           }
           if constexpr (Pass == pass::count) {

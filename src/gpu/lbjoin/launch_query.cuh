@@ -12,8 +12,8 @@ void launch_query_lanes(const join_view<T>& v, const work_item* items, std::uint
                         const row_output& out, pass p, const launch_config& config,
                         cudaStream_t stream) {
   const std::uint64_t threads = static_cast<std::uint64_t>(n_items) * K;
-  const unsigned blocks = config.queue != nullptr ? config.persistent_blocks
-                                                  : grid_size(threads, block_threads);
+  const unsigned blocks =
+      config.queue != nullptr ? config.persistent_blocks : grid_size(threads, block_threads);
   if (p == pass::count) {
     query_kernel<T, K, Halving, pass::count, Ilp>
         <<<blocks, block_threads, 0, stream>>>(v, items, n_items, config.queue, out);
@@ -29,18 +29,25 @@ void launch_query_pattern(const join_view<T>& v, const work_item* items, std::ui
                           const row_output& out, pass p, const launch_config& config,
                           cudaStream_t stream) {
   switch (config.lanes) {
-    case 1: return launch_query_lanes<T, 1, Halving, Ilp>(v, items, n_items, out, p, config, stream);
-    case 2: return launch_query_lanes<T, 2, Halving, Ilp>(v, items, n_items, out, p, config, stream);
-    case 4: return launch_query_lanes<T, 4, Halving, Ilp>(v, items, n_items, out, p, config, stream);
-    case 8: return launch_query_lanes<T, 8, Halving, Ilp>(v, items, n_items, out, p, config, stream);
-    case 16: return launch_query_lanes<T, 16, Halving, Ilp>(v, items, n_items, out, p, config, stream);
-    default: return launch_query_lanes<T, 32, Halving, Ilp>(v, items, n_items, out, p, config, stream);
+    case 1:
+      return launch_query_lanes<T, 1, Halving, Ilp>(v, items, n_items, out, p, config, stream);
+    case 2:
+      return launch_query_lanes<T, 2, Halving, Ilp>(v, items, n_items, out, p, config, stream);
+    case 4:
+      return launch_query_lanes<T, 4, Halving, Ilp>(v, items, n_items, out, p, config, stream);
+    case 8:
+      return launch_query_lanes<T, 8, Halving, Ilp>(v, items, n_items, out, p, config, stream);
+    case 16:
+      return launch_query_lanes<T, 16, Halving, Ilp>(v, items, n_items, out, p, config, stream);
+    default:
+      return launch_query_lanes<T, 32, Halving, Ilp>(v, items, n_items, out, p, config, stream);
   }
 }
 
 template <class T, bool Ilp>
 void launch_query_kernel(const join_view<T>& v, const work_item* items, std::uint32_t n_items,
-                  const row_output& out, pass p, const launch_config& config, cudaStream_t stream) {
+                         const row_output& out, pass p, const launch_config& config,
+                         cudaStream_t stream) {
   if (config.halving) {
     launch_query_pattern<T, true, Ilp>(v, items, n_items, out, p, config, stream);
   } else {

@@ -72,9 +72,9 @@ class lbjoin_engine final : public engine {
     // S 50 the two are within 3% (bench/RESULTS.md, issue 7).
     const unsigned stage_dims =
         param_choice(params, "stage_dims", {"8", "16"}, "16") == "16" ? 16u : 8u;
-    s.summary = concat("kernel ", kernel,
-                       kind == kernel_kind::query ? concat(" (", lanes, " lanes)") : "", ", ",
-                       s.summary);
+    s.summary =
+        concat("kernel ", kernel, kind == kernel_kind::query ? concat(" (", lanes, " lanes)") : "",
+               ", ", s.summary);
     if (req.options.precision == scalar_type::f32) {
       lbjoin_kernels<float> kernels(kind, lanes, stage_dims);
       run_row_join<float>(req, s, kernels);

@@ -1,12 +1,12 @@
 // ted-join (TED-Join, paper 002; dissertation ch. 5): the join on the FP64 tensor cores. Same
 // grid, work items and count-then-fill pipeline as lbjoin (lbjoin/driver.cuh); the kernel
-// (ted_kernel.cuh) computes 32 x 16 or 32 x 32 tiles of distances with the expanded formula and re-checks,
-// with the direct formula, the pairs that fall inside the rounding band of error_bound.hpp, so
-// the output is exact. join_options::approximate (CLI --approximate) decides by the expanded
-// formula alone, as the paper does, and reports how far that is from the direct formula.
-// Params: mode (indexed | brute-force), short_circuit (on | off), tile_cols (auto | 16 | 32:
-// candidates per warp step; auto = 16), and the pipeline's sort, queue,
-// pattern, fill, index_dims, segment_ids, chunk_ids.
+// (ted_kernel.cuh) computes 32 x 16 or 32 x 32 tiles of distances with the expanded formula and
+// re-checks, with the direct formula, the pairs that fall inside the rounding band of
+// error_bound.hpp, so the output is exact. join_options::approximate (CLI --approximate) decides by
+// the expanded formula alone, as the paper does, and reports how far that is from the direct
+// formula. Params: mode (indexed | brute-force), short_circuit (on | off), tile_cols (auto | 16 |
+// 32: candidates per warp step; auto = 16), and the pipeline's sort, queue, pattern, fill,
+// index_dims, segment_ids, chunk_ids.
 
 #include <algorithm>
 #include <array>
@@ -32,7 +32,10 @@ template <class T>
 class ted_kernels final : public row_join_kernel<T> {
  public:
   ted_kernels(double eps, bool approximate, bool short_circuit, unsigned tile_cols)
-      : eps_(eps), approximate_(approximate), short_circuit_(short_circuit), tile_cols_(tile_cols) {}
+      : eps_(eps),
+        approximate_(approximate),
+        short_circuit_(short_circuit),
+        tile_cols_(tile_cols) {}
   unsigned item_queries() const override { return 32; }
   unsigned workload_lanes() const override { return 0; }
   bool can_record() const override { return true; }
@@ -81,9 +84,9 @@ class ted_kernels final : public row_join_kernel<T> {
     // Under halving each decision stands for two ordered pairs.
     const std::uint64_t per = halving_count_ ? 2 : 1;
     stats.notes.push_back(
-        {"band re-checks", concat(tally[0] * per, " ordered pairs within the rounding band (a ",
-                                  view_.per_norm, " (|q|^2+|c|^2) + ", view_.band_fixed,
-                                  ") re-checked with the direct formula")});
+        {"band re-checks",
+         concat(tally[0] * per, " ordered pairs within the rounding band (a ", view_.per_norm,
+                " (|q|^2+|c|^2) + ", view_.band_fixed, ") re-checked with the direct formula")});
     if (approximate_) {
       const std::uint64_t only_approx = tally[1] * per, only_exact = tally[2] * per;
       const std::uint64_t exact = pairs - only_approx + only_exact;
@@ -138,8 +141,7 @@ class ted_join_engine final : public engine {
   void run(join_request& req) const override {
     const param_map& params = req.options.params;
     row_join_settings s = read_row_join_settings(params, true);
-    const bool short_circuit =
-        param_choice(params, "short_circuit", {"on", "off"}, "on") == "on";
+    const bool short_circuit = param_choice(params, "short_circuit", {"on", "off"}, "on") == "on";
     const std::string tile = param_choice(params, "tile_cols", {"auto", "16", "32"}, "auto");
     const unsigned tile_cols = tile == "auto" ? 0u : static_cast<unsigned>(std::stoul(tile));
     gpu_state& gpu = acquire_gpu(req.res);

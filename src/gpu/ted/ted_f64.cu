@@ -9,10 +9,10 @@ namespace {
 
 template <int ColBlocks, bool Halving>
 void launch_shape(const join_view<double>& v, const ted_view& t, const work_item* items,
-                    std::uint32_t n_items, const row_output& out, pass p,
-                    const lbjoin::launch_config& config, cudaStream_t stream) {
-  const unsigned blocks = config.queue != nullptr ? config.persistent_blocks
-                                                  : grid_size(n_items, warps_per_block);
+                  std::uint32_t n_items, const row_output& out, pass p,
+                  const lbjoin::launch_config& config, cudaStream_t stream) {
+  const unsigned blocks =
+      config.queue != nullptr ? config.persistent_blocks : grid_size(n_items, warps_per_block);
   if (p == pass::count) {
     ted_kernel<double, ColBlocks, Halving, pass::count>
         <<<blocks, block_threads, 0, stream>>>(v, t, items, n_items, config.queue, out);
@@ -38,8 +38,8 @@ void launch_pattern(const join_view<double>& v, const ted_view& t, const work_it
 
 template <>
 void launch_ted<double>(const join_view<double>& v, const ted_view& t, const work_item* items,
-                    std::uint32_t n_items, const row_output& out, pass p,
-                    const lbjoin::launch_config& config, cudaStream_t stream) {
+                        std::uint32_t n_items, const row_output& out, pass p,
+                        const lbjoin::launch_config& config, cudaStream_t stream) {
   if (config.halving) {
     launch_pattern<true>(v, t, items, n_items, out, p, config, stream);
   } else {
@@ -49,9 +49,10 @@ void launch_ted<double>(const join_view<double>& v, const ted_view& t, const wor
 
 template <>
 void launch_prefix_norms<double>(const double* points, std::uint32_t n, int d, int checkpoints,
-                             double* norms, cudaStream_t stream) {
+                                 double* norms, cudaStream_t stream) {
   if (n == 0) return;
-  prefix_norms_kernel<double><<<grid_size(n, 256), 256, 0, stream>>>(points, n, d, checkpoints, norms);
+  prefix_norms_kernel<double>
+      <<<grid_size(n, 256), 256, 0, stream>>>(points, n, d, checkpoints, norms);
   EPSJOIN_CHECK_LAUNCH();
 }
 

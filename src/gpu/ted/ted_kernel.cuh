@@ -2,12 +2,13 @@
 // ted-join's kernel (TED-Join, paper 002 / dissertation ch. 5): distances on the FP64 tensor
 // cores with the expanded formula |q|^2 + |c|^2 - 2 q.c. A warp takes a work item (up to 32
 // queries of one cell, four 8-row MMA blocks) and walks its candidate ranges 16 or 32 candidates
-// (two or four 8-column blocks) at a time; each step of 4 dimensions is up to 8 or 16 m8n8k4 MMAs whose fragments
-// load straight from the cell-ordered point copy (each lane one coordinate: 4 lanes read one
-// point's 32 contiguous bytes), so no shared-memory staging is needed. Past each 16 dimensions
-// the tile is dropped when every pair's partial distance is surely past eps (short-circuit).
-// Then each lane decides its 16 or 32 pairs: surely in, surely out, or, within the rounding band of
-// error_bound.hpp, re-checked with the direct formula, so the result equals the oracle's.
+// (two or four 8-column blocks) at a time; each step of 4 dimensions is up to 8 or 16 m8n8k4 MMAs
+// whose fragments load straight from the cell-ordered point copy (each lane one coordinate: 4 lanes
+// read one point's 32 contiguous bytes), so no shared-memory staging is needed. Past each 16
+// dimensions the tile is dropped when every pair's partial distance is surely past eps
+// (short-circuit). Then each lane decides its 16 or 32 pairs: surely in, surely out, or, within the
+// rounding band of error_bound.hpp, re-checked with the direct formula, so the result equals the
+// oracle's.
 //
 // Fragment layout of m8n8k4 (PTX ISA): A (8x4, row) lane l holds A[l/4][l%4]; B (4x8, col)
 // holds B[l%4][l/4]; the accumulator holds D[l/4][2(l%4)] and D[l/4][2(l%4)+1]. So a lane loads
@@ -29,10 +30,6 @@ using lbjoin::warps_per_block;
 using lbjoin::work_item;
 
 inline constexpr int dims_per_checkpoint = 16;
-/// Candidates per tile step, in 8-column MMA blocks (the ColBlocks template parameter): 2 (a
-/// 32 x 16 tile) keeps the accumulators and the decision of the pairs within 128 registers, so
-/// two blocks fit an SM; 4 (32 x 32) loads each query fragment for 4 MMAs instead of 2 but needs
-/// one block per SM, which measured slower at every d tried (16 to 64).
 
 struct ted_view {
   const double* query_norms = nullptr;  ///< [nq x checkpoints] prefix squared norms by position
@@ -40,9 +37,9 @@ struct ted_view {
   int checkpoints = 1;                  ///< ceil(d / 16): entry c sums dimensions < 16 (c + 1)
   double per_norm = 0;                  ///< decision band (error_bound.hpp)
   double band_fixed = 0;
-  bool approximate = false;             ///< decide by s' <= eps^2 alone (the papers' behaviour)
+  bool approximate = false;  ///< decide by s' <= eps^2 alone (the papers' behaviour)
   bool short_circuit = true;
-  int col_blocks = 2;                   ///< host side: the kernel's ColBlocks (2 or 4)
+  int col_blocks = 2;  ///< host side: the kernel's ColBlocks (2 or 4)
   /// Counting pass: [0] pairs re-checked with the direct formula, [1] pairs only the
   /// approximate decision takes, [2] pairs only the exact decision takes.
   unsigned long long* tally = nullptr;
@@ -75,7 +72,6 @@ __global__ void prefix_norms_kernel(const T* points, std::uint32_t n, int d, int
     norms[static_cast<std::size_t>(p) * checkpoints + c] = sum;
   }
 }
-
 
 /// Counting pass with records: every hit of the lane's tile (bit rb * 2 ColBlocks + 2 cb + h)
 /// recorded, with one warp scan and one atomic per tile instead of one per pair; under
@@ -111,6 +107,10 @@ __device__ __forceinline__ void record_tile(const row_output& out, const std::ui
   }
 }
 
+/// ColBlocks: candidates per tile step, in 8-column MMA blocks. 2 (a 32 x 16 tile) keeps the
+/// accumulators and the decision of the pairs within 128 registers, so two blocks fit an SM; 4
+/// (32 x 32) loads each query fragment for 4 MMAs instead of 2 but needs one block per SM, which
+/// measured slower at every d tried (16 to 64).
 template <class T, int ColBlocks, bool Halving, pass Pass>
 __global__ void __launch_bounds__(block_threads, ColBlocks <= 2 ? 2 : 1)
     ted_kernel(join_view<T> v, ted_view t, const work_item* items, std::uint32_t n_items,
@@ -144,8 +144,8 @@ __global__ void __launch_bounds__(block_threads, ColBlocks <= 2 ? 2 : 1)
       const unsigned r = rb * 8 + frag_row;
       q_active[rb] = r < item.count;
       q_pos[rb] = item.first + (q_active[rb] ? r : 0);
-      q_norm[rb] = q_active[rb] ? t.query_norms[static_cast<std::size_t>(q_pos[rb]) * cp + cp - 1]
-                                : 0.0;
+      q_norm[rb] =
+          q_active[rb] ? t.query_norms[static_cast<std::size_t>(q_pos[rb]) * cp + cp - 1] : 0.0;
       found[rb] = 0;
       q_id[rb] = Halving && Pass == pass::fill && q_active[rb] ? out.query_ids[q_pos[rb]] : 0;
     }
@@ -170,14 +170,16 @@ __global__ void __launch_bounds__(block_threads, ColBlocks <= 2 ? 2 : 1)
 #pragma unroll
           for (int rb = 0; rb < 4; ++rb) {
             a[rb] = rb < row_blocks && q_active[rb] && k < d
-                        ? static_cast<double>(v.query_points[static_cast<std::size_t>(q_pos[rb]) * d + k])
+                        ? static_cast<double>(
+                              v.query_points[static_cast<std::size_t>(q_pos[rb]) * d + k])
                         : 0.0;
           }
 #pragma unroll
           for (int cb = 0; cb < ColBlocks; ++cb) {
             const unsigned c = cb * 8 + frag_row;
             bf[cb] = c < m && k < d
-                         ? static_cast<double>(v.data_points[static_cast<std::size_t>(chunk + c) * d + k])
+                         ? static_cast<double>(
+                               v.data_points[static_cast<std::size_t>(chunk + c) * d + k])
                          : 0.0;
           }
 #pragma unroll
@@ -243,8 +245,10 @@ __global__ void __launch_bounds__(block_threads, ColBlocks <= 2 ? 2 : 1)
               const std::uint32_t j = chunk + col;
               bool candidate = q_active[rb] && col < m;
               if (candidate) {
-                if (own_cell) candidate = j > pos;
-                else if (!Halving && v.self_join) candidate = j != pos;
+                if (own_cell)
+                  candidate = j > pos;
+                else if (!Halving && v.self_join)
+                  candidate = j != pos;
               }
               bool hit = false;
               if (candidate) {
@@ -298,7 +302,9 @@ __global__ void __launch_bounds__(block_threads, ColBlocks <= 2 ? 2 : 1)
           }
         }
         if constexpr (Pass == pass::count) {
-          if (out.records != nullptr) record_tile<ColBlocks, Halving>(out, v.data_ids, tile_hits, q_pos, chunk, acc_col, lane);
+          if (out.records != nullptr)
+            record_tile<ColBlocks, Halving>(out, v.data_ids, tile_hits, q_pos, chunk, acc_col,
+                                            lane);
         }
       }
     }
