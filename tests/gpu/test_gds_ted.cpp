@@ -94,7 +94,7 @@ TEST(gds_ted, sanitizer_case_small_joins_in_every_mode) {
 // 1000, where the expanded formula's rounding error (~1e-10 here) dwarfs the margin: only the
 // band's re-check with the direct formula gets them right, and it must get every one right.
 TEST(ted_join, band_recheck_decides_pairs_just_inside_and_outside_eps) {
-  for (const std::size_t d : {3, 8, 21}) {
+  for (const std::size_t d : {3, 8, 21, 40}) {
     std::mt19937_64 rng(7 + d);
     std::uniform_real_distribution<double> coord(999.0, 1001.0);
     std::normal_distribution<double> normal;

@@ -73,6 +73,46 @@ __global__ void prefix_norms_kernel(const T* points, std::uint32_t n, int d, int
   }
 }
 
+/// Two consecutive coordinates (16-byte aligned for double, 8 for float) as doubles.
+__device__ __forceinline__ double2 load_pair(const double* p) {
+  return __ldg(reinterpret_cast<const double2*>(p));
+}
+__device__ __forceinline__ double2 load_pair(const float* p) {
+  const float2 v = __ldg(reinterpret_cast<const float2*>(p));
+  return {static_cast<double>(v.x), static_cast<double>(v.y)};
+}
+
+/// Short-circuit: whether every pair of the warp's tile is surely past eps^2 after the first
+/// 16 (c + 1) dimensions (their partial distance, from the prefix norms at checkpoint c, minus
+/// the band, which bounds a partial sum as it does the full one). Warp-uniform.
+template <int ColBlocks>
+__device__ __forceinline__ bool tile_surely_out(const ted_view& t,
+                                                const double (&acc)[4][ColBlocks][2],
+                                                const bool (&q_active)[4],
+                                                const std::uint32_t (&q_pos)[4],
+                                                unsigned row_blocks, std::uint32_t chunk,
+                                                unsigned m, unsigned acc_col, int c, double eps2) {
+  const int cp = t.checkpoints;
+  bool all_out = true;
+#pragma unroll
+  for (int rb = 0; rb < 4; ++rb) {
+    if (rb >= row_blocks || !q_active[rb]) continue;
+    const double qn = t.query_norms[static_cast<std::size_t>(q_pos[rb]) * cp + c];
+#pragma unroll
+    for (int cb = 0; cb < ColBlocks; ++cb) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const unsigned col = cb * 8 + acc_col + h;
+        if (col >= m) continue;
+        const double cn = t.data_norms[static_cast<std::size_t>(chunk + col) * cp + c];
+        const double s = fma(-2.0, acc[rb][cb][h], qn + cn);
+        if (s - (t.per_norm * (qn + cn) + t.band_fixed) <= eps2) all_out = false;
+      }
+    }
+  }
+  return __all_sync(full_mask, all_out);
+}
+
 /// Counting pass with records: every hit of the lane's tile (bit rb * 2 ColBlocks + 2 cb + h)
 /// recorded, with one warp scan and one atomic per tile instead of one per pair; under
 /// halving each hit is recorded for both rows.
@@ -163,8 +203,44 @@ __global__ void __launch_bounds__(block_threads, ColBlocks <= 2 ? 2 : 1)
 #pragma unroll
           for (int cb = 0; cb < ColBlocks; ++cb) acc[rb][cb][0] = acc[rb][cb][1] = 0.0;
 
+        // Dimensions 8 at a time where rows are 16-byte aligned (d even): lane l loads
+        // dimensions 2(l%4) and 2(l%4)+1 of the block with one vector load and feeds them to two
+        // MMA steps, which sum dimensions {0,2,4,6} and {1,3,5,7} of the block instead of
+        // {0..3} and {4..7}: the same products in another order, which the band allows for. Half
+        // the load instructions of one scalar load per step; the rest of d goes 4 at a time.
+        const int vector_dims = d % 2 == 0 ? d - d % 8 : 0;
         bool dropped = false;
-        for (int ks = 0; ks < k_steps; ++ks) {
+        for (int k0 = 0; k0 < vector_dims && !dropped; k0 += 8) {
+          const int k = k0 + 2 * static_cast<int>(frag_k);
+          double2 bf[ColBlocks];
+#pragma unroll
+          for (int cb = 0; cb < ColBlocks; ++cb) {
+            const unsigned c = cb * 8 + frag_row;
+            bf[cb] = c < m ? load_pair(v.data_points + static_cast<std::size_t>(chunk + c) * d + k)
+                           : double2{0.0, 0.0};
+          }
+#pragma unroll
+          for (int rb = 0; rb < 4; ++rb) {
+            if (rb >= row_blocks) break;
+            const double2 a =
+                q_active[rb]
+                    ? load_pair(v.query_points + static_cast<std::size_t>(q_pos[rb]) * d + k)
+                    : double2{0.0, 0.0};
+#pragma unroll
+            for (int cb = 0; cb < ColBlocks; ++cb) {
+              if (cb < col_blocks) {
+                dmma_m8n8k4(acc[rb][cb], a.x, bf[cb].x);
+                dmma_m8n8k4(acc[rb][cb], a.y, bf[cb].y);
+              }
+            }
+          }
+          if (t.short_circuit && (k0 + 8) % dims_per_checkpoint == 0 && k0 + 8 < d) {
+            dropped = tile_surely_out<ColBlocks>(t, acc, q_active, q_pos, row_blocks, chunk, m,
+                                                 acc_col, (k0 + 8) / dims_per_checkpoint - 1,
+                                                 eps2);
+          }
+        }
+        for (int ks = vector_dims / 4; ks < k_steps && !dropped; ++ks) {
           const int k = ks * 4 + static_cast<int>(frag_k);
           double a[4], bf[ColBlocks];
 #pragma unroll
@@ -190,31 +266,11 @@ __global__ void __launch_bounds__(block_threads, ColBlocks <= 2 ? 2 : 1)
               if (cb < col_blocks) dmma_m8n8k4(acc[rb][cb], a[rb], bf[cb]);
             }
           }
-          // Short-circuit after each 16 dimensions but the last: drop the tile when every
-          // pair's partial distance is surely past eps^2.
+          // Short-circuit after each 16 dimensions but the last.
           if (t.short_circuit && (ks + 1) % (dims_per_checkpoint / 4) == 0 && ks + 1 < k_steps) {
-            const int c = (ks + 1) / (dims_per_checkpoint / 4) - 1;
-            bool all_out = true;
-#pragma unroll
-            for (int rb = 0; rb < 4; ++rb) {
-              if (rb >= row_blocks || !q_active[rb]) continue;
-              const double qn = t.query_norms[static_cast<std::size_t>(q_pos[rb]) * cp + c];
-#pragma unroll
-              for (int cb = 0; cb < ColBlocks; ++cb) {
-#pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                  const unsigned col = cb * 8 + acc_col + h;
-                  if (col >= m) continue;
-                  const double cn = t.data_norms[static_cast<std::size_t>(chunk + col) * cp + c];
-                  const double s = fma(-2.0, acc[rb][cb][h], qn + cn);
-                  if (s - (t.per_norm * (qn + cn) + t.band_fixed) <= eps2) all_out = false;
-                }
-              }
-            }
-            if (__all_sync(full_mask, all_out)) {
-              dropped = true;
-              break;
-            }
+            dropped = tile_surely_out<ColBlocks>(t, acc, q_active, q_pos, row_blocks, chunk, m,
+                                                 acc_col,
+                                                 (ks + 1) / (dims_per_checkpoint / 4) - 1, eps2);
           }
         }
         if (dropped) continue;
