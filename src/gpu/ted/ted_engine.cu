@@ -66,6 +66,9 @@ class ted_kernels final : public row_join_kernel<T> {
     // the two passes must agree pair by pair.
     view_.short_circuit = short_circuit_ && !approximate_;
     view_.col_blocks = static_cast<int>((tile_cols_ != 0 ? tile_cols_ : default_tile_cols(d)) / 8);
+    // Two coordinates a load: Expo8D 2M and Expo16D 1M 10-14% faster, 24-D and 32-D the same,
+    // Expo64D 1M and brute force at 64-D and 128-D 10-58% slower (bench/RESULTS.md, issue 7).
+    view_.paired_loads = d <= 16;
     tally_.reserve(3);
     EPSJOIN_CUDA_TRY(cudaMemsetAsync(tally_.data(), 0, 3 * sizeof(unsigned long long), stream));
     view_.tally = tally_.data();
@@ -150,7 +153,7 @@ class ted_join_engine final : public engine {
     }
     s.summary = concat("FP64 MMA m8n8k4, 32 x ",
                        tile_cols != 0 ? tile_cols : default_tile_cols(static_cast<int>(req.data.d)),
-                       " tiles, ", req.options.approximate ? "approximate" : "exact",
+                       " tiles, ", req.data.d <= 16 ? "paired loads, " : "", req.options.approximate ? "approximate" : "exact",
                        ", short-circuit ", short_circuit ? "on" : "off", ", ", s.summary);
     if (req.options.precision == scalar_type::f32) {
       ted_kernels<float> kernels(req.options.eps, req.options.approximate, short_circuit,

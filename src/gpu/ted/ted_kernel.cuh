@@ -40,6 +40,7 @@ struct ted_view {
   bool approximate = false;  ///< decide by s' <= eps^2 alone (the papers' behaviour)
   bool short_circuit = true;
   int col_blocks = 2;  ///< host side: the kernel's ColBlocks (2 or 4)
+  bool paired_loads = true;  ///< two coordinates a load where d is even (see the kernel)
   /// Counting pass: [0] pairs re-checked with the direct formula, [1] pairs only the
   /// approximate decision takes, [2] pairs only the exact decision takes.
   unsigned long long* tally = nullptr;
@@ -208,7 +209,8 @@ __global__ void __launch_bounds__(block_threads, ColBlocks <= 2 ? 2 : 1)
         // MMA steps, which sum dimensions {0,2,4,6} and {1,3,5,7} of the block instead of
         // {0..3} and {4..7}: the same products in another order, which the band allows for. Half
         // the load instructions of one scalar load per step; the rest of d goes 4 at a time.
-        const int vector_dims = d % 2 == 0 ? d - d % 8 : 0;
+        // (Chosen by the engine: faster at 8-16-D, slower from 64-D on.)
+        const int vector_dims = t.paired_loads && d % 2 == 0 ? d - d % 8 : 0;
         bool dropped = false;
         for (int k0 = 0; k0 < vector_dims && !dropped; k0 += 8) {
           const int k = k0 + 2 * static_cast<int>(frag_k);
