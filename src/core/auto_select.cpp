@@ -19,20 +19,27 @@ const engine* available(std::string_view name) {
 // almost all of it CUDA start-up; at 2M points gpu-sj wins (bench/RESULTS.md).
 constexpr std::size_t gpu_min_points = 1'000'000;
 
-// From this many dimensions on, ted-join's FP64 tensor cores beat lbjoin's CUDA cores: Expo32D
-// 1M 4.3 s against 8.3 s (S 50) and 11.7 s (S 500), Expo64D 9.3 s against 36.8 s; at 24-D
-// lbjoin is still 15% faster, at 16-D 5-13% (bench/RESULTS.md, issue 7).
+// Where ted-join's FP64 tensor cores beat lbjoin's CUDA cores (bench/RESULTS.md, issue 7, Expo
+// data, 1M points): from 32 dimensions on (32-D: 4.3 s against 8.3 s at S 50 and 11.7 s at S 500;
+// 64-D: 9.3 s against 36.8 s), and at exactly 16 dimensions, where its coordinates come two a
+// load (1.34 s against 1.39 s at S 49, 1.94 s against 2.12 s at S 497, same run). At 24-D
+// lbjoin is 21% faster and at 2-8-D it is as fast or faster; the dimensions in between follow
+// the nearest measurement.
 constexpr std::size_t ted_min_dims = 32;
+constexpr std::size_t ted_paired_dims = 16;
+
+bool ted_join_is_faster(std::size_t d) { return d == ted_paired_dims || d >= ted_min_dims; }
 
 }  // namespace
 
 engine_choice choose_engine(const join_request& request) {
   const std::size_t n = std::max(request.queries.n, request.data.n);
   const std::size_t d = request.data.n > 0 ? request.data.d : request.queries.d;
-  if (n >= gpu_min_points && d >= ted_min_dims) {
+  if (n >= gpu_min_points && ted_join_is_faster(d)) {
     if (const engine* e = available("ted-join")) {
       return {e, concat("ted-join: a CUDA device with FP64 tensor cores is present, N = ", n,
-                        " >= ", gpu_min_points, " and d = ", d, " >= ", ted_min_dims)};
+                        " >= ", gpu_min_points, " and d = ", d, " (", ted_paired_dims, " or >= ",
+                        ted_min_dims, ")")};
     }
   }
   if (n >= gpu_min_points) {
