@@ -20,10 +20,10 @@ const engine* available(std::string_view name) {
 constexpr std::size_t gpu_min_points = 1'000'000;
 
 // Where ted-join's FP64 tensor cores beat lbjoin's CUDA cores (bench/RESULTS.md, issue 7, Expo
-// data, 1M points): from 32 dimensions on (32-D: 4.3 s against 8.3 s at S 50 and 11.7 s at S 500;
-// 64-D: 9.3 s against 36.8 s), and at exactly 16 dimensions, where its coordinates come two a
+// data, 1M points): from 32 dimensions on (32-D: 3.7 s against 8.3 s at S 50 and 11.7 s at S 500;
+// 64-D: 5.9 s against 36.8 s), and at exactly 16 dimensions, where its coordinates come two a
 // load (1.34 s against 1.39 s at S 49, 1.94 s against 2.12 s at S 497, same run). At 24-D
-// lbjoin is 21% faster and at 2-8-D it is as fast or faster; the dimensions in between follow
+// lbjoin is 11-21% faster and at 2-8-D it is as fast or faster; the dimensions in between follow
 // the nearest measurement.
 constexpr std::size_t ted_min_dims = 32;
 constexpr std::size_t ted_paired_dims = 16;

@@ -39,8 +39,11 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(ted_brute_full_f32, {"ted-join",
                                                    scalar_type::f32});
 EPSJOIN_ENGINE_PROPERTY_TESTS(ted_full_records_f64,
                               {"ted-join", {{"pattern", "full"}, {"fill", "records"}}});
-EPSJOIN_ENGINE_PROPERTY_TESTS(ted_second_pass_no_short_circuit_f64,
-                              {"ted-join", {{"fill", "second-pass"}, {"short_circuit", "off"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(ted_second_pass_short_circuit_f64,
+                              {"ted-join", {{"fill", "second-pass"}, {"short_circuit", "on"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(ted_short_circuit_brute_f32,
+                              {"ted-join", {{"short_circuit", "on"}, {"mode", "brute-force"}},
+                               scalar_type::f32});
 // Both tile shapes at every d (the default takes 16 columns below 32-D and 32 from there).
 EPSJOIN_ENGINE_PROPERTY_TESTS(ted_tile32_f64, {"ted-join", {{"tile_cols", "32"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(ted_tile32_full_f32, {"ted-join",
@@ -78,7 +81,7 @@ TEST(gds_ted, sanitizer_case_small_joins_in_every_mode) {
       {"gds-join", {}},
       {"gds-join", {{"mode", "brute-force"}, {"queue", "on"}}},
       {"ted-join", {}},
-      {"ted-join", {{"pattern", "full"}, {"fill", "second-pass"}}},
+      {"ted-join", {{"pattern", "full"}, {"fill", "second-pass"}, {"short_circuit", "on"}}},
       {"ted-join", {{"mode", "brute-force"}, {"segment_ids", "1000"}}},
       {"ted-join", {{"tile_cols", "32"}}},
       {"ted-join", {{"tile_cols", "32"}, {"pattern", "full"}, {"fill", "second-pass"}}},
