@@ -48,12 +48,14 @@ TEST(work_deque, degenerate_sizes) {
 
 // A fake GPU consumer takes batches of `gpu_batch` from the front while `cpu_threads` threads take
 // chunks of `cpu_chunk` from the back, with no pause, many times over.
-void stress(std::uint32_t n, unsigned cpu_threads, std::uint32_t gpu_batch, std::uint32_t cpu_chunk) {
+void stress(std::uint32_t n, unsigned cpu_threads, std::uint32_t gpu_batch,
+            std::uint32_t cpu_chunk) {
   work_deque q(n);
   std::vector<std::atomic<std::uint8_t>> taken(n);
   std::atomic<std::uint32_t> gpu_last_end{0}, cpu_lowest_begin{n};
   auto mark = [&](const item_range& r) {
-    for (std::uint32_t i = r.begin; i < r.end; ++i) taken[i].fetch_add(1, std::memory_order_relaxed);
+    for (std::uint32_t i = r.begin; i < r.end; ++i)
+      taken[i].fetch_add(1, std::memory_order_relaxed);
   };
   std::thread gpu([&] {
     std::uint32_t expected_begin = 0;
