@@ -77,7 +77,7 @@ std::uint64_t segment_capacity(std::uint64_t total_ids, const row_plan_options& 
 void run_row_segments(gpu_state& gpu, const row_counts& rc, std::span<const row_segment> segments,
                       std::size_t n_queries, const segment_filler& fill, result_sink& sink,
                       unsigned threads, const row_plan_options& options, join_stats& stats,
-                      const std::function<void(double)>& progress) {
+                      const std::function<void(double)>& progress, rows_beside* beside) {
   stopwatch clock;
   row_destination dest;
   const bool rows = sink.accepts_rows();
@@ -88,8 +88,11 @@ void run_row_segments(gpu_state& gpu, const row_counts& rc, std::span<const row_
     stopwatch rows_clock;
     if (rows) {
       std::vector<std::uint32_t> by_query(n_queries, 0);
-      for (std::size_t p = 0; p < rc.ids.size(); ++p) by_query[rc.ids[p]] = rc.counts[p];
+      for (std::size_t p = 0; p < rc.ids.size(); ++p) {
+        by_query[rc.ids[p]] = rc.counts[p] + (beside != nullptr ? beside->counts[p] : 0);
+      }
       dest = sink.begin_rows(by_query);
+      if (beside != nullptr) beside->destination = dest;
     }
     stats.add_stage("rows", rows_clock.seconds());
   };

@@ -55,10 +55,18 @@ std::vector<row_segment> plan_segments(const row_counts& rc, std::span<const std
 /// Ids per device segment that device memory allows now (two segments are in use at once).
 std::uint64_t segment_capacity(std::uint64_t total_ids, const row_plan_options& options);
 
-/// Runs the segments and delivers every row to `sink`.
+/// Rows the device does not fill (hegjoin's CPU share): their counts by query position, added
+/// to the layout handed to a row sink, and where the sink put them.
+struct rows_beside {
+  std::span<const std::uint32_t> counts;
+  row_destination destination;
+};
+
+/// Runs the segments and delivers every row to `sink`. With `beside`, a row sink's table also
+/// holds room for those rows; the caller writes them to beside->destination.
 void run_row_segments(gpu_state& gpu, const row_counts& rc, std::span<const row_segment> segments,
                       std::size_t n_queries, const segment_filler& fill, result_sink& sink,
                       unsigned threads, const row_plan_options& options, join_stats& stats,
-                      const std::function<void(double)>& progress);
+                      const std::function<void(double)>& progress, rows_beside* beside = nullptr);
 
 }  // namespace epsjoin::detail

@@ -83,7 +83,9 @@ void stress(std::uint32_t n, unsigned cpu_threads, std::uint32_t gpu_batch,
   for (std::uint32_t i = 0; i < n; ++i) ASSERT_EQ(taken[i].load(), 1) << "item " << i;
   // The two sides split the items at one point: the GPU's are a prefix, the CPUs' the rest.
   EXPECT_EQ(gpu_last_end.load(), q.front());
-  if (n > 0) EXPECT_EQ(std::min(cpu_lowest_begin.load(), n), gpu_last_end.load());
+  if (n > 0) {
+    EXPECT_EQ(std::min(cpu_lowest_begin.load(), n), gpu_last_end.load());
+  }
 }
 
 TEST(work_deque, every_item_once_under_contention) {

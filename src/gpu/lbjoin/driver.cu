@@ -5,6 +5,7 @@
 #include "core/timer.hpp"
 #include "gpu/join_indexes.cuh"
 #include "gpu/lbjoin/driver.cuh"
+#include "gpu/lbjoin/hybrid.cuh"
 #include "gpu/lbjoin/work.cuh"
 #include "grid/plan.hpp"
 
@@ -66,7 +67,10 @@ std::vector<std::string_view> row_join_param_keys(bool brute_force_mode) {
 }
 
 template <class T>
-void run_row_join(join_request& req, const row_join_settings& s, row_join_kernel<T>& kernel) {
+void run_row_join(join_request& req, const row_join_settings& s, row_join_kernel<T>& kernel,
+                  hetero::cpu_share<T>* cpu) {
+  EPSJOIN_EXPECTS(cpu == nullptr || (!s.lid_unicomp && !s.queue),
+                  "sharing a join with the CPU needs pattern=full and queue=off");
   gpu_state& gpu = acquire_gpu(req.res);
   cudaStream_t stream = gpu.slots[0]->stream.get();
   launch_config base_config;
@@ -148,10 +152,22 @@ void run_row_join(join_request& req, const row_join_settings& s, row_join_kernel
       EPSJOIN_CUDA_TRY(cudaMemsetAsync(record_count.data(), 0, sizeof(unsigned long long), stream));
     }
   }
-  cuda_event count_start, count_end;
-  count_start.record(stream);
-  launch(view, ordered, work.n, count_out, pass::count, halving_ranges, stream);
-  count_end.record(stream);
+  host_index<T> host;
+  double count_kernel_seconds = 0;
+  if (cpu != nullptr) {
+    count_kernel_seconds = count_with_cpu<T>(
+        gpu, *cpu, host, queries, data_index, ranges, ordered, work.n, view,
+        [&](const work_item* items, std::uint32_t n, cudaStream_t on) {
+          launch(view, items, n, count_out, pass::count, false, on);
+        });
+  } else {
+    cuda_event count_start, count_end;
+    count_start.record(stream);
+    launch(view, ordered, work.n, count_out, pass::count, halving_ranges, stream);
+    count_end.record(stream);
+    EPSJOIN_CUDA_TRY(cudaStreamSynchronize(stream));
+    count_kernel_seconds = count_end.since(count_start) * 1e-3;
+  }
   const row_counts rc = fetch_row_counts(counts.data(), queries.permutation.data(), nq, stream);
   unsigned long long recorded = 0;
   if (count_out.records != nullptr) {
@@ -159,13 +175,15 @@ void run_row_join(join_request& req, const row_join_settings& s, row_join_kernel
         cudaMemcpy(&recorded, record_count.data(), sizeof recorded, cudaMemcpyDeviceToHost));
   }
   req.stats.add_stage("count", clock.seconds());
-  req.stats.notes.push_back({"count kernel seconds", concat(count_end.since(count_start) * 1e-3)});
+  req.stats.notes.push_back({"count kernel seconds", concat(count_kernel_seconds)});
   req.stats.notes.push_back(
       {"configuration", concat(s.summary, "; ", work.n, " work items; ", data_index.n_cells,
                                " non-empty cells; ", plan.reason)});
   kernel.report(req.stats, rc.offsets.back());
+  if (cpu != nullptr) cpu->report(req.stats);
   if (req.sink.counts_only()) {
     deliver_counts(rc, req.sink);
+    if (cpu != nullptr) cpu->deliver_counts(req.sink, host.query_ids);
     return;
   }
 
@@ -209,19 +227,29 @@ void run_row_join(join_request& req, const row_join_settings& s, row_join_kernel
   fill_view.ranges = fill_ranges->ranges.data();
   std::vector<std::uint32_t> segment_first;
   for (const row_segment& seg : segments) segment_first.push_back(seg.first);
-  if (segments.size() > 1 || fill_work != &work) {
-    fill_items = order_items(gpu, stream, *fill_work, segment_first, s.sort);
+  // Where each segment's items start in the fill list.
+  std::vector<std::uint32_t> item_begin(segments.size() + 1, 0);
+  if (cpu != nullptr) {
+    // Only the GPU's items: the CPU's rows have no room in the device layout.
+    const std::vector<work_item> own =
+        gpu_fill_items(host.items, cpu->gpu_items(), segments, item_begin);
+    fill_items.reserve(std::max<std::size_t>(own.size(), 1));
+    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(fill_items.data(), own.data(), sizeof(work_item) * own.size(),
+                                     cudaMemcpyHostToDevice, stream));
+    EPSJOIN_CUDA_TRY(cudaStreamSynchronize(stream));
+  } else {
+    if (segments.size() > 1 || fill_work != &work) {
+      fill_items = order_items(gpu, stream, *fill_work, segment_first, s.sort);
+    }
+    for (std::size_t k = 0; k < segments.size(); ++k) {
+      const auto lo = std::lower_bound(fill_work->host_first.begin(),
+                                       fill_work->host_first.end(), segments[k].first);
+      const auto hi = std::lower_bound(fill_work->host_first.begin(),
+                                       fill_work->host_first.end(), segments[k].end);
+      item_begin[k + 1] = item_begin[k] + static_cast<std::uint32_t>(hi - lo);
+    }
   }
   const work_item* items = fill_items.data() != nullptr ? fill_items.data() : ordered;
-  // Where each segment's items start in the ordered list.
-  std::vector<std::uint32_t> item_begin(segments.size() + 1, 0);
-  for (std::size_t k = 0; k < segments.size(); ++k) {
-    const auto lo = std::lower_bound(fill_work->host_first.begin(), fill_work->host_first.end(),
-                                     segments[k].first);
-    const auto hi = std::lower_bound(fill_work->host_first.begin(), fill_work->host_first.end(),
-                                     segments[k].end);
-    item_begin[k + 1] = item_begin[k] + static_cast<std::uint32_t>(hi - lo);
-  }
   device_buffer<std::uint32_t> cursor;
   if (halving_fill || scatter_fill) {
     cursor.reserve(std::max<std::uint32_t>(nq, 1));
@@ -246,12 +274,27 @@ void run_row_join(join_request& req, const row_join_settings& s, row_join_kernel
            item_begin[k + 1] - item_begin[k], out, pass::fill, halving_fill, on);
   };
   // The counting pass ran on `stream`; the fill kernels run on the same stream.
+  if (cpu == nullptr) {
+    run_row_segments(gpu, rc, segments, req.queries.n, fill, req.sink, req.res.threads(), s.rows,
+                     req.stats, req.options.progress);
+    return;
+  }
+  const std::vector<std::uint32_t> cpu_counts = cpu->counts_by_position(nq);
+  rows_beside beside{cpu_counts, {}};
   run_row_segments(gpu, rc, segments, req.queries.n, fill, req.sink, req.res.threads(), s.rows,
-                   req.stats, req.options.progress);
+                   req.stats, req.options.progress, &beside);
+  clock.restart();
+  if (req.sink.accepts_rows()) {
+    cpu->deliver_rows(beside.destination, host.query_ids, req.res.threads());
+  } else {
+    cpu->deliver_pairs(req.sink, host.query_ids);
+  }
+  req.stats.add_stage("cpu rows", clock.seconds());
 }
 
-template void run_row_join<float>(join_request&, const row_join_settings&, row_join_kernel<float>&);
+template void run_row_join<float>(join_request&, const row_join_settings&, row_join_kernel<float>&,
+                                  hetero::cpu_share<float>*);
 template void run_row_join<double>(join_request&, const row_join_settings&,
-                                   row_join_kernel<double>&);
+                                   row_join_kernel<double>&, hetero::cpu_share<double>*);
 
 }  // namespace epsjoin::detail::lbjoin

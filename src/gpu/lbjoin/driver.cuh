@@ -14,6 +14,7 @@
 #include "core/params.hpp"
 #include "gpu/lbjoin/kernels.cuh"
 #include "gpu/lbjoin/launch.cuh"
+#include "hetero/cpu_share.hpp"
 
 namespace epsjoin::detail::lbjoin {
 
@@ -59,8 +60,11 @@ class row_join_kernel {
   virtual void report(join_stats& /*stats*/, std::uint64_t /*pairs*/) {}
 };
 
-/// Runs the join of `req` with `kernel`, delivering rows (or counts) to req.sink.
+/// Runs the join of `req` with `kernel`, delivering rows (or counts) to req.sink. With `cpu`
+/// (hegjoin), the GPU counts only the batches `cpu` hands it while the CPU workers join the rest,
+/// and fills only its own rows; the settings must use the FULL pattern and no work queue.
 template <class T>
-void run_row_join(join_request& req, const row_join_settings& settings, row_join_kernel<T>& kernel);
+void run_row_join(join_request& req, const row_join_settings& settings, row_join_kernel<T>& kernel,
+                  hetero::cpu_share<T>* cpu = nullptr);
 
 }  // namespace epsjoin::detail::lbjoin

@@ -1,0 +1,153 @@
+// hegjoin's part of the row-join driver (hybrid.cuh).
+
+#include <algorithm>
+#include <array>
+
+#include "gpu/lbjoin/hybrid.cuh"
+
+namespace epsjoin::detail::lbjoin {
+
+namespace {
+
+template <class U, class V = U>
+void copy_out(std::vector<V>& out, const U* device, std::size_t n, cudaStream_t stream) {
+  static_assert(sizeof(U) == sizeof(V));
+  out.resize(n);
+  if (n > 0) {
+    EPSJOIN_CUDA_TRY(
+        cudaMemcpyAsync(out.data(), device, n * sizeof(U), cudaMemcpyDeviceToHost, stream));
+  }
+}
+
+}  // namespace
+
+template <class T>
+hetero::host_join_view<T> host_index<T>::view(int d, T eps2, bool self_join) const {
+  hetero::host_join_view<T> v;
+  v.items = items;
+  v.query_points = query_points;
+  v.query_ids = query_ids;
+  v.data_points = self_join ? std::span<const T>(query_points) : std::span<const T>(data_points);
+  v.data_ids = self_join ? std::span<const std::uint32_t>(query_ids)
+                         : std::span<const std::uint32_t>(data_ids);
+  v.range_offsets = range_offsets;
+  v.ranges = ranges;
+  v.d = d;
+  v.eps2 = eps2;
+  v.self_join = self_join;
+  return v;
+}
+
+template <class T>
+double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& host,
+                      const grid::device_index<T>& queries, const grid::device_index<T>& data,
+                      const neighbor_ranges& ranges, const work_item* ordered,
+                      std::uint32_t n_items, const join_view<T>& view,
+                      const count_launcher& count) {
+  static_assert(sizeof(hetero::host_item) == sizeof(work_item) &&
+                sizeof(hetero::host_range) == sizeof(point_range));
+  const std::array<cudaStream_t, 2> streams = {gpu.slots[0]->stream.get(),
+                                               gpu.slots[1]->stream.get()};
+  cudaStream_t copies = gpu.slots[2]->stream.get();
+  // The index was built on the first stream; the copies run beside the first batches.
+  EPSJOIN_CUDA_TRY(cudaStreamSynchronize(streams[0]));
+  const bool self = view.self_join && &queries == &data;
+  copy_out<work_item, hetero::host_item>(host.items, ordered, n_items, copies);
+  copy_out(host.range_offsets, ranges.offsets.data(), std::size_t{queries.n_cells} + 1, copies);
+  EPSJOIN_CUDA_TRY(cudaStreamSynchronize(copies));
+  copy_out<point_range, hetero::host_range>(host.ranges, ranges.ranges.data(),
+                                            host.range_offsets.back(), copies);
+  EPSJOIN_CUDA_TRY(cudaStreamSynchronize(copies));
+  cpu.plan(host.view(view.d, view.eps2, self));
+
+  auto start_cpu = [&] {
+    const auto d = static_cast<std::size_t>(view.d);
+    copy_out(host.query_points, queries.points.data(), queries.n_points * d, copies);
+    copy_out(host.query_ids, queries.permutation.data(), queries.n_points, copies);
+    if (!self) {
+      copy_out(host.data_points, data.points.data(), data.n_points * d, copies);
+      copy_out(host.data_ids, data.permutation.data(), data.n_points, copies);
+    }
+    EPSJOIN_CUDA_TRY(cudaStreamSynchronize(copies));
+    cpu.start(host.view(view.d, view.eps2, self));
+  };
+
+  cuda_event start, end;
+  std::array<cuda_event, 2> done;
+  std::array<bool, 2> busy{};
+  start.record(streams[0]);
+  EPSJOIN_CUDA_TRY(cudaStreamWaitEvent(streams[1], start.get(), 0));
+  bool cpu_started = false;
+  try {
+  for (unsigned b = 0;; ++b) {
+    // The CPU starts once the GPU has work queued for the time its copies take.
+    if (!cpu_started && b == streams.size()) {
+      start_cpu();
+      cpu_started = true;
+    }
+    const unsigned k = b % streams.size();
+    // A batch is taken only when a stream is free for it, so the GPU never holds more of the
+    // deque than it is about to work on.
+    if (busy[k]) EPSJOIN_CUDA_TRY(cudaEventSynchronize(done[k].get()));
+    const hetero::item_range r = cpu.next_gpu_batch();
+    if (r.empty()) break;
+    count(ordered + r.begin, r.size(), streams[k]);
+    done[k].record(streams[k]);
+    busy[k] = true;
+  }
+  if (!cpu_started) start_cpu();
+  } catch (...) {
+    // The workers read `host`, which the caller is about to free.
+    cpu.stop();
+    throw;
+  }
+  EPSJOIN_CUDA_TRY(cudaStreamWaitEvent(streams[0], done[1].get(), 0));
+  end.record(streams[0]);
+  EPSJOIN_CUDA_TRY(cudaStreamSynchronize(streams[0]));
+  cpu.gpu_finished();
+  cpu.wait();
+  return end.since(start) * 1e-3;
+}
+
+std::vector<work_item> gpu_fill_items(std::span<const hetero::host_item> items,
+                                      std::uint32_t gpu_items, std::span<const row_segment> segments,
+                                      std::vector<std::uint32_t>& item_begin) {
+  // Segment of each item by its first position; items whose rows are all empty may lie in no
+  // segment (plan_segments drops empty ones) and need no fill.
+  std::vector<std::uint32_t> per_segment(segments.size() + 1, 0);
+  std::vector<std::int64_t> segment_of(gpu_items, -1);
+  for (std::uint32_t i = 0; i < gpu_items; ++i) {
+    const std::uint32_t first = items[i].first;
+    const auto it = std::upper_bound(segments.begin(), segments.end(), first,
+                                     [](std::uint32_t p, const row_segment& s) { return p < s.first; });
+    if (it == segments.begin()) continue;
+    const auto k = static_cast<std::size_t>(it - segments.begin()) - 1;
+    if (first >= segments[k].end) continue;
+    segment_of[i] = static_cast<std::int64_t>(k);
+    ++per_segment[k + 1];
+  }
+  item_begin.assign(segments.size() + 1, 0);
+  for (std::size_t k = 0; k < segments.size(); ++k) item_begin[k + 1] = item_begin[k] + per_segment[k + 1];
+  std::vector<work_item> out(item_begin.back());
+  std::vector<std::uint32_t> next(item_begin.begin(), item_begin.end() - 1);
+  for (std::uint32_t i = 0; i < gpu_items; ++i) {
+    if (segment_of[i] < 0) continue;
+    const hetero::host_item& h = items[i];
+    out[next[static_cast<std::size_t>(segment_of[i])]++] = work_item{h.first, h.count, h.cell};
+  }
+  return out;
+}
+
+template struct host_index<float>;
+template struct host_index<double>;
+template double count_with_cpu(gpu_state&, hetero::cpu_share<float>&, host_index<float>&,
+                               const grid::device_index<float>&, const grid::device_index<float>&,
+                               const neighbor_ranges&, const work_item*, std::uint32_t,
+                               const join_view<float>&, const count_launcher&);
+template double count_with_cpu(gpu_state&, hetero::cpu_share<double>&, host_index<double>&,
+                               const grid::device_index<double>&,
+                               const grid::device_index<double>&, const neighbor_ranges&,
+                               const work_item*, std::uint32_t, const join_view<double>&,
+                               const count_launcher&);
+
+}  // namespace epsjoin::detail::lbjoin

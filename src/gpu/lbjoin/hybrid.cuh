@@ -1,0 +1,49 @@
+#pragma once
+// hegjoin's part of the row-join driver: host copies of the device index for the CPU side, the
+// counting phase with the GPU's batches taken from the work deque while the CPU workers take
+// theirs, and the GPU's fill items (its prefix of the workload order only).
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "batch/rows.cuh"
+#include "grid/device_index.cuh"
+#include "gpu/gpu_sj/neighbor_ranges.cuh"
+#include "gpu/lbjoin/kernels.cuh"
+#include "hetero/cpu_share.hpp"
+
+namespace epsjoin::detail::lbjoin {
+
+/// What the CPU side reads, copied from the device.
+template <class T>
+struct host_index {
+  std::vector<hetero::host_item> items;  ///< workload order
+  std::vector<std::uint32_t> range_offsets;
+  std::vector<hetero::host_range> ranges;
+  std::vector<T> query_points, data_points;  ///< data_points empty for a self-join
+  std::vector<std::uint32_t> query_ids, data_ids;  ///< data_ids empty for a self-join
+  hetero::host_join_view<T> view(int d, T eps2, bool self_join) const;
+};
+
+/// Counts one batch of items on a stream.
+using count_launcher = std::function<void(const work_item* items, std::uint32_t n, cudaStream_t)>;
+
+/// The counting phase shared with the CPU: copies what the CPU needs, then feeds the GPU batches
+/// from `cpu`'s deque (at most one in flight per stream) until its part is done, and waits for
+/// the CPU workers. Returns the seconds the GPU's count kernels were busy.
+template <class T>
+double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& host,
+                      const grid::device_index<T>& queries, const grid::device_index<T>& data,
+                      const neighbor_ranges& ranges, const work_item* ordered,
+                      std::uint32_t n_items, const join_view<T>& view,
+                      const count_launcher& count);
+
+/// The GPU's fill items, [0, gpu_items) of the workload order, grouped by segment (workload
+/// order kept within each); item_begin[k] is where segment k's start.
+std::vector<work_item> gpu_fill_items(std::span<const hetero::host_item> items,
+                                      std::uint32_t gpu_items, std::span<const row_segment> segments,
+                                      std::vector<std::uint32_t>& item_begin);
+
+}  // namespace epsjoin::detail::lbjoin

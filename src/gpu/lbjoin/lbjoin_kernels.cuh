@@ -1,0 +1,62 @@
+#pragma once
+// lbjoin's kernels as the row-join driver takes them (lbjoin and hegjoin's GPU side).
+
+#include <array>
+#include <string>
+#include <string_view>
+
+#include "gpu/lbjoin/driver.cuh"
+
+namespace epsjoin::detail::lbjoin {
+
+/// The kernel switches: kernel=tiled|query, lanes (query kernel), stage_dims (tiled, d >= 16).
+struct kernel_choice {
+  kernel_kind kind = kernel_kind::tiled;
+  unsigned lanes = 8;
+  unsigned stage_dims = 16;
+  std::string summary;
+};
+
+inline constexpr std::array<std::string_view, 3> kernel_param_keys = {"kernel", "lanes",
+                                                                       "stage_dims"};
+
+inline kernel_choice read_kernel_choice(const param_map& params) {
+  kernel_choice k;
+  const std::string kernel = param_choice(params, "kernel", {"tiled", "query"}, "tiled");
+  k.lanes = static_cast<unsigned>(param_uint(params, "lanes", 8, 1, 32));
+  EPSJOIN_EXPECTS((k.lanes & (k.lanes - 1)) == 0,
+                  "parameter lanes must be 1, 2, 4, 8, 16 or 32, got ", k.lanes);
+  k.kind = kernel == "tiled" ? kernel_kind::tiled : kernel_kind::query;
+  // 16 staged dimensions once there are 16: Expo16D 1M at S 500, 1.97 s against 2.24 s; at
+  // S 50 the two are within 3% (bench/RESULTS.md, issue 7).
+  k.stage_dims = param_choice(params, "stage_dims", {"8", "16"}, "16") == "16" ? 16u : 8u;
+  k.summary = concat("kernel ", kernel,
+                     k.kind == kernel_kind::query ? concat(" (", k.lanes, " lanes)") : "");
+  return k;
+}
+
+template <class T>
+class lbjoin_kernels final : public row_join_kernel<T> {
+ public:
+  explicit lbjoin_kernels(const kernel_choice& k)
+      : kind_(k.kind), lanes_(k.lanes), stage_dims_(k.stage_dims) {}
+  unsigned item_queries() const override { return kind_ == kernel_kind::tiled ? 32 : 1; }
+  unsigned workload_lanes() const override { return kind_ == kernel_kind::tiled ? 0 : lanes_; }
+  bool can_record() const override { return kind_ == kernel_kind::tiled; }
+  void launch(const join_view<T>& view, const work_item* items, std::uint32_t n_items,
+              const row_output& out, pass p, const launch_config& config,
+              cudaStream_t stream) override {
+    launch_config c = config;
+    c.kind = kind_;
+    c.lanes = lanes_;
+    c.stage_dims = stage_dims_;
+    launch_join(view, items, n_items, out, p, c, stream);
+  }
+
+ private:
+  kernel_kind kind_;
+  unsigned lanes_;
+  unsigned stage_dims_;
+};
+
+}  // namespace epsjoin::detail::lbjoin

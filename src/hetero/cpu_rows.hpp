@@ -1,0 +1,62 @@
+#pragma once
+// hegjoin's CPU side: the rows of deque items computed on the cores, against the same grid index
+// the GPU uses (its host copy), so the two sides share one preprocessing and one candidate set.
+// A work item is the GPU's: up to a warp's worth of query positions of one cell.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace epsjoin::detail::hetero {
+
+/// Same layout as lbjoin::work_item: `count` query positions from `first`, all in cell `cell`.
+struct host_item {
+  std::uint32_t first;
+  std::uint32_t count;
+  std::uint32_t cell;
+};
+
+/// Data positions [begin, end) of the index.
+struct host_range {
+  std::uint32_t begin, end;
+};
+
+/// Host copies of what the GPU kernels read (lbjoin::join_view), plus the items.
+template <class T>
+struct host_join_view {
+  std::span<const host_item> items;                ///< workload order, heaviest first
+  std::span<const T> query_points;                 ///< [queries x d] position order
+  std::span<const std::uint32_t> query_ids;        ///< query position -> caller's id
+  std::span<const T> data_points;                  ///< [data x d] index order
+  std::span<const std::uint32_t> data_ids;         ///< data position -> caller's id
+  std::span<const std::uint32_t> range_offsets;    ///< per query cell, into ranges
+  std::span<const host_range> ranges;              ///< candidate ranges, FULL pattern
+  int d = 0;
+  T eps2 = 0;
+  bool self_join = false;  ///< queries and data are one index: skip a position's own point
+};
+
+/// Rows found by one CPU worker, appended item after item.
+struct cpu_rows {
+  std::vector<std::uint32_t> positions;  ///< query positions, one per row
+  std::vector<std::uint32_t> counts;     ///< neighbours in each row
+  std::vector<std::uint32_t> neighbors;  ///< the rows' caller ids, concatenated
+  std::uint64_t candidates = 0;          ///< distances computed
+  void clear() {
+    positions.clear();
+    counts.clear();
+    neighbors.clear();
+    candidates = 0;
+  }
+};
+
+/// Distances each item of `items` costs (its queries times its cell's candidates).
+template <class T>
+std::vector<std::uint64_t> item_candidates(const host_join_view<T>& view);
+
+/// Appends the rows of view.items[first, end) to `out`.
+template <class T>
+void join_items_on_cpu(const host_join_view<T>& view, std::uint32_t first, std::uint32_t end,
+                       cpu_rows& out);
+
+}  // namespace epsjoin::detail::hetero

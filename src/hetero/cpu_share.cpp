@@ -1,0 +1,248 @@
+#include "hetero/cpu_share.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/expects.hpp"
+#include "core/parallel.hpp"
+#include "hetero/partition.hpp"
+
+namespace epsjoin::detail::hetero {
+
+template <class T>
+cpu_share<T>::cpu_share(share_settings settings) : s_(std::move(settings)) {
+  EPSJOIN_EXPECTS(s_.gpu_fraction >= 0 && s_.gpu_fraction <= 1,
+                  "the GPU's fraction lies in [0, 1], got ", s_.gpu_fraction);
+  EPSJOIN_EXPECTS(s_.cpu_chunk_queries > 0 && s_.gpu_streams > 0 && s_.gpu_batches > 0,
+                  "hegjoin needs positive chunk, stream and batch counts");
+}
+
+template <class T>
+cpu_share<T>::~cpu_share() {
+  for (std::thread& t : workers_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+template <class T>
+void cpu_share<T>::plan(const host_join_view<T>& view) {
+  view_ = view;
+  const auto n = static_cast<std::uint32_t>(view.items.size());
+  const std::vector<std::uint64_t> candidates = item_candidates(view);
+  candidates_prefix_.assign(n + 1, 0);
+  queries_prefix_.assign(n + 1, 0);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    candidates_prefix_[i + 1] = candidates_prefix_[i] + candidates[i];
+    queries_prefix_[i + 1] = queries_prefix_[i] + view.items[i].count;
+  }
+  const bool dynamic = s_.strategy == partition_strategy::dynamic;
+  std::uint32_t gpu_part = n;  // items the GPU may take from the front (dynamic: any)
+  if (!dynamic) {
+    if (s_.strategy == partition_strategy::static_candidates) {
+      gpu_part = gpu_items_by_candidates(candidates, s_.gpu_fraction);
+    } else {
+      const std::uint64_t want = gpu_queries_by_count(
+          static_cast<std::uint32_t>(queries_prefix_.back()), s_.gpu_fraction);
+      gpu_part = static_cast<std::uint32_t>(
+          std::lower_bound(queries_prefix_.begin(), queries_prefix_.end(), want) -
+          queries_prefix_.begin());
+    }
+  }
+  if (s_.cpu_threads == 0) {
+    EPSJOIN_EXPECTS(dynamic || gpu_part == n, "a static partition gives the CPU ", n - gpu_part,
+                    " work items, but cpu_threads is 0");
+    gpu_part = n;
+  }
+  if (dynamic) {
+    gpu_deque_ = std::make_unique<work_deque>(n);
+  } else {
+    gpu_deque_ = std::make_unique<work_deque>(gpu_part);
+    cpu_deque_ = std::make_unique<work_deque>(n - gpu_part);
+    cpu_offset_ = gpu_part;
+  }
+  const double queries_per_item =
+      n > 0 ? static_cast<double>(queries_prefix_.back()) / static_cast<double>(n) : 1.0;
+  chunk_items_ = static_cast<std::uint32_t>(std::max(
+      1.0, std::round(static_cast<double>(s_.cpu_chunk_queries) / queries_per_item)));
+  const unsigned batches = std::max(s_.gpu_batches, min_gpu_batches(s_.gpu_streams, dynamic));
+  batch_candidates_ = candidates_prefix_[gpu_part] / batches;
+  batch_queries_ = std::max<std::uint64_t>(queries_prefix_[gpu_part] / batches, s_.min_batch_queries);
+  clock_.restart();
+}
+
+template <class T>
+void cpu_share<T>::start(const host_join_view<T>& view) {
+  view_ = view;
+  rows_.resize(s_.cpu_threads);
+  worker_end_.assign(s_.cpu_threads, 0.0);
+  for (unsigned w = 0; w < s_.cpu_threads; ++w) workers_.emplace_back(&cpu_share::work, this, w);
+}
+
+template <class T>
+void cpu_share<T>::work(unsigned worker) {
+  work_deque& deque = cpu_deque_ ? *cpu_deque_ : *gpu_deque_;
+  try {
+    for (;;) {
+      const item_range r = deque.take_back(chunk_items_);
+      if (r.empty()) break;
+      join_items_on_cpu(view_, r.begin + cpu_offset_, r.end + cpu_offset_, rows_[worker]);
+    }
+  } catch (...) {
+    std::lock_guard lock(error_mutex_);
+    if (!error_) error_ = std::current_exception();
+  }
+  worker_end_[worker] = clock_.seconds();
+}
+
+template <class T>
+item_range cpu_share<T>::next_gpu_batch() {
+  // Only the GPU moves the front, so the front read here is exact; the back may move meanwhile,
+  // which take_front clamps.
+  const std::uint32_t front = gpu_deque_->front();
+  const auto n = static_cast<std::uint32_t>(view_.items.size());
+  std::uint32_t end = front;
+  while (end < n && candidates_prefix_[end] - candidates_prefix_[front] < batch_candidates_ &&
+         queries_prefix_[end] - queries_prefix_[front] < batch_queries_) {
+    ++end;
+  }
+  const item_range r = gpu_deque_->take_front(std::max(end - front, 1u));
+  if (!r.empty()) {
+    ++gpu_.batches;
+    gpu_items_ = r.end;
+  }
+  return r;
+}
+
+template <class T>
+void cpu_share<T>::gpu_finished() {
+  gpu_.seconds = clock_.seconds();
+}
+
+template <class T>
+void cpu_share<T>::wait() {
+  for (std::thread& t : workers_) {
+    if (t.joinable()) t.join();
+  }
+  if (error_) std::rethrow_exception(error_);
+  // Dynamic: the GPU's items end where the front stopped; static: at the split.
+  gpu_items_ = cpu_deque_ ? cpu_offset_ : gpu_deque_->front();
+  gpu_.items = gpu_items_;
+  gpu_.queries = queries_prefix_.empty() ? 0 : queries_prefix_[gpu_items_];
+  gpu_.candidates = candidates_prefix_.empty() ? 0 : candidates_prefix_[gpu_items_];
+}
+
+template <class T>
+void cpu_share<T>::stop() noexcept {
+  constexpr std::uint32_t everything = ~std::uint32_t{0};
+  if (gpu_deque_) (void)gpu_deque_->take_front(everything);
+  if (cpu_deque_) (void)cpu_deque_->take_front(everything);
+  for (std::thread& t : workers_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+template <class T>
+side_totals cpu_share<T>::cpu() const {
+  side_totals c;
+  const auto n = static_cast<std::uint32_t>(view_.items.size());
+  c.items = n - gpu_items_;
+  for (const cpu_rows& r : rows_) {
+    c.queries += r.positions.size();
+    c.candidates += r.candidates;
+  }
+  for (double end : worker_end_) c.seconds = std::max(c.seconds, end);
+  return c;
+}
+
+template <class T>
+std::vector<std::uint32_t> cpu_share<T>::counts_by_position(std::uint32_t positions) const {
+  std::vector<std::uint32_t> counts(positions, 0);
+  for (const cpu_rows& r : rows_) {
+    for (std::size_t k = 0; k < r.positions.size(); ++k) counts[r.positions[k]] = r.counts[k];
+  }
+  return counts;
+}
+
+template <class T>
+void cpu_share<T>::deliver_rows(const row_destination& dest,
+                                std::span<const std::uint32_t> query_ids, unsigned threads) const {
+  for (const cpu_rows& r : rows_) {
+    // Where each row starts in the worker's buffer, so rows can be placed in parallel.
+    std::vector<std::uint64_t> start(r.positions.size() + 1, 0);
+    for (std::size_t k = 0; k < r.positions.size(); ++k) start[k + 1] = start[k] + r.counts[k];
+    parallel_for(threads, r.positions.size(), 4096, [&](std::size_t b, std::size_t e, unsigned) {
+      for (std::size_t k = b; k < e; ++k) {
+        std::copy_n(r.neighbors.data() + start[k], r.counts[k],
+                    dest.neighbors + dest.starts[query_ids[r.positions[k]]]);
+      }
+    });
+  }
+}
+
+template <class T>
+void cpu_share<T>::deliver_pairs(result_sink& sink, std::span<const std::uint32_t> query_ids) const {
+  constexpr std::size_t batch = std::size_t{1} << 20;
+  std::vector<index_pair> pairs;
+  pairs.reserve(batch);
+  for (const cpu_rows& r : rows_) {
+    std::size_t next = 0;
+    for (std::size_t k = 0; k < r.positions.size(); ++k) {
+      const std::uint32_t q = query_ids[r.positions[k]];
+      for (std::uint32_t j = 0; j < r.counts[k]; ++j) {
+        pairs.push_back({q, r.neighbors[next++]});
+        if (pairs.size() == batch) {
+          sink.consume(pairs);
+          pairs.clear();
+        }
+      }
+    }
+  }
+  if (!pairs.empty()) sink.consume(pairs);
+}
+
+template <class T>
+void cpu_share<T>::deliver_counts(result_sink& sink,
+                                  std::span<const std::uint32_t> query_ids) const {
+  for (const cpu_rows& r : rows_) {
+    std::vector<std::uint32_t> ids(r.positions.size());
+    for (std::size_t k = 0; k < ids.size(); ++k) ids[k] = query_ids[r.positions[k]];
+    if (!ids.empty()) sink.consume_counts(ids, r.counts);
+  }
+}
+
+template <class T>
+void cpu_share<T>::report(join_stats& stats) const {
+  const side_totals c = cpu();
+  const double all_queries = static_cast<double>(gpu_.queries + c.queries);
+  const double all_candidates = static_cast<double>(gpu_.candidates + c.candidates);
+  auto share = [](double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; };
+  auto rate = [](std::uint64_t candidates, double seconds) {
+    return seconds > 0 ? static_cast<double>(candidates) / seconds : 0.0;
+  };
+  const double total = std::max(gpu_.seconds, c.seconds);
+  const double imbalance = total > 0 ? std::abs(gpu_.seconds - c.seconds) / total : 0.0;
+  stats.notes.push_back({"partition", s_.summary});
+  stats.notes.push_back(
+      {"gpu share", concat(gpu_.queries, " queries (", share(gpu_.queries, all_queries), "%), ",
+                           gpu_.candidates, " candidates (", share(gpu_.candidates, all_candidates),
+                           "%), ", gpu_.batches, " batches, done at ", gpu_.seconds, " s")});
+  stats.notes.push_back(
+      {"cpu share", concat(c.queries, " queries (", share(c.queries, all_queries), "%), ",
+                           c.candidates, " candidates (", share(c.candidates, all_candidates),
+                           "%), ", s_.cpu_threads, " threads, chunks of ", chunk_items_,
+                           " items, done at ", c.seconds, " s")});
+  stats.notes.push_back({"gpu seconds", concat(gpu_.seconds)});
+  stats.notes.push_back({"cpu seconds", concat(c.seconds)});
+  stats.notes.push_back({"gpu candidates", concat(gpu_.candidates)});
+  stats.notes.push_back({"cpu candidates", concat(c.candidates)});
+  stats.notes.push_back({"load imbalance", concat(imbalance)});
+  stats.notes.push_back(
+      {"candidate throughput", concat("GPU ", rate(gpu_.candidates, gpu_.seconds), "/s, CPU ",
+                                      rate(c.candidates, c.seconds), "/s, both ",
+                                      rate(gpu_.candidates + c.candidates, total), "/s")});
+}
+
+template class cpu_share<float>;
+template class cpu_share<double>;
+
+}  // namespace epsjoin::detail::hetero

@@ -1,0 +1,108 @@
+#pragma once
+// hegjoin's split of one join between the GPU and the CPU (dissertation sec. 4.4): the work items
+// in non-increasing workload order go through a work deque; the GPU (the row-join driver's
+// thread) takes batches from the heavy front, CPU workers chunks from the light back. Under the
+// static strategies each side gets a fixed part up front (the GPU the heaviest prefix) and takes
+// only from its own part. Either way the GPU's items are a prefix of the order, which is what lets
+// the driver fill the GPU's rows and leave the rest to this class.
+
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <memory>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/timer.hpp"
+#include "epsjoin/sink.hpp"
+#include "epsjoin/stats.hpp"
+#include "hetero/cpu_rows.hpp"
+#include "hetero/work_deque.hpp"
+
+namespace epsjoin::detail::hetero {
+
+enum class partition_strategy { dynamic, static_queries, static_candidates };
+
+struct share_settings {
+  partition_strategy strategy = partition_strategy::dynamic;
+  /// Static strategies: the GPU's fraction of the queries or candidates.
+  double gpu_fraction = 1;
+  /// Queries per CPU chunk (n_p^CPU), converted to items at the join's mean queries per item.
+  std::uint32_t cpu_chunk_queries = 1024;
+  /// CPU workers; 0 leaves everything to the GPU.
+  unsigned cpu_threads = 1;
+  /// Batches the GPU's work is cut into at least (never fewer than sec. 4.4.3's rule).
+  unsigned gpu_batches = 32;
+  /// Batches the GPU has in flight at once.
+  unsigned gpu_streams = 2;
+  /// Fewest queries in a GPU batch (fewer leave the device partly idle).
+  std::uint32_t min_batch_queries = 1u << 16;
+  std::string summary;  ///< how the fraction was chosen, for the notes
+};
+
+/// What one side did.
+struct side_totals {
+  std::uint64_t queries = 0, items = 0, candidates = 0, batches = 0;
+  double seconds = 0;  ///< from the start of the counting phase to the side's last item
+};
+
+template <class T>
+class cpu_share {
+ public:
+  explicit cpu_share(share_settings settings);
+  ~cpu_share();
+  cpu_share(const cpu_share&) = delete;
+  cpu_share& operator=(const cpu_share&) = delete;
+
+  /// Splits view.items (only items, range_offsets and ranges are read) and starts the clock.
+  void plan(const host_join_view<T>& view);
+  /// Starts the CPU workers; the view (now with points) must outlive wait().
+  void start(const host_join_view<T>& view);
+  /// The GPU's next batch of item indices; empty once its part is done.
+  item_range next_gpu_batch();
+  /// The GPU's last batch has completed.
+  void gpu_finished();
+  /// Joins the workers (rethrowing the first error of any).
+  void wait();
+  /// After a failure elsewhere: hands the workers nothing more and joins them.
+  void stop() noexcept;
+
+  /// Items [0, gpu_items()) were the GPU's (after wait()).
+  std::uint32_t gpu_items() const { return gpu_items_; }
+  /// Neighbours the CPU found per query position (0 for the GPU's).
+  std::vector<std::uint32_t> counts_by_position(std::uint32_t positions) const;
+  /// Writes the CPU's rows to their places in a row sink's table (dest.starts by caller's id).
+  void deliver_rows(const row_destination& dest, std::span<const std::uint32_t> query_ids,
+                    unsigned threads) const;
+  void deliver_pairs(result_sink& sink, std::span<const std::uint32_t> query_ids) const;
+  void deliver_counts(result_sink& sink, std::span<const std::uint32_t> query_ids) const;
+  /// The shares, finishing times, load imbalance and throughputs, as notes.
+  void report(join_stats& stats) const;
+
+  const side_totals& gpu() const { return gpu_; }
+  side_totals cpu() const;
+
+ private:
+  void work(unsigned worker);
+
+  share_settings s_;
+  host_join_view<T> view_;
+  std::vector<std::uint64_t> candidates_prefix_;  ///< [items + 1]
+  std::vector<std::uint64_t> queries_prefix_;     ///< [items + 1]
+  std::unique_ptr<work_deque> gpu_deque_, cpu_deque_;  ///< one object when dynamic
+  std::uint32_t cpu_offset_ = 0;   ///< item index of the CPU deque's item 0
+  std::uint32_t chunk_items_ = 1;
+  std::uint64_t batch_candidates_ = 0, batch_queries_ = 0;
+  std::uint32_t gpu_items_ = 0;
+  stopwatch clock_;
+  side_totals gpu_;
+  std::vector<cpu_rows> rows_;        ///< per worker
+  std::vector<double> worker_end_;    ///< per worker, seconds on clock_
+  std::vector<std::thread> workers_;
+  std::mutex error_mutex_;
+  std::exception_ptr error_;
+};
+
+}  // namespace epsjoin::detail::hetero

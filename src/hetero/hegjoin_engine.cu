@@ -1,0 +1,214 @@
+// hegjoin: one join shared by the GPU and the CPU (dissertation ch. 4). lbjoin's pipeline builds
+// the device grid and the work items once; the items, heaviest first, go through a work deque
+// from which the GPU takes batches at the heavy end and CPU workers chunks at the light end
+// (hetero/cpu_share.hpp). The CPU joins its items against a host copy of the same index, so
+// neither side repeats the other's preprocessing. Parameters:
+//   partition     dynamic | static-queries | static-candidates (sec. 4.4.2)
+//   gpu_fraction  static: the GPU's share, skipping the model
+//   ref_eps, ref_gpu_seconds, ref_cpu_seconds   static: the model's reference times (eq. 4.1-4.4);
+//                 without them (and without gpu_fraction) a calibration measures them at eps / 2
+//   cpu_threads   CPU workers (default: the resource's threads less the one driving the GPU)
+//   cpu_chunk     queries per CPU chunk, n_p^CPU (default 1024)
+//   gpu_batches   fewest batches the GPU's work is cut into (default 32; at least 2 x streams)
+//   batch_queries fewest queries in a GPU batch (default 65536: fewer leave the H100 part idle)
+// and lbjoin's kernel, lanes, stage_dims, sort, fill, index_dims, segment_ids, chunk_ids. The
+// pattern is FULL and the work queue off: a LID-UNICOMP GPU batch would write rows of the CPU's
+// queries, and batches on two streams cannot share one queue counter.
+
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "core/builtin_engines.hpp"
+#include "gpu/lbjoin/lbjoin_kernels.cuh"
+#include "hetero/partition.hpp"
+
+namespace epsjoin::detail {
+
+namespace {
+
+using namespace lbjoin;
+using hetero::partition_strategy;
+
+double param_real(const param_map& params, const std::string& key, double fallback, double min,
+                  double max) {
+  auto it = params.find(key);
+  if (it == params.end()) return fallback;
+  double value = 0;
+  std::size_t used = 0;
+  try {
+    value = std::stod(it->second, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  EPSJOIN_EXPECTS(used == it->second.size() && used > 0 && value >= min && value <= max,
+                  "parameter ", key, " must be a number in [", min, ", ", max, "], got '",
+                  it->second, "'");
+  return value;
+}
+
+/// Calibrations already made in this process, by data (its address and shape: a new array at a
+/// freed one's address would reuse a calibration, which costs balance, never correctness), eps
+/// and configuration.
+using calibration_key = std::tuple<const void*, std::size_t, const void*, std::size_t, int, double,
+                                   scalar_type, std::string>;
+std::mutex calibration_mutex;
+std::map<calibration_key, hetero::reference_times> calibrations;
+
+template <class T>
+class hegjoin_runner {
+ public:
+  hegjoin_runner(join_request& req, row_join_settings rows, kernel_choice kernel)
+      : req_(req), rows_(std::move(rows)), kernels_(kernel) {}
+
+  void run(hetero::share_settings share) {
+    hetero::cpu_share<T> cpu(std::move(share));
+    run_row_join<T>(req_, rows_, kernels_, &cpu);
+  }
+
+  /// GPU-only and CPU-only counting times at `eps` (the counting phase each side measured).
+  hetero::reference_times calibrate(double eps, const hetero::share_settings& base) {
+    hetero::reference_times t;
+    t.eps = eps;
+    for (double fraction : {1.0, 0.0}) {
+      join_options options = req_.options;
+      options.eps = eps;
+      options.progress = {};
+      count_sink counts;
+      join_stats stats;
+      counts.begin({req_.queries.n, req_.data.n, req_.self_join, false});
+      join_request sub{req_.res, req_.queries, req_.data, req_.self_join, options, counts, stats};
+      hetero::share_settings s = base;
+      s.strategy = partition_strategy::static_candidates;
+      s.gpu_fraction = fraction;
+      hetero::cpu_share<T> cpu(s);
+      run_row_join<T>(sub, rows_, kernels_, &cpu);
+      (fraction == 1.0 ? t.gpu_seconds : t.cpu_seconds) =
+          std::max(fraction == 1.0 ? cpu.gpu().seconds : cpu.cpu().seconds, 1e-6);
+    }
+    return t;
+  }
+
+ private:
+  join_request& req_;
+  row_join_settings rows_;
+  lbjoin_kernels<T> kernels_;
+};
+
+class hegjoin_engine final : public engine {
+ public:
+  std::string_view name() const override { return "hegjoin"; }
+  std::string_view processor() const override { return "cpu+gpu"; }
+  std::string_view description() const override {
+    return "GPU and CPU together (dissertation ch. 4): lbjoin on the GPU, a grid join on the "
+           "cores, one work deque in workload order";
+  }
+  std::string unavailable_reason() const override { return gpu_unavailable_reason(0); }
+  std::vector<std::string_view> param_keys() const override {
+    std::vector<std::string_view> keys = {"sort", "fill", "index_dims", "segment_ids", "chunk_ids"};
+    keys.insert(keys.end(), kernel_param_keys.begin(), kernel_param_keys.end());
+    keys.insert(keys.end(), {"partition", "gpu_fraction", "ref_eps", "ref_gpu_seconds",
+                             "ref_cpu_seconds", "cpu_threads", "cpu_chunk", "gpu_batches",
+                             "batch_queries"});
+    return keys;
+  }
+
+  void run(join_request& req) const override {
+    if (req.options.precision == scalar_type::f32) {
+      run_typed<float>(req);
+    } else {
+      run_typed<double>(req);
+    }
+  }
+
+ private:
+  template <class T>
+  void run_typed(join_request& req) const {
+    const param_map& params = req.options.params;
+    row_join_settings rows = read_row_join_settings(params, false);
+    rows.lid_unicomp = false;
+    rows.queue = false;
+    const kernel_choice kernel = read_kernel_choice(params);
+    rows.summary = concat(kernel.summary, ", sort ", rows.sort ? "on" : "off",
+                          ", queue off, pattern full");
+
+    hetero::share_settings share;
+    const std::string partition = param_choice(
+        params, "partition", {"dynamic", "static-queries", "static-candidates"}, "dynamic");
+    share.strategy = partition == "dynamic"          ? partition_strategy::dynamic
+                     : partition == "static-queries" ? partition_strategy::static_queries
+                                                     : partition_strategy::static_candidates;
+    // One core drives the GPU (its launches, copies and the deque's front); the rest join.
+    const unsigned threads = req.res.threads();
+    share.cpu_threads = static_cast<unsigned>(
+        param_uint(params, "cpu_threads", threads > 1 ? threads - 1 : 1, 0, 4096));
+    share.cpu_chunk_queries =
+        static_cast<std::uint32_t>(param_uint(params, "cpu_chunk", 1024, 1, 1u << 30));
+    share.gpu_batches = static_cast<unsigned>(param_uint(params, "gpu_batches", 32, 1, 1u << 20));
+    share.min_batch_queries =
+        static_cast<std::uint32_t>(param_uint(params, "batch_queries", 1u << 16, 1, 1u << 31));
+    const bool dynamic = share.strategy == partition_strategy::dynamic;
+    for (const char* key : {"gpu_fraction", "ref_eps", "ref_gpu_seconds", "ref_cpu_seconds"}) {
+      EPSJOIN_EXPECTS(!dynamic || !params.contains(key), "parameter ", key,
+                      " applies to the static partitions only (partition=", partition, ")");
+    }
+    hegjoin_runner<T> runner(req, rows, kernel);
+    if (dynamic) {
+      share.summary = concat("dynamic; ", rows.summary);
+    } else if (params.contains("gpu_fraction")) {
+      share.gpu_fraction = param_real(params, "gpu_fraction", 1, 0, 1);
+      share.summary = concat(partition, ", GPU fraction ", share.gpu_fraction, " (given); ",
+                             rows.summary);
+    } else {
+      const hetero::reference_times ref = reference(req, runner, share, params);
+      const hetero::partition_model m = predict_partition(static_cast<int>(req.data.d), req.options.eps, ref);
+      share.gpu_fraction = m.gpu_fraction;
+      share.summary = concat(partition, ", GPU fraction ", m.gpu_fraction, " from ref_eps=",
+                             ref.eps, " ref_gpu_seconds=", ref.gpu_seconds, " ref_cpu_seconds=",
+                             ref.cpu_seconds, " (predicted GPU ", m.gpu_seconds, " s, CPU ",
+                             m.cpu_seconds, " s, both ", m.hybrid_seconds, " s); ", rows.summary);
+    }
+    runner.run(std::move(share));
+  }
+
+  /// The model's reference times: given, or measured at eps / 2 (cached for this process).
+  template <class T>
+  static hetero::reference_times reference(join_request& req, hegjoin_runner<T>& runner,
+                                           const hetero::share_settings& share,
+                                           const param_map& params) {
+    const bool given = params.contains("ref_gpu_seconds") || params.contains("ref_cpu_seconds") ||
+                       params.contains("ref_eps");
+    if (given) {
+      hetero::reference_times t;
+      t.eps = param_real(params, "ref_eps", req.options.eps, 1e-300, 1e300);
+      t.gpu_seconds = param_real(params, "ref_gpu_seconds", 0, 1e-9, 1e9);
+      t.cpu_seconds = param_real(params, "ref_cpu_seconds", 0, 1e-9, 1e9);
+      EPSJOIN_EXPECTS(params.contains("ref_gpu_seconds") && params.contains("ref_cpu_seconds"),
+                      "the static model needs both ref_gpu_seconds and ref_cpu_seconds");
+      return t;
+    }
+    const double eps = req.options.eps / 2;
+    std::string configuration;
+    for (const auto& [k, v] : params) configuration += concat(k, "=", v, ";");
+    configuration += concat("threads=", share.cpu_threads);
+    const calibration_key key{req.queries.data, req.queries.n, req.data.data, req.data.n,
+                              static_cast<int>(req.data.d), eps, req.options.precision,
+                              configuration};
+    {
+      std::lock_guard lock(calibration_mutex);
+      if (auto it = calibrations.find(key); it != calibrations.end()) return it->second;
+    }
+    stopwatch clock;
+    const hetero::reference_times t = runner.calibrate(eps, share);
+    req.stats.add_stage("calibration", clock.seconds());
+    std::lock_guard lock(calibration_mutex);
+    calibrations[key] = t;
+    return t;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<engine> make_hegjoin_engine() { return std::make_unique<hegjoin_engine>(); }
+
+}  // namespace epsjoin::detail

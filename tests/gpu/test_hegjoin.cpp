@@ -1,0 +1,167 @@
+// hegjoin against the oracle: every partition strategy over the property harness's shapes,
+// degenerate splits (everything to one side, more CPU workers than queries, one-query chunks,
+// many tiny GPU batches), segmented fills, both kernels and precisions; errors for settings
+// that cannot work; the shares reported adding up; many small joins at once from several threads.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <thread>
+
+#include "support/harness.hpp"
+#include "support/paper_data.hpp"
+
+namespace {
+
+using epsjoin::scalar_type;
+using epsjoin::test::paper_expo;
+
+EPSJOIN_ENGINE_PROPERTY_TESTS(heg_dynamic_f64, {"hegjoin"});
+EPSJOIN_ENGINE_PROPERTY_TESTS(heg_dynamic_f32, {"hegjoin", {}, scalar_type::f32});
+// Small GPU batches and one-query CPU chunks: the two ends meet somewhere in the middle.
+EPSJOIN_ENGINE_PROPERTY_TESTS(heg_dynamic_tiny_batches_f64,
+                              {"hegjoin",
+                               {{"batch_queries", "1"}, {"gpu_batches", "1000"},
+                                {"cpu_chunk", "1"}, {"cpu_threads", "3"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(heg_dynamic_query_kernel_f64,
+                              {"hegjoin",
+                               {{"kernel", "query"}, {"lanes", "4"}, {"batch_queries", "16"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(heg_dynamic_segments_f64,
+                              {"hegjoin",
+                               {{"segment_ids", "64"}, {"chunk_ids", "16"}, {"batch_queries", "8"},
+                                {"fill", "second-pass"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(heg_dynamic_records_unsorted_f64,
+                              {"hegjoin", {{"fill", "records"}, {"sort", "off"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(heg_gpu_only_f64, {"hegjoin", {{"cpu_threads", "0"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(heg_more_workers_than_queries_f64,
+                              {"hegjoin", {{"cpu_threads", "64"}, {"cpu_chunk", "1"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(heg_static_queries_half_f64,
+                              {"hegjoin", {{"partition", "static-queries"}, {"gpu_fraction", "0.5"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(heg_static_candidates_f32,
+                              {"hegjoin",
+                               {{"partition", "static-candidates"}, {"gpu_fraction", "0.3"},
+                                {"batch_queries", "4"}},
+                               scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(heg_static_all_cpu_f64,
+                              {"hegjoin", {{"partition", "static-candidates"}, {"gpu_fraction", "0"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(heg_static_all_gpu_f64,
+                              {"hegjoin", {{"partition", "static-queries"}, {"gpu_fraction", "1"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(heg_static_model_f64,
+                              {"hegjoin",
+                               {{"partition", "static-candidates"}, {"ref_eps", "0.01"},
+                                {"ref_gpu_seconds", "0.001"}, {"ref_cpu_seconds", "0.004"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(heg_static_calibrated_f64,
+                              {"hegjoin", {{"partition", "static-queries"}, {"cpu_threads", "2"}}});
+
+epsjoin::neighbor_table run_csr(const epsjoin::dataset& pts, double eps, const std::string& engine,
+                                std::map<std::string, std::string> params = {},
+                                epsjoin::join_stats* stats = nullptr, unsigned threads = 0) {
+  epsjoin::resources res(threads);
+  epsjoin::join_options opt;
+  opt.eps = eps;
+  opt.engine = engine;
+  opt.params = std::move(params);
+  opt.include_self = true;
+  epsjoin::csr_sink csr(true);
+  const auto s = epsjoin::self_join(res, pts.view(), opt, csr);
+  if (stats != nullptr) *stats = s;
+  return csr.release();
+}
+
+std::string note(const epsjoin::join_stats& stats, const std::string& key) {
+  for (const auto& [k, v] : stats.notes) {
+    if (k == key) return v;
+  }
+  ADD_FAILURE() << "no note '" << key << "'";
+  return {};
+}
+
+// A small case for compute-sanitizer (scripts/device-check.sh filters on the name).
+TEST(hegjoin, sanitizer_case_small_joins_in_every_partition) {
+  const auto pts = paper_expo(4, 3000);
+  const double eps = 0.02;
+  const auto oracle = run_csr(pts, eps, "brute-cpu");
+  ASSERT_GT(oracle.n_pairs(), 2 * pts.n());
+  const std::vector<std::map<std::string, std::string>> modes = {
+      {{"batch_queries", "64"}, {"cpu_chunk", "16"}},
+      {{"partition", "static-queries"}, {"gpu_fraction", "0.4"}, {"fill", "second-pass"}},
+      {{"partition", "static-candidates"}, {"gpu_fraction", "0.6"}, {"segment_ids", "500"}},
+  };
+  for (const auto& params : modes) {
+    const auto table = run_csr(pts, eps, "hegjoin", params);
+    EXPECT_EQ(table.offsets, oracle.offsets);
+    EXPECT_TRUE(table.neighbors == oracle.neighbors);
+  }
+}
+
+// The two sides' shares cover every candidate once, and a fixed split gives each side its part.
+TEST(hegjoin, shares_add_up_to_the_join) {
+  const auto pts = paper_expo(6, 60000);
+  const double eps = 0.02;
+  const auto oracle = run_csr(pts, eps, "lbjoin", {{"pattern", "full"}});
+  for (const char* fraction : {"0", "0.5", "1"}) {
+    epsjoin::join_stats stats;
+    const auto table = run_csr(pts, eps, "hegjoin",
+                               {{"partition", "static-candidates"}, {"gpu_fraction", fraction}},
+                               &stats, 4);
+    EXPECT_EQ(table.offsets, oracle.offsets) << fraction;
+    EXPECT_TRUE(table.neighbors == oracle.neighbors) << fraction;
+    const std::uint64_t gpu = std::stoull(note(stats, "gpu candidates"));
+    const std::uint64_t cpu = std::stoull(note(stats, "cpu candidates"));
+    EXPECT_EQ(gpu + cpu, stats.candidates) << fraction;
+    if (std::string(fraction) == "0") EXPECT_EQ(gpu, 0u);
+    if (std::string(fraction) == "1") EXPECT_EQ(cpu, 0u);
+    if (std::string(fraction) == "0.5") {
+      EXPECT_GT(gpu, 0u);
+      EXPECT_GT(cpu, 0u);
+    }
+    const double imbalance = std::stod(note(stats, "load imbalance"));
+    EXPECT_GE(imbalance, 0.0);
+    EXPECT_LE(imbalance, 1.0);
+  }
+}
+
+TEST(hegjoin, rejects_settings_that_cannot_work) {
+  const auto pts = paper_expo(3, 500);
+  EXPECT_THROW(run_csr(pts, 0.05, "hegjoin", {{"pattern", "lid-unicomp"}}),
+               epsjoin::invalid_argument);
+  EXPECT_THROW(run_csr(pts, 0.05, "hegjoin", {{"queue", "on"}}), epsjoin::invalid_argument);
+  EXPECT_THROW(run_csr(pts, 0.05, "hegjoin", {{"gpu_fraction", "0.5"}}),
+               epsjoin::invalid_argument);
+  EXPECT_THROW(run_csr(pts, 0.05, "hegjoin", {{"partition", "static-queries"}, {"gpu_fraction", "1.5"}}),
+               epsjoin::invalid_argument);
+  EXPECT_THROW(run_csr(pts, 0.05, "hegjoin",
+                       {{"partition", "static-queries"}, {"gpu_fraction", "0.5"},
+                        {"cpu_threads", "0"}}),
+               epsjoin::invalid_argument);
+  EXPECT_THROW(run_csr(pts, 0.05, "hegjoin",
+                       {{"partition", "static-queries"}, {"ref_gpu_seconds", "1"}}),
+               epsjoin::invalid_argument);
+  EXPECT_THROW(run_csr(pts, 0.05, "hegjoin", {{"partition", "balanced"}}),
+               epsjoin::invalid_argument);
+}
+
+// Many small hegjoin jobs at once, each with its own resources: every one must match.
+TEST(hegjoin, concurrent_small_joins_all_match) {
+  const auto pts = paper_expo(2, 4000);
+  const double eps = 0.003;
+  const auto oracle = run_csr(pts, eps, "brute-cpu");
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> jobs;
+  for (int t = 0; t < 4; ++t) {
+    jobs.emplace_back([&, t] {
+      for (int k = 0; k < 4; ++k) {
+        const auto table =
+            run_csr(pts, eps, "hegjoin",
+                    {{"batch_queries", "32"}, {"cpu_chunk", std::to_string(1 + 7 * k)}}, nullptr,
+                    static_cast<unsigned>(2 + t));
+        if (table.offsets != oracle.offsets || !(table.neighbors == oracle.neighbors)) ++mismatches;
+      }
+    });
+  }
+  for (std::thread& j : jobs) j.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+}  // namespace
