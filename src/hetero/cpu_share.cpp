@@ -66,7 +66,7 @@ void cpu_share<T>::plan(const host_join_view<T>& view) {
       1.0, std::round(static_cast<double>(s_.cpu_chunk_queries) / queries_per_item)));
   const unsigned batches = std::max(s_.gpu_batches, min_gpu_batches(s_.gpu_streams, dynamic));
   batch_candidates_ = candidates_prefix_[gpu_part] / batches;
-  batch_queries_ = std::max<std::uint64_t>(queries_prefix_[gpu_part] / batches, s_.min_batch_queries);
+  batch_queries_ = queries_prefix_[gpu_part] / batches;
   clock_.restart();
 }
 
@@ -100,11 +100,16 @@ item_range cpu_share<T>::next_gpu_batch() {
   // which take_front clamps.
   const std::uint32_t front = gpu_deque_->front();
   const auto n = static_cast<std::uint32_t>(view_.items.size());
+  // A batch holds its share of the candidates or of the queries, whichever comes first, but
+  // never fewer queries than fill the device: the heavy front's items are few and long.
   std::uint32_t end = front;
-  while (end < n && candidates_prefix_[end] - candidates_prefix_[front] < batch_candidates_ &&
-         queries_prefix_[end] - queries_prefix_[front] < batch_queries_) {
-    ++end;
-  }
+  auto open = [&] {
+    const std::uint64_t queries = queries_prefix_[end] - queries_prefix_[front];
+    const std::uint64_t candidates = candidates_prefix_[end] - candidates_prefix_[front];
+    return queries < s_.min_batch_queries ||
+           (candidates < batch_candidates_ && queries < batch_queries_);
+  };
+  while (end < n && open()) ++end;
   const item_range r = gpu_deque_->take_front(std::max(end - front, 1u));
   if (!r.empty()) {
     ++gpu_.batches;
