@@ -52,7 +52,7 @@ struct cpu_rows {
 
 /// Distances each item of `items` costs (its queries times its cell's candidates).
 template <class T>
-std::vector<std::uint64_t> item_candidates(const host_join_view<T>& view);
+std::vector<std::uint64_t> item_candidates(const host_join_view<T>& view, unsigned threads);
 
 /// Appends the rows of view.items[first, end) to `out`.
 template <class T>

@@ -28,7 +28,7 @@ template <class T>
 void cpu_share<T>::plan(const host_join_view<T>& view) {
   view_ = view;
   const auto n = static_cast<std::uint32_t>(view.items.size());
-  const std::vector<std::uint64_t> candidates = item_candidates(view);
+  const std::vector<std::uint64_t> candidates = item_candidates(view, s_.cpu_threads + 1);
   candidates_prefix_.assign(n + 1, 0);
   queries_prefix_.assign(n + 1, 0);
   for (std::uint32_t i = 0; i < n; ++i) {

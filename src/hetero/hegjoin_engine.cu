@@ -11,9 +11,10 @@
 //   cpu_chunk     queries per CPU chunk, n_p^CPU (default 1024)
 //   gpu_batches   fewest batches the GPU's work is cut into (default 32; at least 2 x streams)
 //   batch_queries fewest queries in a GPU batch (default 65536: fewer leave the H100 part idle)
-// and lbjoin's kernel, lanes, stage_dims, sort, fill, index_dims, segment_ids, chunk_ids. The
-// pattern is FULL and the work queue off: a LID-UNICOMP GPU batch would write rows of the CPU's
-// queries, and batches on two streams cannot share one queue counter.
+// and lbjoin's stage_dims, sort, fill, index_dims, segment_ids, chunk_ids. The kernel is the tiled
+// one, whose arithmetic the CPU side repeats bit for bit; the pattern is FULL and the work queue
+// off: a LID-UNICOMP GPU batch would write rows of the CPU's queries, and batches on two streams
+// cannot share one queue counter.
 
 #include <map>
 #include <mutex>
@@ -106,8 +107,7 @@ class hegjoin_engine final : public engine {
   std::string unavailable_reason() const override { return gpu_unavailable_reason(0); }
   std::vector<std::string_view> param_keys() const override {
     std::vector<std::string_view> keys = {"sort", "fill", "index_dims", "segment_ids", "chunk_ids"};
-    keys.insert(keys.end(), kernel_param_keys.begin(), kernel_param_keys.end());
-    keys.insert(keys.end(), {"partition", "gpu_fraction", "ref_eps", "ref_gpu_seconds",
+    keys.insert(keys.end(), {"stage_dims", "partition", "gpu_fraction", "ref_eps", "ref_gpu_seconds",
                              "ref_cpu_seconds", "cpu_threads", "cpu_chunk", "gpu_batches",
                              "batch_queries"});
     return keys;
@@ -128,6 +128,7 @@ class hegjoin_engine final : public engine {
     row_join_settings rows = read_row_join_settings(params, false);
     rows.lid_unicomp = false;
     rows.queue = false;
+    // The tiled kernel only: the CPU side mirrors its arithmetic (hetero/cpu_rows_impl.hpp).
     const kernel_choice kernel = read_kernel_choice(params);
     rows.summary = concat(kernel.summary, ", sort ", rows.sort ? "on" : "off",
                           ", queue off, pattern full");

@@ -23,10 +23,12 @@ partition_model predict_partition(int d, double eps, const reference_times& refe
   partition_model m;
   m.gpu_seconds = reference.gpu_seconds * scale;
   m.cpu_seconds = reference.cpu_seconds * scale;
-  // Throughputs are |D| / T; |D| cancels from the fraction and from |D| / f.
-  const double gpu_rate = 1.0 / m.gpu_seconds, cpu_rate = 1.0 / m.cpu_seconds;
-  m.hybrid_seconds = 1.0 / (gpu_rate + cpu_rate);
-  m.gpu_fraction = gpu_rate / (gpu_rate + cpu_rate);
+  // Throughputs are |D| / T; |D| cancels from the fraction and from |D| / f. So does the volume
+  // scale, which is why the fraction comes from the reference times: at d in the hundreds the
+  // scaled times may be infinite (or zero) while their ratio is still well defined.
+  const double g = reference.gpu_seconds, c = reference.cpu_seconds;
+  m.gpu_fraction = c / (g + c);
+  m.hybrid_seconds = scale * (g * c / (g + c));
   return m;
 }
 

@@ -24,9 +24,8 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(heg_dynamic_tiny_batches_f64,
                               {"hegjoin",
                                {{"batch_queries", "1"}, {"gpu_batches", "1000"},
                                 {"cpu_chunk", "1"}, {"cpu_threads", "3"}}});
-EPSJOIN_ENGINE_PROPERTY_TESTS(heg_dynamic_query_kernel_f64,
-                              {"hegjoin",
-                               {{"kernel", "query"}, {"lanes", "4"}, {"batch_queries", "16"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(heg_dynamic_stage8_f64,
+                              {"hegjoin", {{"stage_dims", "8"}, {"batch_queries", "16"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(heg_dynamic_segments_f64,
                               {"hegjoin",
                                {{"segment_ids", "64"}, {"chunk_ids", "16"}, {"batch_queries", "8"},
@@ -110,8 +109,12 @@ TEST(hegjoin, shares_add_up_to_the_join) {
     const std::uint64_t gpu = std::stoull(note(stats, "gpu candidates"));
     const std::uint64_t cpu = std::stoull(note(stats, "cpu candidates"));
     EXPECT_EQ(gpu + cpu, stats.candidates) << fraction;
-    if (std::string(fraction) == "0") EXPECT_EQ(gpu, 0u);
-    if (std::string(fraction) == "1") EXPECT_EQ(cpu, 0u);
+    if (std::string(fraction) == "0") {
+      EXPECT_EQ(gpu, 0u);
+    }
+    if (std::string(fraction) == "1") {
+      EXPECT_EQ(cpu, 0u);
+    }
     if (std::string(fraction) == "0.5") {
       EXPECT_GT(gpu, 0u);
       EXPECT_GT(cpu, 0u);
@@ -127,6 +130,7 @@ TEST(hegjoin, rejects_settings_that_cannot_work) {
   EXPECT_THROW(run_csr(pts, 0.05, "hegjoin", {{"pattern", "lid-unicomp"}}),
                epsjoin::invalid_argument);
   EXPECT_THROW(run_csr(pts, 0.05, "hegjoin", {{"queue", "on"}}), epsjoin::invalid_argument);
+  EXPECT_THROW(run_csr(pts, 0.05, "hegjoin", {{"kernel", "query"}}), epsjoin::invalid_argument);
   EXPECT_THROW(run_csr(pts, 0.05, "hegjoin", {{"gpu_fraction", "0.5"}}),
                epsjoin::invalid_argument);
   EXPECT_THROW(run_csr(pts, 0.05, "hegjoin", {{"partition", "static-queries"}, {"gpu_fraction", "1.5"}}),

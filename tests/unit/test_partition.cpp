@@ -29,6 +29,8 @@ TEST(partition, model_follows_equations_4_1_to_4_4) {
   EXPECT_NEAR(m.hybrid_seconds, 3.0, 1e-12);  // 1 / (1/4 + 1/12)
   // Equal sides split evenly, whatever the radius.
   EXPECT_NEAR(predict_partition(5, 0.3, {0.1, 2.0, 2.0}).gpu_fraction, 0.5, 1e-12);
+  // At 128-D the volume ratio overflows; the fraction does not depend on it.
+  EXPECT_NEAR(predict_partition(128, 1.0, {0.01, 1.0, 3.0}).gpu_fraction, 0.75, 1e-12);
   EXPECT_THROW(predict_partition(2, 0.02, {0.01, 0.0, 3.0}), epsjoin::invalid_argument);
 }
 

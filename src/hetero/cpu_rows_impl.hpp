@@ -1,0 +1,82 @@
+#pragma once
+// The body of hegjoin's CPU row kernel, compiled twice (cpu_rows_fma.cpp with -mfma, and
+// cpu_rows_generic.cpp without) into the namespace EPSJOIN_CPU_ROWS_ISA names; cpu_rows.cpp picks
+// one at run time. Included only by those two files.
+//
+// The arithmetic mirrors lbjoin's tiled kernel exactly: one running sum, dimension by dimension
+// in the index's order, each step a fused multiply-add (nvcc contracts `sum += diff * diff`).
+// Under dynamic partitioning a pair may be decided by either side from one run to the next, so
+// anything less would let a pair at eps come and go between runs.
+
+#include <cmath>
+
+#include "hetero/cpu_rows.hpp"
+
+namespace epsjoin::detail::hetero::EPSJOIN_CPU_ROWS_ISA {
+
+template <class T, int D>
+inline bool within(const T* q, const T* p, int d, T eps2) {
+  const int dims = D > 0 ? D : d;
+  T sum = 0;
+  for (int k = 0; k < dims; ++k) {
+    const T diff = q[k] - p[k];
+    sum = std::fma(diff, diff, sum);
+    // Sums only grow: once past eps^2 the rest cannot bring the pair back.
+    if (D == 0 && (k & 7) == 7 && sum > eps2) return false;
+  }
+  return sum <= eps2;
+}
+
+template <class T, int D>
+void join_items(const host_join_view<T>& v, std::uint32_t first, std::uint32_t end,
+                cpu_rows& out) {
+  const auto d = static_cast<std::size_t>(v.d);
+  for (std::uint32_t i = first; i < end; ++i) {
+    const host_item& item = v.items[i];
+    const std::uint32_t r0 = v.range_offsets[item.cell], r1 = v.range_offsets[item.cell + 1];
+    for (std::uint32_t pos = item.first; pos < item.first + item.count; ++pos) {
+      const T* q = v.query_points.data() + pos * d;
+      const std::size_t row_start = out.neighbors.size();
+      for (std::uint32_t r = r0; r < r1; ++r) {
+        const host_range range = v.ranges[r];
+        out.candidates += range.end - range.begin;
+        for (std::uint32_t j = range.begin; j < range.end; ++j) {
+          if (v.self_join && j == pos) continue;
+          if (within<T, D>(q, v.data_points.data() + j * d, v.d, v.eps2)) {
+            out.neighbors.push_back(v.data_ids[j]);
+          }
+        }
+      }
+      out.positions.push_back(pos);
+      out.counts.push_back(static_cast<std::uint32_t>(out.neighbors.size() - row_start));
+    }
+  }
+}
+
+template <class T>
+void join_items_any_d(const host_join_view<T>& v, std::uint32_t first, std::uint32_t end,
+                      cpu_rows& out) {
+  // The dimensionalities hegjoin is built for (the papers' 2-8) get an unrolled distance.
+  switch (v.d) {
+    case 1: return join_items<T, 1>(v, first, end, out);
+    case 2: return join_items<T, 2>(v, first, end, out);
+    case 3: return join_items<T, 3>(v, first, end, out);
+    case 4: return join_items<T, 4>(v, first, end, out);
+    case 5: return join_items<T, 5>(v, first, end, out);
+    case 6: return join_items<T, 6>(v, first, end, out);
+    case 7: return join_items<T, 7>(v, first, end, out);
+    case 8: return join_items<T, 8>(v, first, end, out);
+    default: return join_items<T, 0>(v, first, end, out);
+  }
+}
+
+void join_items_f32(const host_join_view<float>& v, std::uint32_t first, std::uint32_t end,
+                    cpu_rows& out) {
+  join_items_any_d(v, first, end, out);
+}
+void join_items_f64(const host_join_view<double>& v, std::uint32_t first, std::uint32_t end,
+                    cpu_rows& out) {
+  join_items_any_d(v, first, end, out);
+}
+
+}  // namespace epsjoin::detail::hetero::EPSJOIN_CPU_ROWS_ISA
