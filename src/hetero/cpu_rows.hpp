@@ -29,8 +29,10 @@ struct host_join_view {
   std::span<const std::uint32_t> query_ids;        ///< query position -> caller's id
   std::span<const T> data_points;                  ///< [data x d] index order
   std::span<const std::uint32_t> data_ids;         ///< data position -> caller's id
-  std::span<const std::uint32_t> range_offsets;    ///< per query cell, into ranges
-  std::span<const host_range> ranges;              ///< candidate ranges, FULL pattern
+  /// Per item: its cell's candidate ranges (FULL pattern); set only for the items the CPU may
+  /// take (cpu_share fetches them from the device as the CPU's end of the deque grows).
+  std::span<const host_range* const> item_ranges;
+  std::span<const std::uint32_t> item_range_count;
   int d = 0;
   T eps2 = 0;
   bool self_join = false;  ///< queries and data are one index: skip a position's own point
@@ -49,10 +51,6 @@ struct cpu_rows {
     candidates = 0;
   }
 };
-
-/// Distances each item of `items` costs (its queries times its cell's candidates).
-template <class T>
-std::vector<std::uint64_t> item_candidates(const host_join_view<T>& view, unsigned threads);
 
 /// Appends the rows of view.items[first, end) to `out`.
 template <class T>

@@ -33,12 +33,13 @@ void join_items(const host_join_view<T>& v, std::uint32_t first, std::uint32_t e
   const auto d = static_cast<std::size_t>(v.d);
   for (std::uint32_t i = first; i < end; ++i) {
     const host_item& item = v.items[i];
-    const std::uint32_t r0 = v.range_offsets[item.cell], r1 = v.range_offsets[item.cell + 1];
+    const host_range* ranges = v.item_ranges[i];
+    const std::uint32_t n_ranges = v.item_range_count[i];
     for (std::uint32_t pos = item.first; pos < item.first + item.count; ++pos) {
       const T* q = v.query_points.data() + pos * d;
       const std::size_t row_start = out.neighbors.size();
-      for (std::uint32_t r = r0; r < r1; ++r) {
-        const host_range range = v.ranges[r];
+      for (std::uint32_t r = 0; r < n_ranges; ++r) {
+        const host_range range = ranges[r];
         out.candidates += range.end - range.begin;
         for (std::uint32_t j = range.begin; j < range.end; ++j) {
           if (v.self_join && j == pos) continue;

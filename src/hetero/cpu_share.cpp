@@ -25,15 +25,16 @@ cpu_share<T>::~cpu_share() {
 }
 
 template <class T>
-void cpu_share<T>::plan(const host_join_view<T>& view) {
-  view_ = view;
-  const auto n = static_cast<std::uint32_t>(view.items.size());
-  const std::vector<std::uint64_t> candidates = item_candidates(view, s_.cpu_threads + 1);
+void cpu_share<T>::plan(std::span<const host_item> items,
+                        std::span<const std::uint64_t> candidates) {
+  view_ = {};
+  view_.items = items;
+  const auto n = static_cast<std::uint32_t>(items.size());
   candidates_prefix_.assign(n + 1, 0);
   queries_prefix_.assign(n + 1, 0);
   for (std::uint32_t i = 0; i < n; ++i) {
     candidates_prefix_[i + 1] = candidates_prefix_[i] + candidates[i];
-    queries_prefix_[i + 1] = queries_prefix_[i] + view.items[i].count;
+    queries_prefix_[i + 1] = queries_prefix_[i] + items[i].count;
   }
   const bool dynamic = s_.strategy == partition_strategy::dynamic;
   std::uint32_t gpu_part = n;  // items the GPU may take from the front (dynamic: any)
@@ -67,15 +68,64 @@ void cpu_share<T>::plan(const host_join_view<T>& view) {
   const unsigned batches = std::max(s_.gpu_batches, min_gpu_batches(s_.gpu_streams, dynamic));
   batch_candidates_ = candidates_prefix_[gpu_part] / batches;
   batch_queries_ = queries_prefix_[gpu_part] / batches;
+  window_.store(n);
+  item_ranges_.assign(n, nullptr);
+  item_range_count_.assign(n, 0);
   clock_.restart();
 }
 
 template <class T>
-void cpu_share<T>::start(const host_join_view<T>& view) {
+void cpu_share<T>::start(const host_join_view<T>& view, range_fetcher fetch) {
   view_ = view;
+  view_.item_ranges = item_ranges_;
+  view_.item_range_count = item_range_count_;
+  fetch_ = std::move(fetch);
   rows_.resize(s_.cpu_threads);
   worker_end_.assign(s_.cpu_threads, 0.0);
+  if (s_.cpu_threads == 0) return;
+  // A static CPU part is known: fetch all of it. Under dynamic partitioning start with the
+  // lightest items holding 1/64 of the candidates (at least a few chunks per worker); reach()
+  // doubles the window whenever the workers get to its edge.
+  const auto n = static_cast<std::uint32_t>(view_.items.size());
+  std::uint32_t first = cpu_offset_;
+  if (!cpu_deque_) {
+    const std::uint64_t target = candidates_prefix_[n] / 64;
+    const auto by_candidates = static_cast<std::uint32_t>(
+        std::upper_bound(candidates_prefix_.begin(), candidates_prefix_.end(),
+                         candidates_prefix_[n] - target) -
+        candidates_prefix_.begin() - 1);
+    const std::uint64_t few = std::uint64_t{4} * chunk_items_ * s_.cpu_threads;
+    first = std::min<std::uint32_t>(by_candidates, n - static_cast<std::uint32_t>(std::min<std::uint64_t>(few, n)));
+  }
+  reach(first);
   for (unsigned w = 0; w < s_.cpu_threads; ++w) workers_.emplace_back(&cpu_share::work, this, w);
+}
+
+template <class T>
+void cpu_share<T>::reach(std::uint32_t first) {
+  if (first >= window_.load(std::memory_order_acquire)) return;
+  std::lock_guard lock(fetch_mutex_);
+  const std::uint32_t window = window_.load(std::memory_order_relaxed);
+  if (first >= window) return;
+  const auto n = static_cast<std::uint32_t>(view_.items.size());
+  // Twice the window's candidates, so a join needs few fetches however far the CPU gets.
+  const std::uint64_t have = candidates_prefix_[n] - candidates_prefix_[window];
+  const std::uint64_t want = std::min(candidates_prefix_[n], 2 * have);
+  const auto by_candidates = static_cast<std::uint32_t>(
+      std::upper_bound(candidates_prefix_.begin(), candidates_prefix_.end(),
+                       candidates_prefix_[n] - want) -
+      candidates_prefix_.begin() - 1);
+  const std::uint32_t lo = std::min(first, by_candidates);
+  std::vector<host_range>& block = range_blocks_.emplace_back();
+  std::vector<std::uint32_t> counts;
+  fetch_(lo, window, block, counts);
+  std::size_t at = 0;
+  for (std::uint32_t i = lo; i < window; ++i) {
+    item_ranges_[i] = block.data() + at;
+    item_range_count_[i] = counts[i - lo];
+    at += counts[i - lo];
+  }
+  window_.store(lo, std::memory_order_release);
 }
 
 template <class T>
@@ -85,6 +135,7 @@ void cpu_share<T>::work(unsigned worker) {
     for (;;) {
       const item_range r = deque.take_back(chunk_items_);
       if (r.empty()) break;
+      reach(r.begin + cpu_offset_);
       join_items_on_cpu(view_, r.begin + cpu_offset_, r.end + cpu_offset_, rows_[worker]);
     }
   } catch (...) {

@@ -6,8 +6,11 @@
 // only from its own part. Either way the GPU's items are a prefix of the order, which is what lets
 // the driver fill the GPU's rows and leave the rest to this class.
 
+#include <atomic>
 #include <cstdint>
+#include <deque>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <memory>
 #include <span>
@@ -48,6 +51,12 @@ struct side_totals {
   double seconds = 0;  ///< from the start of the counting phase to the side's last item
 };
 
+/// Copies the candidate ranges of items [lo, hi) from the device: `counts[i - lo]` ranges for item
+/// i, concatenated in item order into `ranges`.
+using range_fetcher = std::function<void(std::uint32_t lo, std::uint32_t hi,
+                                         std::vector<host_range>& ranges,
+                                         std::vector<std::uint32_t>& counts)>;
+
 template <class T>
 class cpu_share {
  public:
@@ -56,10 +65,11 @@ class cpu_share {
   cpu_share(const cpu_share&) = delete;
   cpu_share& operator=(const cpu_share&) = delete;
 
-  /// Splits view.items (only items, range_offsets and ranges are read) and starts the clock.
-  void plan(const host_join_view<T>& view);
-  /// Starts the CPU workers; the view (now with points) must outlive wait().
-  void start(const host_join_view<T>& view);
+  /// Splits `items` (workload order) whose distances are `candidates`, and starts the clock.
+  void plan(std::span<const host_item> items, std::span<const std::uint64_t> candidates);
+  /// Starts the CPU workers on `view` (items and points; the ranges come from `fetch`, as the
+  /// CPU's end of the deque reaches them). The view and `fetch` must outlive wait().
+  void start(const host_join_view<T>& view, range_fetcher fetch);
   /// The GPU's next batch of item indices; empty once its part is done.
   item_range next_gpu_batch();
   /// The GPU's last batch has completed.
@@ -86,6 +96,8 @@ class cpu_share {
 
  private:
   void work(unsigned worker);
+  /// Makes the ranges of items [first, n) available to the workers.
+  void reach(std::uint32_t first);
 
   share_settings s_;
   host_join_view<T> view_;
@@ -96,6 +108,13 @@ class cpu_share {
   std::uint32_t chunk_items_ = 1;
   std::uint64_t batch_candidates_ = 0, batch_queries_ = 0;
   std::uint32_t gpu_items_ = 0;
+  // The CPU's window: items [window_, n) have their ranges on the host.
+  range_fetcher fetch_;
+  std::mutex fetch_mutex_;
+  std::atomic<std::uint32_t> window_{0};
+  std::deque<std::vector<host_range>> range_blocks_;
+  std::vector<const host_range*> item_ranges_;
+  std::vector<std::uint32_t> item_range_count_;
   stopwatch clock_;
   side_totals gpu_;
   std::vector<cpu_rows> rows_;        ///< per worker

@@ -3,11 +3,74 @@
 #include <algorithm>
 #include <array>
 
+#include "gpu/cub_call.cuh"
 #include "gpu/lbjoin/hybrid.cuh"
 
 namespace epsjoin::detail::lbjoin {
 
 namespace {
+
+constexpr unsigned gather_warps = 8;
+
+/// Distances item i costs: its queries times the sizes of its cell's ranges (a warp per item).
+__global__ void item_candidates_kernel(const work_item* __restrict__ items, std::uint32_t n,
+                                       const std::uint32_t* __restrict__ offsets,
+                                       const point_range* __restrict__ ranges,
+                                       std::uint64_t* __restrict__ out) {
+  const unsigned lane = threadIdx.x % 32;
+  const std::uint32_t i = blockIdx.x * gather_warps + threadIdx.x / 32;
+  if (i >= n) return;
+  const work_item item = items[i];
+  std::uint64_t sum = 0;
+  for (std::uint32_t r = offsets[item.cell] + lane; r < offsets[item.cell + 1]; r += 32) {
+    sum += ranges[r].end - ranges[r].begin;
+  }
+  for (int step = 16; step > 0; step /= 2) sum += __shfl_down_sync(0xffffffffu, sum, step);
+  if (lane == 0) out[i] = sum * item.count;
+}
+
+/// Ranges of items [lo, lo + n): how many each has.
+__global__ void item_range_counts_kernel(const work_item* __restrict__ items, std::uint32_t lo,
+                                         std::uint32_t n, const std::uint32_t* __restrict__ offsets,
+                                         std::uint32_t* __restrict__ counts) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const std::uint32_t cell = items[lo + i].cell;
+  counts[i] = offsets[cell + 1] - offsets[cell];
+}
+
+/// Ranges of items [lo, lo + n), item after item, to out + at[i] (a warp per item).
+__global__ void gather_ranges_kernel(const work_item* __restrict__ items, std::uint32_t lo,
+                                     std::uint32_t n, const std::uint32_t* __restrict__ offsets,
+                                     const point_range* __restrict__ ranges,
+                                     const std::uint64_t* __restrict__ at,
+                                     point_range* __restrict__ out) {
+  const unsigned lane = threadIdx.x % 32;
+  const std::uint32_t i = blockIdx.x * gather_warps + threadIdx.x / 32;
+  if (i >= n) return;
+  const std::uint32_t cell = items[lo + i].cell;
+  const std::uint32_t first = offsets[cell], count = offsets[cell + 1] - first;
+  for (std::uint32_t r = lane; r < count; r += 32) out[at[i] + r] = ranges[first + r];
+}
+
+/// Stream-ordered scratch: cudaFree would wait for the whole device, the GPU's batches included.
+template <class U>
+class stream_scratch {
+ public:
+  stream_scratch(std::size_t n, cudaStream_t stream) : stream_(stream) {
+    if (n > 0) EPSJOIN_CUDA_TRY(cudaMallocAsync(reinterpret_cast<void**>(&data_), n * sizeof(U), stream));
+  }
+  ~stream_scratch() {
+    if (data_ != nullptr) EPSJOIN_CUDA_TRY_NO_THROW(cudaFreeAsync(data_, stream_));
+  }
+  stream_scratch(const stream_scratch&) = delete;
+  stream_scratch& operator=(const stream_scratch&) = delete;
+  U* data() const { return data_; }
+
+ private:
+  U* data_ = nullptr;
+  cudaStream_t stream_;
+};
 
 template <class U, class V = U>
 void copy_out(std::vector<V>& out, const U* device, std::size_t n, cudaStream_t stream) {
@@ -30,8 +93,6 @@ hetero::host_join_view<T> host_index<T>::view(int d, T eps2, bool self_join) con
   v.data_points = self_join ? std::span<const T>(query_points) : std::span<const T>(data_points);
   v.data_ids = self_join ? std::span<const std::uint32_t>(query_ids)
                          : std::span<const std::uint32_t>(data_ids);
-  v.range_offsets = range_offsets;
-  v.ranges = ranges;
   v.d = d;
   v.eps2 = eps2;
   v.self_join = self_join;
@@ -53,12 +114,53 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
   EPSJOIN_CUDA_TRY(cudaStreamSynchronize(streams[0]));
   const bool self = view.self_join && &queries == &data;
   copy_out<work_item, hetero::host_item>(host.items, ordered, n_items, copies);
-  copy_out(host.range_offsets, ranges.offsets.data(), std::size_t{queries.n_cells} + 1, copies);
+  if (n_items > 0) {
+    stream_scratch<std::uint64_t> candidates(n_items, copies);
+    item_candidates_kernel<<<grid_size(n_items, gather_warps), gather_warps * 32, 0,
+                             copies>>>(ordered, n_items, ranges.offsets.data(),
+                                       ranges.ranges.data(), candidates.data());
+    EPSJOIN_CHECK_LAUNCH();
+    copy_out(host.candidates, candidates.data(), n_items, copies);
+    EPSJOIN_CUDA_TRY(cudaStreamSynchronize(copies));
+  }
   EPSJOIN_CUDA_TRY(cudaStreamSynchronize(copies));
-  copy_out<point_range, hetero::host_range>(host.ranges, ranges.ranges.data(),
-                                            host.range_offsets.back(), copies);
-  EPSJOIN_CUDA_TRY(cudaStreamSynchronize(copies));
-  cpu.plan(host.view(view.d, view.eps2, self));
+  cpu.plan(host.items, host.candidates);
+
+  // Called by CPU workers (one at a time) while the GPU counts on its own streams.
+  auto fetch = [&gpu, ordered, &ranges](std::uint32_t lo, std::uint32_t hi,
+                                         std::vector<hetero::host_range>& out,
+                                         std::vector<std::uint32_t>& counts) {
+    cudaStream_t on = gpu.slots[2]->stream.get();
+    const std::uint32_t n = hi - lo;
+    counts.assign(n, 0);
+    out.clear();
+    if (n == 0) return;
+    stream_scratch<std::uint32_t> device_counts(n, on);
+    item_range_counts_kernel<<<grid_size(n, 256), 256, 0, on>>>(ordered, lo, n,
+                                                               ranges.offsets.data(),
+                                                               device_counts.data());
+    EPSJOIN_CHECK_LAUNCH();
+    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(counts.data(), device_counts.data(),
+                                     sizeof(std::uint32_t) * n, cudaMemcpyDeviceToHost, on));
+    EPSJOIN_CUDA_TRY(cudaStreamSynchronize(on));
+    std::vector<std::uint64_t> at(n);
+    std::uint64_t total = 0;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      at[i] = total;
+      total += counts[i];
+    }
+    if (total == 0) return;
+    stream_scratch<std::uint64_t> device_at(n, on);
+    stream_scratch<point_range> gathered(total, on);
+    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(device_at.data(), at.data(), sizeof(std::uint64_t) * n,
+                                     cudaMemcpyHostToDevice, on));
+    gather_ranges_kernel<<<grid_size(n, gather_warps), gather_warps * 32, 0, on>>>(
+        ordered, lo, n, ranges.offsets.data(), ranges.ranges.data(), device_at.data(),
+        gathered.data());
+    EPSJOIN_CHECK_LAUNCH();
+    copy_out<point_range, hetero::host_range>(out, gathered.data(), total, on);
+    EPSJOIN_CUDA_TRY(cudaStreamSynchronize(on));
+  };
 
   auto start_cpu = [&] {
     const auto d = static_cast<std::size_t>(view.d);
@@ -69,7 +171,7 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
       copy_out(host.data_ids, data.permutation.data(), data.n_points, copies);
     }
     EPSJOIN_CUDA_TRY(cudaStreamSynchronize(copies));
-    cpu.start(host.view(view.d, view.eps2, self));
+    cpu.start(host.view(view.d, view.eps2, self), fetch);
   };
 
   cuda_event start, end;

@@ -16,12 +16,13 @@
 
 namespace epsjoin::detail::lbjoin {
 
-/// What the CPU side reads, copied from the device.
+/// What the CPU side reads, copied from the device (the candidate ranges come item window by
+/// item window, through the fetcher count_with_cpu hands the CPU side: at 8-D the whole list
+/// runs to gigabytes, of which the CPU needs a sliver).
 template <class T>
 struct host_index {
   std::vector<hetero::host_item> items;  ///< workload order
-  std::vector<std::uint32_t> range_offsets;
-  std::vector<hetero::host_range> ranges;
+  std::vector<std::uint64_t> candidates;  ///< per item
   std::vector<T> query_points, data_points;  ///< data_points empty for a self-join
   std::vector<std::uint32_t> query_ids, data_ids;  ///< data_ids empty for a self-join
   hetero::host_join_view<T> view(int d, T eps2, bool self_join) const;
