@@ -82,22 +82,6 @@ void cpu_share<T>::start(const host_join_view<T>& view, range_fetcher fetch) {
   fetch_ = std::move(fetch);
   rows_.resize(s_.cpu_threads);
   worker_end_.assign(s_.cpu_threads, 0.0);
-  if (s_.cpu_threads == 0) return;
-  // A static CPU part is known: fetch all of it. Under dynamic partitioning start with the
-  // lightest items holding 1/64 of the candidates (at least a few chunks per worker); reach()
-  // doubles the window whenever the workers get to its edge.
-  const auto n = static_cast<std::uint32_t>(view_.items.size());
-  std::uint32_t first = cpu_offset_;
-  if (!cpu_deque_) {
-    const std::uint64_t target = candidates_prefix_[n] / 64;
-    const auto by_candidates = static_cast<std::uint32_t>(
-        std::upper_bound(candidates_prefix_.begin(), candidates_prefix_.end(),
-                         candidates_prefix_[n] - target) -
-        candidates_prefix_.begin() - 1);
-    const std::uint64_t few = std::uint64_t{4} * chunk_items_ * s_.cpu_threads;
-    first = std::min<std::uint32_t>(by_candidates, n - static_cast<std::uint32_t>(std::min<std::uint64_t>(few, n)));
-  }
-  reach(first);
   for (unsigned w = 0; w < s_.cpu_threads; ++w) workers_.emplace_back(&cpu_share::work, this, w);
 }
 
@@ -107,15 +91,15 @@ void cpu_share<T>::reach(std::uint32_t first) {
   std::lock_guard lock(fetch_mutex_);
   const std::uint32_t window = window_.load(std::memory_order_relaxed);
   if (first >= window) return;
+  // The window doubles (in items, from one chunk per worker), so a join needs few fetches
+  // however far the CPU gets, and the first comes quickly: at 8-D an item's cell has thousands
+  // of ranges. A static CPU part bounds it.
   const auto n = static_cast<std::uint32_t>(view_.items.size());
-  // Twice the window's candidates, so a join needs few fetches however far the CPU gets.
-  const std::uint64_t have = candidates_prefix_[n] - candidates_prefix_[window];
-  const std::uint64_t want = std::min(candidates_prefix_[n], 2 * have);
-  const auto by_candidates = static_cast<std::uint32_t>(
-      std::upper_bound(candidates_prefix_.begin(), candidates_prefix_.end(),
-                       candidates_prefix_[n] - want) -
-      candidates_prefix_.begin() - 1);
-  const std::uint32_t lo = std::min(first, by_candidates);
+  const std::uint64_t step = std::max<std::uint64_t>(
+      n - window, std::uint64_t{chunk_items_} * std::max(1u, s_.cpu_threads));
+  const std::uint32_t by_doubling =
+      window > step ? window - static_cast<std::uint32_t>(step) : 0;
+  const std::uint32_t lo = std::max(std::min(first, by_doubling), cpu_offset_);
   std::vector<host_range>& block = range_blocks_.emplace_back();
   std::vector<std::uint32_t> counts;
   fetch_(lo, window, block, counts);
