@@ -87,29 +87,41 @@ void cpu_share<T>::start(const host_join_view<T>& view, range_fetcher fetch) {
 
 template <class T>
 void cpu_share<T>::reach(std::uint32_t first) {
-  if (first >= window_.load(std::memory_order_acquire)) return;
-  std::lock_guard lock(fetch_mutex_);
-  const std::uint32_t window = window_.load(std::memory_order_relaxed);
-  if (first >= window) return;
-  // The window doubles (in items, from one chunk per worker), so a join needs few fetches
-  // however far the CPU gets, and the first comes quickly: at 8-D an item's cell has thousands
-  // of ranges. A static CPU part bounds it.
-  const auto n = static_cast<std::uint32_t>(view_.items.size());
-  const std::uint64_t step = std::max<std::uint64_t>(
-      n - window, std::uint64_t{chunk_items_} * std::max(1u, s_.cpu_threads));
-  const std::uint32_t by_doubling =
-      window > step ? window - static_cast<std::uint32_t>(step) : 0;
-  const std::uint32_t lo = std::max(std::min(first, by_doubling), cpu_offset_);
-  std::vector<host_range>& block = range_blocks_.emplace_back();
-  std::vector<std::uint32_t> counts;
-  fetch_(lo, window, block, counts);
-  std::size_t at = 0;
-  for (std::uint32_t i = lo; i < window; ++i) {
-    item_ranges_[i] = block.data() + at;
-    item_range_count_[i] = counts[i - lo];
-    at += counts[i - lo];
+  // Windows of a fixed number of items (four chunks per worker): at 8-D an item's cell has
+  // thousands of ranges, so a window that grew geometrically would end in one long fetch that
+  // every worker waits for while the GPU runs dry of competition. The worker that comes within
+  // half a window of the edge fetches the next one while the others go on; a worker blocks only
+  // when its own chunk lies past the edge.
+  const auto step = static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(std::uint64_t{4} * chunk_items_ * std::max(1u, s_.cpu_threads),
+                              view_.items.size()));
+  const std::uint32_t margin = step / 2;
+  auto wanted = [&](std::uint32_t window) {
+    return window > cpu_offset_ && first < std::uint64_t{window} + margin;
+  };
+  if (!wanted(window_.load(std::memory_order_acquire))) return;
+  std::unique_lock lock(fetch_mutex_, std::defer_lock);
+  if (first < window_.load(std::memory_order_acquire)) {
+    lock.lock();
+  } else if (!lock.try_lock()) {
+    return;  // another worker is fetching the next window already
   }
-  window_.store(lo, std::memory_order_release);
+  std::uint32_t window = window_.load(std::memory_order_relaxed);
+  while (wanted(window)) {
+    const std::uint32_t by_step = window > step ? window - step : 0;
+    const std::uint32_t lo = std::max(std::min(first, by_step), cpu_offset_);
+    std::vector<host_range>& block = range_blocks_.emplace_back();
+    std::vector<std::uint32_t> counts;
+    fetch_(lo, window, block, counts);
+    std::size_t at = 0;
+    for (std::uint32_t i = lo; i < window; ++i) {
+      item_ranges_[i] = block.data() + at;
+      item_range_count_[i] = counts[i - lo];
+      at += counts[i - lo];
+    }
+    window = lo;
+    window_.store(lo, std::memory_order_release);
+  }
 }
 
 template <class T>
