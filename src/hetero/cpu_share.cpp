@@ -30,6 +30,7 @@ void cpu_share<T>::plan(std::span<const host_item> items,
   view_ = {};
   view_.items = items;
   const auto n = static_cast<std::uint32_t>(items.size());
+  n_items_ = n;
   candidates_prefix_.assign(n + 1, 0);
   queries_prefix_.assign(n + 1, 0);
   for (std::uint32_t i = 0; i < n; ++i) {
@@ -146,14 +147,14 @@ item_range cpu_share<T>::next_gpu_batch() {
   // Only the GPU moves the front, so the front read here is exact; the back may move meanwhile,
   // which take_front clamps.
   const std::uint32_t front = gpu_deque_->front();
-  const auto n = static_cast<std::uint32_t>(view_.items.size());
+  const std::uint32_t n = n_items_;
   // A batch holds its share of the candidates or of the queries, whichever comes first, but
-  // never fewer queries than fill the device: the heavy front's items are few and long.
+  // never fewer items than fill the device several times over.
   std::uint32_t end = front;
   auto open = [&] {
     const std::uint64_t queries = queries_prefix_[end] - queries_prefix_[front];
     const std::uint64_t candidates = candidates_prefix_[end] - candidates_prefix_[front];
-    return queries < s_.min_batch_queries ||
+    return end - front < s_.min_batch_items ||
            (candidates < batch_candidates_ && queries < batch_queries_);
   };
   while (end < n && open()) ++end;

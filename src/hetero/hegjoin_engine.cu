@@ -9,8 +9,8 @@
 //                 without them (and without gpu_fraction) a calibration measures them at eps / 2
 //   cpu_threads   CPU workers (default: the resource's threads less the one driving the GPU)
 //   cpu_chunk     queries per CPU chunk, n_p^CPU (default 1024)
-//   gpu_batches   fewest batches the GPU's work is cut into (default 32; at least 2 x streams)
-//   batch_queries fewest queries in a GPU batch (default 65536: fewer leave the H100 part idle)
+//   gpu_batches   fewest batches the GPU's work is cut into (default 8; at least 2 x streams)
+//   batch_items   fewest items (warps) in a GPU batch (default 32768, four waves on an H100)
 // and lbjoin's stage_dims, sort, fill, index_dims, segment_ids, chunk_ids. The kernel is the tiled
 // one, whose arithmetic the CPU side repeats bit for bit; the pattern is FULL and the work queue
 // off: a LID-UNICOMP GPU batch would write rows of the CPU's queries, and batches on two streams
@@ -109,7 +109,7 @@ class hegjoin_engine final : public engine {
     std::vector<std::string_view> keys = {"sort", "fill", "index_dims", "segment_ids", "chunk_ids"};
     keys.insert(keys.end(), {"stage_dims", "partition", "gpu_fraction", "ref_eps", "ref_gpu_seconds",
                              "ref_cpu_seconds", "cpu_threads", "cpu_chunk", "gpu_batches",
-                             "batch_queries"});
+                             "batch_items"});
     return keys;
   }
 
@@ -145,9 +145,9 @@ class hegjoin_engine final : public engine {
         param_uint(params, "cpu_threads", threads > 1 ? threads - 1 : 1, 0, 4096));
     share.cpu_chunk_queries =
         static_cast<std::uint32_t>(param_uint(params, "cpu_chunk", 1024, 1, 1u << 30));
-    share.gpu_batches = static_cast<unsigned>(param_uint(params, "gpu_batches", 32, 1, 1u << 20));
-    share.min_batch_queries =
-        static_cast<std::uint32_t>(param_uint(params, "batch_queries", 1u << 16, 1, 1u << 31));
+    share.gpu_batches = static_cast<unsigned>(param_uint(params, "gpu_batches", 8, 1, 1u << 20));
+    share.min_batch_items =
+        static_cast<std::uint32_t>(param_uint(params, "batch_items", 1u << 15, 1, 1u << 31));
     const bool dynamic = share.strategy == partition_strategy::dynamic;
     for (const char* key : {"gpu_fraction", "ref_eps", "ref_gpu_seconds", "ref_cpu_seconds"}) {
       EPSJOIN_EXPECTS(!dynamic || !params.contains(key), "parameter ", key,

@@ -22,13 +22,13 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(heg_dynamic_f32, {"hegjoin", {}, scalar_type::f32}
 // Small GPU batches and one-query CPU chunks: the two ends meet somewhere in the middle.
 EPSJOIN_ENGINE_PROPERTY_TESTS(heg_dynamic_tiny_batches_f64,
                               {"hegjoin",
-                               {{"batch_queries", "1"}, {"gpu_batches", "1000"},
+                               {{"batch_items", "1"}, {"gpu_batches", "1000"},
                                 {"cpu_chunk", "1"}, {"cpu_threads", "3"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(heg_dynamic_stage8_f64,
-                              {"hegjoin", {{"stage_dims", "8"}, {"batch_queries", "16"}}});
+                              {"hegjoin", {{"stage_dims", "8"}, {"batch_items", "16"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(heg_dynamic_segments_f64,
                               {"hegjoin",
-                               {{"segment_ids", "64"}, {"chunk_ids", "16"}, {"batch_queries", "8"},
+                               {{"segment_ids", "64"}, {"chunk_ids", "16"}, {"batch_items", "8"},
                                 {"fill", "second-pass"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(heg_dynamic_records_unsorted_f64,
                               {"hegjoin", {{"fill", "records"}, {"sort", "off"}}});
@@ -40,7 +40,7 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(heg_static_queries_half_f64,
 EPSJOIN_ENGINE_PROPERTY_TESTS(heg_static_candidates_f32,
                               {"hegjoin",
                                {{"partition", "static-candidates"}, {"gpu_fraction", "0.3"},
-                                {"batch_queries", "4"}},
+                                {"batch_items", "4"}},
                                scalar_type::f32});
 EPSJOIN_ENGINE_PROPERTY_TESTS(heg_static_all_cpu_f64,
                               {"hegjoin", {{"partition", "static-candidates"}, {"gpu_fraction", "0"}}});
@@ -83,7 +83,7 @@ TEST(hegjoin, sanitizer_case_small_joins_in_every_partition) {
   const auto oracle = run_csr(pts, eps, "brute-cpu");
   ASSERT_GT(oracle.n_pairs(), 2 * pts.n());
   const std::vector<std::map<std::string, std::string>> modes = {
-      {{"batch_queries", "64"}, {"cpu_chunk", "16"}},
+      {{"batch_items", "64"}, {"cpu_chunk", "16"}},
       {{"partition", "static-queries"}, {"gpu_fraction", "0.4"}, {"fill", "second-pass"}},
       {{"partition", "static-candidates"}, {"gpu_fraction", "0.6"}, {"segment_ids", "500"}},
   };
@@ -158,7 +158,7 @@ TEST(hegjoin, concurrent_small_joins_all_match) {
       for (int k = 0; k < 4; ++k) {
         const auto table =
             run_csr(pts, eps, "hegjoin",
-                    {{"batch_queries", "32"}, {"cpu_chunk", std::to_string(1 + 7 * k)}}, nullptr,
+                    {{"batch_items", "32"}, {"cpu_chunk", std::to_string(1 + 7 * k)}}, nullptr,
                     static_cast<unsigned>(2 + t));
         if (table.offsets != oracle.offsets || !(table.neighbors == oracle.neighbors)) ++mismatches;
       }

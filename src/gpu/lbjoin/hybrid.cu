@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <exception>
+#include <thread>
 
 #include "gpu/cub_call.cuh"
 #include "gpu/lbjoin/hybrid.cuh"
@@ -179,29 +181,38 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
   std::array<bool, 2> busy{};
   start.record(streams[0]);
   EPSJOIN_CUDA_TRY(cudaStreamWaitEvent(streams[1], start.get(), 0));
-  bool cpu_started = false;
-  try {
-  for (unsigned b = 0;; ++b) {
-    // The CPU starts once the GPU has work queued for the time its copies take.
-    if (!cpu_started && b == streams.size()) {
+  // The CPU side starts on a thread of its own: copying the points out takes longer than the
+  // first batches, and the thread feeding the GPU must not stop for it.
+  std::exception_ptr start_error;
+  std::thread starter([&] {
+    try {
       start_cpu();
-      cpu_started = true;
+    } catch (...) {
+      start_error = std::current_exception();
     }
-    const unsigned k = b % streams.size();
-    // A batch is taken only when a stream is free for it, so the GPU never holds more of the
-    // deque than it is about to work on.
-    if (busy[k]) EPSJOIN_CUDA_TRY(cudaEventSynchronize(done[k].get()));
-    const hetero::item_range r = cpu.next_gpu_batch();
-    if (r.empty()) break;
-    count(ordered + r.begin, r.size(), streams[k]);
-    done[k].record(streams[k]);
-    busy[k] = true;
-  }
-  if (!cpu_started) start_cpu();
+  });
+  try {
+    for (unsigned b = 0;; ++b) {
+      const unsigned k = b % streams.size();
+      // A batch is taken only when a stream is free for it, so the GPU never holds more of the
+      // deque than it is about to work on.
+      if (busy[k]) EPSJOIN_CUDA_TRY(cudaEventSynchronize(done[k].get()));
+      const hetero::item_range r = cpu.next_gpu_batch();
+      if (r.empty()) break;
+      count(ordered + r.begin, r.size(), streams[k]);
+      done[k].record(streams[k]);
+      busy[k] = true;
+    }
   } catch (...) {
     // The workers read `host`, which the caller is about to free.
+    starter.join();
     cpu.stop();
     throw;
+  }
+  starter.join();
+  if (start_error) {
+    cpu.stop();
+    std::rethrow_exception(start_error);
   }
   EPSJOIN_CUDA_TRY(cudaStreamWaitEvent(streams[0], done[1].get(), 0));
   end.record(streams[0]);
