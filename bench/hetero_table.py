@@ -77,11 +77,12 @@ def main():
         print("| " + " | ".join(cells) + " |")
     print()
     for s, _ in STRATEGIES:
-        v = summary[s]
+        v = [x for x in summary[s] if x[0] == x[0]]  # cases with both sides measured
         if v:
             print(f"{s}: mean ratio to the bound {statistics.mean(x[0] for x in v):.3f}, "
                   f"mean k {statistics.mean(x[1] for x in v):.3f}, worst time over the faster "
-                  f"side {max(x[2] for x in v):.3f} ({len(v)} cases)")
+                  f"side {max(x[2] for x in v):.3f}, best {min(x[2] for x in v):.3f} "
+                  f"({len(v)} cases)")
 
 
 if __name__ == "__main__":
