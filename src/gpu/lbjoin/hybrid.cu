@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <exception>
+#include <future>
 #include <thread>
 
 #include "gpu/cub_call.cuh"
@@ -115,19 +116,6 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
   // The index was built on the first stream; the copies run beside the first batches.
   EPSJOIN_CUDA_TRY(cudaStreamSynchronize(streams[0]));
   const bool self = view.self_join && &queries == &data;
-  copy_out<work_item, hetero::host_item>(host.items, ordered, n_items, copies);
-  if (n_items > 0) {
-    stream_scratch<std::uint64_t> candidates(n_items, copies);
-    item_candidates_kernel<<<grid_size(n_items, gather_warps), gather_warps * 32, 0,
-                             copies>>>(ordered, n_items, ranges.offsets.data(),
-                                       ranges.ranges.data(), candidates.data());
-    EPSJOIN_CHECK_LAUNCH();
-    copy_out(host.candidates, candidates.data(), n_items, copies);
-    EPSJOIN_CUDA_TRY(cudaStreamSynchronize(copies));
-  }
-  EPSJOIN_CUDA_TRY(cudaStreamSynchronize(copies));
-  cpu.plan(host.items, host.candidates);
-
   // Called by CPU workers (one at a time) while the GPU counts on its own streams.
   auto fetch = [&gpu, ordered, &ranges](std::uint32_t lo, std::uint32_t hi,
                                          std::vector<hetero::host_range>& out,
@@ -164,34 +152,49 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
     EPSJOIN_CUDA_TRY(cudaStreamSynchronize(on));
   };
 
-  auto start_cpu = [&] {
-    const auto d = static_cast<std::size_t>(view.d);
-    copy_out(host.query_points, queries.points.data(), queries.n_points * d, copies);
-    copy_out(host.query_ids, queries.permutation.data(), queries.n_points, copies);
-    if (!self) {
-      copy_out(host.data_points, data.points.data(), data.n_points * d, copies);
-      copy_out(host.data_ids, data.permutation.data(), data.n_points, copies);
-    }
-    EPSJOIN_CUDA_TRY(cudaStreamSynchronize(copies));
-    cpu.start(host.view(view.d, view.eps2, self), fetch);
-  };
-
-  cuda_event start, end;
-  std::array<cuda_event, 2> done;
-  std::array<bool, 2> busy{};
-  start.record(streams[0]);
-  EPSJOIN_CUDA_TRY(cudaStreamWaitEvent(streams[1], start.get(), 0));
-  // The CPU side starts on a thread of its own: copying the points out takes longer than the
-  // first batches, and the thread feeding the GPU must not stop for it.
+  // The CPU side starts on a thread of its own, with a stream of its own: copying the points out
+  // takes as long as the whole counting phase at 2-D, so it runs while this thread lays out the
+  // deque and feeds the GPU, and the workers start the moment both are done.
+  cuda_stream point_stream;
+  std::promise<bool> planned;
   std::exception_ptr start_error;
-  std::thread starter([&] {
+  std::thread starter([&, planned_future = planned.get_future()]() mutable {
     try {
-      start_cpu();
+      const auto d = static_cast<std::size_t>(view.d);
+      cudaStream_t on = point_stream.get();
+      copy_out(host.query_points, queries.points.data(), queries.n_points * d, on);
+      copy_out(host.query_ids, queries.permutation.data(), queries.n_points, on);
+      if (!self) {
+        copy_out(host.data_points, data.points.data(), data.n_points * d, on);
+        copy_out(host.data_ids, data.permutation.data(), data.n_points, on);
+      }
+      EPSJOIN_CUDA_TRY(cudaStreamSynchronize(on));
+      if (planned_future.get()) cpu.start(host.view(view.d, view.eps2, self), fetch);
     } catch (...) {
       start_error = std::current_exception();
     }
   });
+
+  cuda_event start, end;
+  std::array<cuda_event, 2> done;
+  std::array<bool, 2> busy{};
+  bool plan_made = false;
   try {
+    copy_out<work_item, hetero::host_item>(host.items, ordered, n_items, copies);
+    if (n_items > 0) {
+      stream_scratch<std::uint64_t> candidates(n_items, copies);
+      item_candidates_kernel<<<grid_size(n_items, gather_warps), gather_warps * 32, 0,
+                               copies>>>(ordered, n_items, ranges.offsets.data(),
+                                         ranges.ranges.data(), candidates.data());
+      EPSJOIN_CHECK_LAUNCH();
+      copy_out(host.candidates, candidates.data(), n_items, copies);
+      EPSJOIN_CUDA_TRY(cudaStreamSynchronize(copies));
+    }
+    cpu.plan(host.items, host.candidates);
+    plan_made = true;
+    planned.set_value(true);
+    start.record(streams[0]);
+    EPSJOIN_CUDA_TRY(cudaStreamWaitEvent(streams[1], start.get(), 0));
     for (unsigned b = 0;; ++b) {
       const unsigned k = b % streams.size();
       // A batch is taken only when a stream is free for it, so the GPU never holds more of the
@@ -205,6 +208,7 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
     }
   } catch (...) {
     // The workers read `host`, which the caller is about to free.
+    if (!plan_made) planned.set_value(false);
     starter.join();
     cpu.stop();
     throw;
