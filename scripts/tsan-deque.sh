@@ -1,12 +1,26 @@
 #!/usr/bin/env bash
-# Runs hegjoin's work-deque stress test (tests/unit/test_work_deque.cpp) under ThreadSanitizer.
-# The deque is header-only, so the test builds alone, in seconds, without a sanitized library.
+# Runs hegjoin's host-side stress tests under ThreadSanitizer: the work deque
+# (tests/unit/test_work_deque.cpp) and the CPU side sharing it with a fake GPU thread
+# (tests/unit/test_cpu_share.cpp). Both build alone, from their few sources, in under a minute,
+# without a sanitized library.
 # usage: scripts/tsan-deque.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-"${CXX:-g++}" -std=c++20 -O1 -g -fsanitize=thread -I"$root/src" -I"$root/include" \
-  "$root/tests/unit/test_work_deque.cpp" -lgtest -lgtest_main -pthread -o "$out/test_work_deque"
+cxx=${CXX:-g++}
+flags=(-std=c++20 -O1 -g -fsanitize=thread -I"$root/src" -I"$root/include")
+"$cxx" "${flags[@]}" "$root/tests/unit/test_work_deque.cpp" -lgtest -lgtest_main -pthread \
+  -o "$out/test_work_deque"
 TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" "$out/test_work_deque"
+
+# The FMA copy of the CPU rows needs its own flag, as in the library's build.
+fma=()
+[[ $(uname -m) == x86_64 ]] && fma=(-mfma)
+"$cxx" "${flags[@]}" "${fma[@]}" -c "$root/src/hetero/cpu_rows_fma.cpp" -o "$out/cpu_rows_fma.o"
+"$cxx" "${flags[@]}" "$root/tests/unit/test_cpu_share.cpp" "$root/src/hetero/cpu_share.cpp" \
+  "$root/src/hetero/cpu_rows.cpp" "$root/src/hetero/cpu_rows_generic.cpp" \
+  "$root/src/hetero/partition.cpp" "$out/cpu_rows_fma.o" -lgtest -lgtest_main -pthread \
+  -o "$out/test_cpu_share"
+TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" "$out/test_cpu_share"

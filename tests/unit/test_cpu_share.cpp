@@ -1,0 +1,203 @@
+// hegjoin's CPU side without a GPU (src/hetero/cpu_share.hpp): a fake GPU thread takes batches
+// from the deque's front while the CPU workers join chunks from its back, on a hand-made index in
+// which every item is one query and its one range is the whole data set (a brute-force join).
+// Checks, for each partition strategy and the degenerate splits, that the GPU's items are a
+// prefix, that the CPU rows cover exactly the rest, once each, with the neighbours a direct
+// computation finds, that counts and delivered rows agree, and that many jobs at once stay
+// correct. scripts/tsan-deque.sh runs this file under ThreadSanitizer.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "hetero/cpu_share.hpp"
+
+namespace {
+
+using namespace epsjoin::detail::hetero;
+
+struct fake_join {
+  std::size_t n = 0;
+  int d = 3;
+  double eps2 = 0;
+  std::vector<double> points;
+  std::vector<std::uint32_t> ids;  // position -> caller's id (reversed, so ids differ)
+  std::vector<host_item> items;
+  std::vector<std::uint64_t> candidates;
+
+  fake_join(std::size_t points_n, std::uint64_t seed) : n(points_n) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    points.resize(n * d);
+    for (double& x : points) x = u(rng);
+    eps2 = 0.15 * 0.15;
+    for (std::size_t i = 0; i < n; ++i) {
+      ids.push_back(static_cast<std::uint32_t>(n - 1 - i));
+      items.push_back({static_cast<std::uint32_t>(i), 1, static_cast<std::uint32_t>(i)});
+      candidates.push_back(n);
+    }
+  }
+
+  host_join_view<double> view() const {
+    host_join_view<double> v;
+    v.items = items;
+    v.query_points = points;
+    v.query_ids = ids;
+    v.data_points = points;
+    v.data_ids = ids;
+    v.d = d;
+    v.eps2 = eps2;
+    v.self_join = true;
+    return v;
+  }
+
+  range_fetcher fetcher() const {
+    return [this](std::uint32_t lo, std::uint32_t hi, std::vector<host_range>& ranges,
+                  std::vector<std::uint32_t>& counts) {
+      counts.assign(hi - lo, 1);
+      ranges.assign(hi - lo, host_range{0, static_cast<std::uint32_t>(n)});
+    };
+  }
+
+  /// Neighbours of position p (caller's ids), computed as the GPU's tiled kernel rounds.
+  std::vector<std::uint32_t> neighbours(std::uint32_t p) const {
+    std::vector<std::uint32_t> out;
+    for (std::uint32_t j = 0; j < n; ++j) {
+      if (j == p) continue;
+      double sum = 0;
+      for (int k = 0; k < d; ++k) {
+        const double diff = points[p * d + k] - points[j * d + k];
+        sum = std::fma(diff, diff, sum);
+      }
+      if (sum <= eps2) out.push_back(ids[j]);
+    }
+    return out;
+  }
+};
+
+/// Runs one shared join with a fake GPU; returns the items the GPU took, in order.
+std::vector<std::uint32_t> run_shared(const fake_join& job, cpu_share<double>& share) {
+  share.plan(job.items, job.candidates);
+  std::vector<std::uint32_t> gpu_items;
+  std::thread gpu([&] {
+    for (;;) {
+      const item_range r = share.next_gpu_batch();
+      if (r.empty()) break;
+      for (std::uint32_t i = r.begin; i < r.end; ++i) gpu_items.push_back(i);
+    }
+    share.gpu_finished();
+  });
+  share.start(job.view(), job.fetcher());
+  gpu.join();
+  share.wait();
+  return gpu_items;
+}
+
+void check_split(const fake_join& job, const share_settings& settings, const char* what) {
+  SCOPED_TRACE(what);
+  cpu_share<double> share(settings);
+  const std::vector<std::uint32_t> gpu_items = run_shared(job, share);
+  const std::uint32_t g = share.gpu_items();
+  ASSERT_EQ(gpu_items.size(), g);
+  for (std::uint32_t i = 0; i < g; ++i) ASSERT_EQ(gpu_items[i], i) << "GPU items are a prefix";
+
+  const std::vector<std::uint32_t> counts =
+      share.counts_by_position(static_cast<std::uint32_t>(job.n));
+  // Rows delivered into a table laid out from the counts, as a row sink would.
+  std::vector<std::uint64_t> starts(job.n, 0);
+  std::uint64_t total = 0;
+  for (std::size_t p = 0; p < job.n; ++p) {
+    starts[job.ids[p]] = total;
+    total += counts[p];
+  }
+  std::vector<std::uint32_t> table(total, ~0u);
+  share.deliver_rows({table.data(), starts.data()}, job.ids, 3);
+  std::uint64_t candidates = 0;
+  for (std::uint32_t p = 0; p < job.n; ++p) {
+    if (p < g) {
+      EXPECT_EQ(counts[p], 0u) << "the CPU computed a GPU row, position " << p;
+      continue;
+    }
+    candidates += job.n;
+    std::vector<std::uint32_t> expected = job.neighbours(p);
+    ASSERT_EQ(counts[p], expected.size()) << "position " << p;
+    std::vector<std::uint32_t> got(table.begin() + static_cast<std::ptrdiff_t>(starts[job.ids[p]]),
+                                   table.begin() + static_cast<std::ptrdiff_t>(starts[job.ids[p]] + counts[p]));
+    std::sort(got.begin(), got.end());
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(got, expected) << "position " << p;
+  }
+  const side_totals cpu = share.cpu();
+  EXPECT_EQ(cpu.items, job.n - g);
+  EXPECT_EQ(cpu.queries, job.n - g);
+  EXPECT_EQ(cpu.candidates, candidates);
+  EXPECT_EQ(share.gpu().candidates, std::uint64_t{g} * job.n);
+}
+
+share_settings settings(partition_strategy strategy, double fraction, unsigned threads,
+                        std::uint32_t chunk, std::uint32_t batch_items) {
+  share_settings s;
+  s.strategy = strategy;
+  s.gpu_fraction = fraction;
+  s.cpu_threads = threads;
+  s.cpu_chunk_queries = chunk;
+  s.min_batch_items = batch_items;
+  return s;
+}
+
+TEST(cpu_share, every_strategy_covers_each_row_once) {
+  const fake_join job(700, 11);
+  check_split(job, settings(partition_strategy::dynamic, 1, 4, 8, 16), "dynamic");
+  check_split(job, settings(partition_strategy::dynamic, 1, 4, 1, 1), "dynamic, tiny takes");
+  check_split(job, settings(partition_strategy::dynamic, 1, 0, 8, 16), "dynamic, no CPU");
+  check_split(job, settings(partition_strategy::static_queries, 0.5, 3, 16, 4), "queries 0.5");
+  check_split(job, settings(partition_strategy::static_candidates, 0.3, 3, 16, 4),
+              "candidates 0.3");
+  check_split(job, settings(partition_strategy::static_candidates, 0, 2, 64, 4), "all to CPU");
+  check_split(job, settings(partition_strategy::static_queries, 1, 2, 64, 4), "all to GPU");
+  check_split(job, settings(partition_strategy::dynamic, 1, 64, 1, 1000), "more workers than rows");
+}
+
+TEST(cpu_share, degenerate_sizes) {
+  const fake_join one(1, 3), none(0, 4);
+  check_split(one, settings(partition_strategy::dynamic, 1, 4, 1, 1), "one row");
+  check_split(one, settings(partition_strategy::static_candidates, 0, 4, 1, 1), "one row, CPU");
+  check_split(none, settings(partition_strategy::dynamic, 1, 4, 1, 1), "no rows");
+}
+
+TEST(cpu_share, static_split_without_workers_is_an_error) {
+  const fake_join job(50, 5);
+  cpu_share<double> share(settings(partition_strategy::static_queries, 0.5, 0, 8, 4));
+  EXPECT_THROW(share.plan(job.items, job.candidates), epsjoin::invalid_argument);
+}
+
+// Many shared joins at once, each with its own fake GPU and workers.
+TEST(cpu_share, concurrent_jobs_stay_correct) {
+  std::vector<std::thread> jobs;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 6; ++t) {
+    jobs.emplace_back([t, &failures] {
+      const fake_join job(300 + 50 * t, 100 + t);
+      for (int k = 0; k < 3; ++k) {
+        cpu_share<double> share(settings(
+            k == 1 ? partition_strategy::static_queries : partition_strategy::dynamic, 0.4, 3,
+            static_cast<std::uint32_t>(1 + 5 * k), 2));
+        const std::vector<std::uint32_t> gpu_items = run_shared(job, share);
+        const std::vector<std::uint32_t> counts =
+            share.counts_by_position(static_cast<std::uint32_t>(job.n));
+        const std::uint32_t g = share.gpu_items();
+        if (gpu_items.size() != g) ++failures;
+        for (std::uint32_t p = g; p < job.n; ++p) {
+          if (counts[p] != job.neighbours(p).size()) ++failures;
+        }
+      }
+    });
+  }
+  for (std::thread& j : jobs) j.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+}  // namespace
