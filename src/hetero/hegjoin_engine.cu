@@ -31,23 +31,6 @@ namespace {
 using namespace lbjoin;
 using hetero::partition_strategy;
 
-double param_real(const param_map& params, const std::string& key, double fallback, double min,
-                  double max) {
-  auto it = params.find(key);
-  if (it == params.end()) return fallback;
-  double value = 0;
-  std::size_t used = 0;
-  try {
-    value = std::stod(it->second, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  EPSJOIN_EXPECTS(used == it->second.size() && used > 0 && value >= min && value <= max,
-                  "parameter ", key, " must be a number in [", min, ", ", max, "], got '",
-                  it->second, "'");
-  return value;
-}
-
 /// Calibrations already made in this process, by data (its address and shape: a new array at a
 /// freed one's address would reuse a calibration, which costs balance, never correctness), eps
 /// and configuration.
