@@ -138,11 +138,10 @@ class hegjoin_engine final : public engine {
     }
     hegjoin_runner<T> runner(req, rows, kernel);
     if (dynamic) {
-      share.summary = concat("dynamic; ", rows.summary);
+      share.summary = "dynamic";
     } else if (params.contains("gpu_fraction")) {
       share.gpu_fraction = param_real(params, "gpu_fraction", 1, 0, 1);
-      share.summary = concat(partition, ", GPU fraction ", share.gpu_fraction, " (given); ",
-                             rows.summary);
+      share.summary = concat(partition, ", GPU fraction ", share.gpu_fraction, " (given)");
     } else {
       const hetero::reference_times ref = reference(req, runner, share, params);
       const hetero::partition_model m = predict_partition(static_cast<int>(req.data.d), req.options.eps, ref);
@@ -150,7 +149,7 @@ class hegjoin_engine final : public engine {
       share.summary = concat(partition, ", GPU fraction ", m.gpu_fraction, " from ref_eps=",
                              ref.eps, " ref_gpu_seconds=", ref.gpu_seconds, " ref_cpu_seconds=",
                              ref.cpu_seconds, " (predicted GPU ", m.gpu_seconds, " s, CPU ",
-                             m.cpu_seconds, " s, both ", m.hybrid_seconds, " s); ", rows.summary);
+                             m.cpu_seconds, " s, both ", m.hybrid_seconds, " s)");
     }
     runner.run(std::move(share));
   }
