@@ -29,6 +29,21 @@ inline std::uint64_t param_uint(const param_map& params, const std::string& key,
   return value;
 }
 
+/// The parameter's value as a number in [min, max]; `fallback` when absent.
+inline double param_real(const param_map& params, const std::string& key, double fallback,
+                         double min, double max) {
+  auto it = params.find(key);
+  if (it == params.end()) return fallback;
+  const std::string& text = it->second;
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  EPSJOIN_EXPECTS(ec == std::errc() && end == text.data() + text.size() && value >= min &&
+                      value <= max,
+                  "parameter ", key, " must be a number in [", min, ", ", max, "], got '", text,
+                  "'");
+  return value;
+}
+
 /// The parameter's value, which must be one of `choices`; `fallback` when absent.
 inline std::string param_choice(const param_map& params, const std::string& key,
                                 std::initializer_list<std::string_view> choices,

@@ -24,6 +24,20 @@ std::string gpu_unavailable_reason(int device) {
   return {};
 }
 
+std::string gpu_unavailable_reason(int device, int min_major, std::string_view feature) {
+  if (std::string why = gpu_unavailable_reason(device); !why.empty()) return why;
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return concat("cannot query CUDA device ", device);
+  }
+  if (prop.major < min_major) {
+    return concat(prop.name, " (sm_", prop.major, prop.minor, ") has no ", feature, " (sm_",
+                  min_major, "0 or newer)");
+  }
+  return {};
+}
+
 gpu_state& acquire_gpu(resources& res) {
   if (res.gpu_state() == nullptr) {
     if (std::string why = gpu_unavailable_reason(res.device()); !why.empty()) {

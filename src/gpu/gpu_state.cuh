@@ -5,6 +5,7 @@
 #include <array>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "epsjoin/resources.hpp"
 #include "epsjoin/result.hpp"
@@ -43,6 +44,9 @@ struct gpu_state {
 
 /// Why GPU engines cannot run here (no device, device too old), or empty when they can.
 std::string gpu_unavailable_reason(int device);
+
+/// The same for an engine that needs `feature`, present from compute capability min_major.0 on.
+std::string gpu_unavailable_reason(int device, int min_major, std::string_view feature);
 
 /// The GPU state of `res`, created on first use; makes `res.device()` current on this thread.
 /// Throws unavailable when there is no usable device.

@@ -31,23 +31,6 @@ namespace {
 using namespace lbjoin;
 using hetero::partition_strategy;
 
-double param_real(const param_map& params, const std::string& key, double fallback, double min,
-                  double max) {
-  auto it = params.find(key);
-  if (it == params.end()) return fallback;
-  double value = 0;
-  std::size_t used = 0;
-  try {
-    value = std::stod(it->second, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  EPSJOIN_EXPECTS(used == it->second.size() && used > 0 && value >= min && value <= max,
-                  "parameter ", key, " must be a number in [", min, ", ", max, "], got '",
-                  it->second, "'");
-  return value;
-}
-
 /// Calibrations already made in this process, by data (its address and shape: a new array at a
 /// freed one's address would reuse a calibration, which costs balance, never correctness), eps
 /// and configuration.
@@ -155,11 +138,10 @@ class hegjoin_engine final : public engine {
     }
     hegjoin_runner<T> runner(req, rows, kernel);
     if (dynamic) {
-      share.summary = concat("dynamic; ", rows.summary);
+      share.summary = "dynamic";
     } else if (params.contains("gpu_fraction")) {
       share.gpu_fraction = param_real(params, "gpu_fraction", 1, 0, 1);
-      share.summary = concat(partition, ", GPU fraction ", share.gpu_fraction, " (given); ",
-                             rows.summary);
+      share.summary = concat(partition, ", GPU fraction ", share.gpu_fraction, " (given)");
     } else {
       const hetero::reference_times ref = reference(req, runner, share, params);
       const hetero::partition_model m = predict_partition(static_cast<int>(req.data.d), req.options.eps, ref);
@@ -167,7 +149,7 @@ class hegjoin_engine final : public engine {
       share.summary = concat(partition, ", GPU fraction ", m.gpu_fraction, " from ref_eps=",
                              ref.eps, " ref_gpu_seconds=", ref.gpu_seconds, " ref_cpu_seconds=",
                              ref.cpu_seconds, " (predicted GPU ", m.gpu_seconds, " s, CPU ",
-                             m.cpu_seconds, " s, both ", m.hybrid_seconds, " s); ", rows.summary);
+                             m.cpu_seconds, " s, both ", m.hybrid_seconds, " s)");
     }
     runner.run(std::move(share));
   }

@@ -59,16 +59,8 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(
 epsjoin::neighbor_table run_csr(const epsjoin::dataset& pts, double eps, const std::string& engine,
                                 std::map<std::string, std::string> params = {},
                                 bool approximate = false, epsjoin::join_stats* stats = nullptr) {
-  epsjoin::resources res;
-  epsjoin::join_options opt;
-  opt.eps = eps;
-  opt.engine = engine;
-  opt.params = std::move(params);
-  opt.approximate = approximate;
-  epsjoin::csr_sink csr(true);
-  const auto s = epsjoin::self_join(res, pts.view(), opt, csr);
-  if (stats != nullptr) *stats = s;
-  return csr.release();
+  return epsjoin::test::self_join_csr(
+      pts, eps, engine, {.params = std::move(params), .approximate = approximate, .stats = stats});
 }
 
 // A small case for compute-sanitizer (scripts/device-check.sh filters on the name).

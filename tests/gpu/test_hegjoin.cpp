@@ -56,16 +56,11 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(heg_static_calibrated_f64,
 epsjoin::neighbor_table run_csr(const epsjoin::dataset& pts, double eps, const std::string& engine,
                                 std::map<std::string, std::string> params = {},
                                 epsjoin::join_stats* stats = nullptr, unsigned threads = 0) {
-  epsjoin::resources res(threads);
-  epsjoin::join_options opt;
-  opt.eps = eps;
-  opt.engine = engine;
-  opt.params = std::move(params);
-  opt.include_self = true;
-  epsjoin::csr_sink csr(true);
-  const auto s = epsjoin::self_join(res, pts.view(), opt, csr);
-  if (stats != nullptr) *stats = s;
-  return csr.release();
+  return epsjoin::test::self_join_csr(pts, eps, engine,
+                                      {.params = std::move(params),
+                                       .include_self = true,
+                                       .threads = threads,
+                                       .stats = stats});
 }
 
 std::string note(const epsjoin::join_stats& stats, const std::string& key) {

@@ -276,4 +276,19 @@ void check_against_oracle(const engine_config& config, const property_case& c) {
   EXPECT_EQ(tabled.pairs + tabled.self_pairs, expected_rows.size());
 }
 
+neighbor_table self_join_csr(const dataset& points, double eps, const std::string& engine,
+                             csr_run how) {
+  resources res(how.threads);
+  join_options opt;
+  opt.eps = eps;
+  opt.engine = engine;
+  opt.params = std::move(how.params);
+  opt.approximate = how.approximate;
+  opt.include_self = how.include_self;
+  csr_sink csr(true);
+  const join_stats stats = self_join(res, points.view(), opt, csr);
+  if (how.stats != nullptr) *how.stats = stats;
+  return csr.release();
+}
+
 }  // namespace epsjoin::test

@@ -56,6 +56,19 @@ double error_band(const engine_config& config, std::size_t d);
 /// no duplicate, no self pair, ids in range, stats.pairs exact, count-only mode consistent.
 void check_against_oracle(const engine_config& config, const property_case& c);
 
+/// How self_join_csr runs its join.
+struct csr_run {
+  std::map<std::string, std::string> params = {};
+  bool approximate = false;
+  bool include_self = false;
+  unsigned threads = 0;             ///< 0: all hardware threads
+  join_stats* stats = nullptr;      ///< receives the join's stats when set
+};
+
+/// The self-join of `points` at `eps` with `engine`, as a CSR table with sorted rows.
+neighbor_table self_join_csr(const dataset& points, double eps, const std::string& engine,
+                             csr_run how = {});
+
 class engine_property_test : public testing::TestWithParam<property_case> {};
 
 inline std::string case_name(const testing::TestParamInfo<property_case>& info) {

@@ -26,7 +26,7 @@ using namespace lbjoin;
 /// block per SM, and that costs more than its fewer query-fragment loads save (Expo24D/32D/64D
 /// 1M: 1.4-1.9x / 1.08x slower; brute force 2^20 points in 64-D: 8.6 s against 6.2 s;
 /// bench/RESULTS.md, issue 7).
-unsigned default_tile_cols(int /*d*/) { return 16; }
+constexpr unsigned default_tile_cols = 16;
 
 template <class T>
 class ted_kernels final : public row_join_kernel<T> {
@@ -65,7 +65,7 @@ class ted_kernels final : public row_join_kernel<T> {
     // A dropped tile is surely out under the exact decision, not under the approximate one, and
     // the two passes must agree pair by pair.
     view_.short_circuit = short_circuit_ && !approximate_;
-    view_.col_blocks = static_cast<int>((tile_cols_ != 0 ? tile_cols_ : default_tile_cols(d)) / 8);
+    view_.col_blocks = static_cast<int>((tile_cols_ != 0 ? tile_cols_ : default_tile_cols) / 8);
     // Two coordinates a load: Expo8D 2M and Expo16D 1M 10-14% faster, 24-D and 32-D the same,
     // Expo64D 1M and brute force at 64-D and 128-D 10-58% slower (bench/RESULTS.md, issue 7).
     view_.paired_loads = d <= 16;
@@ -107,7 +107,7 @@ class ted_kernels final : public row_join_kernel<T> {
   double eps_;
   bool approximate_;
   bool short_circuit_;
-  unsigned tile_cols_;  // 0: default_tile_cols(d)
+  unsigned tile_cols_;  // 0: default_tile_cols
   bool halving_count_ = false;
   ted::ted_view view_;
   device_buffer<double> data_norms_, query_norms_;
@@ -123,17 +123,7 @@ class ted_join_engine final : public engine {
            "re-checking the rounding band (--approximate skips it); indexed or brute force";
   }
   std::string unavailable_reason() const override {
-    if (std::string why = gpu_unavailable_reason(0); !why.empty()) return why;
-    cudaDeviceProp prop{};
-    if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return "cannot query CUDA device 0";
-    }
-    if (prop.major < 8) {
-      return concat(prop.name, " (sm_", prop.major, prop.minor,
-                    ") has no FP64 tensor cores (sm_80 or newer)");
-    }
-    return {};
+    return gpu_unavailable_reason(0, 8, "FP64 tensor cores");
   }
   std::vector<std::string_view> param_keys() const override {
     std::vector<std::string_view> keys = row_join_param_keys(true);
@@ -154,7 +144,7 @@ class ted_join_engine final : public engine {
       throw unavailable(concat(gpu.properties.name, " has no FP64 tensor cores (sm_80 or newer)"));
     }
     s.summary = concat("FP64 MMA m8n8k4, 32 x ",
-                       tile_cols != 0 ? tile_cols : default_tile_cols(static_cast<int>(req.data.d)),
+                       tile_cols != 0 ? tile_cols : default_tile_cols,
                        " tiles, ", req.data.d <= 16 ? "paired loads, " : "", req.options.approximate ? "approximate" : "exact",
                        ", short-circuit ", short_circuit ? "on" : "off", ", ", s.summary);
     if (req.options.precision == scalar_type::f32) {
