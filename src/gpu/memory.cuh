@@ -1,6 +1,7 @@
 #pragma once
 // RAII owners of device and pinned host memory. The only place in the library that calls
-// cudaMalloc / cudaMallocHost; buffers grow on demand and are reused across batches and runs.
+// cudaMalloc / cudaMallocHost / cudaMallocAsync; buffers grow on demand and are reused across
+// batches and runs.
 
 #include <cuda_runtime.h>
 
@@ -75,6 +76,28 @@ template <class T>
 using device_buffer = cuda_buffer<T, device_memory>;
 template <class T>
 using pinned_buffer = cuda_buffer<T, pinned_memory>;
+
+/// Stream-ordered device scratch for one piece of work on one stream: freeing it does not wait
+/// for the whole device (cudaFree would, other streams' kernels included).
+template <class T>
+class stream_scratch {
+ public:
+  stream_scratch(std::size_t n, cudaStream_t stream) : stream_(stream) {
+    if (n > 0) {
+      EPSJOIN_CUDA_TRY(cudaMallocAsync(reinterpret_cast<void**>(&data_), n * sizeof(T), stream));
+    }
+  }
+  ~stream_scratch() {
+    if (data_ != nullptr) EPSJOIN_CUDA_TRY_NO_THROW(cudaFreeAsync(data_, stream_));
+  }
+  stream_scratch(const stream_scratch&) = delete;
+  stream_scratch& operator=(const stream_scratch&) = delete;
+  T* data() const noexcept { return data_; }
+
+ private:
+  T* data_ = nullptr;
+  cudaStream_t stream_;
+};
 
 /// An owned CUDA stream.
 class cuda_stream {

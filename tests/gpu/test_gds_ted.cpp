@@ -4,11 +4,13 @@
 // engines and the oracle on 1e5-point sets; the papers' reference counts through the CSR path.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <random>
 #include <string>
 
+#include "epsjoin/error.hpp"
 #include "support/harness.hpp"
 #include "support/paper_data.hpp"
 #include "support/shapes.hpp"
@@ -42,7 +44,8 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(ted_full_records_f64,
 EPSJOIN_ENGINE_PROPERTY_TESTS(ted_second_pass_short_circuit_f64,
                               {"ted-join", {{"fill", "second-pass"}, {"short_circuit", "on"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(ted_short_circuit_brute_f32,
-                              {"ted-join", {{"short_circuit", "on"}, {"mode", "brute-force"}},
+                              {"ted-join",
+                               {{"short_circuit", "on"}, {"mode", "brute-force"}},
                                scalar_type::f32});
 // Both tile shapes at every d (the default takes 16 columns below 32-D and 32 from there).
 EPSJOIN_ENGINE_PROPERTY_TESTS(ted_tile32_f64, {"ted-join", {{"tile_cols", "32"}}});
@@ -51,6 +54,31 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(ted_tile32_full_f32, {"ted-join",
                                                     scalar_type::f32});
 EPSJOIN_ENGINE_PROPERTY_TESTS(ted_tile16_brute_f64,
                               {"ted-join", {{"tile_cols", "16"}, {"mode", "brute-force"}}});
+// The one-cell (GEMM) kernel, which brute force and unindexable eps take by default: records,
+// a second pass under halving, and many segments (the fill falls back to full, segment by
+// segment); tiles forced in brute force by name.
+EPSJOIN_ENGINE_PROPERTY_TESTS(
+    ted_gemm_full_records_f64,
+    {"ted-join", {{"mode", "brute-force"}, {"pattern", "full"}, {"fill", "records"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(ted_gemm_second_pass_f32, {"ted-join",
+                                                         {{"kernel", "gemm"},
+                                                          {"mode", "brute-force"},
+                                                          {"fill", "second-pass"}},
+                                                         scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(
+    ted_gemm_segments_f64,
+    {"ted-join", {{"mode", "brute-force"}, {"segment_ids", "64"}, {"chunk_ids", "16"}}});
+// sm_90's m16n8k8 (the device machine's H100; an sm_80 device refuses it).
+EPSJOIN_ENGINE_PROPERTY_TESTS(ted_gemm_m16n8k8_f64,
+                              {"ted-join", {{"mode", "brute-force"}, {"mma", "m16n8k8"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(
+    ted_gemm_m16n8k8_full_records_f32,
+    {"ted-join",
+     {{"mode", "brute-force"}, {"mma", "m16n8k8"}, {"pattern", "full"}, {"fill", "records"}},
+     scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(
+    ted_tiles_brute_full_f64,
+    {"ted-join", {{"kernel", "tiles"}, {"mode", "brute-force"}, {"pattern", "full"}}});
 // Many tiny segments with the work queue: under lid-unicomp the fill falls back to full.
 EPSJOIN_ENGINE_PROPERTY_TESTS(
     ted_segments_queue_f64,
@@ -77,6 +105,9 @@ TEST(gds_ted, sanitizer_case_small_joins_in_every_mode) {
       {"ted-join", {{"mode", "brute-force"}, {"segment_ids", "1000"}}},
       {"ted-join", {{"tile_cols", "32"}}},
       {"ted-join", {{"tile_cols", "32"}, {"pattern", "full"}, {"fill", "second-pass"}}},
+      {"ted-join", {{"kernel", "gemm"}, {"mode", "brute-force"}, {"fill", "second-pass"}}},
+      {"ted-join", {{"mode", "brute-force"}, {"mma", "m16n8k8"}, {"fill", "second-pass"}}},
+      {"ted-join", {{"mode", "brute-force"}, {"pattern", "full"}, {"segment_ids", "1000"}}},
   };
   for (const auto& [engine, params] : modes) {
     const auto table = run_csr(pts, eps, engine, params);
@@ -117,6 +148,23 @@ TEST(ted_join, band_recheck_decides_pairs_just_inside_and_outside_eps) {
     const auto table = run_csr(pts, eps, "ted-join", {}, false, &stats);
     EXPECT_EQ(table.offsets, oracle.offsets) << "d " << d;
     EXPECT_TRUE(table.neighbors == oracle.neighbors) << "d " << d;
+    const auto gemm = run_csr(pts, eps, "ted-join", {{"mode", "brute-force"}});
+    EXPECT_EQ(gemm.offsets, oracle.offsets) << "gemm, d " << d;
+    EXPECT_TRUE(gemm.neighbors == oracle.neighbors) << "gemm, d " << d;
+    // Approximate decisions may differ from the oracle's, but the counting and filling passes
+    // must take the same ones, and each pair in both directions.
+    const auto approximate = run_csr(pts, eps, "ted-join", {{"mode", "brute-force"}}, true);
+    for (std::size_t i = 0; i + 1 < approximate.offsets.size(); ++i) {
+      for (std::uint64_t e = approximate.offsets[i]; e < approximate.offsets[i + 1]; ++e) {
+        const std::uint32_t j = approximate.neighbors[e];
+        ASSERT_LT(j, pts.n());
+        const auto begin = approximate.neighbors.begin() + approximate.offsets[j];
+        const auto end = approximate.neighbors.begin() + approximate.offsets[j + 1];
+        ASSERT_TRUE(std::binary_search(begin, end, static_cast<std::uint32_t>(i)))
+            << "gemm approximate, d " << d << ": " << i << " -> " << j << " without " << j << " -> "
+            << i;
+      }
+    }
     // The approximate mode decides the same pairs by the expanded formula alone and says how
     // many it got wrong.
     (void)run_csr(pts, eps, "ted-join", {}, true, &stats);
@@ -124,6 +172,27 @@ TEST(ted_join, band_recheck_decides_pairs_just_inside_and_outside_eps) {
     for (const auto& note : stats.notes) reported |= note.first == "accuracy";
     EXPECT_TRUE(reported) << "d " << d;
   }
+}
+
+// auto takes the GEMM kernel exactly where nothing is indexed; kernel=gemm refuses an index and
+// the tiles kernel's parameters.
+TEST(ted_join, kernel_choice_follows_the_index) {
+  const auto pts = paper_expo(8, 3000);
+  auto kernel_note = [&](std::map<std::string, std::string> params) {
+    epsjoin::join_stats stats;
+    (void)run_csr(pts, 0.02, "ted-join", std::move(params), false, &stats);
+    for (const auto& [key, value] : stats.notes) {
+      if (key == "kernel") return value.substr(0, value.find(':'));
+    }
+    return std::string("none");
+  };
+  EXPECT_EQ(kernel_note({}), "tiles");
+  EXPECT_EQ(kernel_note({{"mode", "brute-force"}}), "gemm");
+  EXPECT_EQ(kernel_note({{"mode", "brute-force"}, {"kernel", "tiles"}}), "tiles");
+  EXPECT_EQ(kernel_note({{"mode", "brute-force"}, {"short_circuit", "on"}}), "tiles");
+  EXPECT_THROW(kernel_note({{"kernel", "gemm"}}), epsjoin::invalid_argument);
+  EXPECT_THROW(kernel_note({{"kernel", "gemm"}, {"mode", "brute-force"}, {"tile_cols", "32"}}),
+               epsjoin::invalid_argument);
 }
 
 // |R| of every exact GPU engine, counts only, agrees with the oracle on 1e5 points.

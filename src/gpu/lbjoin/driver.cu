@@ -114,7 +114,8 @@ void run_row_join(join_request& req, const row_join_settings& s, row_join_kernel
                           static_cast<T>(req.options.eps) * static_cast<T>(req.options.eps),
                           req.self_join};
   const std::uint32_t nq = queries.n_points;
-  kernel.prepare(gpu, stream, view, nq, data_index.n_points);
+  kernel.prepare(gpu, stream, view, nq, data_index.n_points,
+                 queries.n_cells <= 1 && data_index.n_cells <= 1);
   req.stats.add_stage("index", clock.seconds());
   device_buffer<unsigned> queue(1);
   auto launch = [&](const join_view<T>& v, const work_item* items, std::uint32_t n_items,
@@ -155,11 +156,11 @@ void run_row_join(join_request& req, const row_join_settings& s, row_join_kernel
   host_index<T> host;
   double count_kernel_seconds = 0;
   if (cpu != nullptr) {
-    count_kernel_seconds = count_with_cpu<T>(
-        gpu, *cpu, host, queries, data_index, ranges, ordered, work.n, view,
-        [&](const work_item* items, std::uint32_t n, cudaStream_t on) {
-          launch(view, items, n, count_out, pass::count, false, on);
-        });
+    count_kernel_seconds =
+        count_with_cpu<T>(gpu, *cpu, host, queries, data_index, ranges, ordered, work.n, view,
+                          [&](const work_item* items, std::uint32_t n, cudaStream_t on) {
+                            launch(view, items, n, count_out, pass::count, false, on);
+                          });
   } else {
     cuda_event count_start, count_end;
     count_start.record(stream);
@@ -242,10 +243,10 @@ void run_row_join(join_request& req, const row_join_settings& s, row_join_kernel
       fill_items = order_items(gpu, stream, *fill_work, segment_first, s.sort);
     }
     for (std::size_t k = 0; k < segments.size(); ++k) {
-      const auto lo = std::lower_bound(fill_work->host_first.begin(),
-                                       fill_work->host_first.end(), segments[k].first);
-      const auto hi = std::lower_bound(fill_work->host_first.begin(),
-                                       fill_work->host_first.end(), segments[k].end);
+      const auto lo = std::lower_bound(fill_work->host_first.begin(), fill_work->host_first.end(),
+                                       segments[k].first);
+      const auto hi = std::lower_bound(fill_work->host_first.begin(), fill_work->host_first.end(),
+                                       segments[k].end);
       item_begin[k + 1] = item_begin[k] + static_cast<std::uint32_t>(hi - lo);
     }
   }

@@ -49,9 +49,10 @@ class row_join_kernel {
   virtual unsigned workload_lanes() const = 0;
   /// Whether the counting pass can record its hits (row_output::records).
   virtual bool can_record() const = 0;
-  /// Called once the index is built, before any launch.
+  /// Called once the index is built, before any launch. `one_cell`: nothing is indexed (brute
+  /// force, or eps too wide for the grid), so every query's candidates are all the data.
   virtual void prepare(gpu_state& /*gpu*/, cudaStream_t /*stream*/, const join_view<T>& /*view*/,
-                       std::uint32_t /*n_queries*/, std::uint32_t /*n_data*/) {}
+                       std::uint32_t /*n_queries*/, std::uint32_t /*n_data*/, bool /*one_cell*/) {}
   /// One pass over `items` (config carries the pattern and the queue).
   virtual void launch(const join_view<T>& view, const work_item* items, std::uint32_t n_items,
                       const row_output& out, pass p, const launch_config& config,

@@ -56,25 +56,6 @@ __global__ void gather_ranges_kernel(const work_item* __restrict__ items, std::u
   for (std::uint32_t r = lane; r < count; r += 32) out[at[i] + r] = ranges[first + r];
 }
 
-/// Stream-ordered scratch: cudaFree would wait for the whole device, the GPU's batches included.
-template <class U>
-class stream_scratch {
- public:
-  stream_scratch(std::size_t n, cudaStream_t stream) : stream_(stream) {
-    if (n > 0) EPSJOIN_CUDA_TRY(cudaMallocAsync(reinterpret_cast<void**>(&data_), n * sizeof(U), stream));
-  }
-  ~stream_scratch() {
-    if (data_ != nullptr) EPSJOIN_CUDA_TRY_NO_THROW(cudaFreeAsync(data_, stream_));
-  }
-  stream_scratch(const stream_scratch&) = delete;
-  stream_scratch& operator=(const stream_scratch&) = delete;
-  U* data() const { return data_; }
-
- private:
-  U* data_ = nullptr;
-  cudaStream_t stream_;
-};
-
 template <class U, class V = U>
 void copy_out(std::vector<V>& out, const U* device, std::size_t n, cudaStream_t stream) {
   static_assert(sizeof(U) == sizeof(V));
@@ -118,20 +99,19 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
   const bool self = view.self_join && &queries == &data;
   // Called by CPU workers (one at a time) while the GPU counts on its own streams.
   auto fetch = [&gpu, ordered, &ranges](std::uint32_t lo, std::uint32_t hi,
-                                         std::vector<hetero::host_range>& out,
-                                         std::vector<std::uint32_t>& counts) {
+                                        std::vector<hetero::host_range>& out,
+                                        std::vector<std::uint32_t>& counts) {
     cudaStream_t on = gpu.slots[2]->stream.get();
     const std::uint32_t n = hi - lo;
     counts.assign(n, 0);
     out.clear();
     if (n == 0) return;
     stream_scratch<std::uint32_t> device_counts(n, on);
-    item_range_counts_kernel<<<grid_size(n, 256), 256, 0, on>>>(ordered, lo, n,
-                                                               ranges.offsets.data(),
-                                                               device_counts.data());
+    item_range_counts_kernel<<<grid_size(n, 256), 256, 0, on>>>(
+        ordered, lo, n, ranges.offsets.data(), device_counts.data());
     EPSJOIN_CHECK_LAUNCH();
-    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(counts.data(), device_counts.data(),
-                                     sizeof(std::uint32_t) * n, cudaMemcpyDeviceToHost, on));
+    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(counts.data(), device_counts.data(), sizeof(std::uint32_t) * n,
+                                     cudaMemcpyDeviceToHost, on));
     EPSJOIN_CUDA_TRY(cudaStreamSynchronize(on));
     std::vector<std::uint64_t> at(n);
     std::uint64_t total = 0;
@@ -183,9 +163,8 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
     copy_out<work_item, hetero::host_item>(host.items, ordered, n_items, copies);
     if (n_items > 0) {
       stream_scratch<std::uint64_t> candidates(n_items, copies);
-      item_candidates_kernel<<<grid_size(n_items, gather_warps), gather_warps * 32, 0,
-                               copies>>>(ordered, n_items, ranges.offsets.data(),
-                                         ranges.ranges.data(), candidates.data());
+      item_candidates_kernel<<<grid_size(n_items, gather_warps), gather_warps * 32, 0, copies>>>(
+          ordered, n_items, ranges.offsets.data(), ranges.ranges.data(), candidates.data());
       EPSJOIN_CHECK_LAUNCH();
       copy_out(host.candidates, candidates.data(), n_items, copies);
       EPSJOIN_CUDA_TRY(cudaStreamSynchronize(copies));
@@ -227,7 +206,8 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
 }
 
 std::vector<work_item> gpu_fill_items(std::span<const hetero::host_item> items,
-                                      std::uint32_t gpu_items, std::span<const row_segment> segments,
+                                      std::uint32_t gpu_items,
+                                      std::span<const row_segment> segments,
                                       std::vector<std::uint32_t>& item_begin) {
   // Segment of each item by its first position; items whose rows are all empty may lie in no
   // segment (plan_segments drops empty ones) and need no fill.
@@ -235,8 +215,9 @@ std::vector<work_item> gpu_fill_items(std::span<const hetero::host_item> items,
   std::vector<std::int64_t> segment_of(gpu_items, -1);
   for (std::uint32_t i = 0; i < gpu_items; ++i) {
     const std::uint32_t first = items[i].first;
-    const auto it = std::upper_bound(segments.begin(), segments.end(), first,
-                                     [](std::uint32_t p, const row_segment& s) { return p < s.first; });
+    const auto it =
+        std::upper_bound(segments.begin(), segments.end(), first,
+                         [](std::uint32_t p, const row_segment& s) { return p < s.first; });
     if (it == segments.begin()) continue;
     const auto k = static_cast<std::size_t>(it - segments.begin()) - 1;
     if (first >= segments[k].end) continue;
@@ -244,7 +225,8 @@ std::vector<work_item> gpu_fill_items(std::span<const hetero::host_item> items,
     ++per_segment[k + 1];
   }
   item_begin.assign(segments.size() + 1, 0);
-  for (std::size_t k = 0; k < segments.size(); ++k) item_begin[k + 1] = item_begin[k] + per_segment[k + 1];
+  for (std::size_t k = 0; k < segments.size(); ++k)
+    item_begin[k + 1] = item_begin[k] + per_segment[k + 1];
   std::vector<work_item> out(item_begin.back());
   std::vector<std::uint32_t> next(item_begin.begin(), item_begin.end() - 1);
   for (std::uint32_t i = 0; i < gpu_items; ++i) {
@@ -262,9 +244,8 @@ template double count_with_cpu(gpu_state&, hetero::cpu_share<float>&, host_index
                                const neighbor_ranges&, const work_item*, std::uint32_t,
                                const join_view<float>&, const count_launcher&);
 template double count_with_cpu(gpu_state&, hetero::cpu_share<double>&, host_index<double>&,
-                               const grid::device_index<double>&,
-                               const grid::device_index<double>&, const neighbor_ranges&,
-                               const work_item*, std::uint32_t, const join_view<double>&,
-                               const count_launcher&);
+                               const grid::device_index<double>&, const grid::device_index<double>&,
+                               const neighbor_ranges&, const work_item*, std::uint32_t,
+                               const join_view<double>&, const count_launcher&);
 
 }  // namespace epsjoin::detail::lbjoin

@@ -4,9 +4,11 @@
 // re-checks, with the direct formula, the pairs that fall inside the rounding band of
 // error_bound.hpp, so the output is exact. join_options::approximate (CLI --approximate) decides by
 // the expanded formula alone, as the paper does, and reports how far that is from the direct
-// formula. Params: mode (indexed | brute-force), short_circuit (on | off, default off), tile_cols (auto | 16 |
-// 32: candidates per warp step; auto = 16), and the pipeline's sort, queue, pattern, fill,
-// index_dims, segment_ids, chunk_ids.
+// formula. Joins with nothing indexed (brute force, or eps too wide for the grid) run as a GEMM
+// (ted_gemm_kernel.cuh). Params: mode (indexed | brute-force), kernel (auto | tiles | gemm: auto
+// takes gemm where nothing is indexed, unless a tiles parameter is given), the tiles kernel's
+// short_circuit (on | off, default off) and tile_cols (auto | 16 | 32: candidates per warp step;
+// auto = 16), and the pipeline's sort, queue, pattern, fill, index_dims, segment_ids, chunk_ids.
 
 #include <algorithm>
 #include <array>
@@ -28,21 +30,34 @@ using namespace lbjoin;
 /// bench/RESULTS.md, issue 7).
 constexpr unsigned default_tile_cols = 16;
 
+enum class kernel_choice { automatic, tiles, gemm };
+
 template <class T>
 class ted_kernels final : public row_join_kernel<T> {
  public:
-  ted_kernels(double eps, bool approximate, bool short_circuit, unsigned tile_cols)
+  ted_kernels(double eps, bool approximate, bool short_circuit, unsigned tile_cols,
+              kernel_choice kernel, ted::gemm::mma_shape shape)
       : eps_(eps),
         approximate_(approximate),
         short_circuit_(short_circuit),
-        tile_cols_(tile_cols) {}
+        tile_cols_(tile_cols),
+        kernel_(kernel),
+        shape_(shape) {}
   unsigned item_queries() const override { return 32; }
   unsigned workload_lanes() const override { return 0; }
   bool can_record() const override { return true; }
 
-  void prepare(gpu_state& /*gpu*/, cudaStream_t stream, const join_view<T>& view,
-               std::uint32_t n_queries, std::uint32_t n_data) override {
+  void prepare(gpu_state& gpu, cudaStream_t stream, const join_view<T>& view,
+               std::uint32_t n_queries, std::uint32_t n_data, bool one_cell) override {
     const int d = view.d;
+    const bool gemm_fits = ted::gemm::shared_bytes<T>(d) <= gpu.properties.sharedMemPerBlockOptin;
+    EPSJOIN_EXPECTS(kernel_ != kernel_choice::gemm || (one_cell && gemm_fits),
+                    "kernel=gemm needs a join with nothing indexed (mode=brute-force, or eps too "
+                    "wide for the grid) and at most ",
+                    ted::gemm::max_dims<T>(gpu.properties.sharedMemPerBlockOptin),
+                    " dimensions; this one has d = ", d, one_cell ? "" : " and an index");
+    use_gemm_ = kernel_ != kernel_choice::tiles && one_cell && gemm_fits;
+    n_data_ = n_data;
     view_.checkpoints = (d + ted::dims_per_checkpoint - 1) / ted::dims_per_checkpoint;
     const auto cp = static_cast<std::size_t>(view_.checkpoints);
     data_norms_.reserve(std::max<std::size_t>(1, n_data * cp));
@@ -78,7 +93,12 @@ class ted_kernels final : public row_join_kernel<T> {
               const row_output& out, pass p, const launch_config& config,
               cudaStream_t stream) override {
     if (p == pass::count) halving_count_ = config.halving;
-    ted::launch_ted<T>(view, view_, items, n_items, out, p, config, stream);
+    if (use_gemm_) {
+      ted::launch_ted_gemm<T>(view, view_, n_data_, items, n_items, out, p, config.halving, shape_,
+                              stream);
+    } else {
+      ted::launch_ted<T>(view, view_, items, n_items, out, p, config, stream);
+    }
   }
 
   void report(join_stats& stats, std::uint64_t pairs) override {
@@ -86,6 +106,14 @@ class ted_kernels final : public row_join_kernel<T> {
     EPSJOIN_CUDA_TRY(cudaMemcpy(tally.data(), tally_.data(), sizeof tally, cudaMemcpyDeviceToHost));
     // Under halving each decision stands for two ordered pairs.
     const std::uint64_t per = halving_count_ ? 2 : 1;
+    stats.notes.push_back(
+        {"kernel",
+         use_gemm_
+             ? concat("gemm: ", shape_ == ted::gemm::mma_shape::m16n8k8 ? "m16n8k8" : "m8n8k4",
+                      ", ", ted::gemm::tile_queries, " x ", ted::gemm::tile_candidates,
+                      " block tiles, ", ted::gemm::stages, " stages of ", ted::gemm::stage_dims,
+                      " dimensions (nothing indexed)")
+             : concat("tiles: 32 x ", view_.col_blocks * 8)});
     stats.notes.push_back(
         {"band re-checks",
          concat(tally[0] * per, " ordered pairs within the rounding band (a ", view_.per_norm,
@@ -108,6 +136,10 @@ class ted_kernels final : public row_join_kernel<T> {
   bool approximate_;
   bool short_circuit_;
   unsigned tile_cols_;  // 0: default_tile_cols
+  kernel_choice kernel_;
+  ted::gemm::mma_shape shape_;
+  bool use_gemm_ = false;
+  std::uint32_t n_data_ = 0;
   bool halving_count_ = false;
   ted::ted_view view_;
   device_buffer<double> data_norms_, query_norms_;
@@ -127,7 +159,7 @@ class ted_join_engine final : public engine {
   }
   std::vector<std::string_view> param_keys() const override {
     std::vector<std::string_view> keys = row_join_param_keys(true);
-    keys.insert(keys.end(), {"short_circuit", "tile_cols"});
+    keys.insert(keys.end(), {"kernel", "mma", "short_circuit", "tile_cols"});
     return keys;
   }
 
@@ -139,21 +171,43 @@ class ted_join_engine final : public engine {
     const bool short_circuit = param_choice(params, "short_circuit", {"on", "off"}, "off") == "on";
     const std::string tile = param_choice(params, "tile_cols", {"auto", "16", "32"}, "auto");
     const unsigned tile_cols = tile == "auto" ? 0u : static_cast<unsigned>(std::stoul(tile));
+    const std::string kernel_name =
+        param_choice(params, "kernel", {"auto", "tiles", "gemm"}, "auto");
+    const bool tiles_params = params.contains("short_circuit") || params.contains("tile_cols");
+    EPSJOIN_EXPECTS(
+        kernel_name != "gemm" || !tiles_params,
+        "short_circuit and tile_cols are the tiles kernel's (kernel=tiles), not gemm's");
+    // A tiles parameter asks for the tiles kernel.
+    const kernel_choice kernel = kernel_name == "gemm" ? kernel_choice::gemm
+                                 : kernel_name == "tiles" || tiles_params
+                                     ? kernel_choice::tiles
+                                     : kernel_choice::automatic;
     gpu_state& gpu = acquire_gpu(req.res);
     if (gpu.properties.major < 8) {
       throw unavailable(concat(gpu.properties.name, " has no FP64 tensor cores (sm_80 or newer)"));
     }
-    s.summary = concat("FP64 MMA m8n8k4, 32 x ",
+    const std::string mma = param_choice(params, "mma", {"auto", "m8n8k4", "m16n8k8"}, "auto");
+    EPSJOIN_EXPECTS(mma != "m16n8k8" || gpu.properties.major >= 9,
+                    "mma=m16n8k8 needs sm_90 or "
+                    "newer; ",
+                    gpu.properties.name, " is sm_", gpu.properties.major, gpu.properties.minor);
+    EPSJOIN_EXPECTS(mma == "auto" || kernel != kernel_choice::tiles,
+                    "parameter mma is the gemm kernel's; the tiles kernel uses m8n8k4");
+    const ted::gemm::mma_shape shape =
+        mma == "m16n8k8" ? ted::gemm::mma_shape::m16n8k8 : ted::gemm::mma_shape::m8n8k4;
+    // The tiles kernel's settings; the "kernel" note says which kernel ran.
+    s.summary = concat("FP64 MMA m8n8k4, kernel ", kernel_name, ", ",
+                       req.options.approximate ? "approximate" : "exact", ", tiles kernel 32 x ",
                        tile_cols != 0 ? tile_cols : default_tile_cols,
-                       " tiles, ", req.data.d <= 16 ? "paired loads, " : "", req.options.approximate ? "approximate" : "exact",
-                       ", short-circuit ", short_circuit ? "on" : "off", ", ", s.summary);
+                       req.data.d <= 16 ? " paired loads" : "", " short-circuit ",
+                       short_circuit ? "on" : "off", ", ", s.summary);
     if (req.options.precision == scalar_type::f32) {
-      ted_kernels<float> kernels(req.options.eps, req.options.approximate, short_circuit,
-                                 tile_cols);
+      ted_kernels<float> kernels(req.options.eps, req.options.approximate, short_circuit, tile_cols,
+                                 kernel, shape);
       run_row_join<float>(req, s, kernels);
     } else {
       ted_kernels<double> kernels(req.options.eps, req.options.approximate, short_circuit,
-                                  tile_cols);
+                                  tile_cols, kernel, shape);
       run_row_join<double>(req, s, kernels);
     }
   }

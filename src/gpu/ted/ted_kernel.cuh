@@ -39,7 +39,7 @@ struct ted_view {
   double band_fixed = 0;
   bool approximate = false;  ///< decide by s' <= eps^2 alone (the papers' behaviour)
   bool short_circuit = true;
-  int col_blocks = 2;  ///< host side: the kernel's ColBlocks (2 or 4)
+  int col_blocks = 2;        ///< host side: the kernel's ColBlocks (2 or 4)
   bool paired_loads = true;  ///< two coordinates a load where d is even (see the kernel)
   /// Counting pass: [0] pairs re-checked with the direct formula, [1] pairs only the
   /// approximate decision takes, [2] pairs only the exact decision takes.
@@ -72,6 +72,27 @@ __global__ void prefix_norms_kernel(const T* points, std::uint32_t n, int d, int
     }
     norms[static_cast<std::size_t>(p) * checkpoints + c] = sum;
   }
+}
+
+/// One pair's decision from its dot product and squared norms: surely in, surely out, or (inside
+/// the rounding band) re-checked with the direct formula; `Tally`: the counting pass counts the
+/// re-checks and, when approximate, the pairs the two decisions take differently.
+template <class T, bool Tally>
+__device__ __forceinline__ bool decide_pair(const ted_view& t, const join_view<T>& v, double dot,
+                                            double q_norm, double c_norm, double eps2,
+                                            std::uint32_t pos, std::uint32_t j) {
+  const double s = fmax(fma(-2.0, dot, q_norm + c_norm), 0.0);
+  const double band = t.per_norm * (q_norm + c_norm) + t.band_fixed;
+  if (s <= eps2 - band) return true;
+  if (s > eps2 + band) return false;
+  const bool exact = within(v.query_points + static_cast<std::size_t>(pos) * v.d,
+                            v.data_points + static_cast<std::size_t>(j) * v.d, v.d, v.eps2);
+  const bool hit = t.approximate ? s <= eps2 : exact;
+  if constexpr (Tally) {
+    atomicAdd(t.tally, 1ull);
+    if (hit != exact) atomicAdd(t.tally + (hit ? 1 : 2), 1ull);
+  }
+  return hit;
 }
 
 /// Two consecutive coordinates (16-byte aligned for double, 8 for float) as doubles.
@@ -238,8 +259,7 @@ __global__ void __launch_bounds__(block_threads, ColBlocks <= 2 ? 2 : 1)
           }
           if (t.short_circuit && (k0 + 8) % dims_per_checkpoint == 0 && k0 + 8 < d) {
             dropped = tile_surely_out<ColBlocks>(t, acc, q_active, q_pos, row_blocks, chunk, m,
-                                                 acc_col, (k0 + 8) / dims_per_checkpoint - 1,
-                                                 eps2);
+                                                 acc_col, (k0 + 8) / dims_per_checkpoint - 1, eps2);
           }
         }
         for (int ks = vector_dims / 4; ks < k_steps && !dropped; ++ks) {
@@ -270,9 +290,9 @@ __global__ void __launch_bounds__(block_threads, ColBlocks <= 2 ? 2 : 1)
           }
           // Short-circuit after each 16 dimensions but the last.
           if (t.short_circuit && (ks + 1) % (dims_per_checkpoint / 4) == 0 && ks + 1 < k_steps) {
-            dropped = tile_surely_out<ColBlocks>(t, acc, q_active, q_pos, row_blocks, chunk, m,
-                                                 acc_col,
-                                                 (ks + 1) / (dims_per_checkpoint / 4) - 1, eps2);
+            dropped =
+                tile_surely_out<ColBlocks>(t, acc, q_active, q_pos, row_blocks, chunk, m, acc_col,
+                                           (ks + 1) / (dims_per_checkpoint / 4) - 1, eps2);
           }
         }
         if (dropped) continue;
@@ -308,24 +328,9 @@ __global__ void __launch_bounds__(block_threads, ColBlocks <= 2 ? 2 : 1)
                 else if (!Halving && v.self_join)
                   candidate = j != pos;
               }
-              bool hit = false;
-              if (candidate) {
-                const double cn = c_norm[cb][h];
-                const double s = fmax(fma(-2.0, acc[rb][cb][h], q_norm[rb] + cn), 0.0);
-                const double band = t.per_norm * (q_norm[rb] + cn) + t.band_fixed;
-                if (s <= eps2 - band) {
-                  hit = true;
-                } else if (s <= eps2 + band) {
-                  const bool exact =
-                      within(v.query_points + static_cast<std::size_t>(pos) * d,
-                             v.data_points + static_cast<std::size_t>(j) * d, d, v.eps2);
-                  hit = t.approximate ? s <= eps2 : exact;
-                  if constexpr (Pass == pass::count) {
-                    atomicAdd(t.tally, 1ull);
-                    if (hit != exact) atomicAdd(t.tally + (hit ? 1 : 2), 1ull);
-                  }
-                }
-              }
+              const bool hit =
+                  candidate && decide_pair<T, Pass == pass::count>(t, v, acc[rb][cb][h], q_norm[rb],
+                                                                   c_norm[cb][h], eps2, pos, j);
               hits |= static_cast<unsigned>(hit) << (cb * 2 + h);
               if constexpr (Pass == pass::count) {
                 if (Halving && hit) atomicAdd(out.counts + j, 1u);

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "gpu/lbjoin/launch.cuh"
-#include "gpu/ted/ted_kernel.cuh"
+#include "gpu/ted/ted_gemm_kernel.cuh"
 
 namespace epsjoin::detail::ted {
 
@@ -13,6 +13,12 @@ template <class T>
 void launch_ted(const join_view<T>& v, const ted_view& t, const work_item* items,
                 std::uint32_t n_items, const row_output& out, pass p,
                 const lbjoin::launch_config& config, cudaStream_t stream);
+
+/// The one-cell join kernel (ted_gemm_kernel.cuh) over `items`, against candidates [0, n_data).
+template <class T>
+void launch_ted_gemm(const join_view<T>& v, const ted_view& t, std::uint32_t n_data,
+                     const work_item* items, std::uint32_t n_items, const row_output& out, pass p,
+                     bool halving, gemm::mma_shape shape, cudaStream_t stream);
 
 /// Fills `norms` ([n x checkpoints]) for `points` ([n x d]).
 template <class T>
