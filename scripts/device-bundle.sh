@@ -3,10 +3,11 @@
 # the GPU machine: the program, the GPU tests and the benchmarks for one architecture, with the
 # object files removed so the folder stays small enough to carry (the binaries stay newer than
 # the sources, so device-check skips its own build).
-# usage: scripts/device-bundle.sh [ARCH (default 90)] [BUILD_DIR (default build-device)]
+# usage: scripts/device-bundle.sh [ARCH (default 90-real: SASS only, no PTX, which would double
+#        the size)] [BUILD_DIR (default build-device)]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-arch=${1:-90}
+arch=${1:-90-real}
 build=${2:-$root/build-device}
 # The build itself happens in BUILD_DIR-objects, which keeps its object files so the next bundle
 # is incremental; BUILD_DIR receives a copy without them.

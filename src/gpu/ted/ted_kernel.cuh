@@ -74,6 +74,21 @@ __global__ void prefix_norms_kernel(const T* points, std::uint32_t n, int d, int
   }
 }
 
+/// The rare part of decide_pair, out of line: inlined into each of a kernel's 32 pair decisions
+/// it multiplied the code (and the registers) for pairs that almost never reach it.
+template <class T, bool Tally>
+__device__ __noinline__ bool recheck_pair(const ted_view& t, const join_view<T>& v, double s,
+                                          double eps2, std::uint32_t pos, std::uint32_t j) {
+  const bool exact = within(v.query_points + static_cast<std::size_t>(pos) * v.d,
+                            v.data_points + static_cast<std::size_t>(j) * v.d, v.d, v.eps2);
+  const bool hit = t.approximate ? s <= eps2 : exact;
+  if constexpr (Tally) {
+    atomicAdd(t.tally, 1ull);
+    if (hit != exact) atomicAdd(t.tally + (hit ? 1 : 2), 1ull);
+  }
+  return hit;
+}
+
 /// One pair's decision from its dot product and squared norms: surely in, surely out, or (inside
 /// the rounding band) re-checked with the direct formula; `Tally`: the counting pass counts the
 /// re-checks and, when approximate, the pairs the two decisions take differently.
@@ -85,14 +100,7 @@ __device__ __forceinline__ bool decide_pair(const ted_view& t, const join_view<T
   const double band = t.per_norm * (q_norm + c_norm) + t.band_fixed;
   if (s <= eps2 - band) return true;
   if (s > eps2 + band) return false;
-  const bool exact = within(v.query_points + static_cast<std::size_t>(pos) * v.d,
-                            v.data_points + static_cast<std::size_t>(j) * v.d, v.d, v.eps2);
-  const bool hit = t.approximate ? s <= eps2 : exact;
-  if constexpr (Tally) {
-    atomicAdd(t.tally, 1ull);
-    if (hit != exact) atomicAdd(t.tally + (hit ? 1 : 2), 1ull);
-  }
-  return hit;
+  return recheck_pair<T, Tally>(t, v, s, eps2, pos, j);
 }
 
 /// Two consecutive coordinates (16-byte aligned for double, 8 for float) as doubles.
