@@ -54,27 +54,38 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(ted_tile32_full_f32, {"ted-join",
                                                     scalar_type::f32});
 EPSJOIN_ENGINE_PROPERTY_TESTS(ted_tile16_brute_f64,
                               {"ted-join", {{"tile_cols", "16"}, {"mode", "brute-force"}}});
-// The one-cell (GEMM) kernel, which brute force and unindexable eps take by default: records,
-// a second pass under halving, and many segments (the fill falls back to full, segment by
-// segment); tiles forced in brute force by name.
+// The one-cell (GEMM) kernel, which brute force and unindexable eps take by default (with
+// m16n8k8 on sm_90, the device machine's H100; an sm_80 device refuses m16n8k8 by name): records,
+// second passes under halving and full (the kernels that once disagreed with the counting pass),
+// many segments (the fill falls back to full, segment by segment), each instruction shape; and
+// the tiles kernel forced in brute force by name.
 EPSJOIN_ENGINE_PROPERTY_TESTS(
     ted_gemm_full_records_f64,
     {"ted-join", {{"mode", "brute-force"}, {"pattern", "full"}, {"fill", "records"}}});
-EPSJOIN_ENGINE_PROPERTY_TESTS(ted_gemm_second_pass_f32, {"ted-join",
-                                                         {{"kernel", "gemm"},
-                                                          {"mode", "brute-force"},
-                                                          {"fill", "second-pass"}},
-                                                         scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(
+    ted_gemm_m8n8k4_second_pass_f32,
+    {"ted-join",
+     {{"kernel", "gemm"}, {"mma", "m8n8k4"}, {"mode", "brute-force"}, {"fill", "second-pass"}},
+     scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(
+    ted_gemm_m8n8k4_segments_f64,
+    {"ted-join",
+     {{"mode", "brute-force"}, {"mma", "m8n8k4"}, {"segment_ids", "64"}, {"chunk_ids", "16"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(
     ted_gemm_segments_f64,
     {"ted-join", {{"mode", "brute-force"}, {"segment_ids", "64"}, {"chunk_ids", "16"}}});
-// sm_90's m16n8k8 (the device machine's H100; an sm_80 device refuses it).
-EPSJOIN_ENGINE_PROPERTY_TESTS(ted_gemm_m16n8k8_f64,
-                              {"ted-join", {{"mode", "brute-force"}, {"mma", "m16n8k8"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(
-    ted_gemm_m16n8k8_full_records_f32,
+    ted_gemm_m16n8k8_second_pass_f64,
+    {"ted-join", {{"mode", "brute-force"}, {"mma", "m16n8k8"}, {"fill", "second-pass"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(
+    ted_gemm_m16n8k8_full_second_pass_f32,
     {"ted-join",
-     {{"mode", "brute-force"}, {"mma", "m16n8k8"}, {"pattern", "full"}, {"fill", "records"}},
+     {{"mode", "brute-force"}, {"mma", "m16n8k8"}, {"pattern", "full"}, {"fill", "second-pass"}},
+     scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(
+    ted_gemm_m8n8k4_full_records_f32,
+    {"ted-join",
+     {{"mode", "brute-force"}, {"mma", "m8n8k4"}, {"pattern", "full"}, {"fill", "records"}},
      scalar_type::f32});
 EPSJOIN_ENGINE_PROPERTY_TESTS(
     ted_tiles_brute_full_f64,
@@ -105,8 +116,10 @@ TEST(gds_ted, sanitizer_case_small_joins_in_every_mode) {
       {"ted-join", {{"mode", "brute-force"}, {"segment_ids", "1000"}}},
       {"ted-join", {{"tile_cols", "32"}}},
       {"ted-join", {{"tile_cols", "32"}, {"pattern", "full"}, {"fill", "second-pass"}}},
-      {"ted-join", {{"kernel", "gemm"}, {"mode", "brute-force"}, {"fill", "second-pass"}}},
+      {"ted-join",
+       {{"kernel", "gemm"}, {"mma", "m8n8k4"}, {"mode", "brute-force"}, {"fill", "second-pass"}}},
       {"ted-join", {{"mode", "brute-force"}, {"mma", "m16n8k8"}, {"fill", "second-pass"}}},
+      {"ted-join", {{"mode", "brute-force"}, {"mma", "m8n8k4"}, {"pattern", "full"}}},
       {"ted-join", {{"mode", "brute-force"}, {"pattern", "full"}, {"segment_ids", "1000"}}},
   };
   for (const auto& [engine, params] : modes) {

@@ -193,8 +193,11 @@ class ted_join_engine final : public engine {
                     gpu.properties.name, " is sm_", gpu.properties.major, gpu.properties.minor);
     EPSJOIN_EXPECTS(mma == "auto" || kernel != kernel_choice::tiles,
                     "parameter mma is the gemm kernel's; the tiles kernel uses m8n8k4");
+    // m16n8k8 where the device has it: brute force 2^20 points, 1.2-1.35x m8n8k4 at 16, 64 and
+    // 128 dimensions (bench/RESULTS.md, issue 7).
+    const bool wide = mma == "m16n8k8" || (mma == "auto" && gpu.properties.major >= 9);
     const ted::gemm::mma_shape shape =
-        mma == "m16n8k8" ? ted::gemm::mma_shape::m16n8k8 : ted::gemm::mma_shape::m8n8k4;
+        wide ? ted::gemm::mma_shape::m16n8k8 : ted::gemm::mma_shape::m8n8k4;
     // The tiles kernel's settings; the "kernel" note says which kernel ran.
     s.summary = concat("FP64 MMA m8n8k4, kernel ", kernel_name, ", ",
                        req.options.approximate ? "approximate" : "exact", ", tiles kernel 32 x ",

@@ -254,27 +254,26 @@ __global__ void __launch_bounds__(threads, 2)
       q_norm[rb] = i < q_end ? t.query_norms[static_cast<std::size_t>(i) * cp + cp - 1] : 0.0;
       found[rb] = 0;
     }
-    double acc[4][4][2];
-
-    for (std::uint32_t step = 0; step < steps; ++step) {
-      copy_wait<stages - 2>();
-      __syncthreads();  // stage `step` is in; the stage computed last round is free again
-      if (step + stages - 1 < steps) load_stage(step + stages - 1);
-      copy_commit();
-      const unsigned chunk = step % chunks;
-      if (chunk == 0) {
-#pragma unroll
-        for (int rb = 0; rb < 4; ++rb)
-#pragma unroll
-          for (int cb = 0; cb < 4; ++cb) acc[rb][cb][0] = acc[rb][cb][1] = 0.0;
+    // One candidate tile after the other, its stages in the inner loop, the accumulators zeroed
+    // at the top of each tile. (With one flat loop over the steps and the accumulators zeroed
+    // when a tile's first stage came round, nvcc 13.0 made the filling kernels' m16n8k8 MMAs
+    // predicated "accumulate or start from zero" instructions (SASS: DMMA ... UP0), and those
+    // kernels found pairs the counting kernels, compiled without them, did not: rows overflowed.
+    // This form compiles to plain MMAs in every kernel; device runs 9-10 of this session.)
+    for (std::uint32_t c_tile = 0, step = 0; c_tile < c_tiles; ++c_tile) {
+      double acc[4][4][2] = {};
+      for (unsigned chunk = 0; chunk < chunks; ++chunk, ++step) {
+        copy_wait<stages - 2>();
+        __syncthreads();  // stage `step` is in; the stage computed last round is free again
+        if (step + stages - 1 < steps) load_stage(step + stages - 1);
+        copy_commit();
+        const T* stage = stage_base + (step % stages) * tile_candidates * stage_stride;
+        multiply_stage<Shape>(acc, query_tile + (warp_row + frag_row) * qs + chunk * stage_dims, qs,
+                              stage + (warp_col + frag_row) * stage_stride, frag_k);
       }
-      const T* stage = stage_base + (step % stages) * tile_candidates * stage_stride;
-      multiply_stage<Shape>(acc, query_tile + (warp_row + frag_row) * qs + chunk * stage_dims, qs,
-                            stage + (warp_col + frag_row) * stage_stride, frag_k);
-      if (chunk + 1 < chunks) continue;
 
       // Epilogue: decide this lane's 32 pairs of the finished 64 x 128 tile.
-      const std::uint32_t c0 = c_begin + (step / chunks) * tile_candidates + warp_col;
+      const std::uint32_t c0 = c_begin + c_tile * tile_candidates + warp_col;
       unsigned hits = 0;  // bit rb * 8 + 2 cb + h
 #pragma unroll
       for (int cb = 0; cb < 4; ++cb)
