@@ -87,6 +87,12 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(
     {"ted-join",
      {{"mode", "brute-force"}, {"mma", "m8n8k4"}, {"pattern", "full"}, {"fill", "records"}},
      scalar_type::f32});
+// The GEMM kernel on an indexed join: every pair in position order, the cells ignored.
+EPSJOIN_ENGINE_PROPERTY_TESTS(ted_gemm_over_index_f64, {"ted-join", {{"kernel", "gemm"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(ted_gemm_over_index_full_second_pass_f32,
+                              {"ted-join",
+                               {{"kernel", "gemm"}, {"pattern", "full"}, {"fill", "second-pass"}},
+                               scalar_type::f32});
 EPSJOIN_ENGINE_PROPERTY_TESTS(
     ted_tiles_brute_full_f64,
     {"ted-join", {{"kernel", "tiles"}, {"mode", "brute-force"}, {"pattern", "full"}}});
@@ -187,13 +193,14 @@ TEST(ted_join, band_recheck_decides_pairs_just_inside_and_outside_eps) {
   }
 }
 
-// auto takes the GEMM kernel exactly where nothing is indexed; kernel=gemm refuses an index and
-// the tiles kernel's parameters.
+// auto takes the GEMM kernel where nothing is indexed (and where the index leaves most pairs);
+// kernel=gemm runs anywhere but refuses the tiles kernel's parameters.
 TEST(ted_join, kernel_choice_follows_the_index) {
-  const auto pts = paper_expo(8, 3000);
+  // 2-D, eps a fiftieth of the spread: the grid leaves a sliver of the pairs.
+  const auto pts = paper_expo(2, 3000);
   auto kernel_note = [&](std::map<std::string, std::string> params) {
     epsjoin::join_stats stats;
-    (void)run_csr(pts, 0.02, "ted-join", std::move(params), false, &stats);
+    (void)run_csr(pts, 0.002, "ted-join", std::move(params), false, &stats);
     for (const auto& [key, value] : stats.notes) {
       if (key == "kernel") return value.substr(0, value.find(':'));
     }
@@ -203,7 +210,17 @@ TEST(ted_join, kernel_choice_follows_the_index) {
   EXPECT_EQ(kernel_note({{"mode", "brute-force"}}), "gemm");
   EXPECT_EQ(kernel_note({{"mode", "brute-force"}, {"kernel", "tiles"}}), "tiles");
   EXPECT_EQ(kernel_note({{"mode", "brute-force"}, {"short_circuit", "on"}}), "tiles");
-  EXPECT_THROW(kernel_note({{"kernel", "gemm"}}), epsjoin::invalid_argument);
+  EXPECT_EQ(kernel_note({{"kernel", "gemm"}}), "gemm");  // allowed: it ignores the index
+  // eps a fifth of the spread: a grid of a few cells a dimension, which leaves most pairs (the
+  // points crowd near the origin) as candidates.
+  epsjoin::join_stats stats;
+  (void)run_csr(pts, 0.04, "ted-join", {}, false, &stats);
+  std::string kernel;
+  for (const auto& [key, value] : stats.notes) {
+    if (key == "kernel") kernel = value;
+  }
+  EXPECT_TRUE(kernel.starts_with("gemm") && kernel.find("the index left") != std::string::npos)
+      << kernel;
   EXPECT_THROW(kernel_note({{"kernel", "gemm"}, {"mode", "brute-force"}, {"tile_cols", "32"}}),
                epsjoin::invalid_argument);
 }

@@ -114,8 +114,12 @@ void run_row_join(join_request& req, const row_join_settings& s, row_join_kernel
                           static_cast<T>(req.options.eps) * static_cast<T>(req.options.eps),
                           req.self_join};
   const std::uint32_t nq = queries.n_points;
-  kernel.prepare(gpu, stream, view, nq, data_index.n_points,
-                 queries.n_cells <= 1 && data_index.n_cells <= 1);
+  index_summary summary;
+  summary.one_cell = queries.n_cells <= 1 && data_index.n_cells <= 1;
+  summary.candidates = ranges.candidates;
+  summary.all_pairs = halving_ranges ? std::uint64_t{nq} * (nq - (nq > 0 ? 1 : 0)) / 2
+                                     : std::uint64_t{nq} * data_index.n_points;
+  kernel.prepare(gpu, stream, view, nq, data_index.n_points, summary);
   req.stats.add_stage("index", clock.seconds());
   device_buffer<unsigned> queue(1);
   auto launch = [&](const join_view<T>& v, const work_item* items, std::uint32_t n_items,

@@ -38,6 +38,13 @@ row_join_settings read_row_join_settings(const param_map& params, bool brute_for
 /// The keys read_row_join_settings reads.
 std::vector<std::string_view> row_join_param_keys(bool brute_force_mode);
 
+/// What the index leaves to compare, for kernels that choose their method by it.
+struct index_summary {
+  bool one_cell = false;         ///< nothing indexed: every query's candidates are all the data
+  std::uint64_t candidates = 0;  ///< distances the index leaves (halving: each pair once)
+  std::uint64_t all_pairs = 0;   ///< distances without an index, counted the same way
+};
+
 /// An engine's kernels, as the pipeline calls them.
 template <class T>
 class row_join_kernel {
@@ -49,10 +56,10 @@ class row_join_kernel {
   virtual unsigned workload_lanes() const = 0;
   /// Whether the counting pass can record its hits (row_output::records).
   virtual bool can_record() const = 0;
-  /// Called once the index is built, before any launch. `one_cell`: nothing is indexed (brute
-  /// force, or eps too wide for the grid), so every query's candidates are all the data.
+  /// Called once the index is built, before any launch.
   virtual void prepare(gpu_state& /*gpu*/, cudaStream_t /*stream*/, const join_view<T>& /*view*/,
-                       std::uint32_t /*n_queries*/, std::uint32_t /*n_data*/, bool /*one_cell*/) {}
+                       std::uint32_t /*n_queries*/, std::uint32_t /*n_data*/,
+                       const index_summary& /*index*/) {}
   /// One pass over `items` (config carries the pattern and the queue).
   virtual void launch(const join_view<T>& view, const work_item* items, std::uint32_t n_items,
                       const row_output& out, pass p, const launch_config& config,
