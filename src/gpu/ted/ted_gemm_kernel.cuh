@@ -101,16 +101,7 @@ __device__ __forceinline__ void record_hits(const row_output& out, const std::ui
   constexpr unsigned per_hit = Halving ? 2 : 1;
   const unsigned mine = __popc(hits) * per_hit;
   if (!__any_sync(full_mask, mine != 0)) return;
-  unsigned before = mine;
-#pragma unroll
-  for (unsigned o = 1; o < 32; o *= 2) {
-    const unsigned up = __shfl_up_sync(full_mask, before, o);
-    if (lane >= o) before += up;
-  }
-  unsigned long long base = 0;
-  if (lane == 31) base = atomicAdd(out.record_count, static_cast<unsigned long long>(before));
-  base = __shfl_sync(full_mask, base, 31);
-  unsigned long long at = base + before - mine;
+  unsigned long long at = reserve_records(out, mine, lane);
   for (unsigned bits = hits; bits != 0; bits &= bits - 1) {
     const int bit = __ffs(bits) - 1;
     const std::uint32_t i = row0 + (bit >> 3) * 8;
@@ -324,9 +315,7 @@ __global__ void __launch_bounds__(threads, 2)
       // The four lanes of a row, then the four warps across the tile, add up.
 #pragma unroll
       for (int rb = 0; rb < 4; ++rb) {
-        std::uint32_t total = found[rb];
-        total += __shfl_xor_sync(full_mask, total, 1);
-        total += __shfl_xor_sync(full_mask, total, 2);
+        const std::uint32_t total = row_lanes_sum(found[rb]);
         const std::uint32_t i = q0 + warp_row + rb * 8 + frag_row;
         if ((lane & 3) == 0 && i < q_end && total != 0) atomicAdd(out.counts + i, total);
       }

@@ -143,6 +143,28 @@ __device__ __forceinline__ bool tile_surely_out(const ted_view& t,
   return __all_sync(full_mask, all_out);
 }
 
+/// A warp's places in the record buffer, for `mine` records of each lane: the lane's first place
+/// (an exclusive scan over the warp, one atomic for the whole warp). Every lane calls it.
+__device__ __forceinline__ unsigned long long reserve_records(const row_output& out, unsigned mine,
+                                                              unsigned lane) {
+  unsigned before = mine;  // inclusive scan; lane 31 ends with the warp's total
+#pragma unroll
+  for (unsigned o = 1; o < 32; o *= 2) {
+    const unsigned up = __shfl_up_sync(full_mask, before, o);
+    if (lane >= o) before += up;
+  }
+  unsigned long long base = 0;
+  if (lane == 31) base = atomicAdd(out.record_count, static_cast<unsigned long long>(before));
+  base = __shfl_sync(full_mask, base, 31);
+  return base + before - mine;
+}
+
+/// The sum of `x` over the four lanes that share an accumulator row (lanes 4 g .. 4 g + 3).
+__device__ __forceinline__ std::uint32_t row_lanes_sum(std::uint32_t x) {
+  x += __shfl_xor_sync(full_mask, x, 1);
+  return x + __shfl_xor_sync(full_mask, x, 2);
+}
+
 /// Counting pass with records: every hit of the lane's tile (bit rb * 2 ColBlocks + 2 cb + h)
 /// recorded, with one warp scan and one atomic per tile instead of one per pair; under
 /// halving each hit is recorded for both rows.
@@ -154,17 +176,7 @@ __device__ __forceinline__ void record_tile(const row_output& out, const std::ui
   constexpr int hits_per_row_block = ColBlocks * 2;
   const unsigned mine = __popc(tile_hits) * per_hit;
   if (!__any_sync(full_mask, mine != 0)) return;
-  unsigned before = mine;  // inclusive scan over the warp
-#pragma unroll
-  for (unsigned o = 1; o < 32; o *= 2) {
-    const unsigned up = __shfl_up_sync(full_mask, before, o);
-    if (lane >= o) before += up;
-  }
-  const unsigned total = __shfl_sync(full_mask, before, 31);
-  unsigned long long base = 0;
-  if (lane == 31) base = atomicAdd(out.record_count, static_cast<unsigned long long>(total));
-  base = __shfl_sync(full_mask, base, 31);
-  unsigned long long at = base + before - mine;
+  unsigned long long at = reserve_records(out, mine, lane);
   for (unsigned bits = tile_hits; bits != 0; bits &= bits - 1) {
     const int bit = __ffs(bits) - 1;
     const int rb = bit / hits_per_row_block, in_block = bit % hits_per_row_block;
@@ -382,9 +394,7 @@ __global__ void __launch_bounds__(block_threads, ColBlocks <= 2 ? 2 : 1)
     if constexpr (Pass == pass::count) {
 #pragma unroll
       for (int rb = 0; rb < 4; ++rb) {
-        std::uint32_t total = found[rb];
-        total += __shfl_xor_sync(full_mask, total, 1);
-        total += __shfl_xor_sync(full_mask, total, 2);
+        const std::uint32_t total = row_lanes_sum(found[rb]);
         if (q_active[rb] && (lane & 3) == 0) lbjoin::store_count<Halving>(out, q_pos[rb], total);
       }
     }
