@@ -20,15 +20,13 @@ const engine* available(std::string_view name) {
 constexpr std::size_t gpu_min_points = 1'000'000;
 
 // Where ted-join's FP64 tensor cores beat lbjoin's CUDA cores (bench/RESULTS.md, issue 7, Expo
-// data, 1M points): from 32 dimensions on (32-D: 3.7 s against 8.3 s at S 50 and 11.7 s at S 500;
-// 64-D: 5.9 s against 36.8 s), and at exactly 16 dimensions, where its coordinates come two a
-// load (1.34 s against 1.39 s at S 49, 1.94 s against 2.12 s at S 497, same run). At 24-D
-// lbjoin is 11-21% faster and at 2-8-D it is as fast or faster; the dimensions in between follow
-// the nearest measurement.
-constexpr std::size_t ted_min_dims = 32;
-constexpr std::size_t ted_paired_dims = 16;
+// data, 1M points, median of 3 in one run): from 16 dimensions on (16-D: 1.32 s against 1.35 s at
+// S 49, 1.77 s against 1.98 s at S 497; 24-D: 2.16 s against 2.33 s at S 51; its GEMM kernel takes
+// the joins whose index leaves most pairs: 32-D 2.3 s against lbjoin's 8.3 s, 64-D 3.5 s against
+// 36.8 s, lbjoin's from an earlier run). At 2-8-D lbjoin is as fast or faster; 9-15 dimensions are unmeasured and stay with it.
+constexpr std::size_t ted_min_dims = 16;
 
-bool ted_join_is_faster(std::size_t d) { return d == ted_paired_dims || d >= ted_min_dims; }
+bool ted_join_is_faster(std::size_t d) { return d >= ted_min_dims; }
 
 }  // namespace
 
@@ -38,8 +36,7 @@ engine_choice choose_engine(const join_request& request) {
   if (n >= gpu_min_points && ted_join_is_faster(d)) {
     if (const engine* e = available("ted-join")) {
       return {e, concat("ted-join: a CUDA device with FP64 tensor cores is present, N = ", n,
-                        " >= ", gpu_min_points, " and d = ", d, " (", ted_paired_dims, " or >= ",
-                        ted_min_dims, ")")};
+                        " >= ", gpu_min_points, " and d = ", d, " >= ", ted_min_dims)};
     }
   }
   if (n >= gpu_min_points) {
