@@ -82,6 +82,24 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(
     {"ted-join",
      {{"mode", "brute-force"}, {"mma", "m16n8k8"}, {"pattern", "full"}, {"fill", "second-pass"}},
      scalar_type::f32});
+// The other sm_90 shapes, m16n8k4 and m16n8k16 (measured against m16n8k8 in bench/RESULTS.md).
+EPSJOIN_ENGINE_PROPERTY_TESTS(
+    ted_gemm_m16n8k4_second_pass_f64,
+    {"ted-join", {{"mode", "brute-force"}, {"mma", "m16n8k4"}, {"fill", "second-pass"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(
+    ted_gemm_m16n8k4_full_records_f32,
+    {"ted-join",
+     {{"mode", "brute-force"}, {"mma", "m16n8k4"}, {"pattern", "full"}, {"fill", "records"}},
+     scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(
+    ted_gemm_m16n8k16_full_second_pass_f64,
+    {"ted-join",
+     {{"mode", "brute-force"}, {"mma", "m16n8k16"}, {"pattern", "full"}, {"fill", "second-pass"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(
+    ted_gemm_m16n8k16_records_f32,
+    {"ted-join", {{"mode", "brute-force"}, {"mma", "m16n8k16"}, {"fill", "records"}}},
+    scalar_type::f32
+});
 EPSJOIN_ENGINE_PROPERTY_TESTS(
     ted_gemm_m8n8k4_full_records_f32,
     {"ted-join",
@@ -126,6 +144,8 @@ TEST(gds_ted, sanitizer_case_small_joins_in_every_mode) {
        {{"kernel", "gemm"}, {"mma", "m8n8k4"}, {"mode", "brute-force"}, {"fill", "second-pass"}}},
       {"ted-join", {{"mode", "brute-force"}, {"mma", "m16n8k8"}, {"fill", "second-pass"}}},
       {"ted-join", {{"mode", "brute-force"}, {"mma", "m8n8k4"}, {"pattern", "full"}}},
+      {"ted-join", {{"mode", "brute-force"}, {"mma", "m16n8k4"}, {"fill", "second-pass"}}},
+      {"ted-join", {{"mode", "brute-force"}, {"mma", "m16n8k16"}, {"fill", "second-pass"}}},
       {"ted-join", {{"mode", "brute-force"}, {"pattern", "full"}, {"segment_ids", "1000"}}},
   };
   for (const auto& [engine, params] : modes) {

@@ -7,10 +7,10 @@
 // formula. Joins whose index prunes little (brute force, eps too wide for the grid) run as a GEMM
 // over every pair (ted_gemm_kernel.cuh). Params: mode (indexed | brute-force), kernel (auto |
 // tiles | gemm: auto takes gemm where the index leaves 60% of the pairs or more, unless a tiles
-// parameter is given), mma (auto | m8n8k4 | m16n8k8, the gemm kernel's instruction), the tiles
-// kernel's short_circuit (on | off, default off) and tile_cols (auto | 16 | 32: candidates per warp
-// step; auto = 16), and the pipeline's sort, queue, pattern, fill, index_dims, segment_ids,
-// chunk_ids.
+// parameter is given), mma (auto | m8n8k4 | m16n8k4 | m16n8k8 | m16n8k16, the gemm kernel's
+// instruction), the tiles kernel's short_circuit (on | off, default off) and tile_cols (auto | 16 |
+// 32: candidates per warp step; auto = 16), and the pipeline's sort, queue, pattern, fill,
+// index_dims, segment_ids, chunk_ids.
 
 #include <algorithm>
 #include <array>
@@ -33,6 +33,21 @@ using namespace lbjoin;
 constexpr unsigned default_tile_cols = 16;
 
 enum class kernel_choice { automatic, tiles, gemm };
+
+const char* shape_name(ted::gemm::mma_shape shape) {
+  using ted::gemm::mma_shape;
+  switch (shape) {
+    case mma_shape::m8n8k4:
+      return "m8n8k4";
+    case mma_shape::m16n8k4:
+      return "m16n8k4";
+    case mma_shape::m16n8k8:
+      return "m16n8k8";
+    case mma_shape::m16n8k16:
+      return "m16n8k16";
+  }
+  return "?";
+}
 
 /// kernel=auto takes the GEMM kernel when the index leaves at least this share of all pairs as
 /// candidates (its throughput over the tiles kernel's, 1.7-1.85x at 64-D, inverted and rounded).
@@ -125,13 +140,11 @@ class ted_kernels final : public row_join_kernel<T> {
     // Under halving each decision stands for two ordered pairs.
     const std::uint64_t per = halving_count_ ? 2 : 1;
     stats.notes.push_back(
-        {"kernel",
-         use_gemm_
-             ? concat("gemm: ", shape_ == ted::gemm::mma_shape::m16n8k8 ? "m16n8k8" : "m8n8k4",
-                      ", ", ted::gemm::tile_queries, " x ", ted::gemm::tile_candidates,
-                      " block tiles, ", ted::gemm::stages, " stages of ", ted::gemm::stage_dims,
-                      " dimensions, every pair compared (", gemm_reason_, ")")
-             : concat("tiles: 32 x ", view_.col_blocks * 8)});
+        {"kernel", use_gemm_ ? concat("gemm: ", shape_name(shape_), ", ", ted::gemm::tile_queries,
+                                      " x ", ted::gemm::tile_candidates, " block tiles, ",
+                                      ted::gemm::stages, " stages of ", ted::gemm::stage_dims,
+                                      " dimensions, every pair compared (", gemm_reason_, ")")
+                             : concat("tiles: 32 x ", view_.col_blocks * 8)});
     stats.notes.push_back(
         {"band re-checks",
          concat(tally[0] * per, " ordered pairs within the rounding band (a ", view_.per_norm,
@@ -205,18 +218,22 @@ class ted_join_engine final : public engine {
     if (gpu.properties.major < 8) {
       throw unavailable(concat(gpu.properties.name, " has no FP64 tensor cores (sm_80 or newer)"));
     }
-    const std::string mma = param_choice(params, "mma", {"auto", "m8n8k4", "m16n8k8"}, "auto");
-    EPSJOIN_EXPECTS(mma != "m16n8k8" || gpu.properties.major >= 9,
-                    "mma=m16n8k8 needs sm_90 or "
-                    "newer; ",
-                    gpu.properties.name, " is sm_", gpu.properties.major, gpu.properties.minor);
+    const std::string mma =
+        param_choice(params, "mma", {"auto", "m8n8k4", "m16n8k4", "m16n8k8", "m16n8k16"}, "auto");
+    EPSJOIN_EXPECTS(mma == "auto" || mma == "m8n8k4" || gpu.properties.major >= 9, "mma=", mma,
+                    " needs sm_90 or newer; ", gpu.properties.name, " is sm_", gpu.properties.major,
+                    gpu.properties.minor);
     EPSJOIN_EXPECTS(mma == "auto" || kernel != kernel_choice::tiles,
                     "parameter mma is the gemm kernel's; the tiles kernel uses m8n8k4");
     // m16n8k8 where the device has it: brute force 2^20 points, 1.2-1.35x m8n8k4 at 16, 64 and
     // 128 dimensions (bench/RESULTS.md, issue 7).
-    const bool wide = mma == "m16n8k8" || (mma == "auto" && gpu.properties.major >= 9);
-    const ted::gemm::mma_shape shape =
-        wide ? ted::gemm::mma_shape::m16n8k8 : ted::gemm::mma_shape::m8n8k4;
+    using ted::gemm::mma_shape;
+    const mma_shape shape = mma == "m8n8k4"             ? mma_shape::m8n8k4
+                            : mma == "m16n8k4"          ? mma_shape::m16n8k4
+                            : mma == "m16n8k8"          ? mma_shape::m16n8k8
+                            : mma == "m16n8k16"         ? mma_shape::m16n8k16
+                            : gpu.properties.major >= 9 ? mma_shape::m16n8k8
+                                                        : mma_shape::m8n8k4;
     // The tiles kernel's settings; the "kernel" note says which kernel ran.
     s.summary = concat("FP64 MMA m8n8k4, kernel ", kernel_name, ", ",
                        req.options.approximate ? "approximate" : "exact", ", tiles kernel 32 x ",

@@ -114,22 +114,44 @@ __device__ __forceinline__ void record_hits(const row_output& out, const std::ui
   }
 }
 
-/// The MMA instruction of the main loop. m16n8k8 (sm_90 on) does the work of four m8n8k4.
-enum class mma_shape { m8n8k4, m16n8k8 };
+/// The MMA instruction of the main loop. The m16n8 shapes (sm_90 on) do 2, 4 or 8 times the work
+/// of one m8n8k4.
+enum class mma_shape { m8n8k4, m16n8k4, m16n8k8, m16n8k16 };
 
-/// acc[2 mb .. 2 mb + 1][cb] += A (16 x 8) B (8 x 8): the accumulator layout of m16n8k8 (PTX ISA;
-/// rows g and g + 8 of the 16, columns 2 t and 2 t + 1) is two m8n8k4 accumulators stacked, so
-/// the epilogue reads either shape's acc[rb][cb][h] alike.
-__device__ __forceinline__ void dmma_m16n8k8(double (&upper)[2], double (&lower)[2],
-                                             const double (&a)[4], const double (&b)[2]) {
+constexpr int shape_k(mma_shape s) {
+  return s == mma_shape::m16n8k4 ? 4 : s == mma_shape::m16n8k8 ? 8 : 16;
+}
+
+/// acc[2 mb .. 2 mb + 1][cb] += A (16 x K) B (K x 8) with the m16n8kK instruction. Its accumulator
+/// layout (PTX ISA: rows g and g + 8, columns 2 t and 2 t + 1) is two m8n8k4 accumulators stacked,
+/// so the epilogue reads every shape's acc[rb][cb][h] alike. A fragment v: row g + 8 (v % 2),
+/// dimension t + 4 (v / 2); B fragment v: dimension t + 4 v, column g.
+template <int K>
+__device__ __forceinline__ void dmma_m16n8(double (&upper)[2], double (&lower)[2],
+                                           const double (&a)[K / 2], const double (&b)[K / 4]) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile(
-      "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};\n"
-      : "+d"(upper[0]), "+d"(upper[1]), "+d"(lower[0]), "+d"(lower[1])
-      : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+  if constexpr (K == 4) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+        "{%0,%1,%2,%3};\n"
+        : "+d"(upper[0]), "+d"(upper[1]), "+d"(lower[0]), "+d"(lower[1])
+        : "d"(a[0]), "d"(a[1]), "d"(b[0]));
+  } else if constexpr (K == 8) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+d"(upper[0]), "+d"(upper[1]), "+d"(lower[0]), "+d"(lower[1])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
+        "{%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
+        : "+d"(upper[0]), "+d"(upper[1]), "+d"(lower[0]), "+d"(lower[1])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]),
+          "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
+  }
 #else
-  __trap();  // the engine takes m16n8k8 on sm_90 or newer only
+  __trap();  // the engine takes the m16n8 shapes on sm_90 or newer only
 #endif
 }
 
@@ -155,27 +177,26 @@ __device__ __forceinline__ void multiply_stage(double (&acc)[4][4][2], const T* 
         for (int cb = 0; cb < 4; ++cb) dmma_m8n8k4(acc[rb][cb], a[rb], b[cb]);
     }
   } else {
-    // A fragment v: row g + 8 (v % 2), dimension t + 4 (v / 2); B fragment v: dimension t + 4 v,
-    // column g.
+    constexpr int k = shape_k(Shape);
 #pragma unroll
-    for (unsigned ks = 0; ks < stage_dims / 8; ++ks) {
-      double a[2][4], b[4][2];
-#pragma unroll
-      for (int mb = 0; mb < 2; ++mb)
-#pragma unroll
-        for (int v = 0; v < 4; ++v)
-          a[mb][v] =
-              static_cast<double>(q[(mb * 16 + (v % 2) * 8) * q_stride + ks * 8 + t + 4 * (v / 2)]);
+    for (unsigned ks = 0; ks < stage_dims / k; ++ks) {
+      double b[4][k / 4];
 #pragma unroll
       for (int cb = 0; cb < 4; ++cb)
 #pragma unroll
-        for (int v = 0; v < 2; ++v)
-          b[cb][v] = static_cast<double>(c[cb * 8 * stage_stride + ks * 8 + t + 4 * v]);
+        for (int v = 0; v < k / 4; ++v)
+          b[cb][v] = static_cast<double>(c[cb * 8 * stage_stride + ks * k + t + 4 * v]);
 #pragma unroll
-      for (int mb = 0; mb < 2; ++mb)
+      for (int mb = 0; mb < 2; ++mb) {
+        double a[k / 2];
+#pragma unroll
+        for (int v = 0; v < k / 2; ++v)
+          a[v] =
+              static_cast<double>(q[(mb * 16 + (v % 2) * 8) * q_stride + ks * k + t + 4 * (v / 2)]);
 #pragma unroll
         for (int cb = 0; cb < 4; ++cb)
-          dmma_m16n8k8(acc[2 * mb][cb], acc[2 * mb + 1][cb], a[mb], b[cb]);
+          dmma_m16n8<k>(acc[2 * mb][cb], acc[2 * mb + 1][cb], a, b[cb]);
+      }
     }
   }
 }

@@ -58,10 +58,20 @@ template <class T, bool Halving, pass Pass>
 void launch_gemm(const join_view<T>& v, const ted_view& t, std::uint32_t n_data,
                  gemm::query_span* span, const row_output& out, gemm::mma_shape shape,
                  cudaStream_t stream) {
-  if (shape == gemm::mma_shape::m16n8k8) {
-    launch_gemm_shape<T, Halving, Pass, gemm::mma_shape::m16n8k8>(v, t, n_data, span, out, stream);
-  } else {
-    launch_gemm_shape<T, Halving, Pass, gemm::mma_shape::m8n8k4>(v, t, n_data, span, out, stream);
+  using gemm::mma_shape;
+  switch (shape) {
+    case mma_shape::m8n8k4:
+      return launch_gemm_shape<T, Halving, Pass, mma_shape::m8n8k4>(v, t, n_data, span, out,
+                                                                    stream);
+    case mma_shape::m16n8k4:
+      return launch_gemm_shape<T, Halving, Pass, mma_shape::m16n8k4>(v, t, n_data, span, out,
+                                                                     stream);
+    case mma_shape::m16n8k8:
+      return launch_gemm_shape<T, Halving, Pass, mma_shape::m16n8k8>(v, t, n_data, span, out,
+                                                                     stream);
+    case mma_shape::m16n8k16:
+      return launch_gemm_shape<T, Halving, Pass, mma_shape::m16n8k16>(v, t, n_data, span, out,
+                                                                      stream);
   }
 }
 
