@@ -95,11 +95,10 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(
     ted_gemm_m16n8k16_full_second_pass_f64,
     {"ted-join",
      {{"mode", "brute-force"}, {"mma", "m16n8k16"}, {"pattern", "full"}, {"fill", "second-pass"}}});
-EPSJOIN_ENGINE_PROPERTY_TESTS(
-    ted_gemm_m16n8k16_records_f32,
-    {"ted-join", {{"mode", "brute-force"}, {"mma", "m16n8k16"}, {"fill", "records"}}},
-    scalar_type::f32
-});
+EPSJOIN_ENGINE_PROPERTY_TESTS(ted_gemm_m16n8k16_records_f32,
+                              {"ted-join",
+                               {{"mode", "brute-force"}, {"mma", "m16n8k16"}, {"fill", "records"}},
+                               scalar_type::f32});
 EPSJOIN_ENGINE_PROPERTY_TESTS(
     ted_gemm_m8n8k4_full_records_f32,
     {"ted-join",
