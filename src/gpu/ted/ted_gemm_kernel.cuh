@@ -1,18 +1,19 @@
 #pragma once
-// ted-join's kernel for joins without an index (brute force, or data whose eps spans too few
-// cells to index anything): the whole candidate set is one cell, so the join is a GEMM of the
-// query block against every candidate, and is tiled like one. A block owns 64 queries (all their
-// dimensions held in shared memory for the whole sweep) and streams the candidates through a
-// three-stage cp.async pipeline, 128 candidates x 16 dimensions a stage; each of its 8 warps
-// computes a 32 x 32 tile with m8n8k4 MMAs whose fragments come from shared memory (16 MMAs for
-// 8 fragment loads, against 8 MMAs for 6 global loads in ted_kernel.cuh). The pair decisions
-// (ted_kernel.cuh's decide_pair, so the output is exact) and the output run in the epilogue of
-// each 64 x 128 tile. Blocks take query tiles from an atomic counter, in position order: under
-// LID-UNICOMP (candidates j > i only) the first tiles are the heaviest.
+// ted-join's kernel for joins whose index prunes little (brute force, eps too wide for the grid,
+// or a grid that leaves most pairs as candidates): it compares every query with every candidate,
+// in position order, the cells ignored, so the join is a GEMM of the queries against the data and
+// is tiled like one. A block owns 64 queries (all their dimensions held in shared memory for the
+// whole sweep) and streams the candidates through a three-stage cp.async pipeline, 128
+// candidates x 16 dimensions a stage; each of its 8 warps computes a 32 x 32 tile with MMAs whose
+// fragments come from shared memory (m8n8k4: 16 MMAs for 8 fragment loads, against 8 MMAs for 6
+// global loads in ted_kernel.cuh; sm_90's m16n8k4/k8/k16 do 2-8 times the work an instruction).
+// The pair decisions (ted_kernel.cuh's decide_pair, so the output is exact) and the output run in
+// the epilogue of each 64 x 128 tile. Blocks take query tiles from an atomic counter, in position
+// order: under LID-UNICOMP (candidates j > i only) the first tiles are the heaviest.
 //
 // Shared-memory rows are padded to a stride of 4 mod 16 elements: the 8 rows x 4 dimensions a
-// fragment load reads then fall in distinct banks (doubles: each quarter-warp's 4 rows cover
-// the 32 banks once; floats: the 8 rows do).
+// fragment load reads then fall in distinct banks (doubles: each half-warp's 4 rows cover the 32
+// banks once; floats: the 8 rows do).
 
 #include <cstdint>
 
