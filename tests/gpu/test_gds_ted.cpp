@@ -113,6 +113,17 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(ted_gemm_over_index_full_second_pass_f32,
 EPSJOIN_ENGINE_PROPERTY_TESTS(
     ted_tiles_brute_full_f64,
     {"ted-join", {{"kernel", "tiles"}, {"mode", "brute-force"}, {"pattern", "full"}}});
+// The tiles kernel's two-coordinate loads feeding m16n8k8 (sm_90), counting and both fills.
+EPSJOIN_ENGINE_PROPERTY_TESTS(ted_tiles_m16n8k8_f64,
+                              {"ted-join", {{"mma", "m16n8k8"}, {"kernel", "tiles"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(
+    ted_tiles_m16n8k8_full_second_pass_f32,
+    {"ted-join",
+     {{"mma", "m16n8k8"}, {"kernel", "tiles"}, {"pattern", "full"}, {"fill", "second-pass"}},
+     scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(ted_tiles_m16n8k8_second_pass_f64,
+                              {"ted-join",
+                               {{"mma", "m16n8k8"}, {"kernel", "tiles"}, {"fill", "second-pass"}}});
 // Many tiny segments with the work queue: under lid-unicomp the fill falls back to full.
 EPSJOIN_ENGINE_PROPERTY_TESTS(
     ted_segments_queue_f64,
@@ -151,6 +162,16 @@ TEST(gds_ted, sanitizer_case_small_joins_in_every_mode) {
     const auto table = run_csr(pts, eps, engine, params);
     EXPECT_EQ(table.offsets, oracle.offsets) << engine;
     EXPECT_TRUE(table.neighbors == oracle.neighbors) << engine;
+  }
+  // The tiles kernel's m16n8k8 path needs two-coordinate loads, so d <= 16.
+  const auto pts16 = paper_expo(16, 1500);
+  const auto oracle16 = run_csr(pts16, eps, "brute-cpu");
+  ASSERT_GT(oracle16.n_pairs(), pts16.n());
+  for (const char* fill : {"second-pass", "records"}) {
+    const auto table =
+        run_csr(pts16, eps, "ted-join", {{"kernel", "tiles"}, {"mma", "m16n8k8"}, {"fill", fill}});
+    EXPECT_EQ(table.offsets, oracle16.offsets) << fill;
+    EXPECT_TRUE(table.neighbors == oracle16.neighbors) << fill;
   }
 }
 

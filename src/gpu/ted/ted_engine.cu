@@ -57,13 +57,14 @@ template <class T>
 class ted_kernels final : public row_join_kernel<T> {
  public:
   ted_kernels(double eps, bool approximate, bool short_circuit, unsigned tile_cols,
-              kernel_choice kernel, ted::gemm::mma_shape shape)
+              kernel_choice kernel, ted::gemm::mma_shape shape, bool tiles_wide)
       : eps_(eps),
         approximate_(approximate),
         short_circuit_(short_circuit),
         tile_cols_(tile_cols),
         kernel_(kernel),
-        shape_(shape) {}
+        shape_(shape),
+        tiles_wide_(tiles_wide) {}
   unsigned item_queries() const override { return 32; }
   unsigned workload_lanes() const override { return 0; }
   bool can_record() const override { return true; }
@@ -117,6 +118,8 @@ class ted_kernels final : public row_join_kernel<T> {
     // Two coordinates a load: Expo8D 2M and Expo16D 1M 10-14% faster, 24-D and 32-D the same,
     // Expo64D 1M and brute force at 64-D and 128-D 10-58% slower (bench/RESULTS.md, issue 7).
     view_.paired_loads = d <= 16;
+    view_.wide_mma =
+        tiles_wide_ && view_.paired_loads && d % 2 == 0 && d >= 8 && view_.col_blocks == 2;
     tally_.reserve(3);
     EPSJOIN_CUDA_TRY(cudaMemsetAsync(tally_.data(), 0, 3 * sizeof(unsigned long long), stream));
     view_.tally = tally_.data();
@@ -144,7 +147,8 @@ class ted_kernels final : public row_join_kernel<T> {
                                       " x ", ted::gemm::tile_candidates, " block tiles, ",
                                       ted::gemm::stages, " stages of ", ted::gemm::stage_dims,
                                       " dimensions, every pair compared (", gemm_reason_, ")")
-                             : concat("tiles: 32 x ", view_.col_blocks * 8)});
+                             : concat("tiles: 32 x ", view_.col_blocks * 8,
+                                      view_.wide_mma ? ", m16n8k8 on paired loads" : ", m8n8k4")});
     stats.notes.push_back(
         {"band re-checks",
          concat(tally[0] * per, " ordered pairs within the rounding band (a ", view_.per_norm,
@@ -169,6 +173,7 @@ class ted_kernels final : public row_join_kernel<T> {
   unsigned tile_cols_;  // 0: default_tile_cols
   kernel_choice kernel_;
   ted::gemm::mma_shape shape_;
+  bool tiles_wide_;
   bool use_gemm_ = false;
   std::string gemm_reason_;
   std::uint32_t n_data_ = 0;
@@ -223,8 +228,11 @@ class ted_join_engine final : public engine {
     EPSJOIN_EXPECTS(mma == "auto" || mma == "m8n8k4" || gpu.properties.major >= 9, "mma=", mma,
                     " needs sm_90 or newer; ", gpu.properties.name, " is sm_", gpu.properties.major,
                     gpu.properties.minor);
-    EPSJOIN_EXPECTS(mma == "auto" || kernel != kernel_choice::tiles,
-                    "parameter mma is the gemm kernel's; the tiles kernel uses m8n8k4");
+    EPSJOIN_EXPECTS(
+        kernel != kernel_choice::tiles || mma == "auto" || mma == "m8n8k4" || mma == "m16n8k8",
+        "the tiles kernel takes mma=m8n8k4 or m16n8k8, not ", mma);
+    // The tiles kernel's two-coordinate loads feed m16n8k8 only when asked for by name.
+    const bool tiles_wide = mma == "m16n8k8";
     // m16n8k8 where the device has it: brute force 2^20 points, 1.2-1.35x m8n8k4 at 16, 64 and
     // 128 dimensions (bench/RESULTS.md, issue 7).
     using ted::gemm::mma_shape;
@@ -242,11 +250,11 @@ class ted_join_engine final : public engine {
                        short_circuit ? "on" : "off", ", ", s.summary);
     if (req.options.precision == scalar_type::f32) {
       ted_kernels<float> kernels(req.options.eps, req.options.approximate, short_circuit, tile_cols,
-                                 kernel, shape);
+                                 kernel, shape, tiles_wide);
       run_row_join<float>(req, s, kernels);
     } else {
       ted_kernels<double> kernels(req.options.eps, req.options.approximate, short_circuit,
-                                  tile_cols, kernel, shape);
+                                  tile_cols, kernel, shape, tiles_wide);
       run_row_join<double>(req, s, kernels);
     }
   }

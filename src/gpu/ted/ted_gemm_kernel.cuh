@@ -123,39 +123,6 @@ constexpr int shape_k(mma_shape s) {
   return s == mma_shape::m16n8k4 ? 4 : s == mma_shape::m16n8k8 ? 8 : 16;
 }
 
-/// acc[2 mb .. 2 mb + 1][cb] += A (16 x K) B (K x 8) with the m16n8kK instruction. Its accumulator
-/// layout (PTX ISA: rows g and g + 8, columns 2 t and 2 t + 1) is two m8n8k4 accumulators stacked,
-/// so the epilogue reads every shape's acc[rb][cb][h] alike. A fragment v: row g + 8 (v % 2),
-/// dimension t + 4 (v / 2); B fragment v: dimension t + 4 v, column g.
-template <int K>
-__device__ __forceinline__ void dmma_m16n8(double (&upper)[2], double (&lower)[2],
-                                           const double (&a)[K / 2], const double (&b)[K / 4]) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if constexpr (K == 4) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
-        "{%0,%1,%2,%3};\n"
-        : "+d"(upper[0]), "+d"(upper[1]), "+d"(lower[0]), "+d"(lower[1])
-        : "d"(a[0]), "d"(a[1]), "d"(b[0]));
-  } else if constexpr (K == 8) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};\n"
-        : "+d"(upper[0]), "+d"(upper[1]), "+d"(lower[0]), "+d"(lower[1])
-        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
-        "{%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
-        : "+d"(upper[0]), "+d"(upper[1]), "+d"(lower[0]), "+d"(lower[1])
-        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]),
-          "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
-  }
-#else
-  __trap();  // the engine takes the m16n8 shapes on sm_90 or newer only
-#endif
-}
-
 /// One stage (16 dimensions) of a warp's 32 x 32 tile. `q` and `c` point at the lane's first
 /// query row (group g = lane / 4) and candidate row in shared memory, at the stage's first
 /// dimension; t = lane % 4.

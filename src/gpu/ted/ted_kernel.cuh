@@ -41,6 +41,7 @@ struct ted_view {
   bool short_circuit = true;
   int col_blocks = 2;        ///< host side: the kernel's ColBlocks (2 or 4)
   bool paired_loads = true;  ///< two coordinates a load where d is even (see the kernel)
+  bool wide_mma = false;     ///< host side: the paired loads feed m16n8k8 (sm_90), not m8n8k4
   /// Counting pass: [0] pairs re-checked with the direct formula, [1] pairs only the
   /// approximate decision takes, [2] pairs only the exact decision takes.
   unsigned long long* tally = nullptr;
@@ -53,6 +54,39 @@ __device__ __forceinline__ void dmma_m8n8k4(double (&acc)[2], double a, double b
                : "d"(a), "d"(b));
 #else
   __trap();  // the engine refuses devices older than sm_80 before launching
+#endif
+}
+
+/// acc[2 mb .. 2 mb + 1][cb] += A (16 x K) B (K x 8) with the m16n8kK instruction. Its accumulator
+/// layout (PTX ISA: rows g and g + 8, columns 2 t and 2 t + 1) is two m8n8k4 accumulators stacked,
+/// so the epilogue reads every shape's acc[rb][cb][h] alike. A fragment v: row g + 8 (v % 2),
+/// dimension t + 4 (v / 2); B fragment v: dimension t + 4 v, column g.
+template <int K>
+__device__ __forceinline__ void dmma_m16n8(double (&upper)[2], double (&lower)[2],
+                                           const double (&a)[K / 2], const double (&b)[K / 4]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr (K == 4) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+        "{%0,%1,%2,%3};\n"
+        : "+d"(upper[0]), "+d"(upper[1]), "+d"(lower[0]), "+d"(lower[1])
+        : "d"(a[0]), "d"(a[1]), "d"(b[0]));
+  } else if constexpr (K == 8) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+d"(upper[0]), "+d"(upper[1]), "+d"(lower[0]), "+d"(lower[1])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
+        "{%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
+        : "+d"(upper[0]), "+d"(upper[1]), "+d"(lower[0]), "+d"(lower[1])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]),
+          "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
+  }
+#else
+  __trap();  // the engine takes the m16n8 shapes on sm_90 or newer only
 #endif
 }
 
@@ -193,7 +227,10 @@ __device__ __forceinline__ void record_tile(const row_output& out, const std::ui
 /// accumulators and the decision of the pairs within 128 registers, so two blocks fit an SM; 4
 /// (32 x 32) loads each query fragment for 4 MMAs instead of 2 but needs one block per SM, which
 /// measured slower at every d tried (16 to 64).
-template <class T, int ColBlocks, bool Halving, pass Pass>
+/// Wide: the paired loads feed m16n8k8 (sm_90): row blocks 2 mb and 2 mb + 1 as the upper and
+/// lower halves of one instruction, whose k slots t and t + 4 take the lane's dimensions 2 t and
+/// 2 t + 1, so the loads are the same and a quarter of the MMA instructions remain.
+template <class T, int ColBlocks, bool Halving, pass Pass, bool Wide = false>
 __global__ void __launch_bounds__(block_threads, ColBlocks <= 2 ? 2 : 1)
     ted_kernel(join_view<T> v, ted_view t, const work_item* items, std::uint32_t n_items,
                unsigned* queue, row_output out) {
@@ -262,18 +299,34 @@ __global__ void __launch_bounds__(block_threads, ColBlocks <= 2 ? 2 : 1)
             bf[cb] = c < m ? load_pair(v.data_points + static_cast<std::size_t>(chunk + c) * d + k)
                            : double2{0.0, 0.0};
           }
+          auto query_pair = [&](unsigned rb) {
+            return rb < row_blocks && q_active[rb]
+                       ? load_pair(v.query_points + static_cast<std::size_t>(q_pos[rb]) * d + k)
+                       : double2{0.0, 0.0};
+          };
+          if constexpr (Wide) {
 #pragma unroll
-          for (int rb = 0; rb < 4; ++rb) {
-            if (rb >= row_blocks) break;
-            const double2 a =
-                q_active[rb]
-                    ? load_pair(v.query_points + static_cast<std::size_t>(q_pos[rb]) * d + k)
-                    : double2{0.0, 0.0};
+            for (unsigned mb = 0; mb < 2; ++mb) {
+              if (2 * mb >= row_blocks) break;
+              const double2 upper = query_pair(2 * mb), lower = query_pair(2 * mb + 1);
+              const double a[4] = {upper.x, lower.x, upper.y, lower.y};
 #pragma unroll
-            for (int cb = 0; cb < ColBlocks; ++cb) {
-              if (cb < col_blocks) {
-                dmma_m8n8k4(acc[rb][cb], a.x, bf[cb].x);
-                dmma_m8n8k4(acc[rb][cb], a.y, bf[cb].y);
+              for (int cb = 0; cb < ColBlocks; ++cb) {
+                const double b[2] = {bf[cb].x, bf[cb].y};
+                if (cb < col_blocks) dmma_m16n8<8>(acc[2 * mb][cb], acc[2 * mb + 1][cb], a, b);
+              }
+            }
+          } else {
+#pragma unroll
+            for (unsigned rb = 0; rb < 4; ++rb) {
+              if (rb >= row_blocks) break;
+              const double2 a = query_pair(rb);
+#pragma unroll
+              for (int cb = 0; cb < ColBlocks; ++cb) {
+                if (cb < col_blocks) {
+                  dmma_m8n8k4(acc[rb][cb], a.x, bf[cb].x);
+                  dmma_m8n8k4(acc[rb][cb], a.y, bf[cb].y);
+                }
               }
             }
           }

@@ -11,17 +11,17 @@ namespace epsjoin::detail::ted {
 
 namespace launch_detail {
 
-template <class T, int ColBlocks, bool Halving>
+template <class T, int ColBlocks, bool Halving, bool Wide = false>
 void launch_shape(const join_view<T>& v, const ted_view& t, const work_item* items,
                   std::uint32_t n_items, const row_output& out, pass p,
                   const lbjoin::launch_config& config, cudaStream_t stream) {
   const unsigned blocks =
       config.queue != nullptr ? config.persistent_blocks : grid_size(n_items, warps_per_block);
   if (p == pass::count) {
-    ted_kernel<T, ColBlocks, Halving, pass::count>
+    ted_kernel<T, ColBlocks, Halving, pass::count, Wide>
         <<<blocks, block_threads, 0, stream>>>(v, t, items, n_items, config.queue, out);
   } else {
-    ted_kernel<T, ColBlocks, Halving, pass::fill>
+    ted_kernel<T, ColBlocks, Halving, pass::fill, Wide>
         <<<blocks, block_threads, 0, stream>>>(v, t, items, n_items, config.queue, out);
   }
   EPSJOIN_CHECK_LAUNCH();
@@ -33,6 +33,8 @@ void launch_pattern(const join_view<T>& v, const ted_view& t, const work_item* i
                     const lbjoin::launch_config& config, cudaStream_t stream) {
   if (t.col_blocks == 4) {
     launch_shape<T, 4, Halving>(v, t, items, n_items, out, p, config, stream);
+  } else if (t.wide_mma) {  // only with the default 16 columns: it doubles no other kernel
+    launch_shape<T, 2, Halving, true>(v, t, items, n_items, out, p, config, stream);
   } else {
     launch_shape<T, 2, Halving>(v, t, items, n_items, out, p, config, stream);
   }
