@@ -113,13 +113,21 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(ted_gemm_over_index_full_second_pass_f32,
 EPSJOIN_ENGINE_PROPERTY_TESTS(
     ted_tiles_brute_full_f64,
     {"ted-join", {{"kernel", "tiles"}, {"mode", "brute-force"}, {"pattern", "full"}}});
-// The tiles kernel's two-coordinate loads feeding m16n8k8 (sm_90), counting and both fills.
+// The tiles kernel's two-coordinate loads feeding m16n8k8 (sm_90: the default there, so the
+// default suites run it too), counting and both fills; and m8n8k4 by name.
 EPSJOIN_ENGINE_PROPERTY_TESTS(ted_tiles_m16n8k8_f64,
                               {"ted-join", {{"mma", "m16n8k8"}, {"kernel", "tiles"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(
     ted_tiles_m16n8k8_full_second_pass_f32,
     {"ted-join",
      {{"mma", "m16n8k8"}, {"kernel", "tiles"}, {"pattern", "full"}, {"fill", "second-pass"}},
+     scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(ted_tiles_m8n8k4_f64,
+                              {"ted-join", {{"mma", "m8n8k4"}, {"kernel", "tiles"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(
+    ted_tiles_m8n8k4_full_second_pass_f32,
+    {"ted-join",
+     {{"mma", "m8n8k4"}, {"kernel", "tiles"}, {"pattern", "full"}, {"fill", "second-pass"}},
      scalar_type::f32});
 EPSJOIN_ENGINE_PROPERTY_TESTS(ted_tiles_m16n8k8_second_pass_f64,
                               {"ted-join",
@@ -163,15 +171,17 @@ TEST(gds_ted, sanitizer_case_small_joins_in_every_mode) {
     EXPECT_EQ(table.offsets, oracle.offsets) << engine;
     EXPECT_TRUE(table.neighbors == oracle.neighbors) << engine;
   }
-  // The tiles kernel's m16n8k8 path needs two-coordinate loads, so d <= 16.
+  // The tiles kernel's two-coordinate loads (d <= 16) with either instruction.
   const auto pts16 = paper_expo(16, 1500);
   const auto oracle16 = run_csr(pts16, eps, "brute-cpu");
   ASSERT_GT(oracle16.n_pairs(), pts16.n());
-  for (const char* fill : {"second-pass", "records"}) {
-    const auto table =
-        run_csr(pts16, eps, "ted-join", {{"kernel", "tiles"}, {"mma", "m16n8k8"}, {"fill", fill}});
-    EXPECT_EQ(table.offsets, oracle16.offsets) << fill;
-    EXPECT_TRUE(table.neighbors == oracle16.neighbors) << fill;
+  for (const char* mma : {"m16n8k8", "m8n8k4"}) {
+    for (const char* fill : {"second-pass", "records"}) {
+      const auto table =
+          run_csr(pts16, eps, "ted-join", {{"kernel", "tiles"}, {"mma", mma}, {"fill", fill}});
+      EXPECT_EQ(table.offsets, oracle16.offsets) << mma << " " << fill;
+      EXPECT_TRUE(table.neighbors == oracle16.neighbors) << mma << " " << fill;
+    }
   }
 }
 
