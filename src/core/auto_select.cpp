@@ -20,10 +20,11 @@ const engine* available(std::string_view name) {
 constexpr std::size_t gpu_min_points = 1'000'000;
 
 // Where ted-join's FP64 tensor cores beat lbjoin's CUDA cores (bench/RESULTS.md, issue 7, Expo
-// data, 1M points, median of 3 in one run): from 16 dimensions on (16-D: 1.32 s against 1.35 s at
-// S 49, 1.77 s against 1.98 s at S 497; 24-D: 2.16 s against 2.33 s at S 51; its GEMM kernel takes
+// data, 1M points, median of 3 in one run): from 16 dimensions on (16-D: 1.26 s against 1.38 s at
+// S 49, 1.67 s against 1.99 s at S 497; 24-D: 2.16 s against 2.33 s at S 51; its GEMM kernel takes
 // the joins whose index leaves most pairs: 32-D 2.3 s against lbjoin's 8.3 s, 64-D 3.5 s against
-// 36.8 s, lbjoin's from an earlier run). At 2-8-D lbjoin is as fast or faster; 9-15 dimensions are unmeasured and stay with it.
+// 36.8 s, lbjoin's from an earlier run). At 2-8-D lbjoin is as fast or faster; 9-15 dimensions are
+// unmeasured and stay with it.
 constexpr std::size_t ted_min_dims = 16;
 
 bool ted_join_is_faster(std::size_t d) { return d >= ted_min_dims; }
