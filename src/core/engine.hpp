@@ -48,6 +48,14 @@ class engine {
   virtual void run(join_request& request) const = 0;
 };
 
+/// Calls `f.template operator()<float>()` or `<double>()` as `precision` says: an engine's run()
+/// as `with_precision(req.options.precision, [&]<class T>() { run_typed<T>(req); })`.
+template <class F>
+decltype(auto) with_precision(scalar_type precision, F&& f) {
+  if (precision == scalar_type::f32) return f.template operator()<float>();
+  return f.template operator()<double>();
+}
+
 /// Every engine, in registration order (built on first use).
 const std::vector<std::unique_ptr<engine>>& registered_engines();
 /// The engine called `name`, or nullptr.

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <utility>
+#include <vector>
 
 #include "gpu/cuda_check.cuh"
 
@@ -98,6 +99,18 @@ class stream_scratch {
   T* data_ = nullptr;
   cudaStream_t stream_;
 };
+
+/// Resizes `out` to n and copies n elements from `device` into it, on `stream` and not waited
+/// for. U and V need only have one size (a device type and its host twin).
+template <class U, class V = U>
+void copy_to_host(std::vector<V>& out, const U* device, std::size_t n, cudaStream_t stream) {
+  static_assert(sizeof(U) == sizeof(V));
+  out.resize(n);
+  if (n > 0) {
+    EPSJOIN_CUDA_TRY(
+        cudaMemcpyAsync(out.data(), device, n * sizeof(U), cudaMemcpyDeviceToHost, stream));
+  }
+}
 
 /// An owned CUDA stream.
 class cuda_stream {

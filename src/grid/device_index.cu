@@ -40,8 +40,8 @@ __global__ void cell_of_kernel(const std::uint32_t* cell_begin, std::uint32_t n_
   for (std::uint32_t p = cell_begin[c]; p < cell_begin[c + 1]; ++p) cell_of[p] = c;
 }
 
-__global__ void coordinate_kernel(geometry geo, const std::uint64_t* cell_ids, std::uint32_t n_cells,
-                                  int j, std::uint32_t* coords) {
+__global__ void coordinate_kernel(geometry geo, const std::uint64_t* cell_ids,
+                                  std::uint32_t n_cells, int j, std::uint32_t* coords) {
   const std::uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= n_cells) return;
   std::uint32_t all[max_indexed_dims];
@@ -74,8 +74,8 @@ device_index<T> build(detail::gpu_state& gpu, cudaStream_t stream, dataset_view 
   }
 
   device_buffer<In> rows(static_cast<std::size_t>(n) * d);
-  EPSJOIN_CUDA_TRY(cudaMemcpyAsync(rows.data(), data.data, sizeof(In) * n * d,
-                                   cudaMemcpyHostToDevice, stream));
+  EPSJOIN_CUDA_TRY(
+      cudaMemcpyAsync(rows.data(), data.data, sizeof(In) * n * d, cudaMemcpyHostToDevice, stream));
   device_buffer<int> columns(d);
   EPSJOIN_CUDA_TRY(cudaMemcpyAsync(columns.data(), dim_order.data(), sizeof(int) * d,
                                    cudaMemcpyHostToDevice, stream));
@@ -85,8 +85,8 @@ device_index<T> build(detail::gpu_state& gpu, cudaStream_t stream, dataset_view 
   device_buffer<std::uint64_t> ids(n), sorted_ids(n);
   device_buffer<std::uint32_t> order(n);
   index.permutation.reserve(n);
-  cell_ids_kernel<<<grid_size(n, block), block, 0, stream>>>(geo, static_cast<const In*>(rows.data()),
-                                                             n, d, ids.data(), order.data());
+  cell_ids_kernel<<<grid_size(n, block), block, 0, stream>>>(
+      geo, static_cast<const In*>(rows.data()), n, d, ids.data(), order.data());
   EPSJOIN_CHECK_LAUNCH();
   const int bits = key_bits(geo.total_cells);
   detail::cub_call(gpu.scratch, [&](void* temp, std::size_t& bytes) {
@@ -104,8 +104,8 @@ device_index<T> build(detail::gpu_state& gpu, cudaStream_t stream, dataset_view 
   });
   std::uint32_t runs = 0;
   std::uint64_t last_id = 0;
-  EPSJOIN_CUDA_TRY(cudaMemcpyAsync(&runs, run_count.data(), sizeof runs, cudaMemcpyDeviceToHost,
-                                   stream));
+  EPSJOIN_CUDA_TRY(
+      cudaMemcpyAsync(&runs, run_count.data(), sizeof runs, cudaMemcpyDeviceToHost, stream));
   EPSJOIN_CUDA_TRY(cudaStreamSynchronize(stream));
   EPSJOIN_CUDA_TRY(cudaMemcpy(&last_id, index.cell_ids.data() + (runs - 1), sizeof last_id,
                               cudaMemcpyDeviceToHost));
@@ -158,8 +158,8 @@ device_index<T> build(detail::gpu_state& gpu, cudaStream_t stream, dataset_view 
         return cub::DeviceSelect::Unique(temp, bytes, sorted.data(), index.masks[j].data(),
                                          run_count.data(), index.n_cells, stream);
       });
-      EPSJOIN_CUDA_TRY(cudaMemcpyAsync(&index.mask_sizes[j], run_count.data(), sizeof(std::uint32_t),
-                                       cudaMemcpyDeviceToHost, stream));
+      EPSJOIN_CUDA_TRY(cudaMemcpyAsync(&index.mask_sizes[j], run_count.data(),
+                                       sizeof(std::uint32_t), cudaMemcpyDeviceToHost, stream));
     }
   }
   // The temporaries above are freed on return; their work must be done first.
@@ -189,10 +189,9 @@ namespace {
 
 template <class V>
 std::vector<V> download(const detail::device_buffer<V>& buffer, std::size_t n) {
-  std::vector<V> out(n);
-  if (n > 0) {
-    EPSJOIN_CUDA_TRY(cudaMemcpy(out.data(), buffer.data(), n * sizeof(V), cudaMemcpyDeviceToHost));
-  }
+  std::vector<V> out;
+  detail::copy_to_host(out, buffer.data(), n, nullptr);
+  EPSJOIN_CUDA_TRY(cudaStreamSynchronize(nullptr));
   return out;
 }
 
@@ -202,7 +201,8 @@ device_index_snapshot snapshot_device_index(resources& res, dataset_view data, c
                                             std::span<const int> dim_order) {
   detail::gpu_state& gpu = detail::acquire_gpu(res);
   cudaStream_t stream = gpu.slots[0]->stream.get();
-  const device_index<double> index = build_device_index<double>(gpu, stream, data, geo, dim_order, true);
+  const device_index<double> index =
+      build_device_index<double>(gpu, stream, data, geo, dim_order, true);
   device_index_snapshot s;
   s.cell_ids = download(index.cell_ids, index.n_cells);
   s.cell_begin = download(index.cell_begin, index.n_cells + 1);

@@ -13,8 +13,8 @@ template <class T>
 cpu_share<T>::cpu_share(share_settings settings) : s_(std::move(settings)) {
   EPSJOIN_EXPECTS(s_.gpu_fraction >= 0 && s_.gpu_fraction <= 1,
                   "the GPU's fraction lies in [0, 1], got ", s_.gpu_fraction);
-  EPSJOIN_EXPECTS(s_.cpu_chunk_queries > 0 && s_.gpu_streams > 0 && s_.gpu_batches > 0,
-                  "hegjoin needs positive chunk, stream and batch counts");
+  EPSJOIN_EXPECTS(s_.cpu_chunk_queries > 0 && s_.gpu_batches > 0,
+                  "hegjoin needs positive chunk and batch counts");
 }
 
 template <class T>
@@ -25,8 +25,9 @@ cpu_share<T>::~cpu_share() {
 }
 
 template <class T>
-void cpu_share<T>::plan(std::span<const host_item> items,
-                        std::span<const std::uint64_t> candidates) {
+void cpu_share<T>::plan(std::span<const host_item> items, std::span<const std::uint64_t> candidates,
+                        unsigned gpu_streams) {
+  EPSJOIN_EXPECTS(gpu_streams > 0, "hegjoin needs at least one GPU stream");
   view_ = {};
   view_.items = items;
   const auto n = static_cast<std::uint32_t>(items.size());
@@ -43,8 +44,8 @@ void cpu_share<T>::plan(std::span<const host_item> items,
     if (s_.strategy == partition_strategy::static_candidates) {
       gpu_part = gpu_items_by_candidates(candidates, s_.gpu_fraction);
     } else {
-      const std::uint64_t want = gpu_queries_by_count(
-          static_cast<std::uint32_t>(queries_prefix_.back()), s_.gpu_fraction);
+      const std::uint64_t want =
+          gpu_queries_by_count(static_cast<std::uint32_t>(queries_prefix_.back()), s_.gpu_fraction);
       gpu_part = static_cast<std::uint32_t>(
           std::lower_bound(queries_prefix_.begin(), queries_prefix_.end(), want) -
           queries_prefix_.begin());
@@ -64,9 +65,9 @@ void cpu_share<T>::plan(std::span<const host_item> items,
   }
   const double queries_per_item =
       n > 0 ? static_cast<double>(queries_prefix_.back()) / static_cast<double>(n) : 1.0;
-  chunk_items_ = static_cast<std::uint32_t>(std::max(
-      1.0, std::round(static_cast<double>(s_.cpu_chunk_queries) / queries_per_item)));
-  const unsigned batches = std::max(s_.gpu_batches, min_gpu_batches(s_.gpu_streams, dynamic));
+  chunk_items_ = static_cast<std::uint32_t>(
+      std::max(1.0, std::round(static_cast<double>(s_.cpu_chunk_queries) / queries_per_item)));
+  const unsigned batches = std::max(s_.gpu_batches, min_gpu_batches(gpu_streams, dynamic));
   batch_candidates_ = candidates_prefix_[gpu_part] / batches;
   batch_queries_ = queries_prefix_[gpu_part] / batches;
   window_.store(n);
@@ -93,9 +94,8 @@ void cpu_share<T>::reach(std::uint32_t first) {
   // every worker waits for while the GPU runs dry of competition. The worker that comes within
   // half a window of the edge fetches the next one while the others go on; a worker blocks only
   // when its own chunk lies past the edge.
-  const auto step = static_cast<std::uint32_t>(
-      std::min<std::uint64_t>(std::uint64_t{4} * chunk_items_ * std::max(1u, s_.cpu_threads),
-                              view_.items.size()));
+  const auto step = static_cast<std::uint32_t>(std::min<std::uint64_t>(
+      std::uint64_t{4} * chunk_items_ * std::max(1u, s_.cpu_threads), view_.items.size()));
   const std::uint32_t margin = step / 2;
   auto wanted = [&](std::uint32_t window) {
     return window > cpu_offset_ && first < std::uint64_t{window} + margin;
@@ -233,7 +233,8 @@ void cpu_share<T>::deliver_rows(const row_destination& dest,
 }
 
 template <class T>
-void cpu_share<T>::deliver_pairs(result_sink& sink, std::span<const std::uint32_t> query_ids) const {
+void cpu_share<T>::deliver_pairs(result_sink& sink,
+                                 std::span<const std::uint32_t> query_ids) const {
   constexpr std::size_t batch = std::size_t{1} << 20;
   std::vector<index_pair> pairs;
   pairs.reserve(batch);
@@ -280,10 +281,10 @@ void cpu_share<T>::report(join_stats& stats) const {
                            gpu_.candidates, " candidates (", share(gpu_.candidates, all_candidates),
                            "%), ", gpu_.batches, " batches, done at ", gpu_.seconds, " s")});
   stats.notes.push_back(
-      {"cpu share", concat(c.queries, " queries (", share(c.queries, all_queries), "%), ",
-                           c.candidates, " candidates (", share(c.candidates, all_candidates),
-                           "%), ", s_.cpu_threads, " threads, chunks of ", chunk_items_,
-                           " items, done at ", c.seconds, " s")});
+      {"cpu share",
+       concat(c.queries, " queries (", share(c.queries, all_queries), "%), ", c.candidates,
+              " candidates (", share(c.candidates, all_candidates), "%), ", s_.cpu_threads,
+              " threads, chunks of ", chunk_items_, " items, done at ", c.seconds, " s")});
   stats.notes.push_back({"gpu seconds", concat(gpu_.seconds)});
   stats.notes.push_back({"cpu seconds", concat(c.seconds)});
   stats.notes.push_back({"gpu candidates", concat(gpu_.candidates)});

@@ -11,8 +11,8 @@
 #include <deque>
 #include <exception>
 #include <functional>
-#include <mutex>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <thread>
@@ -38,8 +38,6 @@ struct share_settings {
   unsigned cpu_threads = 1;
   /// Batches the GPU's work is cut into at least (never fewer than sec. 4.4.3's rule).
   unsigned gpu_batches = 8;
-  /// Batches the GPU has in flight at once.
-  unsigned gpu_streams = 2;
   /// Fewest items in a GPU batch: a batch of fewer warps than the device holds several times
   /// over runs at low occupancy (Expo4D 2M: batches of 2,048 items took the counting pass from
   /// 4 ms to 48 ms).
@@ -55,9 +53,9 @@ struct side_totals {
 
 /// Copies the candidate ranges of items [lo, hi) from the device: `counts[i - lo]` ranges for item
 /// i, concatenated in item order into `ranges`.
-using range_fetcher = std::function<void(std::uint32_t lo, std::uint32_t hi,
-                                         std::vector<host_range>& ranges,
-                                         std::vector<std::uint32_t>& counts)>;
+using range_fetcher =
+    std::function<void(std::uint32_t lo, std::uint32_t hi, std::vector<host_range>& ranges,
+                       std::vector<std::uint32_t>& counts)>;
 
 template <class T>
 class cpu_share {
@@ -67,8 +65,10 @@ class cpu_share {
   cpu_share(const cpu_share&) = delete;
   cpu_share& operator=(const cpu_share&) = delete;
 
-  /// Splits `items` (workload order) whose distances are `candidates`, and starts the clock.
-  void plan(std::span<const host_item> items, std::span<const std::uint64_t> candidates);
+  /// Splits `items` (workload order) whose distances are `candidates` for a GPU that keeps
+  /// `gpu_streams` batches in flight, and starts the clock.
+  void plan(std::span<const host_item> items, std::span<const std::uint64_t> candidates,
+            unsigned gpu_streams);
   /// Starts the CPU workers on `view` (items and points; the ranges come from `fetch`, as the
   /// CPU's end of the deque reaches them). The view and `fetch` must outlive wait().
   void start(const host_join_view<T>& view, range_fetcher fetch);
@@ -103,10 +103,10 @@ class cpu_share {
 
   share_settings s_;
   host_join_view<T> view_;
-  std::vector<std::uint64_t> candidates_prefix_;  ///< [items + 1]
-  std::vector<std::uint64_t> queries_prefix_;     ///< [items + 1]
+  std::vector<std::uint64_t> candidates_prefix_;       ///< [items + 1]
+  std::vector<std::uint64_t> queries_prefix_;          ///< [items + 1]
   std::unique_ptr<work_deque> gpu_deque_, cpu_deque_;  ///< one object when dynamic
-  std::uint32_t cpu_offset_ = 0;   ///< item index of the CPU deque's item 0
+  std::uint32_t cpu_offset_ = 0;                       ///< item index of the CPU deque's item 0
   std::uint32_t chunk_items_ = 1;
   std::uint64_t batch_candidates_ = 0, batch_queries_ = 0;
   std::uint32_t gpu_items_ = 0;
@@ -120,8 +120,8 @@ class cpu_share {
   std::vector<std::uint32_t> item_range_count_;
   stopwatch clock_;
   side_totals gpu_;
-  std::vector<cpu_rows> rows_;        ///< per worker
-  std::vector<double> worker_end_;    ///< per worker, seconds on clock_
+  std::vector<cpu_rows> rows_;      ///< per worker
+  std::vector<double> worker_end_;  ///< per worker, seconds on clock_
   std::vector<std::thread> workers_;
   std::mutex error_mutex_;
   std::exception_ptr error_;

@@ -90,18 +90,14 @@ class hegjoin_engine final : public engine {
   std::string unavailable_reason() const override { return gpu_unavailable_reason(0); }
   std::vector<std::string_view> param_keys() const override {
     std::vector<std::string_view> keys = {"sort", "fill", "index_dims", "segment_ids", "chunk_ids"};
-    keys.insert(keys.end(), {"stage_dims", "partition", "gpu_fraction", "ref_eps", "ref_gpu_seconds",
-                             "ref_cpu_seconds", "cpu_threads", "cpu_chunk", "gpu_batches",
-                             "batch_items"});
+    keys.insert(keys.end(),
+                {"stage_dims", "partition", "gpu_fraction", "ref_eps", "ref_gpu_seconds",
+                 "ref_cpu_seconds", "cpu_threads", "cpu_chunk", "gpu_batches", "batch_items"});
     return keys;
   }
 
   void run(join_request& req) const override {
-    if (req.options.precision == scalar_type::f32) {
-      run_typed<float>(req);
-    } else {
-      run_typed<double>(req);
-    }
+    with_precision(req.options.precision, [&]<class T>() { run_typed<T>(req); });
   }
 
  private:
@@ -113,8 +109,8 @@ class hegjoin_engine final : public engine {
     rows.queue = false;
     // The tiled kernel only: the CPU side mirrors its arithmetic (hetero/cpu_rows_impl.hpp).
     const kernel_choice kernel = read_kernel_choice(params);
-    rows.summary = concat(kernel.summary, ", sort ", rows.sort ? "on" : "off",
-                          ", queue off, pattern full");
+    rows.summary =
+        concat(kernel.summary, ", sort ", rows.sort ? "on" : "off", ", queue off, pattern full");
 
     hetero::share_settings share;
     const std::string partition = param_choice(
@@ -144,12 +140,14 @@ class hegjoin_engine final : public engine {
       share.summary = concat(partition, ", GPU fraction ", share.gpu_fraction, " (given)");
     } else {
       const hetero::reference_times ref = reference(req, runner, share, params);
-      const hetero::partition_model m = predict_partition(static_cast<int>(req.data.d), req.options.eps, ref);
+      const hetero::partition_model m =
+          predict_partition(static_cast<int>(req.data.d), req.options.eps, ref);
       share.gpu_fraction = m.gpu_fraction;
-      share.summary = concat(partition, ", GPU fraction ", m.gpu_fraction, " from ref_eps=",
-                             ref.eps, " ref_gpu_seconds=", ref.gpu_seconds, " ref_cpu_seconds=",
-                             ref.cpu_seconds, " (predicted GPU ", m.gpu_seconds, " s, CPU ",
-                             m.cpu_seconds, " s, both ", m.hybrid_seconds, " s)");
+      share.summary =
+          concat(partition, ", GPU fraction ", m.gpu_fraction, " from ref_eps=", ref.eps,
+                 " ref_gpu_seconds=", ref.gpu_seconds, " ref_cpu_seconds=", ref.cpu_seconds,
+                 " (predicted GPU ", m.gpu_seconds, " s, CPU ", m.cpu_seconds, " s, both ",
+                 m.hybrid_seconds, " s)");
     }
     runner.run(std::move(share));
   }
@@ -174,8 +172,13 @@ class hegjoin_engine final : public engine {
     std::string configuration;
     for (const auto& [k, v] : params) configuration += concat(k, "=", v, ";");
     configuration += concat("threads=", share.cpu_threads);
-    const calibration_key key{req.queries.data, req.queries.n, req.data.data, req.data.n,
-                              static_cast<int>(req.data.d), eps, req.options.precision,
+    const calibration_key key{req.queries.data,
+                              req.queries.n,
+                              req.data.data,
+                              req.data.n,
+                              static_cast<int>(req.data.d),
+                              eps,
+                              req.options.precision,
                               configuration};
     {
       std::lock_guard lock(calibration_mutex);

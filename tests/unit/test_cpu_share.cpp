@@ -80,7 +80,7 @@ struct fake_join {
 
 /// Runs one shared join with a fake GPU; returns the items the GPU took, in order.
 std::vector<std::uint32_t> run_shared(const fake_join& job, cpu_share<double>& share) {
-  share.plan(job.items, job.candidates);
+  share.plan(job.items, job.candidates, 2);
   std::vector<std::uint32_t> gpu_items;
   std::thread gpu([&] {
     for (;;) {
@@ -124,8 +124,9 @@ void check_split(const fake_join& job, const share_settings& settings, const cha
     candidates += job.n;
     std::vector<std::uint32_t> expected = job.neighbours(p);
     ASSERT_EQ(counts[p], expected.size()) << "position " << p;
-    std::vector<std::uint32_t> got(table.begin() + static_cast<std::ptrdiff_t>(starts[job.ids[p]]),
-                                   table.begin() + static_cast<std::ptrdiff_t>(starts[job.ids[p]] + counts[p]));
+    std::vector<std::uint32_t> got(
+        table.begin() + static_cast<std::ptrdiff_t>(starts[job.ids[p]]),
+        table.begin() + static_cast<std::ptrdiff_t>(starts[job.ids[p]] + counts[p]));
     std::sort(got.begin(), got.end());
     std::sort(expected.begin(), expected.end());
     EXPECT_EQ(got, expected) << "position " << p;
@@ -171,7 +172,7 @@ TEST(cpu_share, degenerate_sizes) {
 TEST(cpu_share, static_split_without_workers_is_an_error) {
   const fake_join job(50, 5);
   cpu_share<double> share(settings(partition_strategy::static_queries, 0.5, 0, 8, 4));
-  EXPECT_THROW(share.plan(job.items, job.candidates), epsjoin::invalid_argument);
+  EXPECT_THROW(share.plan(job.items, job.candidates, 2), epsjoin::invalid_argument);
 }
 
 // Many shared joins at once, each with its own fake GPU and workers.
@@ -182,9 +183,9 @@ TEST(cpu_share, concurrent_jobs_stay_correct) {
     jobs.emplace_back([t, &failures] {
       const fake_join job(300 + 50 * t, 100 + t);
       for (int k = 0; k < 3; ++k) {
-        cpu_share<double> share(settings(
-            k == 1 ? partition_strategy::static_queries : partition_strategy::dynamic, 0.4, 3,
-            static_cast<std::uint32_t>(1 + 5 * k), 2));
+        cpu_share<double> share(
+            settings(k == 1 ? partition_strategy::static_queries : partition_strategy::dynamic, 0.4,
+                     3, static_cast<std::uint32_t>(1 + 5 * k), 2));
         const std::vector<std::uint32_t> gpu_items = run_shared(job, share);
         const std::vector<std::uint32_t> counts =
             share.counts_by_position(static_cast<std::uint32_t>(job.n));

@@ -24,7 +24,8 @@ device_buffer<T> upload(dataset_view v, cudaStream_t stream) {
   device_buffer<T> out(std::max<std::size_t>(n, 1));
   if (n == 0) return out;
   if (v.type == (sizeof(T) == 8 ? scalar_type::f64 : scalar_type::f32)) {
-    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(out.data(), v.data, n * sizeof(T), cudaMemcpyHostToDevice, stream));
+    EPSJOIN_CUDA_TRY(
+        cudaMemcpyAsync(out.data(), v.data, n * sizeof(T), cudaMemcpyHostToDevice, stream));
   } else if (v.type == scalar_type::f64) {
     device_buffer<double> raw(n);
     EPSJOIN_CUDA_TRY(cudaMemcpyAsync(raw.data(), v.data, n * 8, cudaMemcpyHostToDevice, stream));
@@ -87,11 +88,7 @@ class brute_gpu_engine final : public engine {
   std::vector<std::string_view> param_keys() const override { return {"batch_pairs", "batches"}; }
 
   void run(join_request& req) const override {
-    if (req.options.precision == scalar_type::f32) {
-      run_typed<float>(req);
-    } else {
-      run_typed<double>(req);
-    }
+    with_precision(req.options.precision, [&]<class T>() { run_typed<T>(req); });
   }
 
  private:
@@ -106,9 +103,12 @@ class brute_gpu_engine final : public engine {
     EPSJOIN_CUDA_TRY(cudaStreamSynchronize(stream));
     req.stats.add_stage("upload", clock.seconds());
     const T eps = static_cast<T>(req.options.eps);
-    const brute_view<T> view{req.self_join ? data.data() : query_storage.data(), data.data(),
-                             static_cast<std::uint32_t>(req.data.n), static_cast<int>(req.data.d),
-                             eps * eps, req.self_join};
+    const brute_view<T> view{req.self_join ? data.data() : query_storage.data(),
+                             data.data(),
+                             static_cast<std::uint32_t>(req.data.n),
+                             static_cast<int>(req.data.d),
+                             eps * eps,
+                             req.self_join};
     req.stats.candidates =
         req.self_join ? req.data.n * (req.data.n - 1) : req.queries.n * req.data.n;
     auto launch = [&](const strided_batch& b, const result_target& t, cudaStream_t s) {

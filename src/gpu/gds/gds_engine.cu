@@ -58,13 +58,10 @@ class gds_join_engine final : public engine {
     EPSJOIN_EXPECTS((lanes & (lanes - 1)) == 0,
                     "parameter lanes must be 1, 2, 4, 8, 16 or 32, got ", lanes);
     s.summary = concat(lanes, " lanes per query, ", s.summary);
-    if (req.options.precision == scalar_type::f32) {
-      gds_kernels<float> kernels(lanes);
-      run_row_join<float>(req, s, kernels);
-    } else {
-      gds_kernels<double> kernels(lanes);
-      run_row_join<double>(req, s, kernels);
-    }
+    with_precision(req.options.precision, [&]<class T>() {
+      gds_kernels<T> kernels(lanes);
+      run_row_join<T>(req, s, kernels);
+    });
   }
 };
 

@@ -50,11 +50,7 @@ class gpu_sj_engine final : public engine {
   }
 
   void run(join_request& req) const override {
-    if (req.options.precision == scalar_type::f32) {
-      run_typed<float>(req);
-    } else {
-      run_typed<double>(req);
-    }
+    with_precision(req.options.precision, [&]<class T>() { run_typed<T>(req); });
   }
 
  private:
@@ -83,24 +79,30 @@ class gpu_sj_engine final : public engine {
     req.stats.candidates = ranges.candidates;
 
     const T eps = static_cast<T>(req.options.eps);
-    grid_join_view<T> view{queries.points.data(),    queries.permutation.data(),
-                           queries.cell_of.data(),   queries.cell_begin.data(),
-                           data_index.points.data(), data_index.permutation.data(),
-                           ranges.offsets.data(),    ranges.ranges.data(),
-                           data_index.d,             eps * eps,
-                           req.self_join,            req.self_join && used != grid::access_pattern::full};
+    grid_join_view<T> view{queries.points.data(),
+                           queries.permutation.data(),
+                           queries.cell_of.data(),
+                           queries.cell_begin.data(),
+                           data_index.points.data(),
+                           data_index.permutation.data(),
+                           ranges.offsets.data(),
+                           ranges.ranges.data(),
+                           data_index.d,
+                           eps * eps,
+                           req.self_join,
+                           req.self_join && used != grid::access_pattern::full};
     auto launch = [&](const strided_batch& b, const result_target& t, cudaStream_t s) {
-      launch_grid_join(view, b, t, t.pairs != nullptr ? emit_mode::pairs : emit_mode::count_total, s);
+      launch_grid_join(view, b, t, t.pairs != nullptr ? emit_mode::pairs : emit_mode::count_total,
+                       s);
     };
     auto count = [&](const strided_batch& b, const result_target& t, cudaStream_t s) {
       launch_grid_join(view, b, t, emit_mode::count_per_query, s);
     };
     deliver_gpu_results(req, gpu, queries.n_points, req.queries.n, launch, count);
-    req.stats.notes.push_back({"grid", concat(plan.reason, "; ", data_index.n_cells,
-                                              " non-empty cells; pattern ",
-                                              param_choice(params, "pattern",
-                                                           {"full", "unicomp", "lid-unicomp"},
-                                                           "lid-unicomp"))});
+    req.stats.notes.push_back(
+        {"grid", concat(plan.reason, "; ", data_index.n_cells, " non-empty cells; pattern ",
+                        param_choice(params, "pattern", {"full", "unicomp", "lid-unicomp"},
+                                     "lid-unicomp"))});
   }
 };
 

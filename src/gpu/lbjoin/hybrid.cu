@@ -56,16 +56,6 @@ __global__ void gather_ranges_kernel(const work_item* __restrict__ items, std::u
   for (std::uint32_t r = lane; r < count; r += 32) out[at[i] + r] = ranges[first + r];
 }
 
-template <class U, class V = U>
-void copy_out(std::vector<V>& out, const U* device, std::size_t n, cudaStream_t stream) {
-  static_assert(sizeof(U) == sizeof(V));
-  out.resize(n);
-  if (n > 0) {
-    EPSJOIN_CUDA_TRY(
-        cudaMemcpyAsync(out.data(), device, n * sizeof(U), cudaMemcpyDeviceToHost, stream));
-  }
-}
-
 }  // namespace
 
 template <class T>
@@ -128,7 +118,7 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
         ordered, lo, n, ranges.offsets.data(), ranges.ranges.data(), device_at.data(),
         gathered.data());
     EPSJOIN_CHECK_LAUNCH();
-    copy_out<point_range, hetero::host_range>(out, gathered.data(), total, on);
+    copy_to_host<point_range, hetero::host_range>(out, gathered.data(), total, on);
     EPSJOIN_CUDA_TRY(cudaStreamSynchronize(on));
   };
 
@@ -142,11 +132,11 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
     try {
       const auto d = static_cast<std::size_t>(view.d);
       cudaStream_t on = point_stream.get();
-      copy_out(host.query_points, queries.points.data(), queries.n_points * d, on);
-      copy_out(host.query_ids, queries.permutation.data(), queries.n_points, on);
+      copy_to_host(host.query_points, queries.points.data(), queries.n_points * d, on);
+      copy_to_host(host.query_ids, queries.permutation.data(), queries.n_points, on);
       if (!self) {
-        copy_out(host.data_points, data.points.data(), data.n_points * d, on);
-        copy_out(host.data_ids, data.permutation.data(), data.n_points, on);
+        copy_to_host(host.data_points, data.points.data(), data.n_points * d, on);
+        copy_to_host(host.data_ids, data.permutation.data(), data.n_points, on);
       }
       EPSJOIN_CUDA_TRY(cudaStreamSynchronize(on));
       if (planned_future.get()) cpu.start(host.view(view.d, view.eps2, self), fetch);
@@ -160,16 +150,16 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
   std::array<bool, 2> busy{};
   bool plan_made = false;
   try {
-    copy_out<work_item, hetero::host_item>(host.items, ordered, n_items, copies);
+    copy_to_host<work_item, hetero::host_item>(host.items, ordered, n_items, copies);
     if (n_items > 0) {
       stream_scratch<std::uint64_t> candidates(n_items, copies);
       item_candidates_kernel<<<grid_size(n_items, gather_warps), gather_warps * 32, 0, copies>>>(
           ordered, n_items, ranges.offsets.data(), ranges.ranges.data(), candidates.data());
       EPSJOIN_CHECK_LAUNCH();
-      copy_out(host.candidates, candidates.data(), n_items, copies);
+      copy_to_host(host.candidates, candidates.data(), n_items, copies);
       EPSJOIN_CUDA_TRY(cudaStreamSynchronize(copies));
     }
-    cpu.plan(host.items, host.candidates);
+    cpu.plan(host.items, host.candidates, static_cast<unsigned>(streams.size()));
     plan_made = true;
     planned.set_value(true);
     start.record(streams[0]);

@@ -42,13 +42,10 @@ class lbjoin_engine final : public engine {
     row_join_settings s = read_row_join_settings(params, false);
     const kernel_choice k = read_kernel_choice(params);
     s.summary = concat(k.summary, ", ", s.summary);
-    if (req.options.precision == scalar_type::f32) {
-      lbjoin_kernels<float> kernels(k);
-      run_row_join<float>(req, s, kernels);
-    } else {
-      lbjoin_kernels<double> kernels(k);
-      run_row_join<double>(req, s, kernels);
-    }
+    with_precision(req.options.precision, [&]<class T>() {
+      lbjoin_kernels<T> kernels(k);
+      run_row_join<T>(req, s, kernels);
+    });
   }
 };
 

@@ -249,15 +249,11 @@ class ted_join_engine final : public engine {
                        tile_cols != 0 ? tile_cols : default_tile_cols,
                        req.data.d <= 16 ? " paired loads" : "", " short-circuit ",
                        short_circuit ? "on" : "off", ", ", s.summary);
-    if (req.options.precision == scalar_type::f32) {
-      ted_kernels<float> kernels(req.options.eps, req.options.approximate, short_circuit, tile_cols,
-                                 kernel, shape, tiles_wide);
-      run_row_join<float>(req, s, kernels);
-    } else {
-      ted_kernels<double> kernels(req.options.eps, req.options.approximate, short_circuit,
-                                  tile_cols, kernel, shape, tiles_wide);
-      run_row_join<double>(req, s, kernels);
-    }
+    with_precision(req.options.precision, [&]<class T>() {
+      ted_kernels<T> kernels(req.options.eps, req.options.approximate, short_circuit, tile_cols,
+                             kernel, shape, tiles_wide);
+      run_row_join<T>(req, s, kernels);
+    });
   }
 };
 
