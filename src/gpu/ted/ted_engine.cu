@@ -234,8 +234,8 @@ class ted_join_engine final : public engine {
     // The tiles kernel's two-coordinate loads feed m16n8k8 where the device has it: Expo16D 1M
     // at S 49 1.21 s against 1.31 s (median of 3, same run); Expo8D 2M within 2% either way.
     const bool tiles_wide = mma == "m16n8k8" || (mma == "auto" && gpu.properties.major >= 9);
-    // m16n8k8 where the device has it: brute force 2^20 points, 1.2-1.35x m8n8k4 at 16, 64 and
-    // 128 dimensions (bench/RESULTS.md, issue 7).
+    // m16n8k8 where the device has it: brute force 2^20 points, 1.05x, 1.17x and 1.20x m8n8k4 at
+    // 16, 64 and 128 dimensions (bench/RESULTS.md, issue 7, run 10).
     using ted::gemm::mma_shape;
     const mma_shape shape = mma == "m8n8k4"             ? mma_shape::m8n8k4
                             : mma == "m16n8k4"          ? mma_shape::m16n8k4
