@@ -1,0 +1,100 @@
+#pragma once
+// meta-16q's numerics: how the data is brought into FP16's range, and how far the FP16-FP32
+// expanded-formula distance can be from the exact one, so the exact mode decides most pairs from
+// it and re-checks only those near eps with the direct formula in the join's precision.
+//
+// Scaling. The kernel joins x = (p - center) 2^e, not p: FP16 keeps 11 significant bits, so its
+// error is relative to |x|, and translating the data to its mean makes |x| as small as it gets
+// for the data as a whole (coordinates near 1000 would otherwise lose everything below 0.5). The
+// power of two puts the largest |x_k| in [2^13, 2^14): far from FP16's overflow (65504), with
+// squares and sums of squares far inside FP32's range, and it scales distances and eps exactly.
+//
+// The bound, per pair, with q and c translated and scaled (exact values, computed in FP64) and
+// q~, c~ their FP16 roundings:
+//   |x~_k - x_k| <= u16 |x_k| + h, u16 = 2^-11, h = 2^-25 (half the spacing of FP16's
+//   subnormals; the FP64 translation adds 2 u64 |x_k| more), so
+//   | |q~ - c~| - |q - c| | <= |q~ - q| + |c~ - c| <= (u16 + 2 u64)(|q| + |c|) + 2 h sqrt(d) = delta.
+// The kernel computes s' = fl(fl(|q~|^2 + |c~|^2) - 2 fl(q~.c~)): the FP16 products are exact in
+// FP32, the tensor cores add them in FP32 with truncation (Fasi, Higham, Mikaitis, Pranesh,
+// "Numerical behavior of NVIDIA tensor cores", PeerJ CS 2021), so each addition errs by at most
+// 2^-23 relative and the dot product by gamma_d(2^-23) sum |q~_k c~_k| <= d 2^-23 (|q~|^2 +
+// |c~|^2) / 2 (to first order; the constant below takes (d + 2) 2^-22, twice that and more).
+// The squared norms are FP64 sums rounded to FP32, and the add and fused multiply-add round once
+// each: 4 u32 (|q~|^2 + |c~|^2) together. So |s' - |q~ - c~|^2| <= E = a (|q~|^2 + |c~|^2) with
+// a = 2 (d + 3) 2^-22 (doubled once more). Finally the oracle computes the direct formula in the
+// join's precision, relative error rho = 2 gamma_(d+3)(u_T) on eps^2 (error_bound.hpp). A pair is
+//   surely in  when s' <= lo = (eps - delta)^2 (1 - rho) - E   (eps > delta; else nothing is)
+//   surely out when s' >  hi = (eps + delta)^2 (1 + rho) + E,
+// and the pairs in between are re-checked with the direct formula. delta and E grow with the
+// norms, so the kernel may use the largest norms of a tile's rows and columns for all its pairs.
+// The approximate mode (the papers') takes s' <= eps^2 alone; outside [lo, hi] it agrees with
+// the exact decision, so only the pairs inside need both decisions to measure its accuracy.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+#include "core/hd.hpp"
+#include "epsjoin/dataset.hpp"
+
+namespace epsjoin::detail::meta {
+
+inline constexpr double half_unit_roundoff = 0x1p-11;
+inline constexpr double half_subnormal_error = 0x1p-25;
+/// Largest |x_k| after scaling is below this (and at least half of it).
+inline constexpr double half_scaled_max = 0x1p14;
+
+struct half_band {
+  double quant_per_norm = 0;  ///< delta = quant_per_norm (|q| + |c|) + quant_fixed
+  double quant_fixed = 0;
+  double arith_per_norm2 = 0;  ///< E = arith_per_norm2 (|q~|^2 + |c~|^2)
+  double rho = 0;              ///< the oracle's relative rounding of eps^2
+};
+
+/// The band for d dimensions and a direct formula of unit roundoff `direct_u` (2^-53 for FP64
+/// joins, 2^-24 for FP32); each term doubled against any slip in the argument above.
+inline half_band half_decision_band(int d, double direct_u) {
+  constexpr double u64 = std::numeric_limits<double>::epsilon() / 2;
+  const double dims = static_cast<double>(d);
+  half_band band;
+  band.quant_per_norm = 2.0 * (half_unit_roundoff + 2.0 * u64);
+  band.quant_fixed = 2.0 * 2.0 * half_subnormal_error * std::sqrt(dims);
+  band.arith_per_norm2 = 2.0 * (dims + 3.0) * 0x1p-22;
+  const double nu = (dims + 3.0) * direct_u;
+  band.rho = 2.0 * nu / (1.0 - nu);
+  return band;
+}
+
+struct decision_thresholds {
+  double lo;  ///< s' <= lo: surely within eps (negative when nothing is)
+  double hi;  ///< s' > hi: surely not
+};
+
+/// The thresholds for pairs whose norms (unquantized, |q| + |c|) and squared norms (quantized,
+/// |q~|^2 + |c~|^2) are at most `norm_sum` and `norm2_sum`; eps in scaled units.
+EPSJOIN_HD inline decision_thresholds thresholds_for(const half_band& band, double eps,
+                                                     double norm_sum, double norm2_sum) {
+  const double delta = band.quant_per_norm * norm_sum + band.quant_fixed;
+  const double arith = band.arith_per_norm2 * norm2_sum;
+  const double below = eps - delta, above = eps + delta;
+  decision_thresholds t;
+  t.lo = below > 0 ? below * below * (1.0 - band.rho) - arith : -1.0;
+  t.hi = above * above * (1.0 + band.rho) + arith;
+  return t;
+}
+
+/// Where the data goes before it is rounded to FP16: x = (p - center) 2^exponent.
+struct half_scaling {
+  std::vector<double> center;  ///< [d], the mean of the points
+  int exponent = 0;
+  double scale() const { return std::ldexp(1.0, exponent); }
+};
+
+/// The mean of `a`'s and `b`'s points (b may be empty) and the exponent that puts the largest
+/// |p_k - center_k| in [half_scaled_max / 2, half_scaled_max) (0 when every point is the same;
+/// clamped to [-1022, 1000] at the ends of FP64's range).
+half_scaling choose_half_scaling(dataset_view a, dataset_view b, unsigned threads);
+
+}  // namespace epsjoin::detail::meta

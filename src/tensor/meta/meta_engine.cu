@@ -1,0 +1,188 @@
+// meta-16q (dissertation ch. 6, META-16Q): the join on the FP16 tensor cores with FP32
+// accumulation and the expanded formula. The data is translated to its mean and scaled by a power
+// of two into FP16's range (half_bound.hpp), every pair is compared by a GEMM-tiled kernel
+// (meta_kernel.cuh), and the pipeline of the other row-join engines (lbjoin/driver.cuh) counts,
+// lays out and fills the rows. Exact by default: pairs whose FP16-FP32 distance lies within the
+// proven error band around eps are re-checked with the direct formula in the join's precision.
+// join_options::approximate (CLI --approximate) decides by the FP16-FP32 distance alone, as the
+// papers do. Both modes report the accuracy ratio of the approximate decision (table 6.6).
+// Only brute force is built: the indexed form (16 queries of one cell per warp) is not yet.
+// Params: mode (brute-force, the only one so far), and the pipeline's sort, queue, pattern,
+// fill, segment_ids, chunk_ids.
+
+#include <cmath>
+#include <limits>
+
+#include "core/builtin_engines.hpp"
+#include "gpu/lbjoin/driver.cuh"
+#include "tensor/meta/meta_launch.cuh"
+
+namespace epsjoin::detail {
+
+namespace {
+
+using namespace lbjoin;
+
+template <class T>
+class meta_kernels final : public row_join_kernel<T> {
+ public:
+  meta_kernels(double eps, bool approximate, meta::half_scaling scaling)
+      : eps_(eps), approximate_(approximate), scaling_(std::move(scaling)) {}
+  unsigned item_queries() const override { return 32; }
+  unsigned workload_lanes() const override { return 0; }
+  bool can_record() const override { return true; }
+
+  void prepare(gpu_state& gpu, cudaStream_t stream, const join_view<T>& view,
+               std::uint32_t n_queries, std::uint32_t n_data, const index_summary&) override {
+    const int d = view.d;
+    const std::size_t limit = gpu.properties.sharedMemPerBlockOptin;
+    EPSJOIN_EXPECTS(meta::shared_bytes(d) + meta::static_shared_bytes <= limit, "meta-16q holds 64 queries in shared memory: ",
+                    "at most ", meta::max_dims(limit), " dimensions on ", gpu.properties.name,
+                    ", not ", d);
+    n_data_ = n_data;
+    center_.reserve(std::max<std::size_t>(1, scaling_.center.size()));
+    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(center_.data(), scaling_.center.data(),
+                                     scaling_.center.size() * sizeof(double),
+                                     cudaMemcpyHostToDevice, stream));
+    const double scale = scaling_.scale();
+    const std::size_t dp = meta::padded_dims(d);
+    auto convert = [&](const T* points, std::uint32_t n, device_buffer<__half>& half,
+                       device_buffer<float2>& norms) {
+      half.reserve(std::max<std::size_t>(1, n * dp));
+      norms.reserve(std::max<std::size_t>(1, n));
+      // Halved in the kernel (see to_half_kernel), so twice the scale here.
+      meta::launch_to_half<T>(points, n, d, center_.data(), 2.0 * scale, half.data(),
+                              norms.data(), stream);
+    };
+    convert(view.data_points, n_data, data_half_, data_norms_);
+    view_.data_half = data_half_.data();
+    view_.data_norms = data_norms_.data();
+    if (view.query_points == view.data_points) {
+      view_.query_half = data_half_.data();
+      view_.query_norms = data_norms_.data();
+    } else {
+      convert(view.query_points, n_queries, query_half_, query_norms_);
+      view_.query_half = query_half_.data();
+      view_.query_norms = query_norms_.data();
+    }
+    constexpr double direct_u = std::numeric_limits<T>::epsilon() / 2;
+    view_.band = meta::half_decision_band(d, direct_u);
+    view_.eps = eps_ * scale;
+    const double eps2 = view_.eps * view_.eps;
+    view_.eps2 = eps2 > std::numeric_limits<float>::max() ? std::numeric_limits<float>::infinity()
+                                                          : static_cast<float>(eps2);
+    view_.approximate = approximate_;
+    tally_.reserve(3);
+    EPSJOIN_CUDA_TRY(cudaMemsetAsync(tally_.data(), 0, 3 * sizeof(unsigned long long), stream));
+    view_.tally = tally_.data();
+  }
+
+  void launch(const join_view<T>& view, const work_item* items, std::uint32_t n_items,
+              const row_output& out, pass p, const launch_config& config,
+              cudaStream_t stream) override {
+    if (p == pass::count) halving_count_ = config.halving;
+    meta::launch_meta<T>(view, view_, n_data_, items, n_items, out, p, config.halving, stream);
+  }
+
+  void report(join_stats& stats, std::uint64_t pairs) override {
+    std::array<unsigned long long, 3> tally{};
+    EPSJOIN_CUDA_TRY(cudaMemcpy(tally.data(), tally_.data(), sizeof tally, cudaMemcpyDeviceToHost));
+    // Under halving each decision stands for two ordered pairs.
+    const std::uint64_t per = halving_count_ ? 2 : 1;
+    const std::uint64_t band = tally[0] * per, only_approx = tally[1] * per,
+                        only_exact = tally[2] * per;
+    const std::uint64_t exact = approximate_ ? pairs - only_approx + only_exact : pairs;
+    const std::uint64_t approx_right =
+        approximate_ ? pairs - only_approx : pairs - only_exact;  // pairs both decisions take
+    stats.notes.push_back(
+        {"kernel", concat("FP16 x FP16 -> FP32 m16n8k16 MMA, ", meta::tile_queries, " x ",
+                          meta::tile_candidates, " block tiles, ", meta::stages, " stages of ",
+                          meta::stage_dims, " dimensions, every pair compared")});
+    stats.notes.push_back(
+        {"scaling", concat("coordinates translated to the data's mean and multiplied by 2^",
+                           scaling_.exponent, " before rounding to FP16 (eps likewise)")});
+    stats.notes.push_back(
+        {"band re-checks",
+         concat(band, " ordered pairs within the FP16-FP32 error band ",
+                approximate_ ? "(decided by the FP16-FP32 distance; the direct formula only "
+                               "measured them)"
+                             : "re-checked with the direct formula",
+                exact == 0 ? std::string()
+                           : concat(": ", 100.0 * static_cast<double>(band) /
+                                              static_cast<double>(exact),
+                                    "% of the exact result"))});
+    stats.notes.push_back(
+        {"accuracy",
+         concat(approximate_ ? "approximate: " : "exact; the FP16-FP32 decision alone would give ",
+                exact + only_approx - only_exact, " pairs (self pairs not counted), ", only_approx,
+                " of them not in the exact result, ", only_exact,
+                " exact pairs missed; accuracy ratio ",
+                exact == 0 ? 1.0
+                           : static_cast<double>(approx_right) / static_cast<double>(exact))});
+  }
+
+ private:
+  double eps_;
+  bool approximate_;
+  meta::half_scaling scaling_;
+  std::uint32_t n_data_ = 0;
+  bool halving_count_ = false;
+  meta::meta_view view_;
+  device_buffer<double> center_;
+  device_buffer<__half> data_half_, query_half_;
+  device_buffer<float2> data_norms_, query_norms_;
+  device_buffer<unsigned long long> tally_;
+};
+
+/// The pipeline's keys but index_dims (the kernel compares every pair), and mode.
+std::vector<std::string_view> meta_param_keys() {
+  std::vector<std::string_view> keys = row_join_param_keys(false);
+  std::erase(keys, std::string_view("index_dims"));
+  keys.push_back("mode");
+  return keys;
+}
+
+class meta_16q_engine final : public engine {
+ public:
+  std::string_view name() const override { return "meta-16q"; }
+  std::string_view processor() const override { return "tensor"; }
+  std::string_view description() const override {
+    return "FP16 tensor-core join with FP32 accumulation (META-16Q, expanded formula), brute "
+           "force; exact by re-checking the proven error band (--approximate skips it)";
+  }
+  std::string unavailable_reason() const override {
+    return gpu_unavailable_reason(0, 8, "FP16 MMA with cp.async");
+  }
+  std::vector<std::string_view> param_keys() const override { return meta_param_keys(); }
+
+  void run(join_request& req) const override {
+    const param_map& params = req.options.params;
+    const std::string mode = param_choice(params, "mode", {"brute-force", "indexed"}, "brute-force");
+    EPSJOIN_EXPECTS(mode == "brute-force",
+                    "meta-16q has no indexed mode yet (issue 8): use mode=brute-force, or ted-join "
+                    "for an indexed tensor-core join");
+    row_join_settings s = read_row_join_settings(params, false);
+    s.index_dims = 0;  // one cell: every pair, in position order
+    gpu_state& gpu = acquire_gpu(req.res);
+    if (gpu.properties.major < 8) {
+      throw unavailable(concat(gpu.properties.name, " lacks FP16 MMA with cp.async (sm_80 or newer)"));
+    }
+    stopwatch clock;
+    meta::half_scaling scaling = meta::choose_half_scaling(
+        req.data, req.self_join ? dataset_view{} : req.queries, req.res.threads());
+    req.stats.add_stage("scale", clock.seconds());
+    s.summary = concat("FP16-FP32 MMA m16n8k16, brute force, ",
+                       req.options.approximate ? "approximate" : "exact", ", data scaled by 2^",
+                       scaling.exponent, " about its mean, ", s.summary);
+    with_precision(req.options.precision, [&]<class T>() {
+      meta_kernels<T> kernels(req.options.eps, req.options.approximate, std::move(scaling));
+      run_row_join<T>(req, s, kernels);
+    });
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<engine> make_meta_16q_engine() { return std::make_unique<meta_16q_engine>(); }
+
+}  // namespace epsjoin::detail

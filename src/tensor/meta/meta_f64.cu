@@ -1,0 +1,13 @@
+// meta-16q's kernels in double (see meta_launch_impl.cuh).
+
+#include "tensor/meta/meta_launch_impl.cuh"
+
+namespace epsjoin::detail::meta {
+
+template void launch_meta<double>(const join_view<double>&, const meta_view&, std::uint32_t,
+                                const lbjoin::work_item*, std::uint32_t, const row_output&, pass,
+                                bool, cudaStream_t);
+template void launch_to_half<double>(const double*, std::uint32_t, int, const double*, double, __half*,
+                                   float2*, cudaStream_t);
+
+}  // namespace epsjoin::detail::meta

@@ -1,0 +1,354 @@
+#pragma once
+// meta-16q's kernel: every pair's distance from FP16 coordinates with FP32 accumulation on the
+// tensor cores (dissertation ch. 6, the expanded formula of META-16Q), tiled like a GEMM as
+// ted-join's one-cell kernel is (ted_gemm_kernel.cuh, whose query spans, copies and record
+// output it shares). A block owns 64 queries (all their dimensions resident in shared memory)
+// and streams the candidates through a three-stage cp.async pipeline, 128 candidates x 32
+// dimensions a stage; each of its 8 warps computes a 32 x 32 tile with m16n8k16 MMAs (FP16 in,
+// FP32 accumulators). The epilogue decides each pair from s' = |q~|^2 + |c~|^2 - 2 q~.c~ and the
+// thresholds of half_bound.hpp: surely out, surely in, or re-checked with the direct formula on
+// the original coordinates (so the result is the oracle's); the approximate mode takes
+// s' <= eps^2.
+//
+// Points are stored converted (meta_view::*_half: [n x padded_dims], zero past d), rows 16-byte
+// aligned, so every copy moves 16 bytes. Shared-memory rows are padded to a stride of 4 (mod 8)
+// 32-bit words: the 8 rows x 4 words a fragment load reads then fall in distinct banks.
+
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "gpu/ted/ted_gemm_kernel.cuh"
+#include "tensor/meta/half_bound.hpp"
+
+namespace epsjoin::detail::meta {
+
+using lbjoin::full_mask;
+using lbjoin::join_view;
+using lbjoin::pass;
+using lbjoin::row_output;
+using ted::gemm::query_span;
+
+inline constexpr unsigned tile_queries = 64;
+inline constexpr unsigned tile_candidates = 128;
+inline constexpr unsigned stage_dims = 32;  // two k steps of m16n8k16
+inline constexpr unsigned stages = 3;
+inline constexpr unsigned warps_across = tile_candidates / 32;
+inline constexpr unsigned threads = (tile_queries / 32) * warps_across * 32;
+inline constexpr unsigned stage_stride = stage_dims + 8;  // halves
+inline constexpr unsigned halves_per_copy = 8;            // 16 bytes
+
+/// d rounded up to whole k steps of the MMA.
+__host__ __device__ constexpr unsigned padded_dims(int d) {
+  return (static_cast<unsigned>(d) + 15) / 16 * 16;
+}
+/// Halves between two queries' rows in shared memory.
+__host__ __device__ constexpr unsigned query_stride(int d) { return padded_dims(d) + 8; }
+
+/// Dynamic shared memory of a block; the static part (row_fill, taken_tile) comes on top.
+constexpr std::size_t shared_bytes(int d) {
+  return sizeof(__half) * (std::size_t{tile_queries} * query_stride(d) +
+                           std::size_t{stages} * tile_candidates * stage_stride);
+}
+inline constexpr std::size_t static_shared_bytes = 512;  // at least the kernel's own arrays
+
+/// The largest d whose tiles fit `shared_limit` bytes (a block's opt-in limit).
+constexpr std::size_t max_dims(std::size_t shared_limit) {
+  const std::size_t stage_halves = std::size_t{stages} * tile_candidates * stage_stride;
+  if (shared_limit < static_shared_bytes) return 0;
+  const std::size_t halves = (shared_limit - static_shared_bytes) / sizeof(__half);
+  if (halves < stage_halves + tile_queries * 24) return 0;
+  return ((halves - stage_halves) / tile_queries - 8) / 16 * 16;
+}
+
+static_assert(max_dims(227 * 1024) == 1552, "an H100 block holds 227 KiB");
+static_assert(shared_bytes(1552) + static_shared_bytes <= 227 * 1024);
+
+struct meta_view {
+  const __half* query_half = nullptr;  ///< [nq x padded_dims(d)] by query position
+  const __half* data_half = nullptr;   ///< [n x padded_dims(d)] by data position
+  /// Per point: x = |x~|^2 (FP32 of the FP64 sum), y = |x| (unquantized, rounded up).
+  const float2* query_norms = nullptr;
+  const float2* data_norms = nullptr;
+  half_band band;
+  double eps = 0;   ///< scaled
+  float eps2 = 0;   ///< scaled, the approximate decision's threshold
+  bool approximate = false;
+  /// Counting pass: [0] pairs inside [lo, hi] (re-checked with the direct formula), [1] pairs
+  /// only the approximate decision takes, [2] pairs only the exact decision takes.
+  unsigned long long* tally = nullptr;
+};
+
+/// Converts points to FP16 after translating and scaling them (half_bound.hpp), with their
+/// squared norms (of the FP16 values) and norms (of the exact ones, rounded up).
+template <class T>
+__global__ void to_half_kernel(const T* points, std::uint32_t n, int d, const double* center,
+                               double half_scale, __half* out, float2* norms) {
+  const std::uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
+  if (p >= n) return;
+  const unsigned dp = padded_dims(d);
+  const T* x = points + static_cast<std::size_t>(p) * d;
+  __half* to = out + static_cast<std::size_t>(p) * dp;
+  double norm2 = 0, exact2 = 0;
+  for (int k = 0; k < d; ++k) {
+    // Halves first: the difference of two finite doubles can overflow (half_scaling.cpp).
+    const double v = (0.5 * static_cast<double>(x[k]) - 0.5 * center[k]) * half_scale;
+    const __half h = __double2half(v);
+    const double rounded = static_cast<double>(__half2float(h));
+    to[k] = h;
+    norm2 = fma(rounded, rounded, norm2);
+    exact2 = fma(v, v, exact2);
+  }
+  for (unsigned k = d; k < dp; ++k) to[k] = __float2half(0.0f);
+  // The FP64 sums err by d 2^-53 relative, far below what the band's doubling leaves.
+  norms[p] = {__double2float_rn(norm2), __double2float_ru(sqrt(exact2) * (1.0 + 0x1p-40))};
+}
+
+/// Copies 16 bytes into shared memory, or zeros them (`valid` false: nothing is read).
+__device__ __forceinline__ void copy16_async(void* shared, const void* global, bool valid) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const auto to = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(global),
+               "r"(valid ? 16u : 0u));
+#else
+  *static_cast<uint4*>(shared) = valid ? *static_cast<const uint4*>(global) : uint4{0, 0, 0, 0};
+#endif
+}
+
+/// acc (upper: row g, lower: row g + 8; columns 2 t, 2 t + 1) += A (16 x 16) B (16 x 8), FP16
+/// in, FP32 accumulators. A fragment: {row g, k 2t}, {row g + 8, k 2t}, {row g, k 2t + 8},
+/// {row g + 8, k 2t + 8}, each two halves; B fragment: {k 2t, column g}, {k 2t + 8, column g}.
+__device__ __forceinline__ void hmma_m16n8k16(float (&upper)[2], float (&lower)[2],
+                                              const std::uint32_t (&a)[4],
+                                              const std::uint32_t (&b)[2]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(upper[0]), "+f"(upper[1]), "+f"(lower[0]), "+f"(lower[1])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+  __trap();  // the engine refuses devices older than sm_80 before launching
+#endif
+}
+
+__device__ __forceinline__ std::uint32_t shared_word(const __half* at) {
+  return *reinterpret_cast<const std::uint32_t*>(at);
+}
+
+/// `k_steps` (1 or 2) k steps of a warp's 32 x 32 tile. `q` and `c` point at the lane's first
+/// query row (group g) and candidate row, at the stage's first dimension plus 2 t.
+__device__ __forceinline__ void multiply_stage(float (&acc)[4][4][2], const __half* q,
+                                               unsigned q_stride, const __half* c,
+                                               unsigned k_steps) {
+#pragma unroll
+  for (unsigned ks = 0; ks < 2; ++ks) {
+    if (ks >= k_steps) break;
+    std::uint32_t b[4][2];
+#pragma unroll
+    for (int cb = 0; cb < 4; ++cb) {
+      const __half* col = c + cb * 8 * stage_stride + ks * 16;
+      b[cb][0] = shared_word(col);
+      b[cb][1] = shared_word(col + 8);
+    }
+#pragma unroll
+    for (int mb = 0; mb < 2; ++mb) {
+      const __half* row = q + mb * 16 * q_stride + ks * 16;
+      const std::uint32_t a[4] = {shared_word(row), shared_word(row + 8 * q_stride),
+                                  shared_word(row + 8), shared_word(row + 8 * q_stride + 8)};
+#pragma unroll
+      for (int cb = 0; cb < 4; ++cb) hmma_m16n8k16(acc[2 * mb][cb], acc[2 * mb + 1][cb], a, b[cb]);
+    }
+  }
+}
+
+/// The rare part of a decision, out of line: the pairs inside [lo, hi].
+template <class T, bool Tally>
+__device__ __noinline__ bool recheck_pair(const meta_view& m, const join_view<T>& v, float s,
+                                          std::uint32_t pos, std::uint32_t j) {
+  const bool approximate_hit = s <= m.eps2;
+  if (m.approximate && !Tally) return approximate_hit;
+  const bool exact = within(v.query_points + static_cast<std::size_t>(pos) * v.d,
+                            v.data_points + static_cast<std::size_t>(j) * v.d, v.d, v.eps2);
+  if constexpr (Tally) {
+    // In both modes: the exact mode reports how the approximate one would have fared.
+    atomicAdd(m.tally, 1ull);
+    if (approximate_hit != exact) atomicAdd(m.tally + (approximate_hit ? 1 : 2), 1ull);
+  }
+  return m.approximate ? approximate_hit : exact;
+}
+
+/// Halving: a self-join, candidates j > i. Otherwise every candidate (but the query itself in a
+/// self-join). `n_data`: the candidates, positions [0, n_data).
+template <class T, bool Halving, pass Pass>
+__global__ void __launch_bounds__(threads, 2)
+    meta_kernel(join_view<T> v, meta_view m, std::uint32_t n_data, query_span* span,
+                row_output out) {
+  extern __shared__ __align__(16) unsigned char shared_raw[];
+  __shared__ std::uint32_t row_fill[tile_queries];  // fill, FULL: places taken in each row
+  __shared__ std::uint32_t taken_tile;
+  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const unsigned warp_row = (warp / warps_across) * 32, warp_col = (warp % warps_across) * 32;
+  const unsigned frag_row = lane >> 2, acc_col = (lane & 3) * 2;
+  const int d = v.d;
+  const unsigned dp = padded_dims(d), qs = query_stride(d);
+  __half* const query_tile = reinterpret_cast<__half*>(shared_raw);
+  __half* const stage_base = query_tile + tile_queries * qs;
+  const unsigned chunks = (dp + stage_dims - 1) / stage_dims;
+  const std::uint32_t lo_pos = span->lo, hi_pos = span->hi;
+  const std::uint32_t n_tiles =
+      hi_pos > lo_pos ? (hi_pos - lo_pos + tile_queries - 1) / tile_queries : 0;
+
+  for (;;) {
+    if (threadIdx.x == 0) taken_tile = atomicAdd(&span->next_tile, 1u);
+    if (Pass == pass::fill && !Halving && threadIdx.x < tile_queries) row_fill[threadIdx.x] = 0;
+    __syncthreads();
+    const std::uint32_t tile = taken_tile;
+    if (tile >= n_tiles) return;
+    const std::uint32_t q0 = lo_pos + tile * tile_queries;
+    const std::uint32_t q_end = min(q0 + tile_queries, hi_pos);
+    const std::uint32_t c_begin = Halving ? q0 : 0;
+    const std::uint32_t c_tiles = (n_data - c_begin + tile_candidates - 1) / tile_candidates;
+    const std::uint32_t steps = c_tiles * chunks;
+
+    // The query tile, zero rows past q_end: it rides in the first stage's copy group.
+    const unsigned row_copies = dp / halves_per_copy;
+    for (unsigned e = threadIdx.x; e < tile_queries * row_copies; e += threads) {
+      const unsigned r = e / row_copies, k = (e % row_copies) * halves_per_copy;
+      const bool valid = q0 + r < q_end;
+      const __half* from = m.query_half + (valid ? static_cast<std::size_t>(q0 + r) * dp + k : 0);
+      copy16_async(query_tile + r * qs + k, from, valid);
+    }
+    auto load_stage = [&](std::uint32_t step) {
+      const std::uint32_t c0 = c_begin + (step / chunks) * tile_candidates;
+      const unsigned k0 = (step % chunks) * stage_dims;
+      __half* to = stage_base + (step % stages) * tile_candidates * stage_stride;
+      constexpr unsigned per_row = stage_dims / halves_per_copy;
+      for (unsigned e = threadIdx.x; e < tile_candidates * per_row; e += threads) {
+        const unsigned r = e / per_row, k = (e % per_row) * halves_per_copy;
+        const bool valid = c0 + r < n_data && k0 + k < dp;
+        const __half* from =
+            m.data_half + (valid ? static_cast<std::size_t>(c0 + r) * dp + k0 + k : 0);
+        copy16_async(to + r * stage_stride + k, from, valid);
+      }
+    };
+    for (unsigned s = 0; s + 1 < stages; ++s) {
+      if (s < steps) load_stage(s);
+      ted::gemm::copy_commit();
+    }
+
+    float q_norm2[4];
+    float q_norm_most = 0, q_norm2_most = 0;  // the largest of the lane's four rows
+    std::uint32_t found[4];                   // counting pass: this lane's hits in each row block
+#pragma unroll
+    for (int rb = 0; rb < 4; ++rb) {
+      const std::uint32_t i = q0 + warp_row + rb * 8 + frag_row;
+      const float2 n = i < q_end ? m.query_norms[i] : float2{0.0f, 0.0f};
+      q_norm2[rb] = n.x;
+      q_norm2_most = fmaxf(q_norm2_most, n.x);
+      q_norm_most = fmaxf(q_norm_most, n.y);
+      found[rb] = 0;
+    }
+    // Rows past q_end and columns past n_data are the only checks an interior tile skips.
+    const bool full_rows = q0 + tile_queries <= q_end;
+
+    for (std::uint32_t c_tile = 0, step = 0; c_tile < c_tiles; ++c_tile) {
+      float acc[4][4][2] = {};
+      for (unsigned chunk = 0; chunk < chunks; ++chunk, ++step) {
+        ted::gemm::copy_wait<stages - 2>();
+        __syncthreads();  // stage `step` is in; the stage computed last round is free again
+        if (step + stages - 1 < steps) load_stage(step + stages - 1);
+        ted::gemm::copy_commit();
+        const __half* stage = stage_base + (step % stages) * tile_candidates * stage_stride;
+        const unsigned k_steps = min(2u, (dp - chunk * stage_dims) / 16);
+        multiply_stage(acc, query_tile + (warp_row + frag_row) * qs + chunk * stage_dims + acc_col,
+                       qs, stage + (warp_col + frag_row) * stage_stride + acc_col, k_steps);
+      }
+
+      // Epilogue: this lane's 32 pairs of the finished 64 x 128 tile.
+      const std::uint32_t c0 = c_begin + c_tile * tile_candidates + warp_col;
+      float c_norm2[4][2];
+      float c_norm_most = 0, c_norm2_most = 0;
+#pragma unroll
+      for (int cb = 0; cb < 4; ++cb)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const std::uint32_t j = c0 + cb * 8 + acc_col + h;
+          const float2 n = j < n_data ? __ldg(m.data_norms + j) : float2{0.0f, 0.0f};
+          c_norm2[cb][h] = n.x;
+          c_norm2_most = fmaxf(c_norm2_most, n.x);
+          c_norm_most = fmaxf(c_norm_most, n.y);
+        }
+      const decision_thresholds th =
+          thresholds_for(m.band, m.eps, static_cast<double>(q_norm_most) + c_norm_most,
+                         static_cast<double>(q_norm2_most) + c_norm2_most);
+      const float lo = __double2float_rd(th.lo), hi = __double2float_ru(th.hi);
+      // Every pair of the warp's tile is a candidate: no row past q_end, no column past n_data,
+      // and (halving) every column past every row; a self-join's diagonal is never interior.
+      const bool interior = full_rows && c0 + 32 <= n_data &&
+                            (Halving ? c0 > q0 + warp_row + 31
+                                     : !(v.self_join && c0 < q0 + warp_row + 32 &&
+                                         q0 + warp_row < c0 + 32));
+      unsigned hits = 0;  // bit rb * 8 + 2 cb + h
+#pragma unroll
+      for (int cb = 0; cb < 4; ++cb)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const std::uint32_t j = c0 + cb * 8 + acc_col + h;
+#pragma unroll
+          for (int rb = 0; rb < 4; ++rb) {
+            const float s = fmaf(-2.0f, acc[rb][cb][h], q_norm2[rb] + c_norm2[cb][h]);
+            if (s > hi) continue;
+            const std::uint32_t i = q0 + warp_row + rb * 8 + frag_row;
+            if (!interior && !(j < n_data && i < q_end &&
+                               (Halving ? j > i : !(v.self_join && j == i)))) {
+              continue;
+            }
+            if (s <= lo || recheck_pair<T, Pass == pass::count>(m, v, s, i, j)) {
+              hits |= 1u << (rb * 8 + cb * 2 + h);
+            }
+          }
+        }
+      if constexpr (Pass == pass::count) {
+#pragma unroll
+        for (int rb = 0; rb < 4; ++rb) found[rb] += __popc((hits >> (rb * 8)) & 0xffu);
+        if (Halving) {
+          for (unsigned bits = hits; bits != 0; bits &= bits - 1) {
+            const int bit = __ffs(bits) - 1;
+            atomicAdd(out.counts + c0 + ((bit & 7) >> 1) * 8 + acc_col + (bit & 1), 1u);
+          }
+        }
+        if (out.records != nullptr) {
+          ted::gemm::record_hits<Halving>(out, v.data_ids, hits, q0 + warp_row + frag_row, c0,
+                                          acc_col, lane);
+        }
+      } else {
+        for (unsigned bits = hits; bits != 0; bits &= bits - 1) {
+          const int bit = __ffs(bits) - 1;
+          const unsigned r = warp_row + (bit >> 3) * 8 + frag_row;
+          const std::uint32_t i = q0 + r;
+          const std::uint32_t j = c0 + ((bit & 7) >> 1) * 8 + acc_col + (bit & 1);
+          if constexpr (Halving) {
+            lbjoin::write_both_rows(out, i, j, v.data_ids[j], out.query_ids[i]);
+          } else {
+            const std::uint32_t at = atomicAdd(row_fill + r, 1u);
+            out.neighbors[out.row_offset[i] - out.segment_begin + at] = v.data_ids[j];
+          }
+        }
+      }
+    }
+
+    if constexpr (Pass == pass::count) {
+#pragma unroll
+      for (int rb = 0; rb < 4; ++rb) {
+        const std::uint32_t total = ted::row_lanes_sum(found[rb]);
+        const std::uint32_t i = q0 + warp_row + rb * 8 + frag_row;
+        if ((lane & 3) == 0 && i < q_end && total != 0) atomicAdd(out.counts + i, total);
+      }
+    }
+    ted::gemm::copy_wait<0>();
+    __syncthreads();  // every warp is done with this tile's shared memory
+  }
+}
+
+}  // namespace epsjoin::detail::meta

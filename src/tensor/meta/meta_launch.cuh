@@ -1,0 +1,23 @@
+#pragma once
+// Host-side launch of meta-16q's kernels; each precision's instantiations live in their own
+// translation unit (meta_f32.cu, meta_f64.cu).
+
+#include <cstdint>
+
+#include "gpu/lbjoin/launch.cuh"
+#include "tensor/meta/meta_kernel.cuh"
+
+namespace epsjoin::detail::meta {
+
+/// The all-pairs kernel (meta_kernel.cuh) over `items`, against candidates [0, n_data).
+template <class T>
+void launch_meta(const join_view<T>& v, const meta_view& m, std::uint32_t n_data,
+                 const lbjoin::work_item* items, std::uint32_t n_items, const row_output& out,
+                 pass p, bool halving, cudaStream_t stream);
+
+/// Fills `out` ([n x padded_dims(d)]) and `norms` ([n]) from `points` ([n x d]).
+template <class T>
+void launch_to_half(const T* points, std::uint32_t n, int d, const double* center,
+                    double half_scale, __half* out, float2* norms, cudaStream_t stream);
+
+}  // namespace epsjoin::detail::meta

@@ -1,0 +1,67 @@
+#pragma once
+// The definitions behind meta_launch.cuh, instantiated once per precision in meta_f32.cu and
+// meta_f64.cu.
+
+#include <algorithm>
+
+#include "gpu/cub_call.cuh"
+#include "gpu/memory.cuh"
+#include "tensor/meta/meta_launch.cuh"
+
+namespace epsjoin::detail::meta {
+
+namespace launch_detail {
+
+template <class T, bool Halving, pass Pass>
+void launch_pass(const join_view<T>& v, const meta_view& m, std::uint32_t n_data,
+                 query_span* span, const row_output& out, cudaStream_t stream) {
+  auto* kernel = meta_kernel<T, Halving, Pass>;
+  const std::size_t bytes = shared_bytes(v.d);
+  EPSJOIN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(bytes)));
+  int per_sm = 0, device = 0, sms = 0;
+  EPSJOIN_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, bytes));
+  EPSJOIN_CUDA_TRY(cudaGetDevice(&device));
+  EPSJOIN_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  kernel<<<std::max(per_sm, 1) * sms, threads, bytes, stream>>>(v, m, n_data, span, out);
+  EPSJOIN_CHECK_LAUNCH();
+}
+
+}  // namespace launch_detail
+
+template <class T>
+void launch_meta(const join_view<T>& v, const meta_view& m, std::uint32_t n_data,
+                 const lbjoin::work_item* items, std::uint32_t n_items, const row_output& out,
+                 pass p, bool halving, cudaStream_t stream) {
+  if (n_items == 0) return;
+  // Per launch and stream-ordered: segments may be filled on several streams at once.
+  stream_scratch<query_span> span(1, stream);
+  EPSJOIN_CUDA_TRY(cudaMemsetAsync(&span.data()->lo, 0xff, sizeof(std::uint32_t), stream));
+  EPSJOIN_CUDA_TRY(cudaMemsetAsync(&span.data()->hi, 0, 2 * sizeof(std::uint32_t), stream));
+  ted::gemm::query_span_kernel<<<grid_size(n_items, 256), 256, 0, stream>>>(items, n_items,
+                                                                           span.data());
+  EPSJOIN_CHECK_LAUNCH();
+  using launch_detail::launch_pass;
+  if (halving) {
+    if (p == pass::count) {
+      launch_pass<T, true, pass::count>(v, m, n_data, span.data(), out, stream);
+    } else {
+      launch_pass<T, true, pass::fill>(v, m, n_data, span.data(), out, stream);
+    }
+  } else if (p == pass::count) {
+    launch_pass<T, false, pass::count>(v, m, n_data, span.data(), out, stream);
+  } else {
+    launch_pass<T, false, pass::fill>(v, m, n_data, span.data(), out, stream);
+  }
+}
+
+template <class T>
+void launch_to_half(const T* points, std::uint32_t n, int d, const double* center,
+                    double half_scale, __half* out, float2* norms, cudaStream_t stream) {
+  if (n == 0) return;
+  to_half_kernel<T><<<grid_size(n, 256), 256, 0, stream>>>(points, n, d, center, half_scale, out,
+                                                          norms);
+  EPSJOIN_CHECK_LAUNCH();
+}
+
+}  // namespace epsjoin::detail::meta

@@ -1,0 +1,246 @@
+// meta-16q (FP16-FP32 tensor cores) against the oracle: every shape of the property harness in
+// each pattern and fill, both precisions; pairs placed just inside and just outside eps where
+// FP16 alone cannot tell them apart (near the origin, far from it, and spread over a wide
+// range); the approximate mode's pairs stay inside the declared error band and the counting and
+// filling passes agree on them; |R| on 1e5-point sets.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <string>
+
+#include "epsjoin/error.hpp"
+#include "support/harness.hpp"
+#include "support/paper_data.hpp"
+#include "support/shapes.hpp"
+#include "tensor/meta/half_bound.hpp"
+
+namespace {
+
+using epsjoin::scalar_type;
+using epsjoin::test::paper_expo;
+
+EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_f64, {"meta-16q"});
+EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_f32, {"meta-16q", {}, scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_full_records_f64,
+                              {"meta-16q", {{"pattern", "full"}, {"fill", "records"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_second_pass_f64, {"meta-16q", {{"fill", "second-pass"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_full_second_pass_f32,
+                              {"meta-16q",
+                               {{"pattern", "full"}, {"fill", "second-pass"}},
+                               scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_segments_f64,
+                              {"meta-16q", {{"segment_ids", "64"}, {"chunk_ids", "16"}}});
+
+epsjoin::neighbor_table run_csr(const epsjoin::dataset& pts, double eps, const std::string& engine,
+                                std::map<std::string, std::string> params = {},
+                                bool approximate = false, epsjoin::join_stats* stats = nullptr) {
+  return epsjoin::test::self_join_csr(
+      pts, eps, engine, {.params = std::move(params), .approximate = approximate, .stats = stats});
+}
+
+std::string note(const epsjoin::join_stats& stats, const std::string& key) {
+  for (const auto& [k, v] : stats.notes) {
+    if (k == key) return v;
+  }
+  return "";
+}
+
+// A small case for compute-sanitizer (scripts/device-check.sh filters on the name).
+TEST(meta_16q, sanitizer_case_small_joins_in_every_mode) {
+  for (const std::size_t d : {16, 37}) {
+    const auto pts = paper_expo(d, 1500);
+    const double eps = d == 16 ? 0.06 : 0.1;
+    const auto oracle = run_csr(pts, eps, "brute-cpu");
+    ASSERT_GT(oracle.n_pairs(), pts.n());  // the case must hold pairs beside the self pairs
+    const std::vector<std::map<std::string, std::string>> modes = {
+        {},
+        {{"fill", "second-pass"}},
+        {{"pattern", "full"}, {"fill", "second-pass"}},
+        {{"pattern", "full"}, {"fill", "records"}},
+        {{"segment_ids", "1000"}},
+    };
+    for (const auto& params : modes) {
+      const auto table = run_csr(pts, eps, "meta-16q", params);
+      EXPECT_EQ(table.offsets, oracle.offsets) << "d " << d << ", " << params.size() << " params";
+      EXPECT_TRUE(table.neighbors == oracle.neighbors) << "d " << d;
+    }
+  }
+}
+
+/// `pairs` pairs of points at distance eps (1 - rel) and eps (1 + rel), the first point of each
+/// drawn uniformly from [lo, hi] in every dimension.
+epsjoin::dataset pairs_around_eps(std::size_t d, std::size_t pairs, double eps, double rel,
+                                  double lo, double hi, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> coord(lo, hi);
+  std::normal_distribution<double> normal;
+  std::vector<double> values(2 * pairs * d);
+  for (std::size_t p = 0; p < pairs; ++p) {
+    std::vector<double> dir(d);
+    double len = 0;
+    for (double& x : dir) {
+      x = normal(rng);
+      len += x * x;
+    }
+    len = std::sqrt(len);
+    const double r = eps * (p % 2 == 0 ? 1 - rel : 1 + rel);
+    for (std::size_t k = 0; k < d; ++k) {
+      const double a = coord(rng);
+      values[2 * p * d + k] = a;
+      values[(2 * p + 1) * d + k] = a + r * dir[k] / len;
+    }
+  }
+  return epsjoin::dataset(std::move(values), d);
+}
+
+// FP16 keeps 11 bits: pairs 1e-6 or 1e-3 of eps inside and outside it are below its resolution
+// (and coordinates near 1000 would lose everything below 0.5 without the translation). Only the
+// band's re-check gets them right, and it must get every one right.
+TEST(meta_16q, band_recheck_decides_pairs_just_inside_and_outside_eps) {
+  struct placement {
+    double lo, hi;
+  };
+  for (const std::size_t d : {3, 16, 21, 64}) {
+    for (const placement at : {placement{0.0, 1.0}, placement{999.0, 1001.0},
+                               placement{-5e4, 5e4}}) {
+      for (const double rel : {1e-6, 1e-3}) {
+        const double eps = (at.hi - at.lo) * 0.01;
+        const auto pts = pairs_around_eps(d, 300, eps, rel, at.lo, at.hi, 11 + d);
+        const auto oracle = run_csr(pts, eps, "brute-cpu");
+        epsjoin::join_stats stats;
+        const auto table = run_csr(pts, eps, "meta-16q", {}, false, &stats);
+        EXPECT_EQ(table.offsets, oracle.offsets) << "d " << d << " at " << at.lo << " rel " << rel;
+        EXPECT_TRUE(table.neighbors == oracle.neighbors) << "d " << d << " at " << at.lo;
+        EXPECT_NE(note(stats, "band re-checks"), "") << "d " << d;
+        EXPECT_NE(note(stats, "accuracy").find("accuracy ratio"), std::string::npos);
+      }
+    }
+  }
+}
+
+// The approximate mode (the papers'): whatever it decides differently from the oracle lies inside
+// the band half_bound.hpp declares, and both directions of every pair it reports are there (the
+// counting and filling passes take the same decisions).
+TEST(meta_16q, approximate_mode_stays_inside_the_declared_band) {
+  for (const std::size_t d : {5, 16, 40}) {
+    const auto pts = paper_expo(d, 3000);
+    const double eps = epsjoin::test::eps_for_selectivity(pts.view(), pts.view(), 30);
+    const auto oracle = run_csr(pts, eps, "brute-cpu");
+    epsjoin::join_stats stats;
+    const auto approx = run_csr(pts, eps, "meta-16q", {}, true, &stats);
+    ASSERT_EQ(approx.offsets.size(), oracle.offsets.size());
+    // The band with the largest norms of the data, in original units.
+    const auto scaling = epsjoin::detail::meta::choose_half_scaling(pts.view(), {}, 1);
+    const double scale = scaling.scale();
+    double most = 0;
+    for (std::size_t i = 0; i < pts.n(); ++i) {
+      double n2 = 0;
+      for (std::size_t k = 0; k < d; ++k) {
+        const double x = (pts.view().at(i, k) - scaling.center[k]) * scale;
+        n2 += x * x;
+      }
+      most = std::max(most, std::sqrt(n2));
+    }
+    const auto band = epsjoin::detail::meta::half_decision_band(static_cast<int>(d), 0x1p-53);
+    // Squared norms of the FP16 values exceed the exact ones by at most (1 + 2^-11)^2.
+    const auto th = epsjoin::detail::meta::thresholds_for(band, eps * scale, 2 * most * 1.001,
+                                                          2 * most * most * 1.01);
+    auto distance2 = [&](std::size_t i, std::size_t j) {
+      double s = 0;
+      for (std::size_t k = 0; k < d; ++k) {
+        const double diff = pts.view().at(i, k) - pts.view().at(j, k);
+        s += diff * diff;
+      }
+      return s * scale * scale;
+    };
+    std::size_t differing = 0;
+    for (std::size_t i = 0; i + 1 < oracle.offsets.size(); ++i) {
+      const auto row = [&](const epsjoin::neighbor_table& t) {
+        return std::vector<std::uint32_t>(t.neighbors.begin() + t.offsets[i],
+                                          t.neighbors.begin() + t.offsets[i + 1]);
+      };
+      const auto want = row(oracle), got = row(approx);
+      std::vector<std::uint32_t> diff;
+      std::set_symmetric_difference(want.begin(), want.end(), got.begin(), got.end(),
+                                    std::back_inserter(diff));
+      for (const std::uint32_t j : diff) {
+        ++differing;
+        const double s = distance2(i, j);
+        EXPECT_TRUE(s > th.lo && s <= th.hi)
+            << "d " << d << ": pair " << i << ", " << j << " at scaled s " << s
+            << " outside the band [" << th.lo << ", " << th.hi << "]";
+      }
+      for (const std::uint32_t j : got) {
+        const auto begin = approx.neighbors.begin() + approx.offsets[j];
+        const auto end = approx.neighbors.begin() + approx.offsets[j + 1];
+        ASSERT_TRUE(std::binary_search(begin, end, static_cast<std::uint32_t>(i)))
+            << "d " << d << ": " << i << " -> " << j << " without " << j << " -> " << i;
+      }
+    }
+    const std::string accuracy = note(stats, "accuracy");
+    EXPECT_TRUE(accuracy.starts_with("approximate")) << accuracy;
+    if (differing == 0) EXPECT_NE(accuracy.find("accuracy ratio 1"), std::string::npos) << accuracy;
+  }
+}
+
+// The exact mode's own report of how the FP16-FP32 decision alone would have fared, and the
+// approximate mode's accuracy ratio, agree with what the approximate run really returns.
+TEST(meta_16q, accuracy_ratio_matches_the_approximate_result) {
+  const auto pts = paper_expo(16, 4000);
+  const double eps = epsjoin::test::eps_for_selectivity(pts.view(), pts.view(), 50);
+  const auto oracle = run_csr(pts, eps, "brute-cpu");
+  epsjoin::join_stats stats;
+  const auto approx = run_csr(pts, eps, "meta-16q", {}, true, &stats);
+  std::uint64_t right = 0;
+  for (std::size_t i = 0; i + 1 < oracle.offsets.size(); ++i) {
+    std::vector<std::uint32_t> both;
+    std::set_intersection(oracle.neighbors.begin() + oracle.offsets[i],
+                          oracle.neighbors.begin() + oracle.offsets[i + 1],
+                          approx.neighbors.begin() + approx.offsets[i],
+                          approx.neighbors.begin() + approx.offsets[i + 1],
+                          std::back_inserter(both));
+    right += both.size();
+  }
+  const std::uint64_t exact_pairs = oracle.n_pairs();  // no self pairs in either table
+  const double ratio = static_cast<double>(right) / static_cast<double>(exact_pairs);
+  const std::string reported = note(stats, "accuracy");
+  const auto at = reported.find("accuracy ratio ");
+  ASSERT_NE(at, std::string::npos) << reported;
+  EXPECT_NEAR(std::stod(reported.substr(at + 15)), ratio, 1e-5) << reported;
+}
+
+// |R|, counts only, agrees with the oracle on 1e5 points.
+TEST(meta_16q, result_sizes_agree_on_1e5_points) {
+  for (const std::size_t d : {4, 16, 40}) {
+    const auto pts = paper_expo(d, 100000);
+    // Nudged off a pair's distance so no pair sits at eps (DESIGN.md allows that band).
+    const double eps = epsjoin::test::eps_for_selectivity(pts.view(), pts.view(), 20) * (1 + 1e-9);
+    auto count = [&](const std::string& engine) {
+      epsjoin::resources res;
+      epsjoin::join_options opt;
+      opt.eps = eps;
+      opt.engine = engine;
+      epsjoin::count_sink sink;
+      return epsjoin::self_join(res, pts.view(), opt, sink).pairs;
+    };
+    EXPECT_EQ(count("meta-16q"), count(d <= 16 ? "brute-cpu" : "brute-gpu")) << "d " << d;
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// Only brute force is built; the indexed mode is refused with a message, not ignored.
+TEST(meta_16q, indexed_mode_is_refused) {
+  const auto pts = paper_expo(4, 200);
+  EXPECT_THROW(run_csr(pts, 0.05, "meta-16q", {{"mode", "indexed"}}), epsjoin::invalid_argument);
+  EXPECT_THROW(run_csr(pts, 0.05, "meta-16q", {{"index_dims", "2"}}), epsjoin::invalid_argument);
+  EXPECT_EQ(run_csr(pts, 0.05, "meta-16q", {{"mode", "brute-force"}}).offsets,
+            run_csr(pts, 0.05, "brute-cpu").offsets);
+}
+
+}  // namespace
