@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Issue 7's brute-force comparison on the GPU machine: 2^20 uniform points in 16, 64 and 128
-# dimensions through ted-join, gds-join (both with mode=brute-force) and the cuBLAS path
-# (bench/cublas_join), each against the FP64 DGEMM peak measured at the start of the same run.
+# Issues 7 and 8's brute-force comparison on the GPU machine: 2^20 uniform points in 16, 64 and
+# 128 (or 256) dimensions through ted-join, gds-join, meta-16q (all with mode=brute-force) and
+# the cuBLAS path (bench/cublas_join), each against the FP64 DGEMM peak (meta-16q: the FP16 GEMM
+# peak) measured at the start of the same run.
 # usage: bench/brute_device.sh BIN_DIR OUT_DIR
 #   BIN_DIR holds epsjoin and bench/cublas_join (a build folder).
-#   EPS_16, EPS_64, EPS_128 override the radii; N overrides the number of points (smoke tests);
+#   EPS_16, EPS_64, EPS_128, EPS_256 override the radii; N overrides the number of points (smoke tests);
 #   DIMS overrides the list of dimensions; ENGINES the epsjoin engines.
 # Writes OUT_DIR/peak.jsonl, cublas.jsonl, ENGINE-D.json, failures.txt and summary.md. A failing
 # or timed-out run is recorded in failures.txt and the rest go on.
@@ -79,6 +80,8 @@ record() {
 }
 
 record dgemm-peak - run_cublas peak --size 8192 --repeat 5 >> "$out/peak.jsonl"
+# meta-16q's reference: FP16 inputs, FP32 accumulation and output.
+record hgemm-peak - run_cublas peak --half --size 8192 --repeat 5 >> "$out/peak.jsonl"
 
 stem=Uniform
 for d in $dims; do
@@ -93,6 +96,7 @@ for d in $dims; do
     16) eps=${!eps_var:-0.58} ;;
     64) eps=${!eps_var:-2.2} ;;
     128) eps=${!eps_var:-3.58} ;;
+    256) eps=${!eps_var:-5.0} ;;
     *) eps=${!eps_var:?set EPS_$d for d=$d} ;;
   esac
   record cublas "$d" run_cublas join --data "$file" --eps "$eps" --gemm-pass >> "$out/cublas.jsonl"
@@ -136,6 +140,8 @@ for line in open(os.path.join(out, "failures.txt")):
 
 peaks = [r for r in lines(os.path.join(out, "peak.jsonl")) if r.get("mode") == "dgemm-peak"]
 peak = peaks[-1]["tflops"] if peaks else None
+half_peaks = [r for r in lines(os.path.join(out, "peak.jsonl")) if r.get("mode") == "hgemm-peak"]
+half_peak = half_peaks[-1]["tflops"] if half_peaks else None
 cublas = {r["d"]: r for r in lines(os.path.join(out, "cublas.jsonl")) if r.get("mode") == "join"}
 
 print("# Brute force, FP64: TFLOP/s against the DGEMM peak\n")
@@ -144,6 +150,9 @@ if peak:
           f"on {cublas[next(iter(cublas))]['device'] if cublas else 'this device'}.\n")
 else:
     print("DGEMM peak: not measured (see failures.txt).\n")
+if half_peak:
+    print(f"FP16 GEMM peak (FP32 accumulation, {half_peaks[-1]['size']}^3): **{half_peak:.2f} TFLOP/s**; "
+          "meta-16q's rows are against it.\n")
 print("TFLOP/s is 2 N^2 d / seconds: the rate an engine would need on the full N x N square, "
       "whatever it really computes. Pairs include self pairs. cublas seconds exclude the upload "
       "of the points; `gemm` is the same GEMMs without the threshold kernels.\n")
@@ -172,6 +181,7 @@ for d in dims:
             print(f"| {engine} | {d} | | | | | | | {note} |")
             continue
         tflops = 2.0 * n * n * d / seconds / 1e12
-        share = f"{100 * tflops / peak:.1f} %" if peak else ""
+        against = half_peak if engine.startswith("meta") else peak
+        share = f"{100 * tflops / against:.1f} %" if against else ""
         print(f"| {engine} | {d} | {n} | {eps:g} | {seconds:.3f} | {pairs} | {tflops:.2f} | {share} | {note} |")
 PY

@@ -3,7 +3,7 @@
 // |q|^2 + |p|^2 - 2 q.p, and a threshold kernel counts (and optionally emits) the pairs. The
 // whole N x N square is computed, as a BLAS user would, although it is symmetric.
 //
-//   cublas_join peak [--size 8192] [--repeat 5]
+//   cublas_join peak [--size 8192] [--repeat 5] [--half]
 //   cublas_join join (--data FILE.npy | --generate uniform:D:N) --eps E [--tile 8192]
 //                    [--repeat 1] [--write-pairs [--pair-capacity 2^28]] [--gemm-pass]
 //                    [--with-peak] [--check]
@@ -11,6 +11,7 @@
 // Each mode prints one JSON line per result on stdout. It shares no code with epsjoin's engines.
 
 #include <cublas_v2.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -125,6 +126,55 @@ __global__ void __launch_bounds__(threshold_block)
   // Tiles of the same query row run on both streams, so rows are shared between launches.
   if (threadIdx.x == 0 && row_total != 0)
     atomicAdd(&row_counts[query], static_cast<unsigned long long>(row_total));
+}
+
+__global__ void to_half_kernel(const double* in, std::size_t n, __half* out) {
+  const std::size_t k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k < n) out[k] = __double2half(in[k]);
+}
+
+/// Median seconds of an M = N = K = size FP16 GEMM with FP32 accumulation and output
+/// (cublasGemmEx, CUBLAS_COMPUTE_32F): the FP16 tensor-core rate meta-16q is measured against.
+void run_half_peak(std::size_t size, std::size_t repeat) {
+  if (size == 0 || size > 46340 || repeat == 0)
+    throw std::invalid_argument("peak: size in [1, 46340] and repeat >= 1");
+  const std::size_t elements = size * size;
+  device_buffer<double> staging(elements);
+  device_buffer<__half> a(elements), b(elements);
+  device_buffer<float> c(elements);
+  stream s;
+  blas h(s.handle);
+  for (auto [to, salt] : {std::pair{a.data(), 1u}, std::pair{b.data(), 2u}}) {
+    fill_kernel<<<grid_for(elements, 256), 256, 0, s.handle>>>(staging.data(), elements, salt);
+    CUDA_TRY(cudaGetLastError());
+    to_half_kernel<<<grid_for(elements, 256), 256, 0, s.handle>>>(staging.data(), elements, to);
+    CUDA_TRY(cudaGetLastError());
+  }
+  const float one = 1.0f, zero = 0.0f;
+  const int n = static_cast<int>(size);
+  auto gemm = [&] {
+    CUBLAS_TRY(cublasGemmEx(h.handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a.data(), CUDA_R_16F,
+                            n, b.data(), CUDA_R_16F, n, &zero, c.data(), CUDA_R_32F, n,
+                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  };
+  gemm();
+  CUDA_TRY(cudaStreamSynchronize(s.handle));
+  std::vector<double> seconds;
+  event start, stop;
+  for (std::size_t r = 0; r < repeat; ++r) {
+    CUDA_TRY(cudaEventRecord(start.handle, s.handle));
+    gemm();
+    CUDA_TRY(cudaEventRecord(stop.handle, s.handle));
+    CUDA_TRY(cudaEventSynchronize(stop.handle));
+    seconds.push_back(elapsed_seconds(start, stop));
+  }
+  const double t = median(seconds);
+  std::printf(
+      "{\"mode\":\"hgemm-peak\",\"size\":%zu,\"seconds\":%.9g,\"tflops\":%.6g,\"cublas\":\"%s\","
+      "\"run_seconds\":%s}\n",
+      size, t, 2.0 * size * size * size / t / 1e12, cublas_version().c_str(),
+      json_list(seconds).c_str());
+  std::fflush(stdout);
 }
 
 /// Median seconds of an M = N = K = size DGEMM: the device's FP64 (tensor-core) peak in practice.
@@ -409,7 +459,7 @@ void run_join(const arguments& args) {
 
 int usage() {
   std::fputs(
-      "usage: cublas_join peak [--size 8192] [--repeat 5]\n"
+      "usage: cublas_join peak [--size 8192] [--repeat 5] [--half]\n"
       "       cublas_join join (--data FILE.npy | --generate uniform:D:N) --eps E [--tile 8192]\n"
       "                        [--repeat 1] [--write-pairs] [--pair-capacity 268435456] "
       "[--gemm-pass]\n"
@@ -429,9 +479,13 @@ int main(int argc, char** argv) {
   const std::string mode = argv[1];
   try {
     if (mode == "peak") {
-      const arguments args(argc, argv, 2, {});
-      args.reject_unknown({"size", "repeat"});
-      run_peak(args.get_size("size", 8192), args.get_size("repeat", 5));
+      const arguments args(argc, argv, 2, {"half"});
+      args.reject_unknown({"size", "repeat", "half"});
+      if (args.has("half")) {
+        run_half_peak(args.get_size("size", 8192), args.get_size("repeat", 5));
+      } else {
+        run_peak(args.get_size("size", 8192), args.get_size("repeat", 5));
+      }
     } else if (mode == "join") {
       const arguments args(argc, argv, 2, {"write-pairs", "gemm-pass", "with-peak", "check"});
       args.reject_unknown({"data", "generate", "eps", "tile", "repeat", "pair-capacity",
