@@ -52,7 +52,8 @@ std::string note(const epsjoin::join_stats& stats, const std::string& key) {
 TEST(meta_16q, sanitizer_case_small_joins_in_every_mode) {
   for (const std::size_t d : {16, 37}) {
     const auto pts = paper_expo(d, 1500);
-    const double eps = d == 16 ? 0.06 : 0.1;
+    // Nudged off a pair's distance so no pair sits at eps (DESIGN.md allows that band).
+    const double eps = epsjoin::test::eps_for_selectivity(pts.view(), pts.view(), 20) * (1 + 1e-9);
     const auto oracle = run_csr(pts, eps, "brute-cpu");
     ASSERT_GT(oracle.n_pairs(), pts.n());  // the case must hold pairs beside the self pairs
     const std::vector<std::map<std::string, std::string>> modes = {
@@ -190,7 +191,9 @@ TEST(meta_16q, approximate_mode_stays_inside_the_declared_band) {
 // approximate mode's accuracy ratio, agree with what the approximate run really returns.
 TEST(meta_16q, accuracy_ratio_matches_the_approximate_result) {
   const auto pts = paper_expo(16, 4000);
-  const double eps = epsjoin::test::eps_for_selectivity(pts.view(), pts.view(), 50);
+  // Nudged off a pair's distance: the oracle and the engine's direct formula may round a pair at
+  // eps either way (DESIGN.md), and the ratio is compared to the oracle's pairs.
+  const double eps = epsjoin::test::eps_for_selectivity(pts.view(), pts.view(), 50) * (1 + 1e-9);
   const auto oracle = run_csr(pts, eps, "brute-cpu");
   epsjoin::join_stats stats;
   const auto approx = run_csr(pts, eps, "meta-16q", {}, true, &stats);
