@@ -14,13 +14,14 @@
 //   |x~_k - x_k| <= u16 |x_k| + h, u16 = 2^-11, h = 2^-25 (half the spacing of FP16's
 //   subnormals; the FP64 translation adds 2 u64 |x_k| more), so
 //   | |q~ - c~| - |q - c| | <= |q~ - q| + |c~ - c| <= (u16 + 2 u64)(|q| + |c|) + 2 h sqrt(d) = delta.
-// The kernel computes s' = fl(fl(|q~|^2 + |c~|^2) - 2 fl(q~.c~)): the FP16 products are exact in
-// FP32, the tensor cores add them in FP32 with truncation (Fasi, Higham, Mikaitis, Pranesh,
-// "Numerical behavior of NVIDIA tensor cores", PeerJ CS 2021), so each addition errs by at most
-// 2^-23 relative and the dot product by gamma_d(2^-23) sum |q~_k c~_k| <= d 2^-23 (|q~|^2 +
-// |c~|^2) / 2 (to first order; the constant below takes (d + 2) 2^-22, twice that and more).
-// The squared norms are FP64 sums rounded to FP32, and the add and fused multiply-add round once
-// each: 4 u32 (|q~|^2 + |c~|^2) together. So |s' - |q~ - c~|^2| <= E = a (|q~|^2 + |c~|^2) with
+// The kernel computes s' = |q~|^2 + fl(|c~|^2 - 2 fl(q~.c~)) (it compares the second term with
+// thresholds less |q~|^2, rounded outwards): the FP16 products are exact in FP32, the tensor
+// cores add them in FP32 with truncation (Fasi, Higham, Mikaitis, Pranesh, "Numerical behavior of
+// NVIDIA tensor cores", PeerJ CS 2021), so each addition errs by at most 2^-23 relative and the
+// dot product by gamma_d(2^-23) sum |q~_k c~_k| <= d 2^-23 (|q~|^2 + |c~|^2) / 2 (to first order;
+// the constant below takes (d + 2) 2^-22, twice that and more). The squared norms are FP64 sums
+// rounded to FP32 and the fused multiply-add rounds once, on a value of at most twice the
+// norms: 4 u32 (|q~|^2 + |c~|^2) together. So |s' - |q~ - c~|^2| <= E = a (|q~|^2 + |c~|^2) with
 // a = 2 (d + 3) 2^-22 (doubled once more). Finally the oracle computes the direct formula in the
 // join's precision, relative error rho = 2 gamma_(d+3)(u_T) on eps^2 (error_bound.hpp). A pair is
 //   surely in  when s' <= lo = (eps - delta)^2 (1 - rho) - E   (eps > delta; else nothing is)

@@ -23,6 +23,20 @@ namespace {
 
 using namespace lbjoin;
 
+/// The least float >= x (x >= 0; +inf past the largest float).
+float float_up(double x) {
+  if (x > std::numeric_limits<float>::max()) return std::numeric_limits<float>::infinity();
+  const float f = static_cast<float>(x);
+  return static_cast<double>(f) >= x ? f : std::nextafter(f, std::numeric_limits<float>::infinity());
+}
+
+/// The greatest float <= x (x >= 0; the largest float past it).
+float float_down(double x) {
+  if (x >= std::numeric_limits<float>::max()) return std::numeric_limits<float>::max();
+  const float f = static_cast<float>(x);
+  return static_cast<double>(f) <= x ? f : std::nextafter(f, 0.0f);
+}
+
 template <class T>
 class meta_kernels final : public row_join_kernel<T> {
  public:
@@ -66,11 +80,16 @@ class meta_kernels final : public row_join_kernel<T> {
       view_.query_norms = query_norms_.data();
     }
     constexpr double direct_u = std::numeric_limits<T>::epsilon() / 2;
-    view_.band = meta::half_decision_band(d, direct_u);
-    view_.eps = eps_ * scale;
-    const double eps2 = view_.eps * view_.eps;
-    view_.eps2 = eps2 > std::numeric_limits<float>::max() ? std::numeric_limits<float>::infinity()
-                                                          : static_cast<float>(eps2);
+    const meta::half_band band = meta::half_decision_band(d, direct_u);
+    const double eps = eps_ * scale;
+    view_.band.quant_per_norm = float_up(band.quant_per_norm);
+    view_.band.quant_fixed = float_up(band.quant_fixed);
+    view_.band.arith_per_norm2 = float_up(band.arith_per_norm2);
+    view_.band.eps_up = float_up(eps);
+    view_.band.eps_down = float_down(eps);
+    view_.band.one_plus_rho = float_up(1.0 + band.rho);
+    view_.band.one_minus_rho = float_down(1.0 - band.rho);
+    view_.eps2 = float_up(eps * eps);
     view_.approximate = approximate_;
     tally_.reserve(3);
     EPSJOIN_CUDA_TRY(cudaMemsetAsync(tally_.data(), 0, 3 * sizeof(unsigned long long), stream));

@@ -64,20 +64,42 @@ constexpr std::size_t max_dims(std::size_t shared_limit) {
 static_assert(max_dims(227 * 1024) == 1552, "an H100 block holds 227 KiB");
 static_assert(shared_bytes(1552) + static_shared_bytes <= 227 * 1024);
 
+/// half_bound.hpp's band in FP32, each constant rounded towards a wider band, so thresholds
+/// computed from it with directed rounding are never narrower than the exact ones.
+struct float_band {
+  float quant_per_norm = 0;  ///< rounded up
+  float quant_fixed = 0;     ///< up
+  float arith_per_norm2 = 0; ///< up
+  float eps_up = 0, eps_down = 0;  ///< scaled eps, both ways
+  float one_plus_rho = 1;    ///< up
+  float one_minus_rho = 1;   ///< down
+};
+
 struct meta_view {
   const __half* query_half = nullptr;  ///< [nq x padded_dims(d)] by query position
   const __half* data_half = nullptr;   ///< [n x padded_dims(d)] by data position
   /// Per point: x = |x~|^2 (FP32 of the FP64 sum), y = |x| (unquantized, rounded up).
   const float2* query_norms = nullptr;
   const float2* data_norms = nullptr;
-  half_band band;
-  double eps = 0;   ///< scaled
-  float eps2 = 0;   ///< scaled, the approximate decision's threshold
+  float_band band;
+  float eps2 = 0;  ///< scaled, the approximate decision's threshold
   bool approximate = false;
-  /// Counting pass: [0] pairs inside [lo, hi] (re-checked with the direct formula), [1] pairs
+  /// Counting pass: [0] pairs inside the band (re-checked with the direct formula), [1] pairs
   /// only the approximate decision takes, [2] pairs only the exact decision takes.
   unsigned long long* tally = nullptr;
 };
+
+/// half_bound.hpp's thresholds_for in FP32 with directed rounding: lo rounded down, hi up.
+__device__ __forceinline__ void lane_thresholds(const float_band& b, float norm_sum,
+                                                float norm2_sum, float& lo, float& hi) {
+  const float delta = __fmaf_ru(b.quant_per_norm, norm_sum, b.quant_fixed);
+  const float arith = __fmul_ru(b.arith_per_norm2, norm2_sum);
+  const float above = __fadd_ru(b.eps_up, delta);
+  hi = __fmaf_ru(__fmul_ru(above, above), b.one_plus_rho, arith);
+  const float below = __fsub_rd(b.eps_down, delta);
+  lo = below > 0.0f ? __fsub_rd(__fmul_rd(__fmul_rd(below, below), b.one_minus_rho), arith)
+                    : -1.0f;
+}
 
 /// Converts points to FP16 after translating and scaling them (half_bound.hpp), with their
 /// squared norms (of the FP16 values) and norms (of the exact ones, rounded up).
@@ -162,7 +184,8 @@ __device__ __forceinline__ void multiply_stage(float (&acc)[4][4][2], const __ha
   }
 }
 
-/// The rare part of a decision, out of line: the pairs inside [lo, hi].
+/// The rare part of a decision, out of line: a pair inside the band, whose FP16-FP32 squared
+/// distance is `s`.
 template <class T, bool Tally>
 __device__ __noinline__ bool recheck_pair(const meta_view& m, const join_view<T>& v, float s,
                                           std::uint32_t pos, std::uint32_t j) {
@@ -219,21 +242,31 @@ __global__ void __launch_bounds__(threads, 2)
       const __half* from = m.query_half + (valid ? static_cast<std::size_t>(q0 + r) * dp + k : 0);
       copy16_async(query_tile + r * qs + k, from, valid);
     }
-    auto load_stage = [&](std::uint32_t step) {
-      const std::uint32_t c0 = c_begin + (step / chunks) * tile_candidates;
-      const unsigned k0 = (step % chunks) * stage_dims;
-      __half* to = stage_base + (step % stages) * tile_candidates * stage_stride;
-      constexpr unsigned per_row = stage_dims / halves_per_copy;
+    // Stages are loaded in order, (candidate tile, chunk) by (candidate tile, chunk): a cursor
+    // instead of dividing the step count.
+    std::uint32_t load_tile = 0, loaded = 0;
+    unsigned load_chunk = 0;
+    auto load_next_stage = [&]() {
+      const std::uint32_t c0 = c_begin + load_tile * tile_candidates;
+      const unsigned k0 = load_chunk * stage_dims;
+      __half* to = stage_base + (loaded % stages) * tile_candidates * stage_stride;
+      // Copies past dp would be skipped by the MMAs anyway (k_steps), so none is issued.
+      const unsigned per_row = min(stage_dims, dp - k0) / halves_per_copy;
       for (unsigned e = threadIdx.x; e < tile_candidates * per_row; e += threads) {
         const unsigned r = e / per_row, k = (e % per_row) * halves_per_copy;
-        const bool valid = c0 + r < n_data && k0 + k < dp;
+        const bool valid = c0 + r < n_data;
         const __half* from =
             m.data_half + (valid ? static_cast<std::size_t>(c0 + r) * dp + k0 + k : 0);
         copy16_async(to + r * stage_stride + k, from, valid);
       }
+      ++loaded;
+      if (++load_chunk == chunks) {
+        load_chunk = 0;
+        ++load_tile;
+      }
     };
     for (unsigned s = 0; s + 1 < stages; ++s) {
-      if (s < steps) load_stage(s);
+      if (s < steps) load_next_stage();
       ted::gemm::copy_commit();
     }
 
@@ -249,15 +282,12 @@ __global__ void __launch_bounds__(threads, 2)
       q_norm_most = fmaxf(q_norm_most, n.y);
       found[rb] = 0;
     }
-    // Rows past q_end and columns past n_data are the only checks an interior tile skips.
-    const bool full_rows = q0 + tile_queries <= q_end;
-
     for (std::uint32_t c_tile = 0, step = 0; c_tile < c_tiles; ++c_tile) {
       float acc[4][4][2] = {};
       for (unsigned chunk = 0; chunk < chunks; ++chunk, ++step) {
         ted::gemm::copy_wait<stages - 2>();
         __syncthreads();  // stage `step` is in; the stage computed last round is free again
-        if (step + stages - 1 < steps) load_stage(step + stages - 1);
+        if (loaded < steps) load_next_stage();
         ted::gemm::copy_commit();
         const __half* stage = stage_base + (step % stages) * tile_candidates * stage_stride;
         const unsigned k_steps = min(2u, (dp - chunk * stage_dims) / 16);
@@ -279,36 +309,48 @@ __global__ void __launch_bounds__(threads, 2)
           c_norm2_most = fmaxf(c_norm2_most, n.x);
           c_norm_most = fmaxf(c_norm_most, n.y);
         }
-      const decision_thresholds th =
-          thresholds_for(m.band, m.eps, static_cast<double>(q_norm_most) + c_norm_most,
-                         static_cast<double>(q_norm2_most) + c_norm2_most);
-      const float lo = __double2float_rd(th.lo), hi = __double2float_ru(th.hi);
-      // Every pair of the warp's tile is a candidate: no row past q_end, no column past n_data,
-      // and (halving) every column past every row; a self-join's diagonal is never interior.
-      const bool interior = full_rows && c0 + 32 <= n_data &&
-                            (Halving ? c0 > q0 + warp_row + 31
-                                     : !(v.self_join && c0 < q0 + warp_row + 32 &&
-                                         q0 + warp_row < c0 + 32));
-      unsigned hits = 0;  // bit rb * 8 + 2 cb + h
+      // Per row: a pair is surely out when |c~|^2 - 2 q~.c~ > out_above[rb], surely in when it
+      // is <= in_below[rb] (the lane's thresholds less |q~|^2, rounded outwards).
+      float lo, hi;
+      lane_thresholds(m.band, __fadd_ru(q_norm_most, c_norm_most),
+                      __fadd_ru(q_norm2_most, c_norm2_most), lo, hi);
+      float out_above[4], in_below[4];
+#pragma unroll
+      for (int rb = 0; rb < 4; ++rb) {
+        out_above[rb] = __fsub_ru(hi, q_norm2[rb]);
+        in_below[rb] = __fsub_rd(lo, q_norm2[rb]);
+      }
+      // The common case, two instructions a pair: is any of the lane's pairs not surely out?
+      bool any = false;
 #pragma unroll
       for (int cb = 0; cb < 4; ++cb)
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const std::uint32_t j = c0 + cb * 8 + acc_col + h;
+        for (int h = 0; h < 2; ++h)
 #pragma unroll
-          for (int rb = 0; rb < 4; ++rb) {
-            const float s = fmaf(-2.0f, acc[rb][cb][h], q_norm2[rb] + c_norm2[cb][h]);
-            if (s > hi) continue;
-            const std::uint32_t i = q0 + warp_row + rb * 8 + frag_row;
-            if (!interior && !(j < n_data && i < q_end &&
-                               (Halving ? j > i : !(v.self_join && j == i)))) {
-              continue;
-            }
-            if (s <= lo || recheck_pair<T, Pass == pass::count>(m, v, s, i, j)) {
-              hits |= 1u << (rb * 8 + cb * 2 + h);
+          for (int rb = 0; rb < 4; ++rb)
+            any |= fmaf(-2.0f, acc[rb][cb][h], c_norm2[cb][h]) <= out_above[rb];
+      unsigned hits = 0;  // bit rb * 8 + 2 cb + h
+      if (any) {
+#pragma unroll
+        for (int cb = 0; cb < 4; ++cb)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const std::uint32_t j = c0 + cb * 8 + acc_col + h;
+#pragma unroll
+            for (int rb = 0; rb < 4; ++rb) {
+              const float x = fmaf(-2.0f, acc[rb][cb][h], c_norm2[cb][h]);
+              if (x > out_above[rb]) continue;
+              const std::uint32_t i = q0 + warp_row + rb * 8 + frag_row;
+              if (!(j < n_data && i < q_end && (Halving ? j > i : !(v.self_join && j == i)))) {
+                continue;
+              }
+              if (x <= in_below[rb] ||
+                  recheck_pair<T, Pass == pass::count>(m, v, x + q_norm2[rb], i, j)) {
+                hits |= 1u << (rb * 8 + cb * 2 + h);
+              }
             }
           }
-        }
+      }
       if constexpr (Pass == pass::count) {
 #pragma unroll
         for (int rb = 0; rb < 4; ++rb) found[rb] += __popc((hits >> (rb * 8)) & 0xffu);
