@@ -24,9 +24,9 @@ struct join_options {
   std::string engine = "auto";
   /// Precision of the distance computation. Engines that cannot honour f32 compute in f64.
   scalar_type precision = scalar_type::f64;
-  /// Let engines with an approximate mode (ted-join, meta-16q) skip their exactness re-check, as the
-  /// papers' implementations do; they then report their accuracy against the direct formula in
-  /// the run's stats. Exact engines ignore it.
+  /// Let engines with an approximate mode (ted-join, meta-16q) skip their exactness re-check,
+  /// as the papers' implementations do; they then report their accuracy against the direct
+  /// formula in the run's stats. Exact engines ignore it.
   bool approximate = false;
   /// Self-join only: also report (i, i) for every point.
   bool include_self = false;
