@@ -33,6 +33,14 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_full_second_pass_f32,
                                scalar_type::f32});
 EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_segments_f64,
                               {"meta-16q", {{"segment_ids", "64"}, {"chunk_ids", "16"}}});
+// The default takes 64-row warp tiles wherever they fit (every shape above); the 32-row ones.
+EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_rows32_f64, {"meta-16q", {{"warp_rows", "32"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_rows32_full_records_f32,
+                              {"meta-16q",
+                               {{"warp_rows", "32"}, {"pattern", "full"}, {"fill", "records"}},
+                               scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_rows32_second_pass_f64,
+                              {"meta-16q", {{"warp_rows", "32"}, {"fill", "second-pass"}}});
 
 epsjoin::neighbor_table run_csr(const epsjoin::dataset& pts, double eps, const std::string& engine,
                                 std::map<std::string, std::string> params = {},
@@ -62,6 +70,8 @@ TEST(meta_16q, sanitizer_case_small_joins_in_every_mode) {
         {{"pattern", "full"}, {"fill", "second-pass"}},
         {{"pattern", "full"}, {"fill", "records"}},
         {{"segment_ids", "1000"}},
+        {{"warp_rows", "32"}, {"fill", "second-pass"}},
+        {{"warp_rows", "32"}, {"pattern", "full"}, {"fill", "records"}},
     };
     for (const auto& params : modes) {
       const auto table = run_csr(pts, eps, "meta-16q", params);
@@ -244,6 +254,25 @@ TEST(meta_16q, indexed_mode_is_refused) {
   EXPECT_THROW(run_csr(pts, 0.05, "meta-16q", {{"index_dims", "2"}}), epsjoin::invalid_argument);
   EXPECT_EQ(run_csr(pts, 0.05, "meta-16q", {{"mode", "brute-force"}}).offsets,
             run_csr(pts, 0.05, "brute-cpu").offsets);
+}
+
+}  // namespace
+
+namespace {
+
+// Past 768 dimensions 128 queries no longer fit an H100 block's shared memory: auto takes the
+// 32-row warp tiles (64 queries), warp_rows=64 is refused with the limits.
+TEST(meta_16q, wide_points_take_the_smaller_tiles) {
+  const auto pts = paper_expo(800, 300);
+  const double eps = epsjoin::test::eps_for_selectivity(pts.view(), pts.view(), 10) * (1 + 1e-9);
+  epsjoin::join_stats stats;
+  const auto table = run_csr(pts, eps, "meta-16q", {}, false, &stats);
+  const auto oracle = run_csr(pts, eps, "brute-cpu");
+  EXPECT_EQ(table.offsets, oracle.offsets);
+  EXPECT_TRUE(table.neighbors == oracle.neighbors);
+  EXPECT_NE(note(stats, "kernel").find("32 x 32 warp tiles"), std::string::npos)
+      << note(stats, "kernel");
+  EXPECT_THROW(run_csr(pts, eps, "meta-16q", {{"warp_rows", "64"}}), epsjoin::invalid_argument);
 }
 
 }  // namespace

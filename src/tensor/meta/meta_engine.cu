@@ -7,8 +7,8 @@
 // join_options::approximate (CLI --approximate) decides by the FP16-FP32 distance alone, as the
 // papers do. Both modes report the accuracy ratio of the approximate decision (table 6.6).
 // Only brute force is built: the indexed form (16 queries of one cell per warp) is not yet.
-// Params: mode (brute-force, the only one so far), and the pipeline's sort, queue, pattern,
-// fill, segment_ids, chunk_ids.
+// Params: mode (brute-force, the only one so far), warp_rows (auto | 32 | 64: query rows of a
+// warp's tile), and the pipeline's sort, queue, pattern, fill, segment_ids, chunk_ids.
 
 #include <cmath>
 #include <limits>
@@ -40,8 +40,9 @@ float float_down(double x) {
 template <class T>
 class meta_kernels final : public row_join_kernel<T> {
  public:
-  meta_kernels(double eps, bool approximate, meta::half_scaling scaling)
-      : eps_(eps), approximate_(approximate), scaling_(std::move(scaling)) {}
+  /// `warp_rows`: 32, 64, or 0 for the larger that fits shared memory.
+  meta_kernels(double eps, bool approximate, meta::half_scaling scaling, unsigned warp_rows)
+      : eps_(eps), approximate_(approximate), scaling_(std::move(scaling)), warp_rows_(warp_rows) {}
   unsigned item_queries() const override { return 32; }
   unsigned workload_lanes() const override { return 0; }
   bool can_record() const override { return true; }
@@ -50,9 +51,14 @@ class meta_kernels final : public row_join_kernel<T> {
                std::uint32_t n_queries, std::uint32_t n_data, const index_summary&) override {
     const int d = view.d;
     const std::size_t limit = gpu.properties.sharedMemPerBlockOptin;
-    EPSJOIN_EXPECTS(meta::shared_bytes(d) + meta::static_shared_bytes <= limit, "meta-16q holds 64 queries in shared memory: ",
-                    "at most ", meta::max_dims(limit), " dimensions on ", gpu.properties.name,
-                    ", not ", d);
+    auto fits = [&](int row_blocks) {
+      return meta::shared_bytes(d, row_blocks) + meta::static_shared_bytes <= limit;
+    };
+    row_blocks_ = warp_rows_ == 32 ? 4 : warp_rows_ == 64 ? 8 : fits(8) ? 8 : 4;
+    EPSJOIN_EXPECTS(fits(row_blocks_), "meta-16q holds ", meta::tile_queries(row_blocks_),
+                    " queries in shared memory: at most ", meta::max_dims(limit, row_blocks_),
+                    " dimensions on ", gpu.properties.name, " (", meta::max_dims(limit, 4),
+                    " with warp_rows=32), not ", d);
     n_data_ = n_data;
     center_.reserve(std::max<std::size_t>(1, scaling_.center.size()));
     EPSJOIN_CUDA_TRY(cudaMemcpyAsync(center_.data(), scaling_.center.data(),
@@ -100,7 +106,8 @@ class meta_kernels final : public row_join_kernel<T> {
               const row_output& out, pass p, const launch_config& config,
               cudaStream_t stream) override {
     if (p == pass::count) halving_count_ = config.halving;
-    meta::launch_meta<T>(view, view_, n_data_, items, n_items, out, p, config.halving, stream);
+    meta::launch_meta<T>(view, view_, n_data_, items, n_items, out, p, config.halving, row_blocks_,
+                         stream);
   }
 
   void report(join_stats& stats, std::uint64_t pairs) override {
@@ -114,9 +121,10 @@ class meta_kernels final : public row_join_kernel<T> {
     const std::uint64_t approx_right =
         approximate_ ? pairs - only_approx : pairs - only_exact;  // pairs both decisions take
     stats.notes.push_back(
-        {"kernel", concat("FP16 x FP16 -> FP32 m16n8k16 MMA, ", meta::tile_queries, " x ",
-                          meta::tile_candidates, " block tiles, ", meta::stages, " stages of ",
-                          meta::stage_dims, " dimensions, every pair compared")});
+        {"kernel", concat("FP16 x FP16 -> FP32 m16n8k16 MMA, ", meta::tile_queries(row_blocks_),
+                          " x ", meta::tile_candidates, " block tiles of ", row_blocks_ * 8,
+                          " x 32 warp tiles, ", meta::stages, " stages of ", meta::stage_dims,
+                          " dimensions, every pair compared")});
     stats.notes.push_back(
         {"scaling", concat("coordinates translated to the data's mean and multiplied by 2^",
                            scaling_.exponent, " before rounding to FP16 (eps likewise)")});
@@ -144,6 +152,8 @@ class meta_kernels final : public row_join_kernel<T> {
   double eps_;
   bool approximate_;
   meta::half_scaling scaling_;
+  unsigned warp_rows_;
+  int row_blocks_ = 4;
   std::uint32_t n_data_ = 0;
   bool halving_count_ = false;
   meta::meta_view view_;
@@ -157,7 +167,7 @@ class meta_kernels final : public row_join_kernel<T> {
 std::vector<std::string_view> meta_param_keys() {
   std::vector<std::string_view> keys = row_join_param_keys(false);
   std::erase(keys, std::string_view("index_dims"));
-  keys.push_back("mode");
+  keys.insert(keys.end(), {"mode", "warp_rows"});
   return keys;
 }
 
@@ -180,6 +190,9 @@ class meta_16q_engine final : public engine {
     EPSJOIN_EXPECTS(mode == "brute-force",
                     "meta-16q has no indexed mode yet (issue 8): use mode=brute-force, or ted-join "
                     "for an indexed tensor-core join");
+    // 64 rows where they fit: each shared-memory word then feeds more MMAs.
+    const std::string rows = param_choice(params, "warp_rows", {"auto", "32", "64"}, "auto");
+    const unsigned warp_rows = rows == "auto" ? 0u : static_cast<unsigned>(std::stoul(rows));
     row_join_settings s = read_row_join_settings(params, false);
     s.index_dims = 0;  // one cell: every pair, in position order
     gpu_state& gpu = acquire_gpu(req.res);
@@ -194,7 +207,8 @@ class meta_16q_engine final : public engine {
                        req.options.approximate ? "approximate" : "exact", ", data scaled by 2^",
                        scaling.exponent, " about its mean, ", s.summary);
     with_precision(req.options.precision, [&]<class T>() {
-      meta_kernels<T> kernels(req.options.eps, req.options.approximate, std::move(scaling));
+      meta_kernels<T> kernels(req.options.eps, req.options.approximate, std::move(scaling),
+                              warp_rows);
       run_row_join<T>(req, s, kernels);
     });
   }

@@ -29,14 +29,22 @@ using lbjoin::pass;
 using lbjoin::row_output;
 using ted::gemm::query_span;
 
-inline constexpr unsigned tile_queries = 64;
+/// Warps are 2 x 4 over a block tile of (2 x warp rows) queries x 128 candidates; a warp's tile
+/// is RowBlocks x 8 query rows (4: 32, 8: 64) x 32 candidates. The 64-row tile reads 24 shared
+/// words for 16 MMAs where the 32-row one reads 16 for 8: shared-memory bandwidth is what bounds
+/// these kernels at high d.
 inline constexpr unsigned tile_candidates = 128;
 inline constexpr unsigned stage_dims = 32;  // two k steps of m16n8k16
 inline constexpr unsigned stages = 3;
 inline constexpr unsigned warps_across = tile_candidates / 32;
-inline constexpr unsigned threads = (tile_queries / 32) * warps_across * 32;
+inline constexpr unsigned threads = 2 * warps_across * 32;
 inline constexpr unsigned stage_stride = stage_dims + 8;  // halves
 inline constexpr unsigned halves_per_copy = 8;            // 16 bytes
+inline constexpr unsigned max_tile_queries = 128;
+
+__host__ __device__ constexpr unsigned tile_queries(int row_blocks) {
+  return 2 * 8 * static_cast<unsigned>(row_blocks);
+}
 
 /// d rounded up to whole k steps of the MMA.
 __host__ __device__ constexpr unsigned padded_dims(int d) {
@@ -45,24 +53,27 @@ __host__ __device__ constexpr unsigned padded_dims(int d) {
 /// Halves between two queries' rows in shared memory.
 __host__ __device__ constexpr unsigned query_stride(int d) { return padded_dims(d) + 8; }
 
-/// Dynamic shared memory of a block; the static part (row_fill, taken_tile) comes on top.
-constexpr std::size_t shared_bytes(int d) {
-  return sizeof(__half) * (std::size_t{tile_queries} * query_stride(d) +
+/// Dynamic shared memory of a block; the static part (row_fill, row_found, taken_tile) comes on
+/// top.
+constexpr std::size_t shared_bytes(int d, int row_blocks) {
+  return sizeof(__half) * (std::size_t{tile_queries(row_blocks)} * query_stride(d) +
                            std::size_t{stages} * tile_candidates * stage_stride);
 }
-inline constexpr std::size_t static_shared_bytes = 512;  // at least the kernel's own arrays
+inline constexpr std::size_t static_shared_bytes = 1536;  // at least the kernel's own arrays
 
 /// The largest d whose tiles fit `shared_limit` bytes (a block's opt-in limit).
-constexpr std::size_t max_dims(std::size_t shared_limit) {
+constexpr std::size_t max_dims(std::size_t shared_limit, int row_blocks) {
   const std::size_t stage_halves = std::size_t{stages} * tile_candidates * stage_stride;
+  const std::size_t rows = tile_queries(row_blocks);
   if (shared_limit < static_shared_bytes) return 0;
   const std::size_t halves = (shared_limit - static_shared_bytes) / sizeof(__half);
-  if (halves < stage_halves + tile_queries * 24) return 0;
-  return ((halves - stage_halves) / tile_queries - 8) / 16 * 16;
+  if (halves < stage_halves + rows * 24) return 0;
+  return ((halves - stage_halves) / rows - 8) / 16 * 16;
 }
 
-static_assert(max_dims(227 * 1024) == 1552, "an H100 block holds 227 KiB");
-static_assert(shared_bytes(1552) + static_shared_bytes <= 227 * 1024);
+static_assert(max_dims(227 * 1024, 4) == 1552, "an H100 block holds 227 KiB");
+static_assert(max_dims(227 * 1024, 8) == 768);
+static_assert(shared_bytes(1552, 4) + static_shared_bytes <= 227 * 1024);
 
 /// half_bound.hpp's band in FP32, each constant rounded towards a wider band, so thresholds
 /// computed from it with directed rounding are never narrower than the exact ones.
@@ -158,9 +169,10 @@ __device__ __forceinline__ std::uint32_t shared_word(const __half* at) {
   return *reinterpret_cast<const std::uint32_t*>(at);
 }
 
-/// `k_steps` (1 or 2) k steps of a warp's 32 x 32 tile. `q` and `c` point at the lane's first
-/// query row (group g) and candidate row, at the stage's first dimension plus 2 t.
-__device__ __forceinline__ void multiply_stage(float (&acc)[4][4][2], const __half* q,
+/// `k_steps` (1 or 2) k steps of a warp's (8 RowBlocks) x 32 tile. `q` and `c` point at the
+/// lane's first query row (group g) and candidate row, at the stage's first dimension plus 2 t.
+template <int RowBlocks>
+__device__ __forceinline__ void multiply_stage(float (&acc)[RowBlocks][4][2], const __half* q,
                                                unsigned q_stride, const __half* c,
                                                unsigned k_steps) {
 #pragma unroll
@@ -174,7 +186,7 @@ __device__ __forceinline__ void multiply_stage(float (&acc)[4][4][2], const __ha
       b[cb][1] = shared_word(col + 8);
     }
 #pragma unroll
-    for (int mb = 0; mb < 2; ++mb) {
+    for (int mb = 0; mb < RowBlocks / 2; ++mb) {
       const __half* row = q + mb * 16 * q_stride + ks * 16;
       const std::uint32_t a[4] = {shared_word(row), shared_word(row + 8 * q_stride),
                                   shared_word(row + 8), shared_word(row + 8 * q_stride + 8)};
@@ -203,40 +215,42 @@ __device__ __noinline__ bool recheck_pair(const meta_view& m, const join_view<T>
 
 /// Halving: a self-join, candidates j > i. Otherwise every candidate (but the query itself in a
 /// self-join). `n_data`: the candidates, positions [0, n_data).
-template <class T, bool Halving, pass Pass>
+template <class T, bool Halving, pass Pass, int RowBlocks>
 __global__ void __launch_bounds__(threads, 2)
     meta_kernel(join_view<T> v, meta_view m, std::uint32_t n_data, query_span* span,
                 row_output out) {
+  constexpr unsigned block_rows = tile_queries(RowBlocks);
   extern __shared__ __align__(16) unsigned char shared_raw[];
-  __shared__ std::uint32_t row_fill[tile_queries];  // fill, FULL: places taken in each row
+  __shared__ std::uint32_t row_fill[max_tile_queries];   // fill, FULL: places taken in each row
+  __shared__ std::uint32_t row_found[max_tile_queries];  // counting: hits in each row
   __shared__ std::uint32_t taken_tile;
   const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const unsigned warp_row = (warp / warps_across) * 32, warp_col = (warp % warps_across) * 32;
+  const unsigned warp_row = (warp / warps_across) * RowBlocks * 8;
+  const unsigned warp_col = (warp % warps_across) * 32;
   const unsigned frag_row = lane >> 2, acc_col = (lane & 3) * 2;
   const int d = v.d;
   const unsigned dp = padded_dims(d), qs = query_stride(d);
   __half* const query_tile = reinterpret_cast<__half*>(shared_raw);
-  __half* const stage_base = query_tile + tile_queries * qs;
+  __half* const stage_base = query_tile + block_rows * qs;
   const unsigned chunks = (dp + stage_dims - 1) / stage_dims;
   const std::uint32_t lo_pos = span->lo, hi_pos = span->hi;
-  const std::uint32_t n_tiles =
-      hi_pos > lo_pos ? (hi_pos - lo_pos + tile_queries - 1) / tile_queries : 0;
+  const std::uint32_t n_tiles = hi_pos > lo_pos ? (hi_pos - lo_pos + block_rows - 1) / block_rows : 0;
 
   for (;;) {
     if (threadIdx.x == 0) taken_tile = atomicAdd(&span->next_tile, 1u);
-    if (Pass == pass::fill && !Halving && threadIdx.x < tile_queries) row_fill[threadIdx.x] = 0;
+    if (threadIdx.x < block_rows) row_fill[threadIdx.x] = row_found[threadIdx.x] = 0;
     __syncthreads();
     const std::uint32_t tile = taken_tile;
     if (tile >= n_tiles) return;
-    const std::uint32_t q0 = lo_pos + tile * tile_queries;
-    const std::uint32_t q_end = min(q0 + tile_queries, hi_pos);
+    const std::uint32_t q0 = lo_pos + tile * block_rows;
+    const std::uint32_t q_end = min(q0 + block_rows, hi_pos);
     const std::uint32_t c_begin = Halving ? q0 : 0;
     const std::uint32_t c_tiles = (n_data - c_begin + tile_candidates - 1) / tile_candidates;
     const std::uint32_t steps = c_tiles * chunks;
 
     // The query tile, zero rows past q_end: it rides in the first stage's copy group.
     const unsigned row_copies = dp / halves_per_copy;
-    for (unsigned e = threadIdx.x; e < tile_queries * row_copies; e += threads) {
+    for (unsigned e = threadIdx.x; e < block_rows * row_copies; e += threads) {
       const unsigned r = e / row_copies, k = (e % row_copies) * halves_per_copy;
       const bool valid = q0 + r < q_end;
       const __half* from = m.query_half + (valid ? static_cast<std::size_t>(q0 + r) * dp + k : 0);
@@ -270,20 +284,19 @@ __global__ void __launch_bounds__(threads, 2)
       ted::gemm::copy_commit();
     }
 
-    float q_norm2[4];
-    float q_norm_most = 0, q_norm2_most = 0;  // the largest of the lane's four rows
-    std::uint32_t found[4];                   // counting pass: this lane's hits in each row block
+    float q_norm2[RowBlocks];
+    float q_norm_most = 0, q_norm2_most = 0;  // the largest of the lane's rows
 #pragma unroll
-    for (int rb = 0; rb < 4; ++rb) {
+    for (int rb = 0; rb < RowBlocks; ++rb) {
       const std::uint32_t i = q0 + warp_row + rb * 8 + frag_row;
       const float2 n = i < q_end ? m.query_norms[i] : float2{0.0f, 0.0f};
       q_norm2[rb] = n.x;
       q_norm2_most = fmaxf(q_norm2_most, n.x);
       q_norm_most = fmaxf(q_norm_most, n.y);
-      found[rb] = 0;
     }
+
     for (std::uint32_t c_tile = 0, step = 0; c_tile < c_tiles; ++c_tile) {
-      float acc[4][4][2] = {};
+      float acc[RowBlocks][4][2] = {};
       for (unsigned chunk = 0; chunk < chunks; ++chunk, ++step) {
         ted::gemm::copy_wait<stages - 2>();
         __syncthreads();  // stage `step` is in; the stage computed last round is free again
@@ -291,11 +304,12 @@ __global__ void __launch_bounds__(threads, 2)
         ted::gemm::copy_commit();
         const __half* stage = stage_base + (step % stages) * tile_candidates * stage_stride;
         const unsigned k_steps = min(2u, (dp - chunk * stage_dims) / 16);
-        multiply_stage(acc, query_tile + (warp_row + frag_row) * qs + chunk * stage_dims + acc_col,
-                       qs, stage + (warp_col + frag_row) * stage_stride + acc_col, k_steps);
+        multiply_stage<RowBlocks>(
+            acc, query_tile + (warp_row + frag_row) * qs + chunk * stage_dims + acc_col, qs,
+            stage + (warp_col + frag_row) * stage_stride + acc_col, k_steps);
       }
 
-      // Epilogue: this lane's 32 pairs of the finished 64 x 128 tile.
+      // Epilogue: this lane's pairs of the finished tile.
       const std::uint32_t c0 = c_begin + c_tile * tile_candidates + warp_col;
       float c_norm2[4][2];
       float c_norm_most = 0, c_norm2_most = 0;
@@ -309,64 +323,73 @@ __global__ void __launch_bounds__(threads, 2)
           c_norm2_most = fmaxf(c_norm2_most, n.x);
           c_norm_most = fmaxf(c_norm_most, n.y);
         }
-      // Per row: a pair is surely out when |c~|^2 - 2 q~.c~ > out_above[rb], surely in when it
-      // is <= in_below[rb] (the lane's thresholds less |q~|^2, rounded outwards).
+      // A pair is surely out when |c~|^2 - 2 q~.c~ > hi - |q~|^2, surely in when it is
+      // <= lo - |q~|^2 (the lane's thresholds, rounded outwards).
       float lo, hi;
       lane_thresholds(m.band, __fadd_ru(q_norm_most, c_norm_most),
                       __fadd_ru(q_norm2_most, c_norm2_most), lo, hi);
-      float out_above[4], in_below[4];
-#pragma unroll
-      for (int rb = 0; rb < 4; ++rb) {
-        out_above[rb] = __fsub_ru(hi, q_norm2[rb]);
-        in_below[rb] = __fsub_rd(lo, q_norm2[rb]);
-      }
       // The common case, two instructions a pair: is any of the lane's pairs not surely out?
       bool any = false;
 #pragma unroll
-      for (int cb = 0; cb < 4; ++cb)
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-#pragma unroll
-          for (int rb = 0; rb < 4; ++rb)
-            any |= fmaf(-2.0f, acc[rb][cb][h], c_norm2[cb][h]) <= out_above[rb];
-      unsigned hits = 0;  // bit rb * 8 + 2 cb + h
-      if (any) {
+      for (int rb = 0; rb < RowBlocks; ++rb) {
+        const float out_above = __fsub_ru(hi, q_norm2[rb]);
 #pragma unroll
         for (int cb = 0; cb < 4; ++cb)
 #pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const std::uint32_t j = c0 + cb * 8 + acc_col + h;
+          for (int h = 0; h < 2; ++h)
+            any |= fmaf(-2.0f, acc[rb][cb][h], c_norm2[cb][h]) <= out_above;
+      }
+      std::uint64_t hits = 0;  // bit rb * 8 + 2 cb + h
+      if (any) {
 #pragma unroll
-            for (int rb = 0; rb < 4; ++rb) {
+        for (int rb = 0; rb < RowBlocks; ++rb) {
+          const float out_above = __fsub_ru(hi, q_norm2[rb]);
+          const float in_below = __fsub_rd(lo, q_norm2[rb]);
+          const std::uint32_t i = q0 + warp_row + rb * 8 + frag_row;
+#pragma unroll
+          for (int cb = 0; cb < 4; ++cb)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
               const float x = fmaf(-2.0f, acc[rb][cb][h], c_norm2[cb][h]);
-              if (x > out_above[rb]) continue;
-              const std::uint32_t i = q0 + warp_row + rb * 8 + frag_row;
+              if (x > out_above) continue;
+              const std::uint32_t j = c0 + cb * 8 + acc_col + h;
               if (!(j < n_data && i < q_end && (Halving ? j > i : !(v.self_join && j == i)))) {
                 continue;
               }
-              if (x <= in_below[rb] ||
+              if (x <= in_below ||
                   recheck_pair<T, Pass == pass::count>(m, v, x + q_norm2[rb], i, j)) {
-                hits |= 1u << (rb * 8 + cb * 2 + h);
+                hits |= std::uint64_t{1} << (rb * 8 + cb * 2 + h);
               }
             }
-          }
+        }
       }
       if constexpr (Pass == pass::count) {
+        if (hits != 0) {
 #pragma unroll
-        for (int rb = 0; rb < 4; ++rb) found[rb] += __popc((hits >> (rb * 8)) & 0xffu);
-        if (Halving) {
-          for (unsigned bits = hits; bits != 0; bits &= bits - 1) {
-            const int bit = __ffs(bits) - 1;
-            atomicAdd(out.counts + c0 + ((bit & 7) >> 1) * 8 + acc_col + (bit & 1), 1u);
+          for (int rb = 0; rb < RowBlocks; ++rb) {
+            const unsigned in_row = __popcll((hits >> (rb * 8)) & 0xffu);
+            if (in_row != 0) atomicAdd(row_found + warp_row + rb * 8 + frag_row, in_row);
+          }
+          if (Halving) {
+            for (std::uint64_t bits = hits; bits != 0; bits &= bits - 1) {
+              const int bit = __ffsll(static_cast<long long>(bits)) - 1;
+              atomicAdd(out.counts + c0 + ((bit & 7) >> 1) * 8 + acc_col + (bit & 1), 1u);
+            }
           }
         }
         if (out.records != nullptr) {
-          ted::gemm::record_hits<Halving>(out, v.data_ids, hits, q0 + warp_row + frag_row, c0,
-                                          acc_col, lane);
+          // record_hits takes four row blocks at a time.
+#pragma unroll
+          for (int half = 0; half < RowBlocks / 4; ++half) {
+            ted::gemm::record_hits<Halving>(out, v.data_ids,
+                                            static_cast<unsigned>(hits >> (32 * half)),
+                                            q0 + warp_row + 32 * half + frag_row, c0, acc_col,
+                                            lane);
+          }
         }
       } else {
-        for (unsigned bits = hits; bits != 0; bits &= bits - 1) {
-          const int bit = __ffs(bits) - 1;
+        for (std::uint64_t bits = hits; bits != 0; bits &= bits - 1) {
+          const int bit = __ffsll(static_cast<long long>(bits)) - 1;
           const unsigned r = warp_row + (bit >> 3) * 8 + frag_row;
           const std::uint32_t i = q0 + r;
           const std::uint32_t j = c0 + ((bit & 7) >> 1) * 8 + acc_col + (bit & 1);
@@ -380,16 +403,13 @@ __global__ void __launch_bounds__(threads, 2)
       }
     }
 
-    if constexpr (Pass == pass::count) {
-#pragma unroll
-      for (int rb = 0; rb < 4; ++rb) {
-        const std::uint32_t total = ted::row_lanes_sum(found[rb]);
-        const std::uint32_t i = q0 + warp_row + rb * 8 + frag_row;
-        if ((lane & 3) == 0 && i < q_end && total != 0) atomicAdd(out.counts + i, total);
-      }
-    }
     ted::gemm::copy_wait<0>();
-    __syncthreads();  // every warp is done with this tile's shared memory
+    __syncthreads();  // every warp is done with this tile's shared memory and row counts
+    if (Pass == pass::count && threadIdx.x < block_rows) {
+      const std::uint32_t i = q0 + threadIdx.x;
+      const std::uint32_t total = row_found[threadIdx.x];
+      if (i < q_end && total != 0) atomicAdd(out.counts + i, total);
+    }
   }
 }
 

@@ -9,11 +9,12 @@
 
 namespace epsjoin::detail::meta {
 
-/// The all-pairs kernel (meta_kernel.cuh) over `items`, against candidates [0, n_data).
+/// The all-pairs kernel (meta_kernel.cuh) over `items`, against candidates [0, n_data), with
+/// warp tiles of 8 `row_blocks` (4 or 8) query rows.
 template <class T>
 void launch_meta(const join_view<T>& v, const meta_view& m, std::uint32_t n_data,
                  const lbjoin::work_item* items, std::uint32_t n_items, const row_output& out,
-                 pass p, bool halving, cudaStream_t stream);
+                 pass p, bool halving, int row_blocks, cudaStream_t stream);
 
 /// Fills `out` ([n x padded_dims(d)]) and `norms` ([n]) from `points` ([n x d]).
 template <class T>

@@ -12,11 +12,11 @@ namespace epsjoin::detail::meta {
 
 namespace launch_detail {
 
-template <class T, bool Halving, pass Pass>
-void launch_pass(const join_view<T>& v, const meta_view& m, std::uint32_t n_data,
-                 query_span* span, const row_output& out, cudaStream_t stream) {
-  auto* kernel = meta_kernel<T, Halving, Pass>;
-  const std::size_t bytes = shared_bytes(v.d);
+template <class T, bool Halving, pass Pass, int RowBlocks>
+void launch_shape(const join_view<T>& v, const meta_view& m, std::uint32_t n_data,
+                  query_span* span, const row_output& out, cudaStream_t stream) {
+  auto* kernel = meta_kernel<T, Halving, Pass, RowBlocks>;
+  const std::size_t bytes = shared_bytes(v.d, RowBlocks);
   EPSJOIN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(bytes)));
   int per_sm = 0, device = 0, sms = 0;
@@ -27,12 +27,22 @@ void launch_pass(const join_view<T>& v, const meta_view& m, std::uint32_t n_data
   EPSJOIN_CHECK_LAUNCH();
 }
 
+template <class T, bool Halving, pass Pass>
+void launch_pass(const join_view<T>& v, const meta_view& m, std::uint32_t n_data,
+                 query_span* span, const row_output& out, int row_blocks, cudaStream_t stream) {
+  if (row_blocks == 8) {
+    launch_shape<T, Halving, Pass, 8>(v, m, n_data, span, out, stream);
+  } else {
+    launch_shape<T, Halving, Pass, 4>(v, m, n_data, span, out, stream);
+  }
+}
+
 }  // namespace launch_detail
 
 template <class T>
 void launch_meta(const join_view<T>& v, const meta_view& m, std::uint32_t n_data,
                  const lbjoin::work_item* items, std::uint32_t n_items, const row_output& out,
-                 pass p, bool halving, cudaStream_t stream) {
+                 pass p, bool halving, int row_blocks, cudaStream_t stream) {
   if (n_items == 0) return;
   // Per launch and stream-ordered: segments may be filled on several streams at once.
   stream_scratch<query_span> span(1, stream);
@@ -44,14 +54,14 @@ void launch_meta(const join_view<T>& v, const meta_view& m, std::uint32_t n_data
   using launch_detail::launch_pass;
   if (halving) {
     if (p == pass::count) {
-      launch_pass<T, true, pass::count>(v, m, n_data, span.data(), out, stream);
+      launch_pass<T, true, pass::count>(v, m, n_data, span.data(), out, row_blocks, stream);
     } else {
-      launch_pass<T, true, pass::fill>(v, m, n_data, span.data(), out, stream);
+      launch_pass<T, true, pass::fill>(v, m, n_data, span.data(), out, row_blocks, stream);
     }
   } else if (p == pass::count) {
-    launch_pass<T, false, pass::count>(v, m, n_data, span.data(), out, stream);
+    launch_pass<T, false, pass::count>(v, m, n_data, span.data(), out, row_blocks, stream);
   } else {
-    launch_pass<T, false, pass::fill>(v, m, n_data, span.data(), out, stream);
+    launch_pass<T, false, pass::fill>(v, m, n_data, span.data(), out, row_blocks, stream);
   }
 }
 
