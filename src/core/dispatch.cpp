@@ -73,13 +73,24 @@ class counting_sink final : public result_sink {
   bool rows_delivered_ = false;
 };
 
-void validate_points(dataset_view v, const char* what) {
+void validate_points(dataset_view v, const char* what, unsigned threads) {
   EPSJOIN_EXPECTS(v.n <= max_points, what, " has ", v.n, " points; ids are 32-bit, so at most ",
                   max_points, " are supported");
   if (v.n == 0) return;
   EPSJOIN_EXPECTS(v.d >= 1, what, " has points of dimension 0");
   EPSJOIN_EXPECTS(v.data != nullptr, what, " has ", v.n, " points but no data pointer");
-  // A NaN would make every comparison false and lose pairs silently; reject it up front.
+  // A NaN would make every comparison false and lose pairs silently; reject it up front. On all
+  // threads (one thread took 0.5 s for 2^20 points in 256-D); only a failure is looked for
+  // again in order, so the message names the first bad coordinate.
+  std::atomic<bool> all_finite{true};
+  parallel_for(threads, v.n, std::max<std::size_t>(1, (1u << 16) / v.d),
+               [&](std::size_t begin, std::size_t end, unsigned) {
+                 bool finite = true;
+                 for (std::size_t i = begin; i < end; ++i)
+                   for (std::size_t k = 0; k < v.d; ++k) finite &= std::isfinite(v.at(i, k));
+                 if (!finite) all_finite.store(false, std::memory_order_relaxed);
+               });
+  if (all_finite.load()) return;
   for (std::size_t i = 0; i < v.n; ++i) {
     for (std::size_t k = 0; k < v.d; ++k) {
       const double x = v.at(i, k);
@@ -179,9 +190,9 @@ join_stats run_join(resources& res, dataset_view queries, dataset_view data, boo
                     const join_options& options, result_sink& sink) {
   stopwatch total;
   validate_options(options);
-  validate_points(data, self ? "the dataset" : "the indexed dataset B");
+  validate_points(data, self ? "the dataset" : "the indexed dataset B", res.threads());
   if (!self) {
-    validate_points(queries, "the query dataset A");
+    validate_points(queries, "the query dataset A", res.threads());
     EPSJOIN_EXPECTS(queries.n == 0 || data.n == 0 || queries.d == data.d,
                     "query points have ", queries.d, " dimensions but indexed points have ",
                     data.d);
