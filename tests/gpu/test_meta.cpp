@@ -247,11 +247,14 @@ TEST(meta_16q, result_sizes_agree_on_1e5_points) {
 
 namespace {
 
-// Only brute force is built; the indexed mode is refused with a message, not ignored.
+// Only brute force is built; the indexed mode is refused with a message, not ignored, and so is
+// FP16 accumulation.
 TEST(meta_16q, indexed_mode_is_refused) {
   const auto pts = paper_expo(4, 200);
   EXPECT_THROW(run_csr(pts, 0.05, "meta-16q", {{"mode", "indexed"}}), epsjoin::invalid_argument);
   EXPECT_THROW(run_csr(pts, 0.05, "meta-16q", {{"index_dims", "2"}}), epsjoin::invalid_argument);
+  // FP16 accumulation cancels catastrophically (tests/unit/test_half_bound.cpp): refused.
+  EXPECT_THROW(run_csr(pts, 0.05, "meta-16q", {{"accumulate", "fp16"}}), epsjoin::invalid_argument);
   EXPECT_EQ(run_csr(pts, 0.05, "meta-16q", {{"mode", "brute-force"}}).offsets,
             run_csr(pts, 0.05, "brute-cpu").offsets);
 }

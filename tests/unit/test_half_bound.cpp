@@ -115,3 +115,57 @@ TEST(half_bound, fp16_fp32_expanded_formula_is_decided_inside_the_thresholds) {
 }
 
 }  // namespace
+
+namespace {
+
+// Dissertation ch. 6: with FP16 accumulation the expanded formula cancels catastrophically. Its
+// terms |q|^2 and |c|^2 are large next to the squared distance near eps, and FP16 keeps 11 bits
+// of them, so s' = |q|^2 + |c|^2 - 2 q.c loses most of s. This is why meta-16q refuses
+// accumulate=fp16: here, on points of [0, 1]^16 (the papers' data range) at distance 0.1, FP16
+// sums get most squared distances wrong by more than a quarter, FP32 sums by a small fraction of
+// a percent.
+TEST(half_bound, fp16_accumulation_cancels_catastrophically) {
+  std::mt19937_64 rng(66);
+  std::uniform_real_distribution<double> coord(0.0, 1.0);
+  std::normal_distribution<double> normal;
+  const int d = 16, trials = 1000;
+  const double r = 0.1;
+  int fp16_far_off = 0;
+  double fp32_worst = 0;
+  for (int trial = 0; trial < trials; ++trial) {
+    std::vector<double> q(d), c(d), dir(d);
+    double len = 0;
+    for (double& x : dir) {
+      x = normal(rng);
+      len += x * x;
+    }
+    len = std::sqrt(len);
+    for (int k = 0; k < d; ++k) {
+      q[k] = coord(rng);
+      c[k] = q[k] + r * dir[k] / len;
+    }
+    _Float16 qn16 = 0, cn16 = 0, dot16 = 0;
+    float qn32 = 0, cn32 = 0, dot32 = 0;
+    double exact = 0;
+    for (int k = 0; k < d; ++k) {
+      const auto qh = static_cast<_Float16>(q[k]), ch = static_cast<_Float16>(c[k]);
+      qn16 += qh * qh;
+      cn16 += ch * ch;
+      dot16 += qh * ch;
+      const float qf = qh, cf = ch;
+      qn32 += qf * qf;
+      cn32 += cf * cf;
+      dot32 += qf * cf;
+      const double diff = static_cast<double>(qh) - static_cast<double>(ch);
+      exact += diff * diff;  // the distance of the FP16 points: rounding the input is not at stake
+    }
+    const double s16 = static_cast<double>(static_cast<_Float16>(qn16 + cn16 - dot16 - dot16));
+    const double s32 = static_cast<double>(qn32 + cn32 - 2.0f * dot32);
+    if (std::abs(s16 - exact) > 0.25 * exact) ++fp16_far_off;
+    fp32_worst = std::max(fp32_worst, std::abs(s32 - exact) / exact);
+  }
+  EXPECT_GT(fp16_far_off, trials / 2);
+  EXPECT_LT(fp32_worst, 1e-3);
+}
+
+}  // namespace

@@ -8,7 +8,8 @@
 // papers do. Both modes report the accuracy ratio of the approximate decision (table 6.6).
 // Only brute force is built: the indexed form (16 queries of one cell per warp) is not yet.
 // Params: mode (brute-force, the only one so far), warp_rows (auto | 32 | 64: query rows of a
-// warp's tile), and the pipeline's sort, queue, pattern, fill, segment_ids, chunk_ids.
+// warp's tile), accumulate (fp32; fp16 is refused: it cancels catastrophically), and the
+// pipeline's sort, queue, pattern, fill, segment_ids, chunk_ids.
 
 #include <cmath>
 #include <limits>
@@ -167,7 +168,7 @@ class meta_kernels final : public row_join_kernel<T> {
 std::vector<std::string_view> meta_param_keys() {
   std::vector<std::string_view> keys = row_join_param_keys(false);
   std::erase(keys, std::string_view("index_dims"));
-  keys.insert(keys.end(), {"mode", "warp_rows"});
+  keys.insert(keys.end(), {"mode", "warp_rows", "accumulate"});
   return keys;
 }
 
@@ -190,6 +191,11 @@ class meta_16q_engine final : public engine {
     EPSJOIN_EXPECTS(mode == "brute-force",
                     "meta-16q has no indexed mode yet (issue 8): use mode=brute-force, or ted-join "
                     "for an indexed tensor-core join");
+    EPSJOIN_EXPECTS(param_choice(params, "accumulate", {"fp32", "fp16"}, "fp32") == "fp32",
+                    "meta-16q does not accumulate in FP16: the expanded formula |q|^2 + |c|^2 - "
+                    "2 q.c cancels catastrophically there (dissertation ch. 6; "
+                    "tests/unit/test_half_bound.cpp shows most squared distances off by more "
+                    "than a quarter), so only accumulate=fp32 is offered");
     // 64 rows where they fit: each shared-memory word then feeds more MMAs.
     const std::string rows = param_choice(params, "warp_rows", {"auto", "32", "64"}, "auto");
     const unsigned warp_rows = rows == "auto" ? 0u : static_cast<unsigned>(std::stoul(rows));
