@@ -1,5 +1,5 @@
-// meta-16q (FP16-FP32 tensor cores) against the oracle: every shape of the property harness in
-// each pattern and fill, both precisions; pairs placed just inside and just outside eps where
+// meta-16q (FP16-FP32 tensor cores) against the oracle: every shape of the property harness with
+// each kernel (tiles, gemm) in each pattern and fill, both precisions; pairs placed just inside and just outside eps where
 // FP16 alone cannot tell them apart (near the origin, far from it, and spread over a wide
 // range); the approximate mode's pairs stay inside the declared error band and the counting and
 // filling passes agree on them; |R| on 1e5-point sets.
@@ -22,6 +22,7 @@ namespace {
 using epsjoin::scalar_type;
 using epsjoin::test::paper_expo;
 
+// Indexed by default: the tiles kernel, or the gemm kernel where the index prunes little.
 EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_f64, {"meta-16q"});
 EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_f32, {"meta-16q", {}, scalar_type::f32});
 EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_full_records_f64,
@@ -33,14 +34,42 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_full_second_pass_f32,
                                scalar_type::f32});
 EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_segments_f64,
                               {"meta-16q", {{"segment_ids", "64"}, {"chunk_ids", "16"}}});
-// The default takes 64-row warp tiles wherever they fit (every shape above); the 32-row ones.
-EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_rows32_f64, {"meta-16q", {{"warp_rows", "32"}}});
-EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_rows32_full_records_f32,
+// Each kernel by name. The tiles kernel, in every fill and pattern, and in brute force.
+EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_tiles_f64, {"meta-16q", {{"kernel", "tiles"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_tiles_full_second_pass_f32,
                               {"meta-16q",
-                               {{"warp_rows", "32"}, {"pattern", "full"}, {"fill", "records"}},
+                               {{"kernel", "tiles"}, {"pattern", "full"}, {"fill", "second-pass"}},
                                scalar_type::f32});
-EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_rows32_second_pass_f64,
-                              {"meta-16q", {{"warp_rows", "32"}, {"fill", "second-pass"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_tiles_full_records_f64,
+                              {"meta-16q",
+                               {{"kernel", "tiles"}, {"pattern", "full"}, {"fill", "records"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_tiles_second_pass_queue_f64,
+                              {"meta-16q",
+                               {{"kernel", "tiles"}, {"fill", "second-pass"}, {"queue", "on"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_tiles_brute_f32,
+                              {"meta-16q", {{"kernel", "tiles"}, {"mode", "brute-force"}},
+                               scalar_type::f32});
+// The gemm kernel: 64-row warp tiles wherever they fit (every shape here), and the 32-row ones;
+// over an index too (it ignores the cells).
+EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_gemm_f64, {"meta-16q", {{"mode", "brute-force"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_gemm_full_records_f32,
+                              {"meta-16q",
+                               {{"mode", "brute-force"}, {"pattern", "full"}, {"fill", "records"}},
+                               scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_gemm_second_pass_f64,
+                              {"meta-16q", {{"kernel", "gemm"}, {"fill", "second-pass"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_gemm_rows32_f64,
+                              {"meta-16q", {{"mode", "brute-force"}, {"warp_rows", "32"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_gemm_rows32_full_records_f32,
+                              {"meta-16q",
+                               {{"mode", "brute-force"},
+                                {"warp_rows", "32"},
+                                {"pattern", "full"},
+                                {"fill", "records"}},
+                               scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_gemm_rows32_second_pass_f64,
+                              {"meta-16q",
+                               {{"mode", "brute-force"}, {"warp_rows", "32"}, {"fill", "second-pass"}}});
 
 epsjoin::neighbor_table run_csr(const epsjoin::dataset& pts, double eps, const std::string& engine,
                                 std::map<std::string, std::string> params = {},
@@ -66,12 +95,15 @@ TEST(meta_16q, sanitizer_case_small_joins_in_every_mode) {
     ASSERT_GT(oracle.n_pairs(), pts.n());  // the case must hold pairs beside the self pairs
     const std::vector<std::map<std::string, std::string>> modes = {
         {},
-        {{"fill", "second-pass"}},
-        {{"pattern", "full"}, {"fill", "second-pass"}},
-        {{"pattern", "full"}, {"fill", "records"}},
-        {{"segment_ids", "1000"}},
-        {{"warp_rows", "32"}, {"fill", "second-pass"}},
-        {{"warp_rows", "32"}, {"pattern", "full"}, {"fill", "records"}},
+        {{"kernel", "tiles"}, {"fill", "second-pass"}},
+        {{"kernel", "tiles"}, {"pattern", "full"}, {"fill", "second-pass"}},
+        {{"kernel", "tiles"}, {"pattern", "full"}, {"fill", "records"}},
+        {{"mode", "brute-force"}, {"fill", "second-pass"}},
+        {{"mode", "brute-force"}, {"pattern", "full"}, {"fill", "second-pass"}},
+        {{"mode", "brute-force"}, {"pattern", "full"}, {"fill", "records"}},
+        {{"mode", "brute-force"}, {"segment_ids", "1000"}},
+        {{"mode", "brute-force"}, {"warp_rows", "32"}, {"fill", "second-pass"}},
+        {{"mode", "brute-force"}, {"warp_rows", "32"}, {"pattern", "full"}, {"fill", "records"}},
     };
     for (const auto& params : modes) {
       const auto table = run_csr(pts, eps, "meta-16q", params);
@@ -121,12 +153,15 @@ TEST(meta_16q, band_recheck_decides_pairs_just_inside_and_outside_eps) {
         const double eps = (at.hi - at.lo) * 0.01;
         const auto pts = pairs_around_eps(d, 300, eps, rel, at.lo, at.hi, 11 + d);
         const auto oracle = run_csr(pts, eps, "brute-cpu");
-        epsjoin::join_stats stats;
-        const auto table = run_csr(pts, eps, "meta-16q", {}, false, &stats);
-        EXPECT_EQ(table.offsets, oracle.offsets) << "d " << d << " at " << at.lo << " rel " << rel;
-        EXPECT_TRUE(table.neighbors == oracle.neighbors) << "d " << d << " at " << at.lo;
-        EXPECT_NE(note(stats, "band re-checks"), "") << "d " << d;
-        EXPECT_NE(note(stats, "accuracy").find("accuracy ratio"), std::string::npos);
+        for (const char* kernel : {"tiles", "gemm"}) {
+          epsjoin::join_stats stats;
+          const auto table = run_csr(pts, eps, "meta-16q", {{"kernel", kernel}}, false, &stats);
+          EXPECT_EQ(table.offsets, oracle.offsets)
+              << kernel << ", d " << d << " at " << at.lo << " rel " << rel;
+          EXPECT_TRUE(table.neighbors == oracle.neighbors) << kernel << ", d " << d;
+          EXPECT_NE(note(stats, "band re-checks"), "") << "d " << d;
+          EXPECT_NE(note(stats, "accuracy").find("accuracy ratio"), std::string::npos);
+        }
       }
     }
   }
@@ -247,35 +282,48 @@ TEST(meta_16q, result_sizes_agree_on_1e5_points) {
 
 namespace {
 
-// Only brute force is built; the indexed mode is refused with a message, not ignored, and so is
-// FP16 accumulation.
-TEST(meta_16q, indexed_mode_is_refused) {
-  const auto pts = paper_expo(4, 200);
-  EXPECT_THROW(run_csr(pts, 0.05, "meta-16q", {{"mode", "indexed"}}), epsjoin::invalid_argument);
-  EXPECT_THROW(run_csr(pts, 0.05, "meta-16q", {{"index_dims", "2"}}), epsjoin::invalid_argument);
+// auto takes the tiles kernel where the index prunes, gemm where it does not; the refusals.
+TEST(meta_16q, kernel_choice_and_refusals) {
+  const auto pts = paper_expo(2, 3000);
+  auto kernel_note = [&](double eps, std::map<std::string, std::string> params) {
+    epsjoin::join_stats stats;
+    (void)run_csr(pts, eps, "meta-16q", std::move(params), false, &stats);
+    const std::string kernel = note(stats, "kernel");
+    return kernel.substr(0, kernel.find(':'));
+  };
+  EXPECT_EQ(kernel_note(0.002, {}), "tiles");
+  EXPECT_EQ(kernel_note(0.002, {{"mode", "brute-force"}}), "gemm");
+  EXPECT_EQ(kernel_note(0.002, {{"mode", "brute-force"}, {"kernel", "tiles"}}), "tiles");
+  EXPECT_EQ(kernel_note(0.002, {{"kernel", "gemm"}}), "gemm");
+  EXPECT_EQ(kernel_note(0.002, {{"index_dims", "1"}}), "tiles");
   // FP16 accumulation cancels catastrophically (tests/unit/test_half_bound.cpp): refused.
-  EXPECT_THROW(run_csr(pts, 0.05, "meta-16q", {{"accumulate", "fp16"}}), epsjoin::invalid_argument);
-  EXPECT_EQ(run_csr(pts, 0.05, "meta-16q", {{"mode", "brute-force"}}).offsets,
-            run_csr(pts, 0.05, "brute-cpu").offsets);
+  EXPECT_THROW(kernel_note(0.002, {{"accumulate", "fp16"}}), epsjoin::invalid_argument);
+  EXPECT_THROW(kernel_note(0.002, {{"kernel", "tiles"}, {"warp_rows", "32"}}),
+               epsjoin::invalid_argument);
 }
 
 }  // namespace
 
 namespace {
 
-// Past 768 dimensions 128 queries no longer fit an H100 block's shared memory: auto takes the
-// 32-row warp tiles (64 queries), warp_rows=64 is refused with the limits.
+// Past 768 dimensions 128 queries no longer fit an H100 block's shared memory: the gemm kernel
+// takes 32-row warp tiles (64 queries) there, and warp_rows=64 is refused with the limits.
 TEST(meta_16q, wide_points_take_the_smaller_tiles) {
   const auto pts = paper_expo(800, 300);
   const double eps = epsjoin::test::eps_for_selectivity(pts.view(), pts.view(), 10) * (1 + 1e-9);
   epsjoin::join_stats stats;
-  const auto table = run_csr(pts, eps, "meta-16q", {}, false, &stats);
+  const auto table = run_csr(pts, eps, "meta-16q", {{"mode", "brute-force"}}, false, &stats);
   const auto oracle = run_csr(pts, eps, "brute-cpu");
   EXPECT_EQ(table.offsets, oracle.offsets);
   EXPECT_TRUE(table.neighbors == oracle.neighbors);
   EXPECT_NE(note(stats, "kernel").find("32 x 32 warp tiles"), std::string::npos)
       << note(stats, "kernel");
-  EXPECT_THROW(run_csr(pts, eps, "meta-16q", {{"warp_rows", "64"}}), epsjoin::invalid_argument);
+  EXPECT_THROW(run_csr(pts, eps, "meta-16q", {{"mode", "brute-force"}, {"warp_rows", "64"}}),
+               epsjoin::invalid_argument);
+  // The tiles kernel has no such limit.
+  const auto tiles = run_csr(pts, eps, "meta-16q", {{"mode", "brute-force"}, {"kernel", "tiles"}});
+  EXPECT_EQ(tiles.offsets, oracle.offsets);
+  EXPECT_TRUE(tiles.neighbors == oracle.neighbors);
 }
 
 }  // namespace

@@ -1,15 +1,17 @@
 // meta-16q (dissertation ch. 6, META-16Q): the join on the FP16 tensor cores with FP32
 // accumulation and the expanded formula. The data is translated to its mean and scaled by a power
-// of two into FP16's range (half_bound.hpp), every pair is compared by a GEMM-tiled kernel
-// (meta_kernel.cuh), and the pipeline of the other row-join engines (lbjoin/driver.cuh) counts,
-// lays out and fills the rows. Exact by default: pairs whose FP16-FP32 distance lies within the
-// proven error band around eps are re-checked with the direct formula in the join's precision.
-// join_options::approximate (CLI --approximate) decides by the FP16-FP32 distance alone, as the
-// papers do. Both modes report the accuracy ratio of the approximate decision (table 6.6).
-// Only brute force is built: the indexed form (16 queries of one cell per warp) is not yet.
-// Params: mode (brute-force, the only one so far), warp_rows (auto | 32 | 64: query rows of a
-// warp's tile), accumulate (fp32; fp16 is refused: it cancels catastrophically), and the
-// pipeline's sort, queue, pattern, fill, segment_ids, chunk_ids.
+// of two into FP16's range (half_bound.hpp); the pipeline of the other row-join engines
+// (lbjoin/driver.cuh) builds the grid, counts, lays out and fills the rows. Two kernels: the
+// indexed one (meta_tiles_kernel.cuh: 32 queries of a cell against 16 candidates a warp step) and,
+// where the index prunes little, a GEMM-tiled one over every pair (meta_kernel.cuh). Exact by
+// default: pairs whose FP16-FP32 distance lies within the proven error band around eps are
+// re-checked with the direct formula in the join's precision. join_options::approximate (CLI
+// --approximate) decides by the FP16-FP32 distance alone, as the papers do. Both modes report the
+// accuracy ratio of the approximate decision (table 6.6).
+// Params: mode (indexed | brute-force), kernel (auto | tiles | gemm: auto takes gemm where the
+// index leaves 30% of the pairs or more), warp_rows (the gemm kernel's auto | 32 | 64: query rows
+// of a warp's tile), accumulate (fp32; fp16 is refused: it cancels catastrophically), and the
+// pipeline's sort, queue, pattern, fill, index_dims, segment_ids, chunk_ids.
 
 #include <cmath>
 #include <limits>
@@ -23,6 +25,11 @@ namespace epsjoin::detail {
 namespace {
 
 using namespace lbjoin;
+
+enum class kernel_choice { automatic, tiles, gemm };
+
+/// kernel=auto takes the GEMM kernel when the index leaves at least this share of all pairs.
+constexpr double gemm_candidate_share = 0.3;
 
 /// The least float >= x (x >= 0; +inf past the largest float).
 float float_up(double x) {
@@ -41,25 +48,42 @@ float float_down(double x) {
 template <class T>
 class meta_kernels final : public row_join_kernel<T> {
  public:
-  /// `warp_rows`: 32, 64, or 0 for the larger that fits shared memory.
-  meta_kernels(double eps, bool approximate, meta::half_scaling scaling, unsigned warp_rows)
-      : eps_(eps), approximate_(approximate), scaling_(std::move(scaling)), warp_rows_(warp_rows) {}
+  /// `warp_rows`: the GEMM kernel's 32, 64, or 0 for the larger that fits shared memory.
+  meta_kernels(double eps, bool approximate, meta::half_scaling scaling, kernel_choice kernel,
+               unsigned warp_rows)
+      : eps_(eps),
+        approximate_(approximate),
+        scaling_(std::move(scaling)),
+        kernel_(kernel),
+        warp_rows_(warp_rows) {}
   unsigned item_queries() const override { return 32; }
   unsigned workload_lanes() const override { return 0; }
   bool can_record() const override { return true; }
 
   void prepare(gpu_state& gpu, cudaStream_t stream, const join_view<T>& view,
-               std::uint32_t n_queries, std::uint32_t n_data, const index_summary&) override {
+               std::uint32_t n_queries, std::uint32_t n_data,
+               const index_summary& index) override {
     const int d = view.d;
     const std::size_t limit = gpu.properties.sharedMemPerBlockOptin;
     auto fits = [&](int row_blocks) {
       return meta::shared_bytes(d, row_blocks) + meta::static_shared_bytes <= limit;
     };
     row_blocks_ = warp_rows_ == 32 ? 4 : warp_rows_ == 64 ? 8 : fits(8) ? 8 : 4;
-    EPSJOIN_EXPECTS(fits(row_blocks_), "meta-16q holds ", meta::tile_queries(row_blocks_),
-                    " queries in shared memory: at most ", meta::max_dims(limit, row_blocks_),
-                    " dimensions on ", gpu.properties.name, " (", meta::max_dims(limit, 4),
-                    " with warp_rows=32), not ", d);
+    const double share = index.all_pairs == 0 ? 1.0
+                                              : static_cast<double>(index.candidates) /
+                                                    static_cast<double>(index.all_pairs);
+    use_gemm_ = kernel_ == kernel_choice::gemm ||
+                (kernel_ == kernel_choice::automatic && fits(row_blocks_) &&
+                 (index.one_cell || share >= gemm_candidate_share));
+    gemm_reason_ = kernel_ == kernel_choice::gemm ? "kernel=gemm"
+                   : index.one_cell               ? "nothing indexed"
+                                                  : concat("the index left ", 100.0 * share,
+                                                           "% of the pairs");
+    EPSJOIN_EXPECTS(!use_gemm_ || fits(row_blocks_), "meta-16q's gemm kernel holds ",
+                    meta::tile_queries(row_blocks_), " queries in shared memory: at most ",
+                    meta::max_dims(limit, row_blocks_), " dimensions on ", gpu.properties.name,
+                    " (", meta::max_dims(limit, 4), " with warp_rows=32), not ", d,
+                    "; kernel=tiles has no such limit");
     n_data_ = n_data;
     center_.reserve(std::max<std::size_t>(1, scaling_.center.size()));
     EPSJOIN_CUDA_TRY(cudaMemcpyAsync(center_.data(), scaling_.center.data(),
@@ -107,8 +131,12 @@ class meta_kernels final : public row_join_kernel<T> {
               const row_output& out, pass p, const launch_config& config,
               cudaStream_t stream) override {
     if (p == pass::count) halving_count_ = config.halving;
-    meta::launch_meta<T>(view, view_, n_data_, items, n_items, out, p, config.halving, row_blocks_,
-                         stream);
+    if (use_gemm_) {
+      meta::launch_meta<T>(view, view_, n_data_, items, n_items, out, p, config.halving,
+                           row_blocks_, stream);
+    } else {
+      meta::launch_meta_tiles<T>(view, view_, items, n_items, out, p, config, stream);
+    }
   }
 
   void report(join_stats& stats, std::uint64_t pairs) override {
@@ -122,10 +150,14 @@ class meta_kernels final : public row_join_kernel<T> {
     const std::uint64_t approx_right =
         approximate_ ? pairs - only_approx : pairs - only_exact;  // pairs both decisions take
     stats.notes.push_back(
-        {"kernel", concat("FP16 x FP16 -> FP32 m16n8k16 MMA, ", meta::tile_queries(row_blocks_),
-                          " x ", meta::tile_candidates, " block tiles of ", row_blocks_ * 8,
-                          " x 32 warp tiles, ", meta::stages, " stages of ", meta::stage_dims,
-                          " dimensions, every pair compared")});
+        {"kernel",
+         use_gemm_ ? concat("gemm: FP16 x FP16 -> FP32 m16n8k16 MMA, ",
+                            meta::tile_queries(row_blocks_), " x ", meta::tile_candidates,
+                            " block tiles of ", row_blocks_ * 8, " x 32 warp tiles, ",
+                            meta::stages, " stages of ", meta::stage_dims,
+                            " dimensions, every pair compared (", gemm_reason_, ")")
+                   : std::string("tiles: FP16 x FP16 -> FP32 m16n8k16 MMA, 32 queries of a cell "
+                                 "x 16 candidates a warp step")});
     stats.notes.push_back(
         {"scaling", concat("coordinates translated to the data's mean and multiplied by 2^",
                            scaling_.exponent, " before rounding to FP16 (eps likewise)")});
@@ -153,7 +185,10 @@ class meta_kernels final : public row_join_kernel<T> {
   double eps_;
   bool approximate_;
   meta::half_scaling scaling_;
+  kernel_choice kernel_;
   unsigned warp_rows_;
+  bool use_gemm_ = false;
+  std::string gemm_reason_;
   int row_blocks_ = 4;
   std::uint32_t n_data_ = 0;
   bool halving_count_ = false;
@@ -164,11 +199,9 @@ class meta_kernels final : public row_join_kernel<T> {
   device_buffer<unsigned long long> tally_;
 };
 
-/// The pipeline's keys but index_dims (the kernel compares every pair), and mode.
 std::vector<std::string_view> meta_param_keys() {
-  std::vector<std::string_view> keys = row_join_param_keys(false);
-  std::erase(keys, std::string_view("index_dims"));
-  keys.insert(keys.end(), {"mode", "warp_rows", "accumulate"});
+  std::vector<std::string_view> keys = row_join_param_keys(true);
+  keys.insert(keys.end(), {"kernel", "warp_rows", "accumulate"});
   return keys;
 }
 
@@ -177,8 +210,8 @@ class meta_16q_engine final : public engine {
   std::string_view name() const override { return "meta-16q"; }
   std::string_view processor() const override { return "tensor"; }
   std::string_view description() const override {
-    return "FP16 tensor-core join with FP32 accumulation (META-16Q, expanded formula), brute "
-           "force; exact by re-checking the proven error band (--approximate skips it)";
+    return "FP16 tensor-core join with FP32 accumulation (META-16Q, expanded formula), indexed "
+           "or brute force; exact by re-checking the proven error band (--approximate skips it)";
   }
   std::string unavailable_reason() const override {
     return gpu_unavailable_reason(0, 8, "FP16 MMA with cp.async");
@@ -187,10 +220,6 @@ class meta_16q_engine final : public engine {
 
   void run(join_request& req) const override {
     const param_map& params = req.options.params;
-    const std::string mode = param_choice(params, "mode", {"brute-force", "indexed"}, "brute-force");
-    EPSJOIN_EXPECTS(mode == "brute-force",
-                    "meta-16q has no indexed mode yet (issue 8): use mode=brute-force, or ted-join "
-                    "for an indexed tensor-core join");
     EPSJOIN_EXPECTS(param_choice(params, "accumulate", {"fp32", "fp16"}, "fp32") == "fp32",
                     "meta-16q does not accumulate in FP16: the expanded formula |q|^2 + |c|^2 - "
                     "2 q.c cancels catastrophically there (dissertation ch. 6; "
@@ -199,8 +228,14 @@ class meta_16q_engine final : public engine {
     // 64 rows where they fit: each shared-memory word then feeds more MMAs.
     const std::string rows = param_choice(params, "warp_rows", {"auto", "32", "64"}, "auto");
     const unsigned warp_rows = rows == "auto" ? 0u : static_cast<unsigned>(std::stoul(rows));
-    row_join_settings s = read_row_join_settings(params, false);
-    s.index_dims = 0;  // one cell: every pair, in position order
+    const std::string kernel_name =
+        param_choice(params, "kernel", {"auto", "tiles", "gemm"}, "auto");
+    EPSJOIN_EXPECTS(kernel_name != "tiles" || !params.contains("warp_rows"),
+                    "warp_rows is the gemm kernel's, not the tiles kernel's");
+    const kernel_choice kernel = kernel_name == "gemm"    ? kernel_choice::gemm
+                                 : kernel_name == "tiles" ? kernel_choice::tiles
+                                                          : kernel_choice::automatic;
+    row_join_settings s = read_row_join_settings(params, true);
     gpu_state& gpu = acquire_gpu(req.res);
     if (gpu.properties.major < 8) {
       throw unavailable(concat(gpu.properties.name, " lacks FP16 MMA with cp.async (sm_80 or newer)"));
@@ -209,11 +244,11 @@ class meta_16q_engine final : public engine {
     meta::half_scaling scaling = meta::choose_half_scaling(
         req.data, req.self_join ? dataset_view{} : req.queries, req.res.threads());
     req.stats.add_stage("scale", clock.seconds());
-    s.summary = concat("FP16-FP32 MMA m16n8k16, brute force, ",
+    s.summary = concat("FP16-FP32 MMA m16n8k16, kernel ", kernel_name, ", ",
                        req.options.approximate ? "approximate" : "exact", ", data scaled by 2^",
                        scaling.exponent, " about its mean, ", s.summary);
     with_precision(req.options.precision, [&]<class T>() {
-      meta_kernels<T> kernels(req.options.eps, req.options.approximate, std::move(scaling),
+      meta_kernels<T> kernels(req.options.eps, req.options.approximate, std::move(scaling), kernel,
                               warp_rows);
       run_row_join<T>(req, s, kernels);
     });

@@ -6,6 +6,7 @@
 
 #include "gpu/lbjoin/launch.cuh"
 #include "tensor/meta/meta_kernel.cuh"
+#include "tensor/meta/meta_tiles_kernel.cuh"
 
 namespace epsjoin::detail::meta {
 
@@ -15,6 +16,12 @@ template <class T>
 void launch_meta(const join_view<T>& v, const meta_view& m, std::uint32_t n_data,
                  const lbjoin::work_item* items, std::uint32_t n_items, const row_output& out,
                  pass p, bool halving, int row_blocks, cudaStream_t stream);
+
+/// The indexed kernel (meta_tiles_kernel.cuh) over `items` (config: the pattern and the queue).
+template <class T>
+void launch_meta_tiles(const join_view<T>& v, const meta_view& m, const lbjoin::work_item* items,
+                       std::uint32_t n_items, const row_output& out, pass p,
+                       const lbjoin::launch_config& config, cudaStream_t stream);
 
 /// Fills `out` ([n x padded_dims(d)]) and `norms` ([n]) from `points` ([n x d]).
 template <class T>

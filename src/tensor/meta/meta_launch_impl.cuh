@@ -37,7 +37,55 @@ void launch_pass(const join_view<T>& v, const meta_view& m, std::uint32_t n_data
   }
 }
 
+template <class T, bool Halving, pass Pass, int KSteps>
+void launch_tiles_shape(const join_view<T>& v, const meta_view& m, const lbjoin::work_item* items,
+                        std::uint32_t n_items, const row_output& out,
+                        const lbjoin::launch_config& config, cudaStream_t stream) {
+  const unsigned blocks = config.queue != nullptr
+                              ? config.persistent_blocks
+                              : grid_size(n_items, lbjoin::warps_per_block);
+  meta_tiles_kernel<T, Halving, Pass, KSteps>
+      <<<blocks, lbjoin::block_threads, 0, stream>>>(v, m, items, n_items, config.queue, out);
+  EPSJOIN_CHECK_LAUNCH();
+}
+
+template <class T, bool Halving, pass Pass>
+void launch_tiles_pass(const join_view<T>& v, const meta_view& m, const lbjoin::work_item* items,
+                       std::uint32_t n_items, const row_output& out,
+                       const lbjoin::launch_config& config, cudaStream_t stream) {
+  // The query fragments stay in registers up to 64 dimensions.
+  const unsigned k_steps = padded_dims(v.d) / 16;
+  if (k_steps <= 1) {
+    launch_tiles_shape<T, Halving, Pass, 1>(v, m, items, n_items, out, config, stream);
+  } else if (k_steps <= 2) {
+    launch_tiles_shape<T, Halving, Pass, 2>(v, m, items, n_items, out, config, stream);
+  } else if (k_steps <= 4) {
+    launch_tiles_shape<T, Halving, Pass, 4>(v, m, items, n_items, out, config, stream);
+  } else {
+    launch_tiles_shape<T, Halving, Pass, 0>(v, m, items, n_items, out, config, stream);
+  }
+}
+
 }  // namespace launch_detail
+
+template <class T>
+void launch_meta_tiles(const join_view<T>& v, const meta_view& m, const lbjoin::work_item* items,
+                       std::uint32_t n_items, const row_output& out, pass p,
+                       const lbjoin::launch_config& config, cudaStream_t stream) {
+  if (n_items == 0) return;
+  using launch_detail::launch_tiles_pass;
+  if (config.halving) {
+    if (p == pass::count) {
+      launch_tiles_pass<T, true, pass::count>(v, m, items, n_items, out, config, stream);
+    } else {
+      launch_tiles_pass<T, true, pass::fill>(v, m, items, n_items, out, config, stream);
+    }
+  } else if (p == pass::count) {
+    launch_tiles_pass<T, false, pass::count>(v, m, items, n_items, out, config, stream);
+  } else {
+    launch_tiles_pass<T, false, pass::fill>(v, m, items, n_items, out, config, stream);
+  }
+}
 
 template <class T>
 void launch_meta(const join_view<T>& v, const meta_view& m, std::uint32_t n_data,
