@@ -232,7 +232,9 @@ class meta_16q_engine final : public engine {
         param_choice(params, "kernel", {"auto", "tiles", "gemm"}, "auto");
     EPSJOIN_EXPECTS(kernel_name != "tiles" || !params.contains("warp_rows"),
                     "warp_rows is the gemm kernel's, not the tiles kernel's");
-    const kernel_choice kernel = kernel_name == "gemm"    ? kernel_choice::gemm
+    // warp_rows belongs to the gemm kernel and asks for it.
+    const kernel_choice kernel = kernel_name == "gemm" || params.contains("warp_rows")
+                                     ? kernel_choice::gemm
                                  : kernel_name == "tiles" ? kernel_choice::tiles
                                                           : kernel_choice::automatic;
     row_join_settings s = read_row_join_settings(params, true);

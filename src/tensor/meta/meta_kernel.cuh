@@ -328,21 +328,26 @@ __global__ void __launch_bounds__(threads, 2)
       float lo, hi;
       lane_thresholds(m.band, __fadd_ru(q_norm_most, c_norm_most),
                       __fadd_ru(q_norm2_most, c_norm2_most), lo, hi);
-      // The common case, two instructions a pair: is any of the lane's pairs not surely out?
+      // The common case, two instructions a pair: is any pair of the lane's row block rb not
+      // surely out? Only those row blocks are decided pair by pair.
+      bool maybe[RowBlocks];
       bool any = false;
 #pragma unroll
       for (int rb = 0; rb < RowBlocks; ++rb) {
         const float out_above = __fsub_ru(hi, q_norm2[rb]);
+        maybe[rb] = false;
 #pragma unroll
         for (int cb = 0; cb < 4; ++cb)
 #pragma unroll
           for (int h = 0; h < 2; ++h)
-            any |= fmaf(-2.0f, acc[rb][cb][h], c_norm2[cb][h]) <= out_above;
+            maybe[rb] |= fmaf(-2.0f, acc[rb][cb][h], c_norm2[cb][h]) <= out_above;
+        any |= maybe[rb];
       }
       std::uint64_t hits = 0;  // bit rb * 8 + 2 cb + h
       if (any) {
 #pragma unroll
         for (int rb = 0; rb < RowBlocks; ++rb) {
+          if (!maybe[rb]) continue;
           const float out_above = __fsub_ru(hi, q_norm2[rb]);
           const float in_below = __fsub_rd(lo, q_norm2[rb]);
           const std::uint32_t i = q0 + warp_row + rb * 8 + frag_row;

@@ -136,19 +136,25 @@ __global__ void __launch_bounds__(block_threads, 2)
         float lo, hi;
         lane_thresholds(m.band, __fadd_ru(q_norm_most, c_norm_most),
                         __fadd_ru(q_norm2_most, c_norm2_most), lo, hi);
+        // Row blocks with a pair that may be in; only those are decided pair by pair.
+        bool maybe[4];
         bool any = false;
 #pragma unroll
         for (int rb = 0; rb < 4; ++rb) {
           const float out_above = __fsub_ru(hi, q_norm2[rb]);
+          maybe[rb] = false;
 #pragma unroll
           for (int cb = 0; cb < 2; ++cb)
 #pragma unroll
-            for (int h = 0; h < 2; ++h) any |= fmaf(-2.0f, acc[rb][cb][h], c_norm2[cb][h]) <= out_above;
+            for (int h = 0; h < 2; ++h)
+              maybe[rb] |= fmaf(-2.0f, acc[rb][cb][h], c_norm2[cb][h]) <= out_above;
+          any |= maybe[rb];
         }
         unsigned hits = 0;  // bit rb * 4 + 2 cb + h
         if (any) {
 #pragma unroll
           for (int rb = 0; rb < 4; ++rb) {
+            if (!maybe[rb]) continue;
             const float out_above = __fsub_ru(hi, q_norm2[rb]);
             const float in_below = __fsub_rd(lo, q_norm2[rb]);
             const std::uint32_t pos = q_pos[rb];
