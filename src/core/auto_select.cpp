@@ -29,11 +29,24 @@ constexpr std::size_t ted_min_dims = 16;
 
 bool ted_join_is_faster(std::size_t d) { return d >= ted_min_dims; }
 
+// And where meta-16q's FP16 tensor cores (exact: the error band re-checked in FP64) beat both
+// (bench/RESULTS.md, issue 8, run 7, one join each, CSR with self pairs): Expo16D 1M 0.51 s
+// against ted-join's 1.35 s and lbjoin's 1.42 s at S 49, 0.73 s against 1.77 s and 2.09 s at
+// S 497; Expo32D 1M 0.67 s and 1.11 s against ted-join's 2.08 s and 2.22 s. At 8-D lbjoin is as
+// fast or faster (Expo8D 2M: 0.36 s against 0.48 s at S 50, 0.72 s against 0.72 s at S 492).
+constexpr std::size_t meta_min_dims = 16;
+
 }  // namespace
 
 engine_choice choose_engine(const join_request& request) {
   const std::size_t n = std::max(request.queries.n, request.data.n);
   const std::size_t d = request.data.n > 0 ? request.data.d : request.queries.d;
+  if (n >= gpu_min_points && d >= meta_min_dims) {
+    if (const engine* e = available("meta-16q")) {
+      return {e, concat("meta-16q: a CUDA device with FP16 tensor cores is present, N = ", n,
+                        " >= ", gpu_min_points, " and d = ", d, " >= ", meta_min_dims)};
+    }
+  }
   if (n >= gpu_min_points && ted_join_is_faster(d)) {
     if (const engine* e = available("ted-join")) {
       return {e, concat("ted-join: a CUDA device with FP64 tensor cores is present, N = ", n,
