@@ -128,6 +128,31 @@ __global__ void __launch_bounds__(threshold_block)
     atomicAdd(&row_counts[query], static_cast<unsigned long long>(row_total));
 }
 
+/// Calls `gemm` once to warm up, then `repeat` times, each timed with events on `s`; prints the
+/// JSON line of mode `mode` (an M = N = K = size GEMM) with the median.
+template <class Gemm>
+void time_peak(const char* mode, std::size_t size, std::size_t repeat, cudaStream_t s,
+               Gemm&& gemm) {
+  gemm();  // the first call loads kernels and sets up cuBLAS's workspace
+  CUDA_TRY(cudaStreamSynchronize(s));
+  std::vector<double> seconds;
+  event start, stop;
+  for (std::size_t r = 0; r < repeat; ++r) {
+    CUDA_TRY(cudaEventRecord(start.handle, s));
+    gemm();
+    CUDA_TRY(cudaEventRecord(stop.handle, s));
+    CUDA_TRY(cudaEventSynchronize(stop.handle));
+    seconds.push_back(elapsed_seconds(start, stop));
+  }
+  const double t = median(seconds);
+  std::printf(
+      "{\"mode\":\"%s\",\"size\":%zu,\"seconds\":%.9g,\"tflops\":%.6g,\"cublas\":\"%s\","
+      "\"run_seconds\":%s}\n",
+      mode, size, t, 2.0 * size * size * size / t / 1e12, cublas_version().c_str(),
+      json_list(seconds).c_str());
+  std::fflush(stdout);
+}
+
 __global__ void to_half_kernel(const double* in, std::size_t n, __half* out) {
   const std::size_t k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (k < n) out[k] = __double2half(in[k]);
@@ -152,29 +177,11 @@ void run_half_peak(std::size_t size, std::size_t repeat) {
   }
   const float one = 1.0f, zero = 0.0f;
   const int n = static_cast<int>(size);
-  auto gemm = [&] {
+  time_peak("hgemm-peak", size, repeat, s.handle, [&] {
     CUBLAS_TRY(cublasGemmEx(h.handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a.data(), CUDA_R_16F,
                             n, b.data(), CUDA_R_16F, n, &zero, c.data(), CUDA_R_32F, n,
                             CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-  };
-  gemm();
-  CUDA_TRY(cudaStreamSynchronize(s.handle));
-  std::vector<double> seconds;
-  event start, stop;
-  for (std::size_t r = 0; r < repeat; ++r) {
-    CUDA_TRY(cudaEventRecord(start.handle, s.handle));
-    gemm();
-    CUDA_TRY(cudaEventRecord(stop.handle, s.handle));
-    CUDA_TRY(cudaEventSynchronize(stop.handle));
-    seconds.push_back(elapsed_seconds(start, stop));
-  }
-  const double t = median(seconds);
-  std::printf(
-      "{\"mode\":\"hgemm-peak\",\"size\":%zu,\"seconds\":%.9g,\"tflops\":%.6g,\"cublas\":\"%s\","
-      "\"run_seconds\":%s}\n",
-      size, t, 2.0 * size * size * size / t / 1e12, cublas_version().c_str(),
-      json_list(seconds).c_str());
-  std::fflush(stdout);
+  });
 }
 
 /// Median seconds of an M = N = K = size DGEMM: the device's FP64 (tensor-core) peak in practice.
@@ -192,28 +199,10 @@ void run_peak(std::size_t size, std::size_t repeat) {
   CUDA_TRY(cudaGetLastError());
   const double one = 1.0, zero = 0.0;
   const int n = static_cast<int>(size);
-  auto gemm = [&] {
+  time_peak("dgemm-peak", size, repeat, s.handle, [&] {
     CUBLAS_TRY(cublasDgemm(h.handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a.data(), n, b.data(),
                            n, &zero, c.data(), n));
-  };
-  gemm();  // the first call loads kernels and sets up cuBLAS's workspace
-  CUDA_TRY(cudaStreamSynchronize(s.handle));
-  std::vector<double> seconds;
-  event start, stop;
-  for (std::size_t r = 0; r < repeat; ++r) {
-    CUDA_TRY(cudaEventRecord(start.handle, s.handle));
-    gemm();
-    CUDA_TRY(cudaEventRecord(stop.handle, s.handle));
-    CUDA_TRY(cudaEventSynchronize(stop.handle));
-    seconds.push_back(elapsed_seconds(start, stop));
-  }
-  const double t = median(seconds);
-  std::printf(
-      "{\"mode\":\"dgemm-peak\",\"size\":%zu,\"seconds\":%.9g,\"tflops\":%.6g,\"cublas\":\"%s\","
-      "\"run_seconds\":%s}\n",
-      size, t, 2.0 * size * size * size / t / 1e12, cublas_version().c_str(),
-      json_list(seconds).c_str());
-  std::fflush(stdout);
+  });
 }
 
 struct join_setup {

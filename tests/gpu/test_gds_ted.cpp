@@ -190,28 +190,8 @@ TEST(gds_ted, sanitizer_case_small_joins_in_every_mode) {
 // band's re-check with the direct formula gets them right, and it must get every one right.
 TEST(ted_join, band_recheck_decides_pairs_just_inside_and_outside_eps) {
   for (const std::size_t d : {3, 8, 21, 40}) {
-    std::mt19937_64 rng(7 + d);
-    std::uniform_real_distribution<double> coord(999.0, 1001.0);
-    std::normal_distribution<double> normal;
     const double eps = 0.01;
-    const std::size_t pairs = 400;
-    std::vector<double> values(2 * pairs * d);
-    for (std::size_t p = 0; p < pairs; ++p) {
-      std::vector<double> dir(d);
-      double len = 0;
-      for (double& x : dir) {
-        x = normal(rng);
-        len += x * x;
-      }
-      len = std::sqrt(len);
-      const double r = eps * (p % 2 == 0 ? 1 - 1e-13 : 1 + 1e-13);
-      for (std::size_t k = 0; k < d; ++k) {
-        const double a = coord(rng);
-        values[2 * p * d + k] = a;
-        values[(2 * p + 1) * d + k] = a + r * dir[k] / len;
-      }
-    }
-    const epsjoin::dataset pts(std::move(values), d);
+    const auto pts = epsjoin::test::pairs_around_eps(d, 400, eps, 1e-13, 999.0, 1001.0, 7 + d);
     const auto oracle = run_csr(pts, eps, "brute-cpu");
     epsjoin::join_stats stats;
     const auto table = run_csr(pts, eps, "ted-join", {}, false, &stats);

@@ -1,8 +1,8 @@
 // meta-16q (FP16-FP32 tensor cores) against the oracle: every shape of the property harness with
-// each kernel (tiles, gemm) in each pattern and fill, both precisions; pairs placed just inside and just outside eps where
-// FP16 alone cannot tell them apart (near the origin, far from it, and spread over a wide
-// range); the approximate mode's pairs stay inside the declared error band and the counting and
-// filling passes agree on them; |R| on 1e5-point sets.
+// each kernel (tiles, gemm) in each pattern and fill, both precisions; pairs placed just inside and
+// just outside eps where FP16 alone cannot tell them apart (near the origin, far from it, and
+// spread over a wide range); the approximate mode's pairs stay inside the declared error band and
+// the counting and filling passes agree on them; |R| on 1e5-point sets.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -47,7 +47,8 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_tiles_second_pass_queue_f64,
                               {"meta-16q",
                                {{"kernel", "tiles"}, {"fill", "second-pass"}, {"queue", "on"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_tiles_brute_f32,
-                              {"meta-16q", {{"kernel", "tiles"}, {"mode", "brute-force"}},
+                              {"meta-16q",
+                               {{"kernel", "tiles"}, {"mode", "brute-force"}},
                                scalar_type::f32});
 // The gemm kernel: 64-row warp tiles wherever they fit (every shape here), and the 32-row ones;
 // over an index too (it ignores the cells).
@@ -60,16 +61,14 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_gemm_second_pass_f64,
                               {"meta-16q", {{"kernel", "gemm"}, {"fill", "second-pass"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_gemm_rows32_f64,
                               {"meta-16q", {{"mode", "brute-force"}, {"warp_rows", "32"}}});
-EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_gemm_rows32_full_records_f32,
-                              {"meta-16q",
-                               {{"mode", "brute-force"},
-                                {"warp_rows", "32"},
-                                {"pattern", "full"},
-                                {"fill", "records"}},
-                               scalar_type::f32});
-EPSJOIN_ENGINE_PROPERTY_TESTS(meta16q_gemm_rows32_second_pass_f64,
-                              {"meta-16q",
-                               {{"mode", "brute-force"}, {"warp_rows", "32"}, {"fill", "second-pass"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(
+    meta16q_gemm_rows32_full_records_f32,
+    {"meta-16q",
+     {{"mode", "brute-force"}, {"warp_rows", "32"}, {"pattern", "full"}, {"fill", "records"}},
+     scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(
+    meta16q_gemm_rows32_second_pass_f64,
+    {"meta-16q", {{"mode", "brute-force"}, {"warp_rows", "32"}, {"fill", "second-pass"}}});
 
 epsjoin::neighbor_table run_csr(const epsjoin::dataset& pts, double eps, const std::string& engine,
                                 std::map<std::string, std::string> params = {},
@@ -113,32 +112,6 @@ TEST(meta_16q, sanitizer_case_small_joins_in_every_mode) {
   }
 }
 
-/// `pairs` pairs of points at distance eps (1 - rel) and eps (1 + rel), the first point of each
-/// drawn uniformly from [lo, hi] in every dimension.
-epsjoin::dataset pairs_around_eps(std::size_t d, std::size_t pairs, double eps, double rel,
-                                  double lo, double hi, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> coord(lo, hi);
-  std::normal_distribution<double> normal;
-  std::vector<double> values(2 * pairs * d);
-  for (std::size_t p = 0; p < pairs; ++p) {
-    std::vector<double> dir(d);
-    double len = 0;
-    for (double& x : dir) {
-      x = normal(rng);
-      len += x * x;
-    }
-    len = std::sqrt(len);
-    const double r = eps * (p % 2 == 0 ? 1 - rel : 1 + rel);
-    for (std::size_t k = 0; k < d; ++k) {
-      const double a = coord(rng);
-      values[2 * p * d + k] = a;
-      values[(2 * p + 1) * d + k] = a + r * dir[k] / len;
-    }
-  }
-  return epsjoin::dataset(std::move(values), d);
-}
-
 // FP16 keeps 11 bits: pairs 1e-6 or 1e-3 of eps inside and outside it are below its resolution
 // (and coordinates near 1000 would lose everything below 0.5 without the translation). Only the
 // band's re-check gets them right, and it must get every one right.
@@ -147,11 +120,11 @@ TEST(meta_16q, band_recheck_decides_pairs_just_inside_and_outside_eps) {
     double lo, hi;
   };
   for (const std::size_t d : {3, 16, 21, 64}) {
-    for (const placement at : {placement{0.0, 1.0}, placement{999.0, 1001.0},
-                               placement{-5e4, 5e4}}) {
+    for (const placement at :
+         {placement{0.0, 1.0}, placement{999.0, 1001.0}, placement{-5e4, 5e4}}) {
       for (const double rel : {1e-6, 1e-3}) {
         const double eps = (at.hi - at.lo) * 0.01;
-        const auto pts = pairs_around_eps(d, 300, eps, rel, at.lo, at.hi, 11 + d);
+        const auto pts = epsjoin::test::pairs_around_eps(d, 300, eps, rel, at.lo, at.hi, 11 + d);
         const auto oracle = run_csr(pts, eps, "brute-cpu");
         for (const char* kernel : {"tiles", "gemm"}) {
           epsjoin::join_stats stats;

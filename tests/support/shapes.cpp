@@ -134,4 +134,28 @@ double eps_for_all_pairs(dataset_view queries, dataset_view data) {
   return 2.0 * std::sqrt(diag2) + 1.0;
 }
 
+dataset pairs_around_eps(std::size_t d, std::size_t pairs, double eps, double rel, double lo,
+                         double hi, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> coord(lo, hi);
+  std::normal_distribution<double> normal;
+  std::vector<double> values(2 * pairs * d);
+  std::vector<double> dir(d);
+  for (std::size_t p = 0; p < pairs; ++p) {
+    double len = 0;
+    for (double& x : dir) {
+      x = normal(rng);
+      len += x * x;
+    }
+    len = std::sqrt(len);
+    const double r = eps * (p % 2 == 0 ? 1 - rel : 1 + rel);
+    for (std::size_t k = 0; k < d; ++k) {
+      const double a = coord(rng);
+      values[2 * p * d + k] = a;
+      values[(2 * p + 1) * d + k] = a + r * dir[k] / len;
+    }
+  }
+  return dataset(std::move(values), d);
+}
+
 }  // namespace epsjoin::test

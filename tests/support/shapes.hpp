@@ -29,6 +29,12 @@ dataset make_shape(shape_kind kind, std::size_t n, std::size_t d, std::uint64_t 
 /// sample queries against all of `data`.
 double eps_for_selectivity(dataset_view queries, dataset_view data, double selectivity);
 
+/// `pairs` pairs of points at distance eps (1 - rel) and eps (1 + rel) in turn, in random
+/// directions, the first point of each uniform in [lo, hi]^d: pairs an engine must decide by
+/// where they fall on either side of eps; deterministic in the arguments.
+dataset pairs_around_eps(std::size_t d, std::size_t pairs, double eps, double rel, double lo,
+                         double hi, std::uint64_t seed);
+
 /// An eps that every pair of the two sets satisfies (twice the bounding-box diagonal).
 double eps_for_all_pairs(dataset_view queries, dataset_view data);
 

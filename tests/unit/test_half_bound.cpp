@@ -15,6 +15,18 @@ namespace {
 
 using namespace epsjoin::detail::meta;
 
+std::vector<double> unit_direction(std::mt19937_64& rng, int d) {
+  std::normal_distribution<double> normal;
+  std::vector<double> dir(static_cast<std::size_t>(d));
+  double len = 0;
+  for (double& x : dir) {
+    x = normal(rng);
+    len += x * x;
+  }
+  for (double& x : dir) x /= std::sqrt(len);
+  return dir;
+}
+
 TEST(half_bound, scaling_centres_the_data_and_fills_fp16s_range) {
   std::vector<double> values = {1000.0, -3.0, 1002.0, 5.0, 1004.0, 1.0};  // 3 points, 2-D
   const epsjoin::dataset pts(values, 2);
@@ -76,25 +88,19 @@ TEST(half_bound, fp16_fp32_expanded_formula_is_decided_inside_the_thresholds) {
     for (const double edge : {-1.0, 0.9}) {
       const double eps = 0.05 * std::sqrt(static_cast<double>(d));
       std::uniform_real_distribution<double> coord(edge, 1.0);
-      std::normal_distribution<double> normal;
       const half_band band = half_decision_band(d, 0x1p-53);
       const int exponent = 13;  // spread 2 -> 2^14 at most
       const double scale = std::ldexp(1.0, exponent), eps_scaled = eps * scale;
       int in = 0, out = 0;
       for (int trial = 0; trial < 3000; ++trial) {
-        std::vector<double> q(d), c(d), dir(d);
-        double len = 0;
-        for (double& x : dir) {
-          x = normal(rng);
-          len += x * x;
-        }
-        len = std::sqrt(len);
+        std::vector<double> q(d), c(d);
+        const std::vector<double> dir = unit_direction(rng, d);
         // Distances from 0.9 eps to 1.1 eps, where the decisions are hard.
         const double r = eps * (0.9 + 0.2 * (trial % 101) / 100.0);
         for (int k = 0; k < d; ++k) {
           const double a = coord(rng);
           q[k] = a * scale;
-          c[k] = (a + r * dir[k] / len) * scale;
+          c[k] = (a + r * dir[k]) * scale;
         }
         const emulated e = emulate(q, c);
         const decision_thresholds t = thresholds_for(band, eps_scaled, e.norm, e.norm2);
@@ -127,22 +133,16 @@ namespace {
 TEST(half_bound, fp16_accumulation_cancels_catastrophically) {
   std::mt19937_64 rng(66);
   std::uniform_real_distribution<double> coord(0.0, 1.0);
-  std::normal_distribution<double> normal;
   const int d = 16, trials = 1000;
   const double r = 0.1;
   int fp16_far_off = 0;
   double fp32_worst = 0;
   for (int trial = 0; trial < trials; ++trial) {
-    std::vector<double> q(d), c(d), dir(d);
-    double len = 0;
-    for (double& x : dir) {
-      x = normal(rng);
-      len += x * x;
-    }
-    len = std::sqrt(len);
+    std::vector<double> q(d), c(d);
+    const std::vector<double> dir = unit_direction(rng, d);
     for (int k = 0; k < d; ++k) {
       q[k] = coord(rng);
-      c[k] = q[k] + r * dir[k] / len;
+      c[k] = q[k] + r * dir[k];
     }
     _Float16 qn16 = 0, cn16 = 0, dot16 = 0;
     float qn32 = 0, cn32 = 0, dot32 = 0;

@@ -193,6 +193,34 @@ __device__ __forceinline__ unsigned long long reserve_records(const row_output& 
   return base + before - mine;
 }
 
+/// Fill under FULL: the four lanes of an accumulator row (query `pos`) share its row; each writes
+/// its hits (bit 2 cb + h: candidate chunk + 8 cb + acc_col + h) after those of the lanes before
+/// it in the group. `found`: the row's length so far, advanced by the group's hits. Every lane
+/// calls it.
+__device__ __forceinline__ void write_row_group(const row_output& out,
+                                                const std::uint32_t* data_ids, std::uint32_t pos,
+                                                unsigned row_hits, std::uint32_t chunk,
+                                                unsigned acc_col, unsigned lane,
+                                                std::uint32_t& found) {
+  const unsigned mine = __popc(row_hits);
+  unsigned before = mine;
+  unsigned up = __shfl_up_sync(full_mask, before, 1, 4);
+  if ((lane & 3) >= 1) before += up;
+  up = __shfl_up_sync(full_mask, before, 2, 4);
+  if ((lane & 3) >= 2) before += up;
+  const unsigned group_total = __shfl_sync(full_mask, before, 3, 4);
+  before -= mine;
+  if (row_hits != 0) {
+    std::uint32_t* row = out.neighbors + (out.row_offset[pos] - out.segment_begin);
+    unsigned at = found + before;
+    for (unsigned bits = row_hits; bits != 0; bits &= bits - 1) {
+      const int bit = __ffs(bits) - 1;
+      row[at++] = data_ids[chunk + (bit >> 1) * 8 + acc_col + (bit & 1)];
+    }
+  }
+  found += group_total;
+}
+
 /// The sum of `x` over the four lanes that share an accumulator row (lanes 4 g .. 4 g + 3).
 __device__ __forceinline__ std::uint32_t row_lanes_sum(std::uint32_t x) {
   x += __shfl_xor_sync(full_mask, x, 1);
@@ -416,25 +444,7 @@ __global__ void __launch_bounds__(block_threads, ColBlocks <= 2 ? 2 : 1)
             found[rb] += __popc(hits);
             tile_hits |= hits << (rb * hits_per_row_block);
           } else if constexpr (!Halving) {
-            // The four lanes of query row frag_row share its row: each takes its place after
-            // the hits of the lanes before it in the group.
-            const unsigned mine = __popc(hits);
-            unsigned before = mine;
-            unsigned up = __shfl_up_sync(full_mask, before, 1, 4);
-            if ((lane & 3) >= 1) before += up;
-            up = __shfl_up_sync(full_mask, before, 2, 4);
-            if ((lane & 3) >= 2) before += up;
-            const unsigned group_total = __shfl_sync(full_mask, before, 3, 4);
-            before -= mine;
-            if (hits != 0) {
-              std::uint32_t* row = out.neighbors + (out.row_offset[pos] - out.segment_begin);
-              unsigned at = found[rb] + before;
-              for (unsigned bits = hits; bits != 0; bits &= bits - 1) {
-                const int bit = __ffs(bits) - 1;
-                row[at++] = v.data_ids[chunk + (bit >> 1) * 8 + acc_col + (bit & 1)];
-              }
-            }
-            found[rb] += group_total;
+            write_row_group(out, v.data_ids, pos, hits, chunk, acc_col, lane, found[rb]);
           }
         }
         if constexpr (Pass == pass::count) {

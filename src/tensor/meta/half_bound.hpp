@@ -13,7 +13,8 @@
 // q~, c~ their FP16 roundings:
 //   |x~_k - x_k| <= u16 |x_k| + h, u16 = 2^-11, h = 2^-25 (half the spacing of FP16's
 //   subnormals; the FP64 translation adds 2 u64 |x_k| more), so
-//   | |q~ - c~| - |q - c| | <= |q~ - q| + |c~ - c| <= (u16 + 2 u64)(|q| + |c|) + 2 h sqrt(d) = delta.
+//   delta = (u16 + 2 u64)(|q| + |c|) + 2 h sqrt(d) >= |q~ - q| + |c~ - c|
+//         >= | |q~ - c~| - |q - c| |.
 // The kernel computes s' = |q~|^2 + fl(|c~|^2 - 2 fl(q~.c~)) (it compares the second term with
 // thresholds less |q~|^2, rounded outwards): the FP16 products are exact in FP32, the tensor
 // cores add them in FP32 with truncation (Fasi, Higham, Mikaitis, Pranesh, "Numerical behavior of

@@ -11,13 +11,14 @@ namespace {
 
 constexpr std::size_t points_per_chunk = 16384;
 
-/// Adds `apply(worker, point, k, value)` over every coordinate of `set`, in parallel.
+/// Calls `apply(worker, k, value)` for every coordinate of `set`, in parallel.
 template <class Apply>
 void for_each_coordinate(dataset_view set, unsigned threads, Apply&& apply) {
-  parallel_for(threads, set.n, points_per_chunk, [&](std::size_t begin, std::size_t end, unsigned worker) {
-    for (std::size_t i = begin; i < end; ++i)
-      for (std::size_t k = 0; k < set.d; ++k) apply(worker, k, set.at(i, k));
-  });
+  parallel_for(threads, set.n, points_per_chunk,
+               [&](std::size_t begin, std::size_t end, unsigned worker) {
+                 for (std::size_t i = begin; i < end; ++i)
+                   for (std::size_t k = 0; k < set.d; ++k) apply(worker, k, set.at(i, k));
+               });
 }
 
 }  // namespace
@@ -34,7 +35,8 @@ half_scaling choose_half_scaling(dataset_view a, dataset_view b, unsigned thread
   // beyond FP64 rounding, and any centre gives a valid bound.
   std::vector<std::vector<double>> sums(threads, std::vector<double>(d, 0.0));
   for (const dataset_view set : {a, b}) {
-    for_each_coordinate(set, threads, [&](unsigned w, std::size_t k, double v) { sums[w][k] += v; });
+    for_each_coordinate(set, threads,
+                        [&](unsigned w, std::size_t k, double v) { sums[w][k] += v; });
   }
   for (const auto& partial : sums)
     for (std::size_t k = 0; k < d; ++k) s.center[k] += partial[k];

@@ -38,7 +38,8 @@ constexpr double gemm_candidate_share = 0.9;
 float float_up(double x) {
   if (x > std::numeric_limits<float>::max()) return std::numeric_limits<float>::infinity();
   const float f = static_cast<float>(x);
-  return static_cast<double>(f) >= x ? f : std::nextafter(f, std::numeric_limits<float>::infinity());
+  return static_cast<double>(f) >= x ? f
+                                     : std::nextafter(f, std::numeric_limits<float>::infinity());
 }
 
 /// The greatest float <= x (x >= 0; the largest float past it).
@@ -64,8 +65,7 @@ class meta_kernels final : public row_join_kernel<T> {
   bool can_record() const override { return true; }
 
   void prepare(gpu_state& gpu, cudaStream_t stream, const join_view<T>& view,
-               std::uint32_t n_queries, std::uint32_t n_data,
-               const index_summary& index) override {
+               std::uint32_t n_queries, std::uint32_t n_data, const index_summary& index) override {
     const int d = view.d;
     const std::size_t limit = gpu.properties.sharedMemPerBlockOptin;
     auto fits = [&](int row_blocks) {
@@ -80,8 +80,7 @@ class meta_kernels final : public row_join_kernel<T> {
                  (index.one_cell || share >= gemm_candidate_share));
     gemm_reason_ = kernel_ == kernel_choice::gemm ? "kernel=gemm"
                    : index.one_cell               ? "nothing indexed"
-                                                  : concat("the index left ", 100.0 * share,
-                                                           "% of the pairs");
+                                    : concat("the index left ", 100.0 * share, "% of the pairs");
     EPSJOIN_EXPECTS(!use_gemm_ || fits(row_blocks_), "meta-16q's gemm kernel holds ",
                     meta::tile_queries(row_blocks_), " queries in shared memory: at most ",
                     meta::max_dims(limit, row_blocks_), " dimensions on ", gpu.properties.name,
@@ -99,8 +98,8 @@ class meta_kernels final : public row_join_kernel<T> {
       half.reserve(std::max<std::size_t>(1, n * dp));
       norms.reserve(std::max<std::size_t>(1, n));
       // Halved in the kernel (see to_half_kernel), so twice the scale here.
-      meta::launch_to_half<T>(points, n, d, center_.data(), 2.0 * scale, half.data(),
-                              norms.data(), stream);
+      meta::launch_to_half<T>(points, n, d, center_.data(), 2.0 * scale, half.data(), norms.data(),
+                              stream);
     };
     convert(view.data_points, n_data, data_half_, data_norms_);
     view_.data_half = data_half_.data();
@@ -154,13 +153,13 @@ class meta_kernels final : public row_join_kernel<T> {
         approximate_ ? pairs - only_approx : pairs - only_exact;  // pairs both decisions take
     stats.notes.push_back(
         {"kernel",
-         use_gemm_ ? concat("gemm: FP16 x FP16 -> FP32 m16n8k16 MMA, ",
-                            meta::tile_queries(row_blocks_), " x ", meta::tile_candidates,
-                            " block tiles of ", row_blocks_ * 8, " x 32 warp tiles, ",
-                            meta::stages, " stages of ", meta::stage_dims,
-                            " dimensions, every pair compared (", gemm_reason_, ")")
-                   : std::string("tiles: FP16 x FP16 -> FP32 m16n8k16 MMA, 32 queries of a cell "
-                                 "x 16 candidates a warp step")});
+         use_gemm_
+             ? concat("gemm: FP16 x FP16 -> FP32 m16n8k16 MMA, ", meta::tile_queries(row_blocks_),
+                      " x ", meta::tile_candidates, " block tiles of ", row_blocks_ * 8,
+                      " x 32 warp tiles, ", meta::stages, " stages of ", meta::stage_dims,
+                      " dimensions, every pair compared (", gemm_reason_, ")")
+             : std::string("tiles: FP16 x FP16 -> FP32 m16n8k16 MMA, 32 queries of a cell "
+                           "x 16 candidates a warp step")});
     stats.notes.push_back(
         {"scaling", concat("coordinates translated to the data's mean and multiplied by 2^",
                            scaling_.exponent, " before rounding to FP16 (eps likewise)")});
@@ -170,18 +169,18 @@ class meta_kernels final : public row_join_kernel<T> {
                 approximate_ ? "(decided by the FP16-FP32 distance; the direct formula only "
                                "measured them)"
                              : "re-checked with the direct formula",
-                exact == 0 ? std::string()
-                           : concat(": ", 100.0 * static_cast<double>(band) /
-                                              static_cast<double>(exact),
-                                    "% of the exact result"))});
+                exact == 0
+                    ? std::string()
+                    : concat(": ", 100.0 * static_cast<double>(band) / static_cast<double>(exact),
+                             "% of the exact result"))});
     stats.notes.push_back(
         {"accuracy",
-         concat(approximate_ ? "approximate: " : "exact; the FP16-FP32 decision alone would give ",
-                exact + only_approx - only_exact, " pairs (self pairs not counted), ", only_approx,
-                " of them not in the exact result, ", only_exact,
-                " exact pairs missed; accuracy ratio ",
-                exact == 0 ? 1.0
-                           : static_cast<double>(approx_right) / static_cast<double>(exact))});
+         concat(
+             approximate_ ? "approximate: " : "exact; the FP16-FP32 decision alone would give ",
+             exact + only_approx - only_exact, " pairs (self pairs not counted), ", only_approx,
+             " of them not in the exact result, ", only_exact,
+             " exact pairs missed; accuracy ratio ",
+             exact == 0 ? 1.0 : static_cast<double>(approx_right) / static_cast<double>(exact))});
   }
 
  private:
@@ -243,7 +242,8 @@ class meta_16q_engine final : public engine {
     row_join_settings s = read_row_join_settings(params, true);
     gpu_state& gpu = acquire_gpu(req.res);
     if (gpu.properties.major < 8) {
-      throw unavailable(concat(gpu.properties.name, " lacks FP16 MMA with cp.async (sm_80 or newer)"));
+      throw unavailable(
+          concat(gpu.properties.name, " lacks FP16 MMA with cp.async (sm_80 or newer)"));
     }
     stopwatch clock;
     meta::half_scaling scaling = meta::choose_half_scaling(

@@ -78,12 +78,12 @@ static_assert(shared_bytes(1552, 4) + static_shared_bytes <= 227 * 1024);
 /// half_bound.hpp's band in FP32, each constant rounded towards a wider band, so thresholds
 /// computed from it with directed rounding are never narrower than the exact ones.
 struct float_band {
-  float quant_per_norm = 0;  ///< rounded up
-  float quant_fixed = 0;     ///< up
-  float arith_per_norm2 = 0; ///< up
+  float quant_per_norm = 0;        ///< rounded up
+  float quant_fixed = 0;           ///< up
+  float arith_per_norm2 = 0;       ///< up
   float eps_up = 0, eps_down = 0;  ///< scaled eps, both ways
-  float one_plus_rho = 1;    ///< up
-  float one_minus_rho = 1;   ///< down
+  float one_plus_rho = 1;          ///< up
+  float one_minus_rho = 1;         ///< down
 };
 
 struct meta_view {
@@ -108,8 +108,7 @@ __device__ __forceinline__ void lane_thresholds(const float_band& b, float norm_
   const float above = __fadd_ru(b.eps_up, delta);
   hi = __fmaf_ru(__fmul_ru(above, above), b.one_plus_rho, arith);
   const float below = __fsub_rd(b.eps_down, delta);
-  lo = below > 0.0f ? __fsub_rd(__fmul_rd(__fmul_rd(below, below), b.one_minus_rho), arith)
-                    : -1.0f;
+  lo = below > 0.0f ? __fsub_rd(__fmul_rd(__fmul_rd(below, below), b.one_minus_rho), arith) : -1.0f;
 }
 
 /// Converts points to FP16 after translating and scaling them (half_bound.hpp), with their
@@ -196,6 +195,29 @@ __device__ __forceinline__ void multiply_stage(float (&acc)[RowBlocks][4][2], co
   }
 }
 
+/// The common case of the decisions, two instructions a pair: whether any pair of each of the
+/// lane's row blocks may be in (|c~|^2 - 2 q~.c~ <= hi - |q~|^2, rounded up), and of any row
+/// block. Only the row blocks with one are decided pair by pair.
+template <int RowBlocks, int ColBlocks>
+__device__ __forceinline__ bool rows_maybe_in(const float (&acc)[RowBlocks][ColBlocks][2],
+                                              const float (&c_norm2)[ColBlocks][2],
+                                              const float (&q_norm2)[RowBlocks], float hi,
+                                              bool (&maybe)[RowBlocks]) {
+  bool any = false;
+#pragma unroll
+  for (int rb = 0; rb < RowBlocks; ++rb) {
+    const float out_above = __fsub_ru(hi, q_norm2[rb]);
+    maybe[rb] = false;
+#pragma unroll
+    for (int cb = 0; cb < ColBlocks; ++cb)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        maybe[rb] |= fmaf(-2.0f, acc[rb][cb][h], c_norm2[cb][h]) <= out_above;
+    any |= maybe[rb];
+  }
+  return any;
+}
+
 /// The rare part of a decision, out of line: a pair inside the band, whose FP16-FP32 squared
 /// distance is `s`.
 template <class T, bool Tally>
@@ -234,7 +256,8 @@ __global__ void __launch_bounds__(threads, 2)
   __half* const stage_base = query_tile + block_rows * qs;
   const unsigned chunks = (dp + stage_dims - 1) / stage_dims;
   const std::uint32_t lo_pos = span->lo, hi_pos = span->hi;
-  const std::uint32_t n_tiles = hi_pos > lo_pos ? (hi_pos - lo_pos + block_rows - 1) / block_rows : 0;
+  const std::uint32_t n_tiles =
+      hi_pos > lo_pos ? (hi_pos - lo_pos + block_rows - 1) / block_rows : 0;
 
   for (;;) {
     if (threadIdx.x == 0) taken_tile = atomicAdd(&span->next_tile, 1u);
@@ -328,21 +351,8 @@ __global__ void __launch_bounds__(threads, 2)
       float lo, hi;
       lane_thresholds(m.band, __fadd_ru(q_norm_most, c_norm_most),
                       __fadd_ru(q_norm2_most, c_norm2_most), lo, hi);
-      // The common case, two instructions a pair: is any pair of the lane's row block rb not
-      // surely out? Only those row blocks are decided pair by pair.
       bool maybe[RowBlocks];
-      bool any = false;
-#pragma unroll
-      for (int rb = 0; rb < RowBlocks; ++rb) {
-        const float out_above = __fsub_ru(hi, q_norm2[rb]);
-        maybe[rb] = false;
-#pragma unroll
-        for (int cb = 0; cb < 4; ++cb)
-#pragma unroll
-          for (int h = 0; h < 2; ++h)
-            maybe[rb] |= fmaf(-2.0f, acc[rb][cb][h], c_norm2[cb][h]) <= out_above;
-        any |= maybe[rb];
-      }
+      const bool any = rows_maybe_in(acc, c_norm2, q_norm2, hi, maybe);
       std::uint64_t hits = 0;  // bit rb * 8 + 2 cb + h
       if (any) {
 #pragma unroll
@@ -386,10 +396,9 @@ __global__ void __launch_bounds__(threads, 2)
           // record_hits takes four row blocks at a time.
 #pragma unroll
           for (int half = 0; half < RowBlocks / 4; ++half) {
-            ted::gemm::record_hits<Halving>(out, v.data_ids,
-                                            static_cast<unsigned>(hits >> (32 * half)),
-                                            q0 + warp_row + 32 * half + frag_row, c0, acc_col,
-                                            lane);
+            ted::gemm::record_hits<Halving>(
+                out, v.data_ids, static_cast<unsigned>(hits >> (32 * half)),
+                q0 + warp_row + 32 * half + frag_row, c0, acc_col, lane);
           }
         }
       } else {

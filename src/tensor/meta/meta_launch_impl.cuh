@@ -13,8 +13,8 @@ namespace epsjoin::detail::meta {
 namespace launch_detail {
 
 template <class T, bool Halving, pass Pass, int RowBlocks>
-void launch_shape(const join_view<T>& v, const meta_view& m, std::uint32_t n_data,
-                  query_span* span, const row_output& out, cudaStream_t stream) {
+void launch_shape(const join_view<T>& v, const meta_view& m, std::uint32_t n_data, query_span* span,
+                  const row_output& out, cudaStream_t stream) {
   auto* kernel = meta_kernel<T, Halving, Pass, RowBlocks>;
   const std::size_t bytes = shared_bytes(v.d, RowBlocks);
   EPSJOIN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -28,8 +28,8 @@ void launch_shape(const join_view<T>& v, const meta_view& m, std::uint32_t n_dat
 }
 
 template <class T, bool Halving, pass Pass>
-void launch_pass(const join_view<T>& v, const meta_view& m, std::uint32_t n_data,
-                 query_span* span, const row_output& out, int row_blocks, cudaStream_t stream) {
+void launch_pass(const join_view<T>& v, const meta_view& m, std::uint32_t n_data, query_span* span,
+                 const row_output& out, int row_blocks, cudaStream_t stream) {
   if (row_blocks == 8) {
     launch_shape<T, Halving, Pass, 8>(v, m, n_data, span, out, stream);
   } else {
@@ -41,9 +41,8 @@ template <class T, bool Halving, pass Pass, int KSteps>
 void launch_tiles_shape(const join_view<T>& v, const meta_view& m, const lbjoin::work_item* items,
                         std::uint32_t n_items, const row_output& out,
                         const lbjoin::launch_config& config, cudaStream_t stream) {
-  const unsigned blocks = config.queue != nullptr
-                              ? config.persistent_blocks
-                              : grid_size(n_items, lbjoin::warps_per_block);
+  const unsigned blocks = config.queue != nullptr ? config.persistent_blocks
+                                                  : grid_size(n_items, lbjoin::warps_per_block);
   meta_tiles_kernel<T, Halving, Pass, KSteps>
       <<<blocks, lbjoin::block_threads, 0, stream>>>(v, m, items, n_items, config.queue, out);
   EPSJOIN_CHECK_LAUNCH();
@@ -97,7 +96,7 @@ void launch_meta(const join_view<T>& v, const meta_view& m, std::uint32_t n_data
   EPSJOIN_CUDA_TRY(cudaMemsetAsync(&span.data()->lo, 0xff, sizeof(std::uint32_t), stream));
   EPSJOIN_CUDA_TRY(cudaMemsetAsync(&span.data()->hi, 0, 2 * sizeof(std::uint32_t), stream));
   ted::gemm::query_span_kernel<<<grid_size(n_items, 256), 256, 0, stream>>>(items, n_items,
-                                                                           span.data());
+                                                                            span.data());
   EPSJOIN_CHECK_LAUNCH();
   using launch_detail::launch_pass;
   if (halving) {
@@ -117,8 +116,8 @@ template <class T>
 void launch_to_half(const T* points, std::uint32_t n, int d, const double* center,
                     double half_scale, __half* out, float2* norms, cudaStream_t stream) {
   if (n == 0) return;
-  to_half_kernel<T><<<grid_size(n, 256), 256, 0, stream>>>(points, n, d, center, half_scale, out,
-                                                          norms);
+  to_half_kernel<T>
+      <<<grid_size(n, 256), 256, 0, stream>>>(points, n, d, center, half_scale, out, norms);
   EPSJOIN_CHECK_LAUNCH();
 }
 

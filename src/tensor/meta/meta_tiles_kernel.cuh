@@ -23,8 +23,7 @@ using lbjoin::work_item;
 /// zero for rows past the item.
 __device__ __forceinline__ void load_query_fragment(std::uint32_t (&a)[4], const meta_view& m,
                                                     unsigned dp, const std::uint32_t (&q_pos)[4],
-                                                    const bool (&q_active)[4], int mb,
-                                                    unsigned k) {
+                                                    const bool (&q_active)[4], int mb, unsigned k) {
   const auto word = [&](int rb, unsigned at) -> std::uint32_t {
     return q_active[rb] ? __ldg(reinterpret_cast<const unsigned*>(
                               m.query_half + static_cast<std::size_t>(q_pos[rb]) * dp + at))
@@ -89,7 +88,7 @@ __global__ void __launch_bounds__(block_threads, 2)
       for (std::uint32_t chunk = b; chunk < e; chunk += tile_cols) {
         const unsigned cols = min(tile_cols, e - chunk);
         float acc[4][2][2] = {};
-        auto multiply = [&](unsigned ks, const std::uint32_t (&a)[2][4]) {
+        auto multiply = [&](unsigned ks, const std::uint32_t(&a)[2][4]) {
           std::uint32_t bf[2][2];
 #pragma unroll
           for (int cb = 0; cb < 2; ++cb) {
@@ -136,20 +135,8 @@ __global__ void __launch_bounds__(block_threads, 2)
         float lo, hi;
         lane_thresholds(m.band, __fadd_ru(q_norm_most, c_norm_most),
                         __fadd_ru(q_norm2_most, c_norm2_most), lo, hi);
-        // Row blocks with a pair that may be in; only those are decided pair by pair.
         bool maybe[4];
-        bool any = false;
-#pragma unroll
-        for (int rb = 0; rb < 4; ++rb) {
-          const float out_above = __fsub_ru(hi, q_norm2[rb]);
-          maybe[rb] = false;
-#pragma unroll
-          for (int cb = 0; cb < 2; ++cb)
-#pragma unroll
-            for (int h = 0; h < 2; ++h)
-              maybe[rb] |= fmaf(-2.0f, acc[rb][cb][h], c_norm2[cb][h]) <= out_above;
-          any |= maybe[rb];
-        }
+        const bool any = rows_maybe_in(acc, c_norm2, q_norm2, hi, maybe);
         unsigned hits = 0;  // bit rb * 4 + 2 cb + h
         if (any) {
 #pragma unroll
@@ -196,29 +183,12 @@ __global__ void __launch_bounds__(block_threads, 2)
             lbjoin::write_both_rows(out, q_pos[rb], j, v.data_ids[j], q_id[rb]);
           }
         } else {
-          // The four lanes of query row g share its row: each writes after the hits of the lanes
-          // before it in the group.
+          // FULL: each row's four lanes write after one another; nothing to do without a hit.
           if (!__any_sync(full_mask, hits != 0)) continue;
 #pragma unroll
           for (int rb = 0; rb < 4; ++rb) {
-            const unsigned row_hits = (hits >> (rb * 4)) & 0xfu;
-            const unsigned mine = __popc(row_hits);
-            unsigned before = mine;
-            unsigned up = __shfl_up_sync(full_mask, before, 1, 4);
-            if ((lane & 3) >= 1) before += up;
-            up = __shfl_up_sync(full_mask, before, 2, 4);
-            if ((lane & 3) >= 2) before += up;
-            const unsigned group_total = __shfl_sync(full_mask, before, 3, 4);
-            before -= mine;
-            if (row_hits != 0) {
-              std::uint32_t* row = out.neighbors + (out.row_offset[q_pos[rb]] - out.segment_begin);
-              unsigned at = found[rb] + before;
-              for (unsigned bits = row_hits; bits != 0; bits &= bits - 1) {
-                const int bit = __ffs(bits) - 1;
-                row[at++] = v.data_ids[chunk + (bit >> 1) * 8 + acc_col + (bit & 1)];
-              }
-            }
-            found[rb] += group_total;
+            ted::write_row_group(out, v.data_ids, q_pos[rb], (hits >> (rb * 4)) & 0xfu, chunk,
+                                 acc_col, lane, found[rb]);
           }
         }
       }
