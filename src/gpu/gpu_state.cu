@@ -1,5 +1,7 @@
 #include "gpu/gpu_state.cuh"
 
+#include <algorithm>
+
 namespace epsjoin::detail {
 
 std::string gpu_unavailable_reason(int device) {
@@ -52,6 +54,7 @@ gpu_state& acquire_gpu(resources& res) {
   }
   gpu_state& state = *res.gpu_state();
   EPSJOIN_CUDA_TRY(cudaSetDevice(state.device));
+  state.host_threads = std::max(1u, res.threads());
   return state;
 }
 

@@ -40,6 +40,10 @@ struct gpu_state {
   std::array<pinned_buffer<std::uint32_t>, 3> row_chunks;
   /// lbjoin's recorded hits (grow-only; sized by the result bound and free memory).
   device_buffer<index_pair> records;
+  /// The pinned pair that large host-to-device copies go through (gpu/upload.cuh).
+  std::array<pinned_buffer<unsigned char>, 2> upload_chunks;
+  /// Host threads the resources allow (set by acquire_gpu), for filling upload_chunks.
+  unsigned host_threads = 1;
 };
 
 /// Why GPU engines cannot run here (no device, device too old), or empty when they can.

@@ -2,6 +2,7 @@
 
 #include "core/expects.hpp"
 #include "gpu/cub_call.cuh"
+#include "gpu/upload.cuh"
 #include "grid/device_index.cuh"
 #include "grid/device_index.hpp"
 
@@ -74,8 +75,7 @@ device_index<T> build(detail::gpu_state& gpu, cudaStream_t stream, dataset_view 
   }
 
   device_buffer<In> rows(static_cast<std::size_t>(n) * d);
-  EPSJOIN_CUDA_TRY(
-      cudaMemcpyAsync(rows.data(), data.data, sizeof(In) * n * d, cudaMemcpyHostToDevice, stream));
+  detail::upload_to_device(gpu, rows.data(), data.data, sizeof(In) * n * d, stream);
   device_buffer<int> columns(d);
   EPSJOIN_CUDA_TRY(cudaMemcpyAsync(columns.data(), dim_order.data(), sizeof(int) * d,
                                    cudaMemcpyHostToDevice, stream));
