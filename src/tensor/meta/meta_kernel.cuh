@@ -35,7 +35,7 @@ using ted::gemm::query_span;
 /// these kernels at high d.
 inline constexpr unsigned tile_candidates = 128;
 inline constexpr unsigned stage_dims = 32;  // two k steps of m16n8k16
-inline constexpr unsigned stages = 4;
+inline constexpr unsigned stages = 3;
 inline constexpr unsigned warps_across = tile_candidates / 32;
 inline constexpr unsigned threads = 2 * warps_across * 32;
 inline constexpr unsigned stage_stride = stage_dims + 8;  // halves
@@ -71,9 +71,9 @@ constexpr std::size_t max_dims(std::size_t shared_limit, int row_blocks) {
   return ((halves - stage_halves) / rows - 8) / 16 * 16;
 }
 
-static_assert(max_dims(227 * 1024, 4) == 1472, "an H100 block holds 227 KiB");
-static_assert(max_dims(227 * 1024, 8) == 720);
-static_assert(shared_bytes(1472, 4) + static_shared_bytes <= 227 * 1024);
+static_assert(max_dims(227 * 1024, 4) == 1552, "an H100 block holds 227 KiB");
+static_assert(max_dims(227 * 1024, 8) == 768);
+static_assert(shared_bytes(1552, 4) + static_shared_bytes <= 227 * 1024);
 
 /// half_bound.hpp's band in FP32, each constant rounded towards a wider band, so thresholds
 /// computed from it with directed rounding are never narrower than the exact ones.
