@@ -2,13 +2,13 @@
 // meta-16q's kernel: every pair's distance from FP16 coordinates with FP32 accumulation on the
 // tensor cores (dissertation ch. 6, the expanded formula of META-16Q), tiled like a GEMM as
 // ted-join's one-cell kernel is (ted_gemm_kernel.cuh, whose query spans, copies and record
-// output it shares). A block owns 64 queries (all their dimensions resident in shared memory)
-// and streams the candidates through a three-stage cp.async pipeline, 128 candidates x 32
-// dimensions a stage; each of its 8 warps computes a 32 x 32 tile with m16n8k16 MMAs (FP16 in,
-// FP32 accumulators). The epilogue decides each pair from s' = |q~|^2 + |c~|^2 - 2 q~.c~ and the
-// thresholds of half_bound.hpp: surely out, surely in, or re-checked with the direct formula on
-// the original coordinates (so the result is the oracle's); the approximate mode takes
-// s' <= eps^2.
+// output it shares). A block owns 128 queries, or 64 where those do not fit (all their
+// dimensions resident in shared memory), and streams the candidates through a three-stage
+// cp.async pipeline, 128 candidates x 32 dimensions a stage; each of its 8 warps computes a
+// 64 x 32 (or 32 x 32) tile with m16n8k16 MMAs (FP16 in, FP32 accumulators). The epilogue decides
+// each pair from s' = |q~|^2 + |c~|^2 - 2 q~.c~ and the thresholds of half_bound.hpp: surely out,
+// surely in, or re-checked with the direct formula on the original coordinates (so the result is
+// the oracle's); the approximate mode takes s' <= eps^2.
 //
 // Points are stored converted (meta_view::*_half: [n x padded_dims], zero past d), rows 16-byte
 // aligned, so every copy moves 16 bytes. Shared-memory rows are padded to a stride of 4 (mod 8)
