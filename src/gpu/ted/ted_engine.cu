@@ -16,6 +16,7 @@
 #include <array>
 
 #include "core/builtin_engines.hpp"
+#include "gpu/decision_tally.cuh"
 #include "gpu/lbjoin/driver.cuh"
 #include "gpu/ted/error_bound.hpp"
 #include "gpu/ted/ted_launch.cuh"
@@ -120,9 +121,7 @@ class ted_kernels final : public row_join_kernel<T> {
     view_.paired_loads = d <= 16;
     view_.wide_mma =
         tiles_wide_ && view_.paired_loads && d % 2 == 0 && d >= 8 && view_.col_blocks == 2;
-    tally_.reserve(3);
-    EPSJOIN_CUDA_TRY(cudaMemsetAsync(tally_.data(), 0, 3 * sizeof(unsigned long long), stream));
-    view_.tally = tally_.data();
+    view_.tally = tally_.reset(stream);
   }
 
   void launch(const join_view<T>& view, const work_item* items, std::uint32_t n_items,
@@ -138,10 +137,7 @@ class ted_kernels final : public row_join_kernel<T> {
   }
 
   void report(join_stats& stats, std::uint64_t pairs) override {
-    std::array<unsigned long long, 3> tally{};
-    EPSJOIN_CUDA_TRY(cudaMemcpy(tally.data(), tally_.data(), sizeof tally, cudaMemcpyDeviceToHost));
-    // Under halving each decision stands for two ordered pairs.
-    const std::uint64_t per = halving_count_ ? 2 : 1;
+    const decision_tally::counts tally = tally_.read(halving_count_);
     stats.notes.push_back(
         {"kernel", use_gemm_ ? concat("gemm: ", shape_name(shape_), ", ", ted::gemm::tile_queries,
                                       " x ", ted::gemm::tile_candidates, " block tiles, ",
@@ -151,18 +147,14 @@ class ted_kernels final : public row_join_kernel<T> {
                                       view_.wide_mma ? ", m16n8k8 on paired loads" : ", m8n8k4")});
     stats.notes.push_back(
         {"band re-checks",
-         concat(tally[0] * per, " ordered pairs within the rounding band (a ", view_.per_norm,
+         concat(tally.band, " ordered pairs within the rounding band (a ", view_.per_norm,
                 " (|q|^2+|c|^2) + ", view_.band_fixed, ") re-checked with the direct formula")});
     if (approximate_) {
-      const std::uint64_t only_approx = tally[1] * per, only_exact = tally[2] * per;
-      const std::uint64_t exact = pairs - only_approx + only_exact;
       stats.notes.push_back(
           {"accuracy", concat("approximate: ", pairs, " pairs (self pairs not counted), ",
-                              only_approx, " of them not in the exact result, ", only_exact,
-                              " exact pairs missed; accuracy ratio ",
-                              exact == 0 ? 1.0
-                                         : static_cast<double>(pairs - only_approx) /
-                                               static_cast<double>(exact))});
+                              tally.only_approximate, " of them not in the exact result, ",
+                              tally.only_exact, " exact pairs missed; accuracy ratio ",
+                              accuracy_of(tally, pairs, true).ratio)});
     }
   }
 
@@ -180,7 +172,7 @@ class ted_kernels final : public row_join_kernel<T> {
   bool halving_count_ = false;
   ted::ted_view view_;
   device_buffer<double> data_norms_, query_norms_;
-  device_buffer<unsigned long long> tally_;
+  decision_tally tally_;
 };
 
 class ted_join_engine final : public engine {

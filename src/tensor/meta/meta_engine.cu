@@ -17,6 +17,7 @@
 #include <limits>
 
 #include "core/builtin_engines.hpp"
+#include "gpu/decision_tally.cuh"
 #include "gpu/lbjoin/driver.cuh"
 #include "tensor/meta/meta_launch.cuh"
 
@@ -124,9 +125,7 @@ class meta_kernels final : public row_join_kernel<T> {
     view_.band.one_minus_rho = float_down(1.0 - band.rho);
     view_.eps2 = float_up(eps * eps);
     view_.approximate = approximate_;
-    tally_.reserve(3);
-    EPSJOIN_CUDA_TRY(cudaMemsetAsync(tally_.data(), 0, 3 * sizeof(unsigned long long), stream));
-    view_.tally = tally_.data();
+    view_.tally = tally_.reset(stream);
   }
 
   void launch(const join_view<T>& view, const work_item* items, std::uint32_t n_items,
@@ -142,15 +141,8 @@ class meta_kernels final : public row_join_kernel<T> {
   }
 
   void report(join_stats& stats, std::uint64_t pairs) override {
-    std::array<unsigned long long, 3> tally{};
-    EPSJOIN_CUDA_TRY(cudaMemcpy(tally.data(), tally_.data(), sizeof tally, cudaMemcpyDeviceToHost));
-    // Under halving each decision stands for two ordered pairs.
-    const std::uint64_t per = halving_count_ ? 2 : 1;
-    const std::uint64_t band = tally[0] * per, only_approx = tally[1] * per,
-                        only_exact = tally[2] * per;
-    const std::uint64_t exact = approximate_ ? pairs - only_approx + only_exact : pairs;
-    const std::uint64_t approx_right =
-        approximate_ ? pairs - only_approx : pairs - only_exact;  // pairs both decisions take
+    const decision_tally::counts tally = tally_.read(halving_count_);
+    const decision_accuracy accuracy = accuracy_of(tally, pairs, approximate_);
     stats.notes.push_back(
         {"kernel",
          use_gemm_
@@ -165,22 +157,23 @@ class meta_kernels final : public row_join_kernel<T> {
                            scaling_.exponent, " before rounding to FP16 (eps likewise)")});
     stats.notes.push_back(
         {"band re-checks",
-         concat(band, " ordered pairs within the FP16-FP32 error band ",
+         concat(tally.band, " ordered pairs within the FP16-FP32 error band ",
                 approximate_ ? "(decided by the FP16-FP32 distance; the direct formula only "
                                "measured them)"
                              : "re-checked with the direct formula",
-                exact == 0
+                accuracy.exact_pairs == 0
                     ? std::string()
-                    : concat(": ", 100.0 * static_cast<double>(band) / static_cast<double>(exact),
+                    : concat(": ",
+                             100.0 * static_cast<double>(tally.band) /
+                                 static_cast<double>(accuracy.exact_pairs),
                              "% of the exact result"))});
     stats.notes.push_back(
         {"accuracy",
          concat(
              approximate_ ? "approximate: " : "exact; the FP16-FP32 decision alone would give ",
-             exact + only_approx - only_exact, " pairs (self pairs not counted), ", only_approx,
-             " of them not in the exact result, ", only_exact,
-             " exact pairs missed; accuracy ratio ",
-             exact == 0 ? 1.0 : static_cast<double>(approx_right) / static_cast<double>(exact))});
+             accuracy.approximate_pairs, " pairs (self pairs not counted), ",
+             tally.only_approximate, " of them not in the exact result, ", tally.only_exact,
+             " exact pairs missed; accuracy ratio ", accuracy.ratio)});
   }
 
  private:
@@ -198,7 +191,7 @@ class meta_kernels final : public row_join_kernel<T> {
   device_buffer<double> center_;
   device_buffer<__half> data_half_, query_half_;
   device_buffer<float2> data_norms_, query_norms_;
-  device_buffer<unsigned long long> tally_;
+  decision_tally tally_;
 };
 
 std::vector<std::string_view> meta_param_keys() {

@@ -195,6 +195,37 @@ __device__ __forceinline__ void multiply_stage(float (&acc)[RowBlocks][4][2], co
   }
 }
 
+/// A lane's candidate columns of a tile (8 cb + acc_col + h on from position `first`; the columns
+/// from `valid` on are padding): their squared norms, and the lane's thresholds from the largest
+/// norms of its rows and its columns. A pair is surely out when |c~|^2 - 2 q~.c~ > hi - |q~|^2,
+/// surely in when it is <= lo - |q~|^2.
+template <int ColBlocks>
+struct lane_columns {
+  float norm2[ColBlocks][2];
+  float lo, hi;
+};
+
+template <int ColBlocks>
+__device__ __forceinline__ lane_columns<ColBlocks> load_lane_columns(
+    const meta_view& m, std::uint32_t first, std::uint32_t valid, unsigned acc_col,
+    float q_norm_most, float q_norm2_most) {
+  lane_columns<ColBlocks> c;
+  float norm_most = 0, norm2_most = 0;
+#pragma unroll
+  for (int cb = 0; cb < ColBlocks; ++cb)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const unsigned col = cb * 8 + acc_col + h;
+      const float2 n = col < valid ? __ldg(m.data_norms + first + col) : float2{0.0f, 0.0f};
+      c.norm2[cb][h] = n.x;
+      norm2_most = fmaxf(norm2_most, n.x);
+      norm_most = fmaxf(norm_most, n.y);
+    }
+  lane_thresholds(m.band, __fadd_ru(q_norm_most, norm_most), __fadd_ru(q_norm2_most, norm2_most),
+                  c.lo, c.hi);
+  return c;
+}
+
 /// The common case of the decisions, two instructions a pair: whether any pair of each of the
 /// lane's row blocks may be in (|c~|^2 - 2 q~.c~ <= hi - |q~|^2, rounded up), and of any row
 /// block. Only the row blocks with one are decided pair by pair.
@@ -334,23 +365,10 @@ __global__ void __launch_bounds__(threads, 2)
 
       // Epilogue: this lane's pairs of the finished tile.
       const std::uint32_t c0 = c_begin + c_tile * tile_candidates + warp_col;
-      float c_norm2[4][2];
-      float c_norm_most = 0, c_norm2_most = 0;
-#pragma unroll
-      for (int cb = 0; cb < 4; ++cb)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const std::uint32_t j = c0 + cb * 8 + acc_col + h;
-          const float2 n = j < n_data ? __ldg(m.data_norms + j) : float2{0.0f, 0.0f};
-          c_norm2[cb][h] = n.x;
-          c_norm2_most = fmaxf(c_norm2_most, n.x);
-          c_norm_most = fmaxf(c_norm_most, n.y);
-        }
-      // A pair is surely out when |c~|^2 - 2 q~.c~ > hi - |q~|^2, surely in when it is
-      // <= lo - |q~|^2 (the lane's thresholds, rounded outwards).
-      float lo, hi;
-      lane_thresholds(m.band, __fadd_ru(q_norm_most, c_norm_most),
-                      __fadd_ru(q_norm2_most, c_norm2_most), lo, hi);
+      const auto columns = load_lane_columns<4>(m, c0, n_data > c0 ? n_data - c0 : 0, acc_col,
+                                                q_norm_most, q_norm2_most);
+      const auto& c_norm2 = columns.norm2;
+      const float lo = columns.lo, hi = columns.hi;
       bool maybe[RowBlocks];
       const bool any = rows_maybe_in(acc, c_norm2, q_norm2, hi, maybe);
       std::uint64_t hits = 0;  // bit rb * 8 + 2 cb + h

@@ -120,21 +120,10 @@ __global__ void __launch_bounds__(block_threads, 2)
         }
 
         // Epilogue: the lane's 16 pairs.
-        float c_norm2[2][2];
-        float c_norm_most = 0, c_norm2_most = 0;
-#pragma unroll
-        for (int cb = 0; cb < 2; ++cb)
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const unsigned col = cb * 8 + acc_col + h;
-            const float2 n = col < cols ? __ldg(m.data_norms + chunk + col) : float2{0.0f, 0.0f};
-            c_norm2[cb][h] = n.x;
-            c_norm2_most = fmaxf(c_norm2_most, n.x);
-            c_norm_most = fmaxf(c_norm_most, n.y);
-          }
-        float lo, hi;
-        lane_thresholds(m.band, __fadd_ru(q_norm_most, c_norm_most),
-                        __fadd_ru(q_norm2_most, c_norm2_most), lo, hi);
+        const auto columns =
+            load_lane_columns<2>(m, chunk, cols, acc_col, q_norm_most, q_norm2_most);
+        const auto& c_norm2 = columns.norm2;
+        const float lo = columns.lo, hi = columns.hi;
         bool maybe[4];
         const bool any = rows_maybe_in(acc, c_norm2, q_norm2, hi, maybe);
         unsigned hits = 0;  // bit rb * 4 + 2 cb + h
