@@ -21,6 +21,7 @@ std::vector<std::unique_ptr<engine>> make_registry() {
   list.push_back(make_ted_join_engine());
   list.push_back(make_hegjoin_engine());
   list.push_back(make_meta_16q_engine());
+  list.push_back(make_meta_1q_engine());
 #else
   const char* no_cuda = "this build has no CUDA (configure with nvcc present or -DEPSJOIN_CUDA=ON)";
   list.push_back(make_unavailable_engine("gpu-sj", "gpu", "GPU-SJ (paper 001)", no_cuda));
@@ -30,6 +31,7 @@ std::vector<std::unique_ptr<engine>> make_registry() {
   list.push_back(make_unavailable_engine("ted-join", "gpu", "FP64 tensor-core join (ch. 5)", no_cuda));
   list.push_back(make_unavailable_engine("hegjoin", "cpu+gpu", "GPU and CPU together (ch. 4)", no_cuda));
   list.push_back(make_unavailable_engine("meta-16q", "tensor", "FP16-FP32 tensor-core join (ch. 6)", no_cuda));
+  list.push_back(make_unavailable_engine("meta-1q", "tensor", "FP16 direct-formula tensor-core join (ch. 6)", no_cuda));
 #endif
   return list;
 }

@@ -201,7 +201,9 @@ TEST(meta_16q, approximate_mode_stays_inside_the_declared_band) {
     }
     const std::string accuracy = note(stats, "accuracy");
     EXPECT_TRUE(accuracy.starts_with("approximate")) << accuracy;
-    if (differing == 0) EXPECT_NE(accuracy.find("accuracy ratio 1"), std::string::npos) << accuracy;
+    if (differing == 0) {
+      EXPECT_NE(accuracy.find("accuracy ratio 1"), std::string::npos) << accuracy;
+    }
   }
 }
 

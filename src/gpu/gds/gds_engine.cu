@@ -4,11 +4,16 @@
 // independent partial sums, usually leaves a far candidate after its first eight dimensions.
 // K lanes per query split its candidates, in workload order or from the work queue, through
 // lbjoin's count-then-fill pipeline (lbjoin/driver.cuh). mode=brute-force skips the index.
-// Params: lanes (1-32, default 8), mode, and the pipeline's sort, queue, pattern, fill,
-// index_dims, segment_ids, chunk_ids.
+// arithmetic=fp16 | fp16-fp32 computes the distances from FP16 copies of the points, summing in
+// FP16 or FP32 (dissertation table 6.3's CUDA-core rows; gpu/gds/half_kernel.cuh), exact by
+// re-checking the FP16 error band unless --approximate; the default (join) computes in the
+// join's precision.
+// Params: lanes (1-32, default 8), arithmetic, mode, and the pipeline's sort, queue, pattern,
+// fill, index_dims, segment_ids, chunk_ids.
 
 #include "core/builtin_engines.hpp"
 #include "gpu/lbjoin/driver.cuh"
+#include "tensor/meta/direct_join.cuh"
 
 namespace epsjoin::detail {
 
@@ -42,12 +47,14 @@ class gds_join_engine final : public engine {
   std::string_view processor() const override { return "gpu"; }
   std::string_view description() const override {
     return "high-dimensional GPU join on CUDA cores (GDS-Join): partial index, dimensions by "
-           "variance, ILP distance with early exit, k lanes per query; indexed or brute force";
+           "variance, ILP distance with early exit, k lanes per query; indexed or brute force; "
+           "FP16 arithmetic (exact by default) with arithmetic=fp16|fp16-fp32";
   }
   std::string unavailable_reason() const override { return gpu_unavailable_reason(0); }
   std::vector<std::string_view> param_keys() const override {
     std::vector<std::string_view> keys = row_join_param_keys(true);
     keys.push_back("lanes");
+    keys.push_back("arithmetic");
     return keys;
   }
 
@@ -58,6 +65,16 @@ class gds_join_engine final : public engine {
     EPSJOIN_EXPECTS((lanes & (lanes - 1)) == 0,
                     "parameter lanes must be 1, 2, 4, 8, 16 or 32, got ", lanes);
     s.summary = concat(lanes, " lanes per query, ", s.summary);
+    const std::string arithmetic =
+        param_choice(params, "arithmetic", {"join", "fp16", "fp16-fp32"}, "join");
+    if (arithmetic != "join") {
+      meta::direct_kernel kernel;
+      kernel.tensor_cores = false;
+      kernel.half_sums = arithmetic == "fp16";
+      kernel.lanes = lanes;
+      meta::run_direct_join(req, s, kernel, name());
+      return;
+    }
     with_precision(req.options.precision, [&]<class T>() {
       gds_kernels<T> kernels(lanes);
       run_row_join<T>(req, s, kernels);

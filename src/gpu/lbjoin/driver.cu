@@ -116,6 +116,7 @@ void run_row_join(join_request& req, const row_join_settings& s, row_join_kernel
   const std::uint32_t nq = queries.n_points;
   index_summary summary;
   summary.one_cell = queries.n_cells <= 1 && data_index.n_cells <= 1;
+  summary.dim_order = plan.dim_order;
   summary.candidates = ranges.candidates;
   summary.all_pairs = halving_ranges ? std::uint64_t{nq} * (nq - (nq > 0 ? 1 : 0)) / 2
                                      : std::uint64_t{nq} * data_index.n_points;

@@ -43,6 +43,8 @@ struct index_summary {
   bool one_cell = false;         ///< nothing indexed: every query's candidates are all the data
   std::uint64_t candidates = 0;  ///< distances the index leaves (halving: each pair once)
   std::uint64_t all_pairs = 0;   ///< distances without an index, counted the same way
+  /// The point copies' columns: place c holds input column dim_order[c] (grid_plan::dim_order).
+  std::vector<int> dim_order;
 };
 
 /// An engine's kernels, as the pipeline calls them.

@@ -69,6 +69,22 @@ inline half_band half_decision_band(int d, double direct_u) {
   return band;
 }
 
+/// The least float >= x (x >= 0; +inf past the largest float): host-side constants of the
+/// kernels' thresholds, rounded towards a wider band.
+inline float float_up(double x) {
+  if (x > std::numeric_limits<float>::max()) return std::numeric_limits<float>::infinity();
+  const float f = static_cast<float>(x);
+  return static_cast<double>(f) >= x ? f
+                                     : std::nextafter(f, std::numeric_limits<float>::infinity());
+}
+
+/// The greatest float <= x (x >= 0; the largest float past it).
+inline float float_down(double x) {
+  if (x >= std::numeric_limits<float>::max()) return std::numeric_limits<float>::max();
+  const float f = static_cast<float>(x);
+  return static_cast<double>(f) <= x ? f : std::nextafter(f, 0.0f);
+}
+
 struct decision_thresholds {
   double lo;  ///< s' <= lo: surely within eps (negative when nothing is)
   double hi;  ///< s' > hi: surely not

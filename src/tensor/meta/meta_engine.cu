@@ -19,6 +19,8 @@
 #include "core/builtin_engines.hpp"
 #include "gpu/decision_tally.cuh"
 #include "gpu/lbjoin/driver.cuh"
+#include "tensor/meta/half_notes.cuh"
+#include "tensor/meta/half_points.cuh"
 #include "tensor/meta/meta_launch.cuh"
 
 namespace epsjoin::detail {
@@ -27,6 +29,9 @@ namespace {
 
 using namespace lbjoin;
 
+using meta::float_down;
+using meta::float_up;
+
 enum class kernel_choice { automatic, tiles, gemm };
 
 /// kernel=auto takes the GEMM kernel when the index leaves at least this share of all pairs.
@@ -34,21 +39,6 @@ enum class kernel_choice { automatic, tiles, gemm };
 /// 98-99% left, gemm 0.41 s against tiles 0.63 s at S 50 and 0.77 s against 0.70 s at S 504;
 /// Expo16D 1M, 56% and 75% left, gemm 0.29 s against 0.28 s and 0.48 s against 0.43 s.
 constexpr double gemm_candidate_share = 0.9;
-
-/// The least float >= x (x >= 0; +inf past the largest float).
-float float_up(double x) {
-  if (x > std::numeric_limits<float>::max()) return std::numeric_limits<float>::infinity();
-  const float f = static_cast<float>(x);
-  return static_cast<double>(f) >= x ? f
-                                     : std::nextafter(f, std::numeric_limits<float>::infinity());
-}
-
-/// The greatest float <= x (x >= 0; the largest float past it).
-float float_down(double x) {
-  if (x >= std::numeric_limits<float>::max()) return std::numeric_limits<float>::max();
-  const float f = static_cast<float>(x);
-  return static_cast<double>(f) <= x ? f : std::nextafter(f, 0.0f);
-}
 
 template <class T>
 class meta_kernels final : public row_join_kernel<T> {
@@ -88,31 +78,12 @@ class meta_kernels final : public row_join_kernel<T> {
                     " (", meta::max_dims(limit, 4), " with warp_rows=32), not ", d,
                     "; kernel=tiles has no such limit");
     n_data_ = n_data;
-    center_.reserve(std::max<std::size_t>(1, scaling_.center.size()));
-    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(center_.data(), scaling_.center.data(),
-                                     scaling_.center.size() * sizeof(double),
-                                     cudaMemcpyHostToDevice, stream));
+    const meta::half_arrays half = points_.convert(view, n_queries, n_data, scaling_, index.dim_order, stream);
+    view_.query_half = half.query_half;
+    view_.data_half = half.data_half;
+    view_.query_norms = half.query_norms;
+    view_.data_norms = half.data_norms;
     const double scale = scaling_.scale();
-    const std::size_t dp = meta::padded_dims(d);
-    auto convert = [&](const T* points, std::uint32_t n, device_buffer<__half>& half,
-                       device_buffer<float2>& norms) {
-      half.reserve(std::max<std::size_t>(1, n * dp));
-      norms.reserve(std::max<std::size_t>(1, n));
-      // Halved in the kernel (see to_half_kernel), so twice the scale here.
-      meta::launch_to_half<T>(points, n, d, center_.data(), 2.0 * scale, half.data(), norms.data(),
-                              stream);
-    };
-    convert(view.data_points, n_data, data_half_, data_norms_);
-    view_.data_half = data_half_.data();
-    view_.data_norms = data_norms_.data();
-    if (view.query_points == view.data_points) {
-      view_.query_half = data_half_.data();
-      view_.query_norms = data_norms_.data();
-    } else {
-      convert(view.query_points, n_queries, query_half_, query_norms_);
-      view_.query_half = query_half_.data();
-      view_.query_norms = query_norms_.data();
-    }
     constexpr double direct_u = std::numeric_limits<T>::epsilon() / 2;
     const meta::half_band band = meta::half_decision_band(d, direct_u);
     const double eps = eps_ * scale;
@@ -152,28 +123,7 @@ class meta_kernels final : public row_join_kernel<T> {
                       " dimensions, every pair compared (", gemm_reason_, ")")
              : std::string("tiles: FP16 x FP16 -> FP32 m16n8k16 MMA, 32 queries of a cell "
                            "x 16 candidates a warp step")});
-    stats.notes.push_back(
-        {"scaling", concat("coordinates translated to the data's mean and multiplied by 2^",
-                           scaling_.exponent, " before rounding to FP16 (eps likewise)")});
-    stats.notes.push_back(
-        {"band re-checks",
-         concat(tally.band, " ordered pairs within the FP16-FP32 error band ",
-                approximate_ ? "(decided by the FP16-FP32 distance; the direct formula only "
-                               "measured them)"
-                             : "re-checked with the direct formula",
-                accuracy.exact_pairs == 0
-                    ? std::string()
-                    : concat(": ",
-                             100.0 * static_cast<double>(tally.band) /
-                                 static_cast<double>(accuracy.exact_pairs),
-                             "% of the exact result"))});
-    stats.notes.push_back(
-        {"accuracy",
-         concat(
-             approximate_ ? "approximate: " : "exact; the FP16-FP32 decision alone would give ",
-             accuracy.approximate_pairs, " pairs (self pairs not counted), ",
-             tally.only_approximate, " of them not in the exact result, ", tally.only_exact,
-             " exact pairs missed; accuracy ratio ", accuracy.ratio)});
+    meta::report_half_decisions(stats, scaling_, tally, accuracy, approximate_, "FP16-FP32");
   }
 
  private:
@@ -188,9 +138,7 @@ class meta_kernels final : public row_join_kernel<T> {
   std::uint32_t n_data_ = 0;
   bool halving_count_ = false;
   meta::meta_view view_;
-  device_buffer<double> center_;
-  device_buffer<__half> data_half_, query_half_;
-  device_buffer<float2> data_norms_, query_norms_;
+  meta::half_points points_;
   decision_tally tally_;
 };
 

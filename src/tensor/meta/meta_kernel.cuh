@@ -250,9 +250,9 @@ __device__ __forceinline__ bool rows_maybe_in(const float (&acc)[RowBlocks][ColB
 }
 
 /// The rare part of a decision, out of line: a pair inside the band, whose FP16-FP32 squared
-/// distance is `s`.
-template <class T, bool Tally>
-__device__ __noinline__ bool recheck_pair(const meta_view& m, const join_view<T>& v, float s,
+/// distance is `s`. View: meta_view, or direct_view (meta-1q and gds-join's FP16 arithmetic).
+template <class T, bool Tally, class View>
+__device__ __noinline__ bool recheck_pair(const View& m, const join_view<T>& v, float s,
                                           std::uint32_t pos, std::uint32_t j) {
   const bool approximate_hit = s <= m.eps2;
   if (m.approximate && !Tally) return approximate_hit;

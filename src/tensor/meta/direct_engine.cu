@@ -1,0 +1,137 @@
+// meta-1q (dissertation ch. 6, META-1Q): one query against 16 candidates a warp step on the FP16
+// tensor cores with the direct formula (meta_1q_kernel.cuh), sums in FP32 or FP16; and the
+// pipeline it shares with gds-join's FP16 arithmetic on CUDA cores (gpu/gds/half_kernel.cuh).
+// The data is scaled as for meta-16q; exact by default (direct_bound.hpp's band, re-checked with
+// the direct formula in the join's precision), join_options::approximate decides by the FP16
+// distance alone. Every run reports the accuracy ratio of the FP16 decision (table 6.6).
+// meta-1q's params: accumulate (fp32 | fp16), mode (indexed | brute-force), and the pipeline's
+// sort, queue, pattern, fill, index_dims, segment_ids, chunk_ids.
+
+#include <limits>
+
+#include "core/builtin_engines.hpp"
+#include "gpu/decision_tally.cuh"
+#include "tensor/meta/direct_join.cuh"
+#include "tensor/meta/half_notes.cuh"
+#include "tensor/meta/half_points.cuh"
+
+namespace epsjoin::detail {
+
+namespace meta {
+
+namespace {
+
+using namespace lbjoin;
+
+template <class T>
+class direct_kernels final : public row_join_kernel<T> {
+ public:
+  direct_kernels(double eps, bool approximate, half_scaling scaling, direct_kernel kernel)
+      : eps_(eps), approximate_(approximate), scaling_(std::move(scaling)), kernel_(kernel) {}
+  unsigned item_queries() const override { return 1; }
+  unsigned workload_lanes() const override { return kernel_.tensor_cores ? 32 : kernel_.lanes; }
+  bool can_record() const override { return false; }
+
+  void prepare(gpu_state& /*gpu*/, cudaStream_t stream, const join_view<T>& view,
+               std::uint32_t n_queries, std::uint32_t n_data, const index_summary& index) override {
+    view_.half = points_.convert(view, n_queries, n_data, scaling_, index.dim_order, stream);
+    constexpr double direct_u = std::numeric_limits<T>::epsilon() / 2;
+    const direct_band band = direct_decision_band(view.d, kernel_.half_sums, direct_u);
+    const double eps = eps_ * scaling_.scale();
+    view_.band = to_float(band, eps);
+    view_.eps2 = float_up(eps * eps);
+    view_.approximate = approximate_;
+    view_.tally = tally_.reset(stream);
+  }
+
+  void launch(const join_view<T>& view, const work_item* items, std::uint32_t n_items,
+              const row_output& out, pass p, const launch_config& config,
+              cudaStream_t stream) override {
+    if (p == pass::count) halving_count_ = config.halving;
+    launch_direct<T>(view, view_, items, n_items, out, p, config, kernel_, stream);
+  }
+
+  void report(join_stats& stats, std::uint64_t pairs) override {
+    const decision_tally::counts tally = tally_.read(halving_count_);
+    const char* sums = kernel_.half_sums ? "FP16" : "FP32";
+    stats.notes.push_back(
+        {"kernel",
+         kernel_.tensor_cores
+             ? concat("meta-1q: one query x 16 candidates a warp step, differences by an identity "
+                      "m16n8k16 MMA, squared distances on the diagonal of their Gram matrix, ",
+                      sums, " sums")
+             : concat("CUDA cores: ", kernel_.lanes,
+                      " lanes a query, FP16 differences, squares summed in ", sums)});
+    report_half_decisions(stats, scaling_, tally, accuracy_of(tally, pairs, approximate_),
+                          approximate_, kernel_.half_sums ? "FP16" : "FP16-FP32");
+  }
+
+ private:
+  double eps_;
+  bool approximate_;
+  half_scaling scaling_;
+  direct_kernel kernel_;
+  bool halving_count_ = false;
+  direct_view view_;
+  half_points points_;
+  decision_tally tally_;
+};
+
+class meta_1q_engine final : public engine {
+ public:
+  std::string_view name() const override { return "meta-1q"; }
+  std::string_view processor() const override { return "tensor"; }
+  std::string_view description() const override {
+    return "FP16 tensor-core join with the direct formula (META-1Q: one query x 16 candidates a "
+           "warp), FP32 or FP16 sums, indexed or brute force; exact by re-checking the proven "
+           "error band (--approximate skips it)";
+  }
+  std::string unavailable_reason() const override {
+    return gpu_unavailable_reason(0, 8, "FP16 MMA m16n8k16");
+  }
+  std::vector<std::string_view> param_keys() const override {
+    std::vector<std::string_view> keys = row_join_param_keys(true);
+    keys.push_back("accumulate");
+    return keys;
+  }
+
+  void run(join_request& req) const override {
+    const param_map& params = req.options.params;
+    direct_kernel kernel;
+    kernel.tensor_cores = true;
+    kernel.half_sums = param_choice(params, "accumulate", {"fp32", "fp16"}, "fp32") == "fp16";
+    run_direct_join(req, read_row_join_settings(params, true), kernel, name());
+  }
+};
+
+}  // namespace
+
+void run_direct_join(join_request& req, row_join_settings s, const direct_kernel& kernel,
+                     std::string_view engine) {
+  gpu_state& gpu = acquire_gpu(req.res);
+  if (gpu.properties.major < 8) {
+    throw unavailable(concat(engine,
+                             " needs sm_80 or newer (FP16 MMA m16n8k16, half2 "
+                             "arithmetic), not ",
+                             gpu.properties.name));
+  }
+  stopwatch clock;
+  half_scaling scaling = choose_half_scaling(req.data, req.self_join ? dataset_view{} : req.queries,
+                                             req.res.threads());
+  if (kernel.half_sums) scaling.exponent = cap_for_half_sums(scaling.exponent, req.options.eps);
+  req.stats.add_stage("scale", clock.seconds());
+  s.summary = concat(kernel.half_sums ? "FP16" : "FP16-FP32", " direct formula on ",
+                     kernel.tensor_cores ? "tensor cores" : "CUDA cores", ", ",
+                     req.options.approximate ? "approximate" : "exact", ", data scaled by 2^",
+                     scaling.exponent, " about its mean, ", s.summary);
+  with_precision(req.options.precision, [&]<class T>() {
+    direct_kernels<T> kernels(req.options.eps, req.options.approximate, std::move(scaling), kernel);
+    run_row_join<T>(req, s, kernels);
+  });
+}
+
+}  // namespace meta
+
+std::unique_ptr<engine> make_meta_1q_engine() { return std::make_unique<meta::meta_1q_engine>(); }
+
+}  // namespace epsjoin::detail

@@ -1,0 +1,27 @@
+#pragma once
+// Host-side launch of the FP16 direct-formula kernels: meta-1q's (meta_1q_kernel.cuh) and
+// gds-join's FP16 arithmetic (gpu/gds/half_kernel.cuh); each precision's instantiations live in
+// their own translation unit (direct_f32.cu, direct_f64.cu).
+
+#include <cstdint>
+
+#include "gpu/lbjoin/launch.cuh"
+#include "tensor/meta/direct_view.cuh"
+
+namespace epsjoin::detail::meta {
+
+/// Which kernel joins with the FP16 direct formula.
+struct direct_kernel {
+  bool tensor_cores = true;  ///< meta-1q's; else gds-join's on CUDA cores
+  bool half_sums = false;    ///< sums in FP16, else FP32
+  unsigned lanes = 8;        ///< CUDA cores: lanes per query (1-32, a power of two)
+};
+
+/// One pass over `items` (one query each; config: the pattern and the queue).
+template <class T>
+void launch_direct(const join_view<T>& v, const direct_view& m, const lbjoin::work_item* items,
+                   std::uint32_t n_items, const row_output& out, pass p,
+                   const lbjoin::launch_config& config, const direct_kernel& kernel,
+                   cudaStream_t stream);
+
+}  // namespace epsjoin::detail::meta

@@ -1,0 +1,67 @@
+#pragma once
+// The definitions behind direct_launch.cuh, instantiated once per precision in direct_f32.cu and
+// direct_f64.cu.
+
+#include "gpu/cub_call.cuh"
+#include "gpu/gds/half_kernel.cuh"
+#include "tensor/meta/direct_launch.cuh"
+#include "tensor/meta/meta_1q_kernel.cuh"
+
+namespace epsjoin::detail::meta {
+
+namespace direct_detail {
+
+template <class T, bool Halving, pass Pass, bool HalfSums>
+void launch_shape(const join_view<T>& v, const direct_view& m, const lbjoin::work_item* items,
+                  std::uint32_t n_items, const row_output& out, const lbjoin::launch_config& config,
+                  const direct_kernel& kernel, cudaStream_t stream) {
+  const unsigned per_item = kernel.tensor_cores ? 32 : kernel.lanes;
+  const unsigned blocks =
+      config.queue != nullptr
+          ? config.persistent_blocks
+          : grid_size(static_cast<std::uint64_t>(n_items) * per_item, lbjoin::block_threads);
+  if (kernel.tensor_cores) {
+    meta_1q_kernel<T, Halving, Pass, HalfSums>
+        <<<blocks, lbjoin::block_threads, 0, stream>>>(v, m, items, n_items, config.queue, out);
+  } else {
+    gds::half_query_kernel<T, Halving, Pass, HalfSums>
+        <<<blocks, lbjoin::block_threads, 0, stream>>>(v, m, items, n_items, config.queue, out,
+                                                       kernel.lanes);
+  }
+  EPSJOIN_CHECK_LAUNCH();
+}
+
+template <class T, bool Halving, pass Pass>
+void launch_sums(const join_view<T>& v, const direct_view& m, const lbjoin::work_item* items,
+                 std::uint32_t n_items, const row_output& out, const lbjoin::launch_config& config,
+                 const direct_kernel& kernel, cudaStream_t stream) {
+  if (kernel.half_sums) {
+    launch_shape<T, Halving, Pass, true>(v, m, items, n_items, out, config, kernel, stream);
+  } else {
+    launch_shape<T, Halving, Pass, false>(v, m, items, n_items, out, config, kernel, stream);
+  }
+}
+
+}  // namespace direct_detail
+
+template <class T>
+void launch_direct(const join_view<T>& v, const direct_view& m, const lbjoin::work_item* items,
+                   std::uint32_t n_items, const row_output& out, pass p,
+                   const lbjoin::launch_config& config, const direct_kernel& kernel,
+                   cudaStream_t stream) {
+  if (n_items == 0) return;
+  using direct_detail::launch_sums;
+  if (config.halving) {
+    if (p == pass::count) {
+      launch_sums<T, true, pass::count>(v, m, items, n_items, out, config, kernel, stream);
+    } else {
+      launch_sums<T, true, pass::fill>(v, m, items, n_items, out, config, kernel, stream);
+    }
+  } else if (p == pass::count) {
+    launch_sums<T, false, pass::count>(v, m, items, n_items, out, config, kernel, stream);
+  } else {
+    launch_sums<T, false, pass::fill>(v, m, items, n_items, out, config, kernel, stream);
+  }
+}
+
+}  // namespace epsjoin::detail::meta

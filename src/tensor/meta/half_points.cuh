@@ -1,0 +1,77 @@
+#pragma once
+// The FP16 copies of a join's points that meta-16q, meta-1q and gds-join's FP16 arithmetic read:
+// translated and scaled as half_bound.hpp says, rounded to FP16, padded to whole k steps of the
+// MMA, with each point's squared norm (of the FP16 values) and norm (of the exact ones, rounded
+// up). A self-join keeps one copy.
+
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "gpu/memory.cuh"
+#include "tensor/meta/half_bound.hpp"
+#include "tensor/meta/meta_launch.cuh"
+
+namespace epsjoin::detail::meta {
+
+struct half_arrays {
+  const __half* query_half = nullptr;  ///< [nq x padded_dims(d)] by query position
+  const __half* data_half = nullptr;   ///< [n x padded_dims(d)] by data position
+  const float2* query_norms = nullptr;
+  const float2* data_norms = nullptr;
+};
+
+class half_points {
+ public:
+  /// Converts the view's points (query positions [0, n_queries), data [0, n_data)), whose
+  /// place c holds input column dim_order[c] (the scaling's centre is by input column).
+  template <class T>
+  half_arrays convert(const lbjoin::join_view<T>& view, std::uint32_t n_queries,
+                      std::uint32_t n_data, const half_scaling& scaling,
+                      std::span<const int> dim_order, cudaStream_t stream) {
+    EPSJOIN_EXPECTS(dim_order.size() == scaling.center.size(), "dim_order has ", dim_order.size(),
+                    " columns, the scaling's centre ", scaling.center.size());
+    center_host_.resize(dim_order.size());
+    for (std::size_t c = 0; c < dim_order.size(); ++c) {
+      center_host_[c] = scaling.center[static_cast<std::size_t>(dim_order[c])];
+    }
+    center_.reserve(std::max<std::size_t>(1, center_host_.size()));
+    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(center_.data(), center_host_.data(),
+                                     center_host_.size() * sizeof(double), cudaMemcpyHostToDevice,
+                                     stream));
+    const int d = view.d;
+    const std::size_t dp = padded_dims(d);
+    auto one = [&](const T* points, std::uint32_t n, device_buffer<__half>& half,
+                   device_buffer<float2>& norms) {
+      half.reserve(std::max<std::size_t>(1, n * dp));
+      norms.reserve(std::max<std::size_t>(1, n));
+      // Halved in the kernel (see to_half_kernel), so twice the scale here.
+      launch_to_half<T>(points, n, d, center_.data(), 2.0 * scaling.scale(), half.data(),
+                        norms.data(), stream);
+    };
+    half_arrays a;
+    one(view.data_points, n_data, data_half_, data_norms_);
+    a.data_half = data_half_.data();
+    a.data_norms = data_norms_.data();
+    if (view.query_points == view.data_points) {
+      a.query_half = a.data_half;
+      a.query_norms = a.data_norms;
+    } else {
+      one(view.query_points, n_queries, query_half_, query_norms_);
+      a.query_half = query_half_.data();
+      a.query_norms = query_norms_.data();
+    }
+    return a;
+  }
+
+ private:
+  std::vector<double> center_host_;  // outlives the asynchronous copy
+  device_buffer<double> center_;
+  device_buffer<__half> data_half_, query_half_;
+  device_buffer<float2> data_norms_, query_norms_;
+};
+
+}  // namespace epsjoin::detail::meta
