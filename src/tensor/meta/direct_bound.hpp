@@ -4,7 +4,8 @@
 // the differences) and gds-join's FP16 arithmetic on CUDA cores; summed in FP32 or in FP16.
 // The data is scaled as for meta-16q (half_bound.hpp), and the same quantization delta bounds
 // | |q~ - c~| - |q - c| |. Unlike the expanded formula's, the arithmetic error here is relative
-// to the distance itself, so the band is narrow near eps whatever the norms.
+// to the distance itself, not to the norms; the quantization term still grows with the norms,
+// and it is what sets the band's width on the papers' data (bench/RESULTS.md, issue 8).
 //
 // With e_k the computed difference and x = q~ - c~ (exact):
 //   e_k = x_k (1 + theta_k) + eta_k, |theta_k| <= u_d, |eta_k| <= h_d

@@ -26,18 +26,19 @@ using namespace lbjoin;
 template <class T>
 class direct_kernels final : public row_join_kernel<T> {
  public:
-  direct_kernels(double eps, bool approximate, half_scaling scaling, direct_kernel kernel)
-      : eps_(eps), approximate_(approximate), scaling_(std::move(scaling)), kernel_(kernel) {}
+  direct_kernels(double eps, bool approximate, direct_kernel kernel)
+      : eps_(eps), approximate_(approximate), kernel_(kernel) {}
   unsigned item_queries() const override { return 1; }
   unsigned workload_lanes() const override { return kernel_.tensor_cores ? 32 : kernel_.lanes; }
   bool can_record() const override { return false; }
 
   void prepare(gpu_state& /*gpu*/, cudaStream_t stream, const join_view<T>& view,
-               std::uint32_t n_queries, std::uint32_t n_data, const index_summary& index) override {
-    view_.half = points_.convert(view, n_queries, n_data, scaling_, index.dim_order, stream);
+               std::uint32_t n_queries, std::uint32_t n_data,
+               const index_summary& /*index*/) override {
+    view_.half = points_.convert(view, n_queries, n_data, kernel_.half_sums ? eps_ : 0.0, stream);
     constexpr double direct_u = std::numeric_limits<T>::epsilon() / 2;
     const direct_band band = direct_decision_band(view.d, kernel_.half_sums, direct_u);
-    const double eps = eps_ * scaling_.scale();
+    const double eps = eps_ * points_.scaling().scale();
     view_.band = to_float(band, eps);
     view_.eps2 = float_up(eps * eps);
     view_.approximate = approximate_;
@@ -62,14 +63,13 @@ class direct_kernels final : public row_join_kernel<T> {
                       sums, " sums")
              : concat("CUDA cores: ", kernel_.lanes,
                       " lanes a query, FP16 differences, squares summed in ", sums)});
-    report_half_decisions(stats, scaling_, tally, accuracy_of(tally, pairs, approximate_),
+    report_half_decisions(stats, points_.scaling(), tally, accuracy_of(tally, pairs, approximate_),
                           approximate_, kernel_.half_sums ? "FP16" : "FP16-FP32");
   }
 
  private:
   double eps_;
   bool approximate_;
-  half_scaling scaling_;
   direct_kernel kernel_;
   bool halving_count_ = false;
   direct_view view_;
@@ -115,17 +115,12 @@ void run_direct_join(join_request& req, row_join_settings s, const direct_kernel
                              "arithmetic), not ",
                              gpu.properties.name));
   }
-  stopwatch clock;
-  half_scaling scaling = choose_half_scaling(req.data, req.self_join ? dataset_view{} : req.queries,
-                                             req.res.threads());
-  if (kernel.half_sums) scaling.exponent = cap_for_half_sums(scaling.exponent, req.options.eps);
-  req.stats.add_stage("scale", clock.seconds());
   s.summary = concat(kernel.half_sums ? "FP16" : "FP16-FP32", " direct formula on ",
                      kernel.tensor_cores ? "tensor cores" : "CUDA cores", ", ",
-                     req.options.approximate ? "approximate" : "exact", ", data scaled by 2^",
-                     scaling.exponent, " about its mean, ", s.summary);
+                     req.options.approximate ? "approximate" : "exact",
+                     ", data scaled about its mean, ", s.summary);
   with_precision(req.options.precision, [&]<class T>() {
-    direct_kernels<T> kernels(req.options.eps, req.options.approximate, std::move(scaling), kernel);
+    direct_kernels<T> kernels(req.options.eps, req.options.approximate, kernel);
     run_row_join<T>(req, s, kernels);
   });
 }

@@ -110,9 +110,20 @@ struct half_scaling {
   double scale() const { return std::ldexp(1.0, exponent); }
 };
 
-/// The mean of `a`'s and `b`'s points (b may be empty) and the exponent that puts the largest
-/// |p_k - center_k| in [half_scaled_max / 2, half_scaled_max) (0 when every point is the same;
-/// clamped to [-1022, 1000] at the ends of FP64's range).
+/// The exponent that puts `largest` (the largest |p_k - center_k|, > 0 and finite) in
+/// [half_scaled_max / 2, half_scaled_max), clamped to [-1022, 1000] at the ends of FP64's range
+/// (a smaller spread then sits lower in FP16, still bounded).
+inline int half_exponent_for(double largest) {
+  // 2 largest = m 2^(x + 1) with m in [0.5, 1): times 2^(14 - x - 1) it is m 2^14.
+  int x = 0;
+  std::frexp(largest, &x);
+  return std::clamp(static_cast<int>(std::log2(half_scaled_max)) - x - 1, -1022, 1000);
+}
+
+/// The host reference of the scaling the engines choose on the device (device_scaling.cuh); the
+/// tests compute the declared band from it. The mean of `a`'s and `b`'s points (b may be empty)
+/// and the exponent half_exponent_for gives their largest |p_k - center_k| (0 when every point
+/// is the same).
 half_scaling choose_half_scaling(dataset_view a, dataset_view b, unsigned threads);
 
 }  // namespace epsjoin::detail::meta

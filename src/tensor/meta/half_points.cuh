@@ -1,6 +1,7 @@
 #pragma once
 // The FP16 copies of a join's points that meta-16q, meta-1q and gds-join's FP16 arithmetic read:
-// translated and scaled as half_bound.hpp says, rounded to FP16, padded to whole k steps of the
+// translated and scaled as half_bound.hpp says (the scaling chosen on the device,
+// device_scaling.cuh), rounded to FP16, padded to whole k steps of the
 // MMA, with each point's squared norm (of the FP16 values) and norm (of the exact ones, rounded
 // up). A self-join keeps one copy.
 
@@ -8,10 +9,11 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <span>
 #include <vector>
 
 #include "gpu/memory.cuh"
+#include "tensor/meta/device_scaling.cuh"
+#include "tensor/meta/direct_bound.hpp"
 #include "tensor/meta/half_bound.hpp"
 #include "tensor/meta/meta_launch.cuh"
 
@@ -26,22 +28,22 @@ struct half_arrays {
 
 class half_points {
  public:
-  /// Converts the view's points (query positions [0, n_queries), data [0, n_data)), whose
-  /// place c holds input column dim_order[c] (the scaling's centre is by input column).
+  /// Chooses the scaling (half_bound.hpp) from the view's points on the device, then converts
+  /// them (query positions [0, n_queries), data [0, n_data)). `half_sums_eps`: with FP16 sums,
+  /// the join's eps, which caps the scale (direct_bound.hpp); 0 otherwise.
   template <class T>
   half_arrays convert(const lbjoin::join_view<T>& view, std::uint32_t n_queries,
-                      std::uint32_t n_data, const half_scaling& scaling,
-                      std::span<const int> dim_order, cudaStream_t stream) {
-    EPSJOIN_EXPECTS(dim_order.size() == scaling.center.size(), "dim_order has ", dim_order.size(),
-                    " columns, the scaling's centre ", scaling.center.size());
-    center_host_.resize(dim_order.size());
-    for (std::size_t c = 0; c < dim_order.size(); ++c) {
-      center_host_[c] = scaling.center[static_cast<std::size_t>(dim_order[c])];
+                      std::uint32_t n_data, double half_sums_eps, cudaStream_t stream) {
+    const bool self = view.query_points == view.data_points;
+    scaling_ = device_half_scaling<T>(view.data_points, n_data, self ? nullptr : view.query_points,
+                                      self ? 0 : n_queries, view.d, stream);
+    if (half_sums_eps > 0) {
+      scaling_.exponent = cap_for_half_sums(scaling_.exponent, half_sums_eps);
     }
-    center_.reserve(std::max<std::size_t>(1, center_host_.size()));
-    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(center_.data(), center_host_.data(),
-                                     center_host_.size() * sizeof(double), cudaMemcpyHostToDevice,
-                                     stream));
+    center_.reserve(std::max<std::size_t>(1, scaling_.center.size()));
+    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(center_.data(), scaling_.center.data(),
+                                     scaling_.center.size() * sizeof(double),
+                                     cudaMemcpyHostToDevice, stream));
     const int d = view.d;
     const std::size_t dp = padded_dims(d);
     auto one = [&](const T* points, std::uint32_t n, device_buffer<__half>& half,
@@ -49,7 +51,7 @@ class half_points {
       half.reserve(std::max<std::size_t>(1, n * dp));
       norms.reserve(std::max<std::size_t>(1, n));
       // Halved in the kernel (see to_half_kernel), so twice the scale here.
-      launch_to_half<T>(points, n, d, center_.data(), 2.0 * scaling.scale(), half.data(),
+      launch_to_half<T>(points, n, d, center_.data(), 2.0 * scaling_.scale(), half.data(),
                         norms.data(), stream);
     };
     half_arrays a;
@@ -67,8 +69,11 @@ class half_points {
     return a;
   }
 
+  /// The centre is in the point copies' column order (the index may reorder the columns).
+  const half_scaling& scaling() const { return scaling_; }
+
  private:
-  std::vector<double> center_host_;  // outlives the asynchronous copy
+  half_scaling scaling_;  // its centre outlives the asynchronous copy
   device_buffer<double> center_;
   device_buffer<__half> data_half_, query_half_;
   device_buffer<float2> data_norms_, query_norms_;

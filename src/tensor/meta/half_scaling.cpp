@@ -51,11 +51,7 @@ half_scaling choose_half_scaling(dataset_view a, dataset_view b, unsigned thread
   }
   const double largest = *std::max_element(spread.begin(), spread.end());
   if (!(largest > 0) || !std::isfinite(largest)) return s;
-  // 2 largest = m 2^(x + 1) with m in [0.5, 1): times 2^(14 - x - 1) it is m 2^14. Clamped so
-  // the scale stays a finite double (a smaller spread then sits lower in FP16, still bounded).
-  int x = 0;
-  std::frexp(largest, &x);
-  s.exponent = std::clamp(static_cast<int>(std::log2(half_scaled_max)) - x - 1, -1022, 1000);
+  s.exponent = half_exponent_for(largest);
   return s;
 }
 

@@ -44,11 +44,9 @@ template <class T>
 class meta_kernels final : public row_join_kernel<T> {
  public:
   /// `warp_rows`: the GEMM kernel's 32, 64, or 0 for the larger that fits shared memory.
-  meta_kernels(double eps, bool approximate, meta::half_scaling scaling, kernel_choice kernel,
-               unsigned warp_rows)
+  meta_kernels(double eps, bool approximate, kernel_choice kernel, unsigned warp_rows)
       : eps_(eps),
         approximate_(approximate),
-        scaling_(std::move(scaling)),
         kernel_(kernel),
         warp_rows_(warp_rows) {}
   unsigned item_queries() const override { return 32; }
@@ -78,12 +76,12 @@ class meta_kernels final : public row_join_kernel<T> {
                     " (", meta::max_dims(limit, 4), " with warp_rows=32), not ", d,
                     "; kernel=tiles has no such limit");
     n_data_ = n_data;
-    const meta::half_arrays half = points_.convert(view, n_queries, n_data, scaling_, index.dim_order, stream);
+    const meta::half_arrays half = points_.convert(view, n_queries, n_data, 0.0, stream);
     view_.query_half = half.query_half;
     view_.data_half = half.data_half;
     view_.query_norms = half.query_norms;
     view_.data_norms = half.data_norms;
-    const double scale = scaling_.scale();
+    const double scale = points_.scaling().scale();
     constexpr double direct_u = std::numeric_limits<T>::epsilon() / 2;
     const meta::half_band band = meta::half_decision_band(d, direct_u);
     const double eps = eps_ * scale;
@@ -123,13 +121,12 @@ class meta_kernels final : public row_join_kernel<T> {
                       " dimensions, every pair compared (", gemm_reason_, ")")
              : std::string("tiles: FP16 x FP16 -> FP32 m16n8k16 MMA, 32 queries of a cell "
                            "x 16 candidates a warp step")});
-    meta::report_half_decisions(stats, scaling_, tally, accuracy, approximate_, "FP16-FP32");
+    meta::report_half_decisions(stats, points_.scaling(), tally, accuracy, approximate_, "FP16-FP32");
   }
 
  private:
   double eps_;
   bool approximate_;
-  meta::half_scaling scaling_;
   kernel_choice kernel_;
   unsigned warp_rows_;
   bool use_gemm_ = false;
@@ -186,16 +183,11 @@ class meta_16q_engine final : public engine {
       throw unavailable(
           concat(gpu.properties.name, " lacks FP16 MMA with cp.async (sm_80 or newer)"));
     }
-    stopwatch clock;
-    meta::half_scaling scaling = meta::choose_half_scaling(
-        req.data, req.self_join ? dataset_view{} : req.queries, req.res.threads());
-    req.stats.add_stage("scale", clock.seconds());
     s.summary = concat("FP16-FP32 MMA m16n8k16, kernel ", kernel_name, ", ",
-                       req.options.approximate ? "approximate" : "exact", ", data scaled by 2^",
-                       scaling.exponent, " about its mean, ", s.summary);
+                       req.options.approximate ? "approximate" : "exact",
+                       ", data scaled about its mean, ", s.summary);
     with_precision(req.options.precision, [&]<class T>() {
-      meta_kernels<T> kernels(req.options.eps, req.options.approximate, std::move(scaling), kernel,
-                              warp_rows);
+      meta_kernels<T> kernels(req.options.eps, req.options.approximate, kernel, warp_rows);
       run_row_join<T>(req, s, kernels);
     });
   }
