@@ -162,6 +162,14 @@ grid_plan plan_grid(const column_stats& stats, const plan_options& options) {
 }
 
 grid_plan plan_grid(dataset_view data, const plan_options& options, unsigned threads) {
+  if (options.max_k == 0 && !options.reorder) {
+    // Nothing indexed, columns in input order: the statistics would go unread.
+    column_stats unread;
+    unread.min.assign(data.d, 0.0);
+    unread.max.assign(data.d, 0.0);
+    unread.variance.assign(data.d, 0.0);
+    return plan_grid(unread, options);
+  }
   return plan_grid(compute_column_stats(data, threads), options);
 }
 

@@ -83,6 +83,7 @@ void run_row_join(join_request& req, const row_join_settings& s, row_join_kernel
   grid::plan_options popt;
   popt.eps = req.options.eps;
   popt.max_k = s.index_dims;
+  popt.reorder = s.index_dims > 0 || kernel.orders_dimensions();
   const grid::grid_plan plan = grid::plan_grid(req.data, popt, req.res.threads());
   req.stats.add_stage("plan", clock.seconds());
 

@@ -56,6 +56,9 @@ class row_join_kernel {
   virtual unsigned item_queries() const = 0;
   /// Lanes per query for the workload estimate (0: the tiled kernel's choice).
   virtual unsigned workload_lanes() const = 0;
+  /// Whether the kernel's distance loop exits early, so the point copies should hold the widest
+  /// dimensions first. Without an index and without it, the plan skips its pass over the data.
+  virtual bool orders_dimensions() const { return true; }
   /// Whether the counting pass can record its hits (row_output::records).
   virtual bool can_record() const = 0;
   /// Called once the index is built, before any launch.

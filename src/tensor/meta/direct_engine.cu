@@ -31,6 +31,9 @@ class direct_kernels final : public row_join_kernel<T> {
   unsigned item_queries() const override { return 1; }
   unsigned workload_lanes() const override { return kernel_.tensor_cores ? 32 : kernel_.lanes; }
   bool can_record() const override { return false; }
+  bool orders_dimensions() const override {
+    return !kernel_.tensor_cores;
+  }  // early exit: CUDA cores only
 
   void prepare(gpu_state& /*gpu*/, cudaStream_t stream, const join_view<T>& view,
                std::uint32_t n_queries, std::uint32_t n_data,

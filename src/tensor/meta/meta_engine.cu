@@ -52,6 +52,7 @@ class meta_kernels final : public row_join_kernel<T> {
   unsigned item_queries() const override { return 32; }
   unsigned workload_lanes() const override { return 0; }
   bool can_record() const override { return true; }
+  bool orders_dimensions() const override { return false; }  // MMAs over every dimension
 
   void prepare(gpu_state& gpu, cudaStream_t stream, const join_view<T>& view,
                std::uint32_t n_queries, std::uint32_t n_data, const index_summary& index) override {
