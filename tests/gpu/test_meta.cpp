@@ -78,10 +78,7 @@ epsjoin::neighbor_table run_csr(const epsjoin::dataset& pts, double eps, const s
 }
 
 std::string note(const epsjoin::join_stats& stats, const std::string& key) {
-  for (const auto& [k, v] : stats.notes) {
-    if (k == key) return v;
-  }
-  return "";
+  return epsjoin::test::note_of(stats, key);
 }
 
 // A small case for compute-sanitizer (scripts/device-check.sh filters on the name).
@@ -242,12 +239,7 @@ TEST(meta_16q, result_sizes_agree_on_1e5_points) {
     // Nudged off a pair's distance so no pair sits at eps (DESIGN.md allows that band).
     const double eps = epsjoin::test::eps_for_selectivity(pts.view(), pts.view(), 20) * (1 + 1e-9);
     auto count = [&](const std::string& engine) {
-      epsjoin::resources res;
-      epsjoin::join_options opt;
-      opt.eps = eps;
-      opt.engine = engine;
-      epsjoin::count_sink sink;
-      return epsjoin::self_join(res, pts.view(), opt, sink).pairs;
+      return epsjoin::test::self_join_count(pts, eps, engine);
     };
     EXPECT_EQ(count("meta-16q"), count(d <= 16 ? "brute-cpu" : "brute-gpu")) << "d " << d;
   }

@@ -57,10 +57,7 @@ epsjoin::neighbor_table run_csr(const epsjoin::dataset& pts, double eps, const s
 }
 
 std::string note(const epsjoin::join_stats& stats, const std::string& key) {
-  for (const auto& [k, v] : stats.notes) {
-    if (k == key) return v;
-  }
-  return "";
+  return epsjoin::test::note_of(stats, key);
 }
 
 struct variant {
@@ -233,13 +230,7 @@ TEST(meta_1q, result_sizes_agree_on_1e5_points) {
     const auto pts = paper_expo(d, 100000);
     const double eps = epsjoin::test::eps_for_selectivity(pts.view(), pts.view(), 20) * (1 + 1e-9);
     auto count = [&](const std::string& engine, std::map<std::string, std::string> params) {
-      epsjoin::resources res;
-      epsjoin::join_options opt;
-      opt.eps = eps;
-      opt.engine = engine;
-      opt.params = std::move(params);
-      epsjoin::count_sink sink;
-      return epsjoin::self_join(res, pts.view(), opt, sink).pairs;
+      return epsjoin::test::self_join_count(pts, eps, engine, std::move(params));
     };
     const auto want = count(d <= 16 ? "brute-cpu" : "brute-gpu", {});
     for (const variant& v : variants()) {

@@ -291,4 +291,22 @@ neighbor_table self_join_csr(const dataset& points, double eps, const std::strin
   return csr.release();
 }
 
+std::uint64_t self_join_count(const dataset& points, double eps, const std::string& engine,
+                              std::map<std::string, std::string> params) {
+  resources res;
+  join_options opt;
+  opt.eps = eps;
+  opt.engine = engine;
+  opt.params = std::move(params);
+  count_sink sink;
+  return self_join(res, points.view(), opt, sink).pairs;
+}
+
+std::string note_of(const join_stats& stats, const std::string& key) {
+  for (const auto& [k, v] : stats.notes) {
+    if (k == key) return v;
+  }
+  return "";
+}
+
 }  // namespace epsjoin::test

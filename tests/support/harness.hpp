@@ -69,6 +69,13 @@ struct csr_run {
 neighbor_table self_join_csr(const dataset& points, double eps, const std::string& engine,
                              csr_run how = {});
 
+/// |R| (self pairs not counted) of the self-join of `points` at `eps` with `engine`, counts only.
+std::uint64_t self_join_count(const dataset& points, double eps, const std::string& engine,
+                              std::map<std::string, std::string> params = {});
+
+/// The run note `key` of `stats`, or "" when the engine left none.
+std::string note_of(const join_stats& stats, const std::string& key);
+
 class engine_property_test : public testing::TestWithParam<property_case> {};
 
 inline std::string case_name(const testing::TestParamInfo<property_case>& info) {

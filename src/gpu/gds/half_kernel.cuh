@@ -91,11 +91,7 @@ __global__ void __launch_bounds__(block_threads)
     const __half* q = m.half.query_half + static_cast<std::size_t>(pos) * dp;
     const float q_norm = m.half.query_norms[pos].y;
     std::uint32_t found = 0;
-    std::uint32_t* row = nullptr;
-    if constexpr (Pass == pass::fill && !Halving) {
-      row = out.neighbors + (out.row_offset[pos] - out.segment_begin);
-    }
-    const std::uint32_t my_id = Halving && Pass == pass::fill ? out.query_ids[pos] : 0;
+    const lbjoin::query_row<Halving, Pass> to(out, pos);
     const std::uint32_t n_ranges = lbjoin::candidate_ranges<T, Halving>(v, item.cell);
     for (std::uint32_t r = 0; r < n_ranges; ++r) {
       const auto [b, e] = lbjoin::candidate_range<T, Halving>(v, item.cell, r, pos + 1);
@@ -106,8 +102,7 @@ __global__ void __launch_bounds__(block_threads)
           float lo, hi;
           meta::direct_thresholds(m.band, __fadd_ru(q_norm, __ldg(&m.half.data_norms[j].y)), lo,
                                   hi);
-          // Past the band's top the pair is out; the approximate mode stops at eps^2 when that
-          // is higher (it is not: hi >= eps^2), so one bound serves both.
+          // Once the partial sum passes hi the pair is out, in both modes (hi >= eps^2).
           const float s = half_distance<HalfSums>(
               q, m.half.data_half + static_cast<std::size_t>(j) * dp, dp, hi);
           hit = meta::direct_decide_within<T, Pass == pass::count>(m, v, s, lo, hi, pos, j);
@@ -117,10 +112,10 @@ __global__ void __launch_bounds__(block_threads)
           if (Halving && hit) atomicAdd(out.counts + j, 1u);
         } else if constexpr (!Halving) {
           const unsigned ballot = __ballot_sync(group, hit);
-          if (hit) row[found + __popc(ballot & below)] = v.data_ids[j];
+          if (hit) to.row[found + __popc(ballot & below)] = v.data_ids[j];
           found += __popc(ballot);
         } else {
-          if (hit) lbjoin::write_both_rows(out, pos, j, v.data_ids[j], my_id);
+          if (hit) lbjoin::write_both_rows(out, pos, j, v.data_ids[j], to.my_id);
         }
       }
     }

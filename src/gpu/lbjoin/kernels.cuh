@@ -126,6 +126,21 @@ __device__ __forceinline__ void write_both_rows(const row_output& out, std::uint
   out.neighbors[out.row_offset[j] - out.segment_begin + b] = pos_id;
 }
 
+/// Where a one-query work item's filling pass writes: the FULL pattern's row of query position
+/// `pos`, or (halving) the query's own id for the reverse rows.
+template <bool Halving, pass Pass>
+struct query_row {
+  std::uint32_t* row = nullptr;
+  std::uint32_t my_id = 0;
+  __device__ __forceinline__ query_row(const row_output& out, std::uint32_t pos) {
+    if constexpr (Pass == pass::fill && !Halving) {
+      row = out.neighbors + (out.row_offset[pos] - out.segment_begin);
+    } else if constexpr (Pass == pass::fill) {
+      my_id = out.query_ids[pos];
+    }
+  }
+};
+
 /// Counting pass: a query's own hits, added to the reverse hits under halving.
 template <bool Halving>
 __device__ __forceinline__ void store_count(const row_output& out, std::uint32_t pos,
@@ -301,11 +316,7 @@ __global__ void __launch_bounds__(block_threads)
     const std::uint32_t pos = item.first;
     const T* q = v.query_points + static_cast<std::size_t>(pos) * v.d;
     std::uint32_t found = 0;
-    std::uint32_t* row = nullptr;
-    if constexpr (Pass == pass::fill && !Halving) {
-      row = out.neighbors + (out.row_offset[pos] - out.segment_begin);
-    }
-    const std::uint32_t my_id = Halving && Pass == pass::fill ? out.query_ids[pos] : 0;
+    const query_row<Halving, Pass> to(out, pos);
     const std::uint32_t n_ranges = candidate_ranges<T, Halving>(v, item.cell);
     for (std::uint32_t r = 0; r < n_ranges; ++r) {
       const auto [b, e] = candidate_range<T, Halving>(v, item.cell, r, pos + 1);
@@ -321,10 +332,10 @@ __global__ void __launch_bounds__(block_threads)
           if (Halving && hit) atomicAdd(out.counts + j, 1u);
         } else if constexpr (!Halving) {
           const unsigned ballot = tile.ballot(hit);
-          if (hit) row[found + __popc(ballot & below)] = v.data_ids[j];
+          if (hit) to.row[found + __popc(ballot & below)] = v.data_ids[j];
           found += __popc(ballot);
         } else {
-          if (hit) write_both_rows(out, pos, j, v.data_ids[j], my_id);
+          if (hit) write_both_rows(out, pos, j, v.data_ids[j], to.my_id);
         }
       }
     }

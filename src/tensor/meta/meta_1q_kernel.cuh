@@ -134,11 +134,7 @@ __global__ void __launch_bounds__(block_threads)
     const __half* q = m.half.query_half + static_cast<std::size_t>(pos) * dp;
     const float q_norm = m.half.query_norms[pos].y;
     std::uint32_t found = 0;
-    std::uint32_t* row = nullptr;
-    if constexpr (Pass == pass::fill && !Halving) {
-      row = out.neighbors + (out.row_offset[pos] - out.segment_begin);
-    }
-    const std::uint32_t my_id = Halving && Pass == pass::fill ? out.query_ids[pos] : 0;
+    const lbjoin::query_row<Halving, Pass> to(out, pos);
 
     const std::uint32_t n_ranges = lbjoin::candidate_ranges<T, Halving>(v, item.cell);
     for (std::uint32_t r = 0; r < n_ranges; ++r) {
@@ -167,14 +163,14 @@ __global__ void __launch_bounds__(block_threads)
               if (hit[which]) atomicAdd(out.counts + j[which], 1u);
           }
         } else if constexpr (!Halving) {
-          if (hit[0]) row[found + __popc(first_hits & below)] = v.data_ids[j[0]];
+          if (hit[0]) to.row[found + __popc(first_hits & below)] = v.data_ids[j[0]];
           if (hit[1]) {
-            row[found + __popc(first_hits) + __popc(second_hits & below)] = v.data_ids[j[1]];
+            to.row[found + __popc(first_hits) + __popc(second_hits & below)] = v.data_ids[j[1]];
           }
         } else {
           for (int which = 0; which < 2; ++which)
             if (hit[which])
-              lbjoin::write_both_rows(out, pos, j[which], v.data_ids[j[which]], my_id);
+              lbjoin::write_both_rows(out, pos, j[which], v.data_ids[j[which]], to.my_id);
         }
         found += __popc(first_hits) + __popc(second_hits);
       }
