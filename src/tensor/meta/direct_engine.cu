@@ -28,8 +28,9 @@ class direct_kernels final : public row_join_kernel<T> {
  public:
   direct_kernels(double eps, bool approximate, direct_kernel kernel)
       : eps_(eps), approximate_(approximate), kernel_(kernel) {}
-  unsigned item_queries() const override { return 1; }
-  unsigned workload_lanes() const override { return kernel_.tensor_cores ? 32 : kernel_.lanes; }
+  // meta-1q: a warp per item of up to 32 queries of a cell; CUDA cores: lanes per query.
+  unsigned item_queries() const override { return kernel_.tensor_cores ? 32 : 1; }
+  unsigned workload_lanes() const override { return kernel_.tensor_cores ? 0 : kernel_.lanes; }
   bool can_record() const override { return false; }
   bool orders_dimensions() const override {
     return !kernel_.tensor_cores;
@@ -61,8 +62,9 @@ class direct_kernels final : public row_join_kernel<T> {
     stats.notes.push_back(
         {"kernel",
          kernel_.tensor_cores
-             ? concat("meta-1q: one query x 16 candidates a warp step, differences by an identity "
-                      "m16n8k16 MMA, squared distances on the diagonal of their Gram matrix, ",
+             ? concat("meta-1q: one query x 16 candidates an MMA group (the queries of a cell "
+                      "in turn against each tile), differences by an identity m16n8k16 MMA, "
+                      "squared distances on the diagonal of their Gram matrix, ",
                       sums, " sums")
              : concat("CUDA cores: ", kernel_.lanes,
                       " lanes a query, FP16 differences, squares summed in ", sums)});

@@ -17,7 +17,8 @@ struct direct_kernel {
   unsigned lanes = 8;        ///< CUDA cores: lanes per query (1-32, a power of two)
 };
 
-/// One pass over `items` (one query each; config: the pattern and the queue).
+/// One pass over `items` (meta-1q: up to 32 queries of a cell each; CUDA cores: one query each;
+/// config: the pattern and the queue).
 template <class T>
 void launch_direct(const join_view<T>& v, const direct_view& m, const lbjoin::work_item* items,
                    std::uint32_t n_items, const row_output& out, pass p,

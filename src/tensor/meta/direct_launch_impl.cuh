@@ -11,6 +11,14 @@ namespace epsjoin::detail::meta {
 
 namespace direct_detail {
 
+template <class T, bool Halving, pass Pass, bool HalfSums, int KSteps>
+void launch_meta_1q(const join_view<T>& v, const direct_view& m, const lbjoin::work_item* items,
+                    std::uint32_t n_items, const row_output& out, unsigned blocks,
+                    const lbjoin::launch_config& config, cudaStream_t stream) {
+  meta_1q_kernel<T, Halving, Pass, HalfSums, KSteps>
+      <<<blocks, lbjoin::block_threads, 0, stream>>>(v, m, items, n_items, config.queue, out);
+}
+
 template <class T, bool Halving, pass Pass, bool HalfSums>
 void launch_shape(const join_view<T>& v, const direct_view& m, const lbjoin::work_item* items,
                   std::uint32_t n_items, const row_output& out, const lbjoin::launch_config& config,
@@ -21,8 +29,21 @@ void launch_shape(const join_view<T>& v, const direct_view& m, const lbjoin::wor
           ? config.persistent_blocks
           : grid_size(static_cast<std::uint64_t>(n_items) * per_item, lbjoin::block_threads);
   if (kernel.tensor_cores) {
-    meta_1q_kernel<T, Halving, Pass, HalfSums>
-        <<<blocks, lbjoin::block_threads, 0, stream>>>(v, m, items, n_items, config.queue, out);
+    // The candidates' fragments stay in registers up to 64 dimensions.
+    const unsigned k_steps = padded_dims(v.d) / 16;
+    if (k_steps <= 1) {
+      launch_meta_1q<T, Halving, Pass, HalfSums, 1>(v, m, items, n_items, out, blocks, config,
+                                                    stream);
+    } else if (k_steps <= 2) {
+      launch_meta_1q<T, Halving, Pass, HalfSums, 2>(v, m, items, n_items, out, blocks, config,
+                                                    stream);
+    } else if (k_steps <= 4) {
+      launch_meta_1q<T, Halving, Pass, HalfSums, 4>(v, m, items, n_items, out, blocks, config,
+                                                    stream);
+    } else {
+      launch_meta_1q<T, Halving, Pass, HalfSums, 0>(v, m, items, n_items, out, blocks, config,
+                                                    stream);
+    }
   } else {
     gds::half_query_kernel<T, Halving, Pass, HalfSums>
         <<<blocks, lbjoin::block_threads, 0, stream>>>(v, m, items, n_items, config.queue, out,
