@@ -113,8 +113,9 @@ __device__ __forceinline__ void gram_diagonal(const float (&gram)[2][2][2],
     s[0] = h ? first.y : first.x;
     s[1] = h ? second.y : second.x;
   } else {
-    s[0] = gram[0][0][h];
-    s[1] = gram[1][1][h];
+    // Selects, not gram[..][h]: an index known only at run time would put gram in local memory.
+    s[0] = h ? gram[0][0][1] : gram[0][0][0];
+    s[1] = h ? gram[1][1][1] : gram[1][1][0];
   }
 }
 
@@ -164,34 +165,9 @@ __global__ void __launch_bounds__(block_threads)
           const unsigned col = g + 8 * which;
           c_norm[which] = col < cols ? __ldg(&m.half.data_norms[chunk + col].y) : 0.0f;
         }
-        for (unsigned q = 0; q < item.count; ++q) {
+        // The decisions and output of query q (position first + q) against the tile.
+        auto decide = [&](unsigned q, const float(&s)[2]) {
           const std::uint32_t pos = item.first + q;
-          // The own cell's tiles start past the item's first query: none of this tile may
-          // follow this query.
-          if (own_cell && chunk + cols - 1 <= pos) continue;
-          const auto* q_words = reinterpret_cast<const unsigned*>(
-              m.half.query_half + static_cast<std::size_t>(pos) * dp);
-          float gram[2][2][2] = {};
-          std::uint32_t gram_half[2][2] = {};
-          if constexpr (KSteps > 0) {
-#pragma unroll
-            for (int ks = 0; ks < KSteps; ++ks) {
-              if (static_cast<unsigned>(ks) >= k_steps) break;
-              const unsigned w = (ks * 16 + t2) / 2;
-              difference_gram_step<HalfSums>(a_held[ks], __ldg(q_words + w), __ldg(q_words + w + 4),
-                                             one_here, gram, gram_half);
-            }
-          } else {
-            for (unsigned k = 0; k < dp; k += 16) {
-              std::uint32_t a[4];
-              load_candidates(a, m.half.data_half, dp, chunk, cols, lane, k);
-              const unsigned w = (k + t2) / 2;
-              difference_gram_step<HalfSums>(a, __ldg(q_words + w), __ldg(q_words + w + 4),
-                                             one_here, gram, gram_half);
-            }
-          }
-          float s[2];
-          gram_diagonal<HalfSums>(gram, gram_half, lane, s);
           const float q_norm = __shfl_sync(full_mask, my_norm, q);
           bool hit[2] = {false, false};
           std::uint32_t j[2];
@@ -210,9 +186,10 @@ __global__ void __launch_bounds__(block_threads)
           const unsigned first_hits = __ballot_sync(full_mask, hit[0]);
           const unsigned second_hits = __ballot_sync(full_mask, hit[1]);
           const unsigned hits = __popc(first_hits) + __popc(second_hits);
-          if (hits == 0) continue;
+          if (hits == 0) return;
           if constexpr (Pass == pass::count) {
             if (Halving) {
+#pragma unroll
               for (int which = 0; which < 2; ++which)
                 if (hit[which]) atomicAdd(out.counts + j[which], 1u);
             }
@@ -223,11 +200,52 @@ __global__ void __launch_bounds__(block_threads)
             if (hit[1]) row[__popc(first_hits) + __popc(second_hits & below)] = v.data_ids[j[1]];
           } else {
             const std::uint32_t q_id = __shfl_sync(full_mask, my_id, q);
+#pragma unroll
             for (int which = 0; which < 2; ++which)
               if (hit[which])
                 lbjoin::write_both_rows(out, pos, j[which], v.data_ids[j[which]], q_id);
           }
           if (lane == q) my_found += hits;
+        };
+        // Two queries at a time: their MMA chains are independent, so each hides the other's
+        // latency.
+        for (unsigned q = 0; q < item.count; q += 2) {
+          const bool second = q + 1 < item.count;
+          // The own cell's tiles start past the item's first query: none of this tile may
+          // follow these queries.
+          if (own_cell && chunk + cols - 1 <= item.first + q + (second ? 1 : 0)) continue;
+          const auto* q_words = reinterpret_cast<const unsigned*>(
+              m.half.query_half + static_cast<std::size_t>(item.first + q) * dp);
+          const unsigned* q2_words = second ? q_words + dp / 2 : q_words;
+          float gram[2][2][2][2] = {};
+          std::uint32_t gram_half[2][2][2] = {};
+          auto step = [&](const std::uint32_t(&a)[4], unsigned k) {
+            const unsigned w = (k + t2) / 2;
+            difference_gram_step<HalfSums>(a, __ldg(q_words + w), __ldg(q_words + w + 4), one_here,
+                                           gram[0], gram_half[0]);
+            difference_gram_step<HalfSums>(a, __ldg(q2_words + w), __ldg(q2_words + w + 4),
+                                           one_here, gram[1], gram_half[1]);
+          };
+          if constexpr (KSteps > 0) {
+#pragma unroll
+            for (int ks = 0; ks < KSteps; ++ks) {
+              if (static_cast<unsigned>(ks) >= k_steps) break;
+              step(a_held[ks], ks * 16);
+            }
+          } else {
+            for (unsigned k = 0; k < dp; k += 16) {
+              std::uint32_t a[4];
+              load_candidates(a, m.half.data_half, dp, chunk, cols, lane, k);
+              step(a, k);
+            }
+          }
+          float s[2];
+          gram_diagonal<HalfSums>(gram[0], gram_half[0], lane, s);
+          decide(q, s);
+          if (second) {
+            gram_diagonal<HalfSums>(gram[1], gram_half[1], lane, s);
+            decide(q + 1, s);
+          }
         }
       }
     }
