@@ -212,8 +212,8 @@ __global__ void __launch_bounds__(block_threads)
         for (unsigned q = 0; q < item.count; q += 2) {
           const bool second = q + 1 < item.count;
           // The own cell's tiles start past the item's first query: none of this tile may
-          // follow these queries.
-          if (own_cell && chunk + cols - 1 <= item.first + q + (second ? 1 : 0)) continue;
+          // follow the first of these queries (then none follows the second either).
+          if (own_cell && chunk + cols - 1 <= item.first + q) continue;
           const auto* q_words = reinterpret_cast<const unsigned*>(
               m.half.query_half + static_cast<std::size_t>(item.first + q) * dp);
           const unsigned* q2_words = second ? q_words + dp / 2 : q_words;
