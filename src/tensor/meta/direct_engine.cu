@@ -1,5 +1,5 @@
-// meta-1q (dissertation ch. 6, META-1Q): one query against 16 candidates a warp step on the FP16
-// tensor cores with the direct formula (meta_1q_kernel.cuh), sums in FP32 or FP16; and the
+// meta-1q (dissertation ch. 6, META-1Q): one query against 16 candidates an MMA group on the
+// FP16 tensor cores with the direct formula (meta_1q_kernel.cuh), sums in FP32 or FP16; and the
 // pipeline it shares with gds-join's FP16 arithmetic on CUDA cores (gpu/gds/half_kernel.cuh).
 // The data is scaled as for meta-16q; exact by default (direct_bound.hpp's band, re-checked with
 // the direct formula in the join's precision), join_options::approximate decides by the FP16

@@ -9,9 +9,8 @@
 
 namespace epsjoin::detail::meta {
 
-/// Scales the data (half_bound.hpp; FP16 sums also cap the scale, direct_bound.hpp), then joins
-/// `req` with `kernel`. `engine` names the engine in messages; `summary` is prepended to the
-/// settings' summary.
+/// Joins `req` with `kernel`; the FP16 copies are scaled on the device (half_points.cuh; FP16
+/// sums also cap the scale, direct_bound.hpp). `engine` names the engine in messages.
 void run_direct_join(join_request& req, lbjoin::row_join_settings settings,
                      const direct_kernel& kernel, std::string_view engine);
 

@@ -1,9 +1,9 @@
 #pragma once
 // The FP16 copies of a join's points that meta-16q, meta-1q and gds-join's FP16 arithmetic read:
 // translated and scaled as half_bound.hpp says (the scaling chosen on the device,
-// device_scaling.cuh), rounded to FP16, padded to whole k steps of the
-// MMA, with each point's squared norm (of the FP16 values) and norm (of the exact ones, rounded
-// up). A self-join keeps one copy.
+// device_scaling.cuh), rounded to FP16, padded to whole k steps of the MMA, with each point's
+// squared norm (of the FP16 values) and norm (of the exact ones, rounded up). A self-join keeps
+// one copy.
 
 #include <cuda_fp16.h>
 
