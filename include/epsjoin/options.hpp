@@ -24,7 +24,8 @@ struct join_options {
   std::string engine = "auto";
   /// Precision of the distance computation. Engines that cannot honour f32 compute in f64.
   scalar_type precision = scalar_type::f64;
-  /// Let engines with an approximate mode (ted-join, meta-16q) skip their exactness re-check,
+  /// Let engines with an approximate mode (ted-join, meta-16q, meta-1q, gds-join with
+  /// arithmetic=fp16|fp16-fp32) skip their exactness re-check,
   /// as the papers' implementations do; they then report their accuracy against the direct
   /// formula in the run's stats. Exact engines ignore it.
   bool approximate = false;

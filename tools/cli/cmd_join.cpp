@@ -50,7 +50,8 @@ const command_spec& join_command() {
            "benchmarks)."},
           {"include-self", "", "self-join: also report each point as its own neighbour"},
           {"approximate", "",
-           "let engines with an approximate mode (ted-join, meta-16q) skip their exactness re-check, as the "
+           "let engines with an approximate mode (ted-join, meta-16q, meta-1q, gds-join with "
+           "arithmetic=fp16|fp16-fp32) skip their exactness re-check, as the "
            "papers' code does; the summary's notes give its accuracy against the direct formula. "
            "Exact engines ignore it"},
           {"repeat", "N",
