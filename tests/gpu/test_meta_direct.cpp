@@ -152,6 +152,33 @@ TEST(meta_1q, columns_with_different_means_in_index_order) {
   }
 }
 
+// The scaling the engines choose on the device equals the host reference the tests compute the
+// declared bands from: the same exponent, the same centre to FP64 rounding; over both sets of an
+// A x B join; 0 for identical points.
+TEST(meta_1q, device_scaling_matches_the_host_reference) {
+  using epsjoin::detail::meta::choose_half_scaling;
+  using epsjoin::detail::meta::snapshot_device_scaling;
+  epsjoin::resources res;
+  const auto a = paper_expo(5, 20000);
+  std::vector<double> shifted;
+  for (std::size_t i = 0; i < 3000; ++i)
+    for (std::size_t k = 0; k < 5; ++k) shifted.push_back(1000.0 * k + a.view().at(i, k));
+  const epsjoin::dataset b(shifted, 5);
+  const epsjoin::dataset same(std::vector<double>(40, 3.5), 4);
+  const std::vector<std::pair<epsjoin::dataset_view, epsjoin::dataset_view>> cases = {
+      {a.view(), {}}, {b.view(), {}}, {a.view(), b.view()}, {same.view(), {}}};
+  for (const auto& [first, second] : cases) {
+    const auto host = choose_half_scaling(first, second, 2);
+    const auto device = snapshot_device_scaling(res, first, second);
+    EXPECT_EQ(device.exponent, host.exponent) << first.n << " + " << second.n << " points";
+    ASSERT_EQ(device.center.size(), host.center.size());
+    for (std::size_t k = 0; k < host.center.size(); ++k) {
+      EXPECT_NEAR(device.center[k], host.center[k], 1e-12 * (1.0 + std::abs(host.center[k])));
+    }
+  }
+  EXPECT_EQ(snapshot_device_scaling(res, same.view(), {}).exponent, 0);
+}
+
 // The approximate mode: whatever it decides differently from the oracle lies inside the band
 // direct_bound.hpp declares for the pair, and both directions of every pair it reports are there.
 TEST(meta_1q, approximate_mode_stays_inside_the_declared_band) {

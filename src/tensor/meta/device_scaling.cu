@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpu/cub_call.cuh"
+#include "gpu/gpu_state.cuh"
 #include "gpu/memory.cuh"
 #include "tensor/meta/device_scaling.cuh"
 
@@ -120,6 +121,22 @@ half_scaling device_half_scaling(const T* first, std::uint32_t n_first, const T*
   std::memcpy(&most, &bits, sizeof most);
   if (most > 0 && std::isfinite(most)) s.exponent = half_exponent_for(most);
   return s;
+}
+
+half_scaling snapshot_device_scaling(resources& res, dataset_view a, dataset_view b) {
+  gpu_state& gpu = acquire_gpu(res);
+  cudaStream_t stream = gpu.slots[0]->stream.get();
+  auto upload = [&](dataset_view set, device_buffer<double>& to) {
+    to.reserve(std::max<std::size_t>(1, set.n * set.d));
+    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(to.data(), set.data, sizeof(double) * set.n * set.d,
+                                     cudaMemcpyHostToDevice, stream));
+  };
+  device_buffer<double> first, second;
+  upload(a, first);
+  upload(b, second);
+  return device_half_scaling<double>(first.data(), static_cast<std::uint32_t>(a.n), second.data(),
+                                     static_cast<std::uint32_t>(b.n), static_cast<int>(a.d),
+                                     stream);
 }
 
 template half_scaling device_half_scaling<float>(const float*, std::uint32_t, const float*,

@@ -32,9 +32,8 @@ class direct_kernels final : public row_join_kernel<T> {
   unsigned item_queries() const override { return kernel_.tensor_cores ? 32 : 1; }
   unsigned workload_lanes() const override { return kernel_.tensor_cores ? 0 : kernel_.lanes; }
   bool can_record() const override { return false; }
-  bool orders_dimensions() const override {
-    return !kernel_.tensor_cores;
-  }  // early exit: CUDA cores only
+  // Only the CUDA cores' loop exits early, once a partial sum passes the band.
+  bool orders_dimensions() const override { return !kernel_.tensor_cores; }
 
   void prepare(gpu_state& /*gpu*/, cudaStream_t stream, const join_view<T>& view,
                std::uint32_t n_queries, std::uint32_t n_data,
@@ -57,7 +56,6 @@ class direct_kernels final : public row_join_kernel<T> {
   }
 
   void report(join_stats& stats, std::uint64_t pairs) override {
-    const decision_tally::counts tally = tally_.read(halving_count_);
     const char* sums = kernel_.half_sums ? "FP16" : "FP32";
     stats.notes.push_back(
         {"kernel",
@@ -68,7 +66,7 @@ class direct_kernels final : public row_join_kernel<T> {
                       sums, " sums")
              : concat("CUDA cores: ", kernel_.lanes,
                       " lanes a query, FP16 differences, squares summed in ", sums)});
-    report_half_decisions(stats, points_.scaling(), tally, accuracy_of(tally, pairs, approximate_),
+    report_half_decisions(stats, points_.scaling(), tally_.read(halving_count_), pairs,
                           approximate_, kernel_.half_sums ? "FP16" : "FP16-FP32");
   }
 

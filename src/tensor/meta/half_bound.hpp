@@ -40,6 +40,7 @@
 
 #include "core/hd.hpp"
 #include "epsjoin/dataset.hpp"
+#include "epsjoin/resources.hpp"
 
 namespace epsjoin::detail::meta {
 
@@ -125,5 +126,9 @@ inline int half_exponent_for(double largest) {
 /// and the exponent half_exponent_for gives their largest |p_k - center_k| (0 when every point
 /// is the same).
 half_scaling choose_half_scaling(dataset_view a, dataset_view b, unsigned threads);
+
+/// The scaling the engines choose on the device (device_scaling.cuh) for `a`'s and `b`'s points
+/// (FP64, input column order), for tests to compare with choose_half_scaling. CUDA builds only.
+half_scaling snapshot_device_scaling(resources& res, dataset_view a, dataset_view b);
 
 }  // namespace epsjoin::detail::meta

@@ -3,6 +3,7 @@
 // the data was scaled, how many pairs fell inside the error band, and the accuracy ratio of the
 // low-precision decision alone (dissertation table 6.6), in the exact mode too.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -12,11 +13,12 @@
 
 namespace epsjoin::detail::meta {
 
-/// `arithmetic` names the low-precision distance, e.g. "FP16-FP32".
+/// `pairs`: what the mode that ran found (self pairs not counted); `arithmetic` names the
+/// low-precision distance, e.g. "FP16-FP32".
 inline void report_half_decisions(join_stats& stats, const half_scaling& scaling,
-                                  const decision_tally::counts& tally,
-                                  const decision_accuracy& accuracy, bool approximate,
-                                  std::string_view arithmetic) {
+                                  const decision_tally::counts& tally, std::uint64_t pairs,
+                                  bool approximate, std::string_view arithmetic) {
+  const decision_accuracy accuracy = accuracy_of(tally, pairs, approximate);
   stats.notes.push_back(
       {"scaling", concat("coordinates translated to the data's mean and multiplied by 2^",
                          scaling.exponent, " before rounding to FP16 (eps likewise)")});

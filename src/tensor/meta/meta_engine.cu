@@ -111,8 +111,6 @@ class meta_kernels final : public row_join_kernel<T> {
   }
 
   void report(join_stats& stats, std::uint64_t pairs) override {
-    const decision_tally::counts tally = tally_.read(halving_count_);
-    const decision_accuracy accuracy = accuracy_of(tally, pairs, approximate_);
     stats.notes.push_back(
         {"kernel",
          use_gemm_
@@ -122,7 +120,8 @@ class meta_kernels final : public row_join_kernel<T> {
                       " dimensions, every pair compared (", gemm_reason_, ")")
              : std::string("tiles: FP16 x FP16 -> FP32 m16n8k16 MMA, 32 queries of a cell "
                            "x 16 candidates a warp step")});
-    meta::report_half_decisions(stats, points_.scaling(), tally, accuracy, approximate_, "FP16-FP32");
+    meta::report_half_decisions(stats, points_.scaling(), tally_.read(halving_count_), pairs,
+                                approximate_, "FP16-FP32");
   }
 
  private:
