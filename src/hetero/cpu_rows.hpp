@@ -2,6 +2,10 @@
 // hegjoin's CPU side: the rows of deque items computed on the cores, against the same grid index
 // the GPU uses (its host copy), so the two sides share one preprocessing and one candidate set.
 // A work item is the GPU's: up to a warp's worth of query positions of one cell.
+//
+// Under LID-UNICOMP (self-joins) an item's ranges are its cell's forward neighbours and, last,
+// the rest of its own cell: each pair is computed once, by whichever side takes the item of its
+// owner, and that side writes both rows. So a row may have a GPU part and a CPU part.
 
 #include <cstdint>
 #include <span>
@@ -24,25 +28,29 @@ struct host_range {
 /// Host copies of what the GPU kernels read (lbjoin::join_view), plus the items.
 template <class T>
 struct host_join_view {
-  std::span<const host_item> items;                ///< workload order, heaviest first
-  std::span<const T> query_points;                 ///< [queries x d] position order
-  std::span<const std::uint32_t> query_ids;        ///< query position -> caller's id
-  std::span<const T> data_points;                  ///< [data x d] index order
-  std::span<const std::uint32_t> data_ids;         ///< data position -> caller's id
-  /// Per item: its cell's candidate ranges (FULL pattern); set only for the items the CPU may
-  /// take (cpu_share fetches them from the device as the CPU's end of the deque grows).
+  std::span<const host_item> items;          ///< workload order, heaviest first
+  std::span<const T> query_points;           ///< [queries x d] position order
+  std::span<const std::uint32_t> query_ids;  ///< query position -> caller's id
+  std::span<const T> data_points;            ///< [data x d] index order
+  std::span<const std::uint32_t> data_ids;   ///< data position -> caller's id
+  /// Per item: its cell's candidate ranges (under halving, the last one is the item's own cell
+  /// from its first query's successor on); set only for the items the CPU may take (cpu_share
+  /// fetches them from the device as the CPU's end of the deque grows).
   std::span<const host_range* const> item_ranges;
   std::span<const std::uint32_t> item_range_count;
   int d = 0;
   T eps2 = 0;
   bool self_join = false;  ///< queries and data are one index: skip a position's own point
+  bool halving = false;    ///< LID-UNICOMP (self-joins only): each pair once, both rows written
+  /// Halving: per position, the reverse hits the CPU found so far (incremented atomically).
+  std::uint32_t* reverse_counts = nullptr;
 };
 
 /// Rows found by one CPU worker, appended item after item.
 struct cpu_rows {
   std::vector<std::uint32_t> positions;  ///< query positions, one per row
   std::vector<std::uint32_t> counts;     ///< neighbours in each row
-  std::vector<std::uint32_t> neighbors;  ///< the rows' caller ids, concatenated
+  std::vector<std::uint32_t> neighbors;  ///< the rows' data positions, concatenated
   std::uint64_t candidates = 0;          ///< distances computed
   void clear() {
     positions.clear();

@@ -8,6 +8,8 @@
 // Under dynamic partitioning a pair may be decided by either side from one run to the next, so
 // anything less would let a pair at eps come and go between runs.
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 
 #include "hetero/cpu_rows.hpp"
@@ -28,8 +30,7 @@ inline bool within(const T* q, const T* p, int d, T eps2) {
 }
 
 template <class T, int D>
-void join_items(const host_join_view<T>& v, std::uint32_t first, std::uint32_t end,
-                cpu_rows& out) {
+void join_items(const host_join_view<T>& v, std::uint32_t first, std::uint32_t end, cpu_rows& out) {
   const auto d = static_cast<std::size_t>(v.d);
   for (std::uint32_t i = first; i < end; ++i) {
     const host_item& item = v.items[i];
@@ -39,12 +40,19 @@ void join_items(const host_join_view<T>& v, std::uint32_t first, std::uint32_t e
       const T* q = v.query_points.data() + pos * d;
       const std::size_t row_start = out.neighbors.size();
       for (std::uint32_t r = 0; r < n_ranges; ++r) {
-        const host_range range = ranges[r];
+        host_range range = ranges[r];
+        // Halving: the own cell's range starts after the item's first query; this query takes
+        // only the positions after its own, as the GPU's kernels do.
+        if (v.halving && r + 1 == n_ranges) range.begin = std::max(range.begin, pos + 1);
+        if (range.end <= range.begin) continue;
         out.candidates += range.end - range.begin;
         for (std::uint32_t j = range.begin; j < range.end; ++j) {
-          if (v.self_join && j == pos) continue;
+          if (!v.halving && v.self_join && j == pos) continue;
           if (within<T, D>(q, v.data_points.data() + j * d, v.d, v.eps2)) {
-            out.neighbors.push_back(v.data_ids[j]);
+            out.neighbors.push_back(j);
+            if (v.halving) {
+              std::atomic_ref(v.reverse_counts[j]).fetch_add(1, std::memory_order_relaxed);
+            }
           }
         }
       }

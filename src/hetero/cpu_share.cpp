@@ -1,6 +1,7 @@
 #include "hetero/cpu_share.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 #include "core/expects.hpp"
@@ -78,7 +79,13 @@ void cpu_share<T>::plan(std::span<const host_item> items, std::span<const std::u
 
 template <class T>
 void cpu_share<T>::start(const host_join_view<T>& view, range_fetcher fetch) {
+  EPSJOIN_EXPECTS(!view.halving || (view.self_join && view.d > 0),
+                  "the CPU side halves self-joins only");
   view_ = view;
+  if (view_.halving) {
+    reverse_counts_.assign(view_.query_ids.size(), 0);
+    view_.reverse_counts = reverse_counts_.data();
+  }
   view_.item_ranges = item_ranges_;
   view_.item_range_count = item_range_count_;
   fetch_ = std::move(fetch);
@@ -210,58 +217,75 @@ side_totals cpu_share<T>::cpu() const {
 template <class T>
 std::vector<std::uint32_t> cpu_share<T>::counts_by_position(std::uint32_t positions) const {
   std::vector<std::uint32_t> counts(positions, 0);
+  if (view_.halving) {
+    EPSJOIN_EXPECTS(reverse_counts_.size() == positions, "halving counts cover ",
+                    reverse_counts_.size(), " positions, asked for ", positions);
+    counts = reverse_counts_;
+  }
   for (const cpu_rows& r : rows_) {
-    for (std::size_t k = 0; k < r.positions.size(); ++k) counts[r.positions[k]] = r.counts[k];
+    for (std::size_t k = 0; k < r.positions.size(); ++k) counts[r.positions[k]] += r.counts[k];
   }
   return counts;
 }
 
 template <class T>
 void cpu_share<T>::deliver_rows(const row_destination& dest,
-                                std::span<const std::uint32_t> query_ids, unsigned threads) const {
+                                std::span<const std::uint32_t> gpu_counts, unsigned threads) const {
+  const std::span<const std::uint32_t> query_ids = view_.query_ids, data_ids = view_.data_ids;
+  // Under halving several workers' reverse hits go to one row, so every row's next free place
+  // is a cursor taken atomically; without it each row is one worker's and written whole.
+  const std::size_t positions = query_ids.size();
+  std::vector<std::uint32_t> cursor(positions, 0);
+  if (!gpu_counts.empty()) std::copy(gpu_counts.begin(), gpu_counts.end(), cursor.begin());
   for (const cpu_rows& r : rows_) {
     // Where each row starts in the worker's buffer, so rows can be placed in parallel.
     std::vector<std::uint64_t> start(r.positions.size() + 1, 0);
     for (std::size_t k = 0; k < r.positions.size(); ++k) start[k + 1] = start[k] + r.counts[k];
     parallel_for(threads, r.positions.size(), 4096, [&](std::size_t b, std::size_t e, unsigned) {
       for (std::size_t k = b; k < e; ++k) {
-        std::copy_n(r.neighbors.data() + start[k], r.counts[k],
-                    dest.neighbors + dest.starts[query_ids[r.positions[k]]]);
+        const std::uint32_t p = r.positions[k];
+        const std::uint32_t* found = r.neighbors.data() + start[k];
+        const std::uint32_t at =
+            std::atomic_ref(cursor[p]).fetch_add(r.counts[k], std::memory_order_relaxed);
+        std::uint32_t* row = dest.neighbors + dest.starts[query_ids[p]] + at;
+        for (std::uint32_t n = 0; n < r.counts[k]; ++n) row[n] = data_ids[found[n]];
+        if (!view_.halving) continue;
+        const std::uint32_t me = query_ids[p];
+        for (std::uint32_t n = 0; n < r.counts[k]; ++n) {
+          const std::uint32_t j = found[n];
+          const std::uint32_t back =
+              std::atomic_ref(cursor[j]).fetch_add(1, std::memory_order_relaxed);
+          dest.neighbors[dest.starts[query_ids[j]] + back] = me;
+        }
       }
     });
   }
 }
 
 template <class T>
-void cpu_share<T>::deliver_pairs(result_sink& sink,
-                                 std::span<const std::uint32_t> query_ids) const {
+void cpu_share<T>::deliver_pairs(result_sink& sink) const {
   constexpr std::size_t batch = std::size_t{1} << 20;
   std::vector<index_pair> pairs;
   pairs.reserve(batch);
+  auto emit = [&](std::uint32_t a, std::uint32_t b) {
+    pairs.push_back({a, b});
+    if (pairs.size() == batch) {
+      sink.consume(pairs);
+      pairs.clear();
+    }
+  };
   for (const cpu_rows& r : rows_) {
     std::size_t next = 0;
     for (std::size_t k = 0; k < r.positions.size(); ++k) {
-      const std::uint32_t q = query_ids[r.positions[k]];
-      for (std::uint32_t j = 0; j < r.counts[k]; ++j) {
-        pairs.push_back({q, r.neighbors[next++]});
-        if (pairs.size() == batch) {
-          sink.consume(pairs);
-          pairs.clear();
-        }
+      const std::uint32_t q = view_.query_ids[r.positions[k]];
+      for (std::uint32_t n = 0; n < r.counts[k]; ++n) {
+        const std::uint32_t j = r.neighbors[next++];
+        emit(q, view_.data_ids[j]);
+        if (view_.halving) emit(view_.query_ids[j], q);
       }
     }
   }
   if (!pairs.empty()) sink.consume(pairs);
-}
-
-template <class T>
-void cpu_share<T>::deliver_counts(result_sink& sink,
-                                  std::span<const std::uint32_t> query_ids) const {
-  for (const cpu_rows& r : rows_) {
-    std::vector<std::uint32_t> ids(r.positions.size());
-    for (std::size_t k = 0; k < ids.size(); ++k) ids[k] = query_ids[r.positions[k]];
-    if (!ids.empty()) sink.consume_counts(ids, r.counts);
-  }
 }
 
 template <class T>

@@ -83,13 +83,15 @@ class cpu_share {
 
   /// Items [0, gpu_items()) were the GPU's (after wait()).
   std::uint32_t gpu_items() const { return gpu_items_; }
-  /// Neighbours the CPU found per query position (0 for the GPU's).
+  /// Neighbours the CPU found per query position: its rows, and under halving also the reverse
+  /// hits it found for other rows (the GPU's included).
   std::vector<std::uint32_t> counts_by_position(std::uint32_t positions) const;
-  /// Writes the CPU's rows to their places in a row sink's table (dest.starts by caller's id).
-  void deliver_rows(const row_destination& dest, std::span<const std::uint32_t> query_ids,
+  /// Writes the CPU's part of every row to a row sink's table (dest.starts by caller's id), after
+  /// the GPU's part: row p's first `gpu_counts[p]` places are the GPU's (empty span: none).
+  void deliver_rows(const row_destination& dest, std::span<const std::uint32_t> gpu_counts,
                     unsigned threads) const;
-  void deliver_pairs(result_sink& sink, std::span<const std::uint32_t> query_ids) const;
-  void deliver_counts(result_sink& sink, std::span<const std::uint32_t> query_ids) const;
+  /// The CPU's pairs (both directions under halving) to a pair sink.
+  void deliver_pairs(result_sink& sink) const;
   /// The shares, finishing times, load imbalance and throughputs, as notes.
   void report(join_stats& stats) const;
 
@@ -120,8 +122,9 @@ class cpu_share {
   std::vector<std::uint32_t> item_range_count_;
   stopwatch clock_;
   side_totals gpu_;
-  std::vector<cpu_rows> rows_;      ///< per worker
-  std::vector<double> worker_end_;  ///< per worker, seconds on clock_
+  std::vector<cpu_rows> rows_;                 ///< per worker
+  std::vector<std::uint32_t> reverse_counts_;  ///< halving: per position, atomically
+  std::vector<double> worker_end_;             ///< per worker, seconds on clock_
   std::vector<std::thread> workers_;
   std::mutex error_mutex_;
   std::exception_ptr error_;

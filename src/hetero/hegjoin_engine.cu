@@ -11,10 +11,11 @@
 //   cpu_chunk     queries per CPU chunk, n_p^CPU (default 1024)
 //   gpu_batches   fewest batches the GPU's work is cut into (default 8; at least 2 x streams)
 //   batch_items   fewest items (warps) in a GPU batch (default 32768, four waves on an H100)
+//   pattern       lid-unicomp (default; self-joins: each pair computed once, by the side that
+//                 takes its owner's item, which writes both rows) | full
 // and lbjoin's stage_dims, sort, fill, index_dims, segment_ids, chunk_ids. The kernel is the tiled
-// one, whose arithmetic the CPU side repeats bit for bit; the pattern is FULL and the work queue
-// off: a LID-UNICOMP GPU batch would write rows of the CPU's queries, and batches on two streams
-// cannot share one queue counter.
+// one, whose arithmetic the CPU side repeats bit for bit; the work queue is off (batches on two
+// streams cannot share one queue counter).
 
 #include <map>
 #include <mutex>
@@ -45,8 +46,23 @@ class hegjoin_runner {
   hegjoin_runner(join_request& req, row_join_settings rows, kernel_choice kernel)
       : req_(req), rows_(std::move(rows)), kernels_(kernel) {}
 
-  void run(hetero::share_settings share) {
-    hetero::cpu_share<T> cpu(std::move(share));
+  void run(const hetero::share_settings& share) {
+    const std::size_t notes_before = req_.stats.notes.size();
+    {
+      hetero::cpu_share<T> cpu(share);
+      if (run_row_join<T>(req_, rows_, kernels_, &cpu) == row_join_result::done) return;
+    }
+    // The GPU's half of the rows did not fit one device segment (a result of billions of ids):
+    // the first attempt's notes describe a join that was never delivered; keep only why.
+    const auto why = req_.stats.notes.back();
+    req_.stats.notes.resize(notes_before);
+    req_.stats.notes.push_back(why);
+    rows_.lid_unicomp = false;
+    const std::string halving = "pattern lid-unicomp";
+    if (const auto at = rows_.summary.find(halving); at != std::string::npos) {
+      rows_.summary.replace(at, halving.size(), "pattern full (re-run with full)");
+    }
+    hetero::cpu_share<T> cpu(share);
     run_row_join<T>(req_, rows_, kernels_, &cpu);
   }
 
@@ -89,7 +105,8 @@ class hegjoin_engine final : public engine {
   }
   std::string unavailable_reason() const override { return gpu_unavailable_reason(0); }
   std::vector<std::string_view> param_keys() const override {
-    std::vector<std::string_view> keys = {"sort", "fill", "index_dims", "segment_ids", "chunk_ids"};
+    std::vector<std::string_view> keys = {"sort",        "fill",      "index_dims",
+                                          "segment_ids", "chunk_ids", "pattern"};
     keys.insert(keys.end(),
                 {"stage_dims", "partition", "gpu_fraction", "ref_eps", "ref_gpu_seconds",
                  "ref_cpu_seconds", "cpu_threads", "cpu_chunk", "gpu_batches", "batch_items"});
@@ -105,12 +122,12 @@ class hegjoin_engine final : public engine {
   void run_typed(join_request& req) const {
     const param_map& params = req.options.params;
     row_join_settings rows = read_row_join_settings(params, false);
-    rows.lid_unicomp = false;
     rows.queue = false;
     // The tiled kernel only: the CPU side mirrors its arithmetic (hetero/cpu_rows_impl.hpp).
     const kernel_choice kernel = read_kernel_choice(params);
     rows.summary =
-        concat(kernel.summary, ", sort ", rows.sort ? "on" : "off", ", queue off, pattern full");
+        concat(kernel.summary, ", sort ", rows.sort ? "on" : "off", ", queue off, pattern ",
+               rows.lid_unicomp && req.self_join ? "lid-unicomp" : "full");
 
     hetero::share_settings share;
     const std::string partition = param_choice(
@@ -149,7 +166,7 @@ class hegjoin_engine final : public engine {
                  " (predicted GPU ", m.gpu_seconds, " s, CPU ", m.cpu_seconds, " s, both ",
                  m.hybrid_seconds, " s)");
     }
-    runner.run(std::move(share));
+    runner.run(share);
   }
 
   /// The model's reference times: given, or measured at eps / 2 (cached for this process).

@@ -1,7 +1,9 @@
-// hegjoin against the oracle: every partition strategy over the property harness's shapes,
-// degenerate splits (everything to one side, more CPU workers than queries, one-query chunks,
-// many tiny GPU batches), segmented fills, both kernels and precisions; errors for settings
-// that cannot work; the shares reported adding up; many small joins at once from several threads.
+// hegjoin against the oracle: every partition strategy over the property harness's shapes, with
+// both patterns (LID-UNICOMP, the default, where each side writes both rows of its pairs, and
+// FULL), degenerate splits (everything to one side, more CPU workers than queries, one-query
+// chunks, many tiny GPU batches), segmented fills (under LID-UNICOMP: the re-run with FULL), both
+// precisions; errors for settings that cannot work; the shares reported adding up; many small
+// joins at once from several threads.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -33,6 +35,16 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(heg_dynamic_segments_f64,
 EPSJOIN_ENGINE_PROPERTY_TESTS(heg_dynamic_records_unsorted_f64,
                               {"hegjoin", {{"fill", "records"}, {"sort", "off"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(heg_gpu_only_f64, {"hegjoin", {{"cpu_threads", "0"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(heg_full_pattern_f64, {"hegjoin", {{"pattern", "full"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(heg_full_pattern_tiny_batches_f32,
+                              {"hegjoin",
+                               {{"pattern", "full"}, {"batch_items", "1"}, {"gpu_batches", "1000"},
+                                {"cpu_chunk", "1"}, {"cpu_threads", "3"}},
+                               scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(heg_full_pattern_segments_f64,
+                              {"hegjoin",
+                               {{"pattern", "full"}, {"segment_ids", "64"}, {"chunk_ids", "16"},
+                                {"batch_items", "8"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(heg_more_workers_than_queries_f64,
                               {"hegjoin", {{"cpu_threads", "64"}, {"cpu_chunk", "1"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(heg_static_queries_half_f64,
@@ -122,8 +134,7 @@ TEST(hegjoin, shares_add_up_to_the_join) {
 
 TEST(hegjoin, rejects_settings_that_cannot_work) {
   const auto pts = paper_expo(3, 500);
-  EXPECT_THROW(run_csr(pts, 0.05, "hegjoin", {{"pattern", "lid-unicomp"}}),
-               epsjoin::invalid_argument);
+  EXPECT_THROW(run_csr(pts, 0.05, "hegjoin", {{"pattern", "half"}}), epsjoin::invalid_argument);
   EXPECT_THROW(run_csr(pts, 0.05, "hegjoin", {{"queue", "on"}}), epsjoin::invalid_argument);
   EXPECT_THROW(run_csr(pts, 0.05, "hegjoin", {{"kernel", "query"}}), epsjoin::invalid_argument);
   EXPECT_THROW(run_csr(pts, 0.05, "hegjoin", {{"gpu_fraction", "0.5"}}),
@@ -139,6 +150,52 @@ TEST(hegjoin, rejects_settings_that_cannot_work) {
                epsjoin::invalid_argument);
   EXPECT_THROW(run_csr(pts, 0.05, "hegjoin", {{"partition", "balanced"}}),
                epsjoin::invalid_argument);
+}
+
+// Under LID-UNICOMP both sides write into rows of the other's queries; a row's GPU part comes
+// first, then the CPU's. Both fills, the CSR and count sinks, and splits where each side has work.
+TEST(hegjoin, halving_rows_have_both_sides_parts) {
+  const auto pts = paper_expo(3, 20000);
+  const double eps = 0.03;
+  const auto oracle = run_csr(pts, eps, "brute-cpu");
+  ASSERT_GT(oracle.n_pairs(), 10 * pts.n());
+  for (const char* fill : {"records", "second-pass"}) {
+    for (const char* fraction : {"0.3", "0.7"}) {
+      epsjoin::join_stats stats;
+      const auto table = run_csr(pts, eps, "hegjoin",
+                                 {{"partition", "static-queries"},
+                                  {"gpu_fraction", fraction},
+                                  {"fill", fill},
+                                  {"cpu_threads", "3"}},
+                                 &stats, 4);
+      EXPECT_EQ(table.offsets, oracle.offsets) << fill << " " << fraction;
+      EXPECT_TRUE(table.neighbors == oracle.neighbors) << fill << " " << fraction;
+      EXPECT_NE(note(stats, "configuration").find("pattern lid-unicomp"), std::string::npos);
+      const std::uint64_t cpu = std::stoull(note(stats, "cpu candidates"));
+      const std::uint64_t gpu = std::stoull(note(stats, "gpu candidates"));
+      EXPECT_GT(cpu, 0u);
+      EXPECT_GT(gpu, 0u);
+      EXPECT_EQ(cpu + gpu, stats.candidates);
+    }
+  }
+  const std::uint64_t counted = epsjoin::test::self_join_count(
+      pts, eps, "hegjoin", {{"partition", "static-queries"}, {"gpu_fraction", "0.5"}});
+  EXPECT_EQ(counted, oracle.n_pairs() - pts.n());
+}
+
+// A GPU part that needs several device segments cannot be filled by halving: the join is run
+// again with the FULL pattern, and says so.
+TEST(hegjoin, halving_reruns_with_full_when_rows_need_segments) {
+  const auto pts = paper_expo(4, 5000);
+  const double eps = 0.03;
+  const auto oracle = run_csr(pts, eps, "brute-cpu");
+  epsjoin::join_stats stats;
+  const auto table = run_csr(pts, eps, "hegjoin", {{"segment_ids", "1000"}}, &stats, 4);
+  EXPECT_EQ(table.offsets, oracle.offsets);
+  EXPECT_TRUE(table.neighbors == oracle.neighbors);
+  EXPECT_NE(note(stats, "pattern").find("re-run with full"), std::string::npos);
+  EXPECT_NE(note(stats, "configuration").find("pattern full (re-run with full)"),
+            std::string::npos);
 }
 
 // Many small hegjoin jobs at once, each with its own resources: every one must match.

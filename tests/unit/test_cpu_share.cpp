@@ -1,8 +1,10 @@
 // hegjoin's CPU side without a GPU (src/hetero/cpu_share.hpp): a fake GPU thread takes batches
 // from the deque's front while the CPU workers join chunks from its back, on a hand-made index in
 // which every item is one query and its one range is the whole data set (a brute-force join).
-// Checks, for each partition strategy and the degenerate splits, that the GPU's items are a
-// prefix, that the CPU rows cover exactly the rest, once each, with the neighbours a direct
+// Under halving all points are one cell and item i is position n - 1 - i, so its range is the
+// positions after it and the CPU's items own pairs with the GPU's: its reverse hits land in the
+// GPU's rows. Checks, for each partition strategy and the degenerate splits, that the GPU's items
+// are a prefix, that the CPU computes exactly the rest, once each, with the neighbours a direct
 // computation finds, that counts and delivered rows agree, and that many jobs at once stay
 // correct. scripts/tsan-deque.sh runs this file under ThreadSanitizer.
 #include <gtest/gtest.h>
@@ -21,6 +23,7 @@ using namespace epsjoin::detail::hetero;
 
 struct fake_join {
   std::size_t n = 0;
+  bool halving = false;
   int d = 3;
   double eps2 = 0;
   std::vector<double> points;
@@ -28,7 +31,8 @@ struct fake_join {
   std::vector<host_item> items;
   std::vector<std::uint64_t> candidates;
 
-  fake_join(std::size_t points_n, std::uint64_t seed) : n(points_n) {
+  fake_join(std::size_t points_n, std::uint64_t seed, bool halves = false)
+      : n(points_n), halving(halves) {
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<double> u(0.0, 1.0);
     points.resize(n * d);
@@ -36,8 +40,13 @@ struct fake_join {
     eps2 = 0.15 * 0.15;
     for (std::size_t i = 0; i < n; ++i) {
       ids.push_back(static_cast<std::uint32_t>(n - 1 - i));
-      items.push_back({static_cast<std::uint32_t>(i), 1, static_cast<std::uint32_t>(i)});
-      candidates.push_back(n);
+      if (halving) {
+        items.push_back({position_of(i), 1, 0});
+        candidates.push_back(n - 1 - position_of(i));
+      } else {
+        items.push_back({static_cast<std::uint32_t>(i), 1, static_cast<std::uint32_t>(i)});
+        candidates.push_back(n);
+      }
     }
   }
 
@@ -51,22 +60,37 @@ struct fake_join {
     v.d = d;
     v.eps2 = eps2;
     v.self_join = true;
+    v.halving = halving;
     return v;
+  }
+
+  /// The query position of item i.
+  std::uint32_t position_of(std::size_t i) const {
+    return static_cast<std::uint32_t>(halving ? n - 1 - i : i);
   }
 
   range_fetcher fetcher() const {
     return [this](std::uint32_t lo, std::uint32_t hi, std::vector<host_range>& ranges,
                   std::vector<std::uint32_t>& counts) {
       counts.assign(hi - lo, 1);
-      ranges.assign(hi - lo, host_range{0, static_cast<std::uint32_t>(n)});
+      ranges.clear();
+      for (std::uint32_t i = lo; i < hi; ++i) {
+        // Halving: the own cell from the item's first query's successor on.
+        ranges.push_back(halving ? host_range{position_of(i) + 1, static_cast<std::uint32_t>(n)}
+                                 : host_range{0, static_cast<std::uint32_t>(n)});
+      }
     };
   }
 
-  /// Neighbours of position p (caller's ids), computed as the GPU's tiled kernel rounds.
-  std::vector<std::uint32_t> neighbours(std::uint32_t p) const {
+  /// Neighbours of position p (caller's ids), computed as the GPU's tiled kernel rounds; with
+  /// `cpu_items_from`, only those of the pairs the CPU computes (halving: the pair's owner, its
+  /// lower position, is an item from there on; otherwise p is).
+  std::vector<std::uint32_t> neighbours(std::uint32_t p, std::uint32_t cpu_items_from = 0) const {
+    auto cpu_item = [&](std::uint32_t q) { return (halving ? n - 1 - q : q) >= cpu_items_from; };
     std::vector<std::uint32_t> out;
     for (std::uint32_t j = 0; j < n; ++j) {
       if (j == p) continue;
+      if (!cpu_item(halving ? std::min(p, j) : p)) continue;
       double sum = 0;
       for (int k = 0; k < d; ++k) {
         const double diff = points[p * d + k] - points[j * d + k];
@@ -106,27 +130,38 @@ void check_split(const fake_join& job, const share_settings& settings, const cha
 
   const std::vector<std::uint32_t> counts =
       share.counts_by_position(static_cast<std::uint32_t>(job.n));
-  // Rows delivered into a table laid out from the counts, as a row sink would.
+  // Rows delivered into a table laid out from the counts, as a row sink would, after a GPU part
+  // of p % 3 places that the CPU must leave alone.
+  std::vector<std::uint32_t> gpu_part(job.n);
+  for (std::size_t p = 0; p < job.n; ++p) gpu_part[p] = static_cast<std::uint32_t>(p % 3);
   std::vector<std::uint64_t> starts(job.n, 0);
   std::uint64_t total = 0;
   for (std::size_t p = 0; p < job.n; ++p) {
     starts[job.ids[p]] = total;
-    total += counts[p];
+    total += counts[p] + gpu_part[p];
   }
   std::vector<std::uint32_t> table(total, ~0u);
-  share.deliver_rows({table.data(), starts.data()}, job.ids, 3);
-  std::uint64_t candidates = 0;
-  for (std::uint32_t p = 0; p < job.n; ++p) {
-    if (p < g) {
-      EXPECT_EQ(counts[p], 0u) << "the CPU computed a GPU row, position " << p;
-      continue;
+  share.deliver_rows({table.data(), starts.data()}, gpu_part, 3);
+  for (std::size_t p = 0; p < job.n; ++p) {
+    for (std::uint32_t k = 0; k < gpu_part[p]; ++k) {
+      ASSERT_EQ(table[starts[job.ids[p]] + k], ~0u) << "the CPU wrote the GPU's part of row " << p;
     }
-    candidates += job.n;
-    std::vector<std::uint32_t> expected = job.neighbours(p);
+  }
+  std::uint64_t cpu_candidates = 0, gpu_candidates = 0;
+  for (std::uint32_t i = 0; i < job.n; ++i)
+    (i < g ? gpu_candidates : cpu_candidates) += job.candidates[i];
+  std::uint32_t reverse_hits_in_gpu_rows = 0;
+  for (std::uint32_t p = 0; p < job.n; ++p) {
+    std::vector<std::uint32_t> expected = job.neighbours(p, g);
+    if (!job.halving && job.position_of(p) < g) {
+      EXPECT_EQ(counts[p], 0u) << "the CPU computed a GPU row, position " << p;
+    }
+    if (job.halving && job.n - 1 - p < g) reverse_hits_in_gpu_rows += counts[p];
     ASSERT_EQ(counts[p], expected.size()) << "position " << p;
+    const std::uint64_t cpu_start = starts[job.ids[p]] + gpu_part[p];
     std::vector<std::uint32_t> got(
-        table.begin() + static_cast<std::ptrdiff_t>(starts[job.ids[p]]),
-        table.begin() + static_cast<std::ptrdiff_t>(starts[job.ids[p]] + counts[p]));
+        table.begin() + static_cast<std::ptrdiff_t>(cpu_start),
+        table.begin() + static_cast<std::ptrdiff_t>(cpu_start + counts[p]));
     std::sort(got.begin(), got.end());
     std::sort(expected.begin(), expected.end());
     EXPECT_EQ(got, expected) << "position " << p;
@@ -134,8 +169,10 @@ void check_split(const fake_join& job, const share_settings& settings, const cha
   const side_totals cpu = share.cpu();
   EXPECT_EQ(cpu.items, job.n - g);
   EXPECT_EQ(cpu.queries, job.n - g);
-  EXPECT_EQ(cpu.candidates, candidates);
-  EXPECT_EQ(share.gpu().candidates, std::uint64_t{g} * job.n);
+  EXPECT_EQ(cpu.candidates, cpu_candidates);
+  EXPECT_EQ(share.gpu().candidates, gpu_candidates);
+  // Where both sides had items, the CPU's owned pairs reached GPU rows (the data are dense).
+  if (job.halving && g > 10 && job.n - g > 10) EXPECT_GT(reverse_hits_in_gpu_rows, 0u);
 }
 
 share_settings settings(partition_strategy strategy, double fraction, unsigned threads,
@@ -162,6 +199,18 @@ TEST(cpu_share, every_strategy_covers_each_row_once) {
   check_split(job, settings(partition_strategy::dynamic, 1, 64, 1, 1000), "more workers than rows");
 }
 
+TEST(cpu_share, halving_writes_both_rows_of_each_pair_once) {
+  const fake_join job(700, 12, true);
+  check_split(job, settings(partition_strategy::dynamic, 1, 4, 8, 16), "dynamic");
+  check_split(job, settings(partition_strategy::dynamic, 1, 4, 1, 1), "dynamic, tiny takes");
+  check_split(job, settings(partition_strategy::static_queries, 0.5, 3, 16, 4), "queries 0.5");
+  check_split(job, settings(partition_strategy::static_candidates, 0, 2, 64, 4), "all to CPU");
+  check_split(job, settings(partition_strategy::static_queries, 1, 2, 64, 4), "all to GPU");
+  check_split(job, settings(partition_strategy::dynamic, 1, 64, 1, 1000), "more workers than rows");
+  const fake_join one(1, 3, true);
+  check_split(one, settings(partition_strategy::static_candidates, 0, 4, 1, 1), "one row, CPU");
+}
+
 TEST(cpu_share, degenerate_sizes) {
   const fake_join one(1, 3), none(0, 4);
   check_split(one, settings(partition_strategy::dynamic, 1, 4, 1, 1), "one row");
@@ -181,7 +230,7 @@ TEST(cpu_share, concurrent_jobs_stay_correct) {
   std::atomic<int> failures{0};
   for (int t = 0; t < 6; ++t) {
     jobs.emplace_back([t, &failures] {
-      const fake_join job(300 + 50 * t, 100 + t);
+      const fake_join job(300 + 50 * t, 100 + t, t % 2 == 1);
       for (int k = 0; k < 3; ++k) {
         cpu_share<double> share(
             settings(k == 1 ? partition_strategy::static_queries : partition_strategy::dynamic, 0.4,
@@ -191,8 +240,8 @@ TEST(cpu_share, concurrent_jobs_stay_correct) {
             share.counts_by_position(static_cast<std::uint32_t>(job.n));
         const std::uint32_t g = share.gpu_items();
         if (gpu_items.size() != g) ++failures;
-        for (std::uint32_t p = g; p < job.n; ++p) {
-          if (counts[p] != job.neighbours(p).size()) ++failures;
+        for (std::uint32_t p = 0; p < job.n; ++p) {
+          if (counts[p] != job.neighbours(p, g).size()) ++failures;
         }
       }
     });

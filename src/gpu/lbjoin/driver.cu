@@ -67,10 +67,9 @@ std::vector<std::string_view> row_join_param_keys(bool brute_force_mode) {
 }
 
 template <class T>
-void run_row_join(join_request& req, const row_join_settings& s, row_join_kernel<T>& kernel,
-                  hetero::cpu_share<T>* cpu) {
-  EPSJOIN_EXPECTS(cpu == nullptr || (!s.lid_unicomp && !s.queue),
-                  "sharing a join with the CPU needs pattern=full and queue=off");
+row_join_result run_row_join(join_request& req, const row_join_settings& s,
+                             row_join_kernel<T>& kernel, hetero::cpu_share<T>* cpu) {
+  EPSJOIN_EXPECTS(cpu == nullptr || !s.queue, "sharing a join with the CPU needs queue=off");
   gpu_state& gpu = acquire_gpu(req.res);
   cudaStream_t stream = gpu.slots[0]->stream.get();
   launch_config base_config;
@@ -164,8 +163,9 @@ void run_row_join(join_request& req, const row_join_settings& s, row_join_kernel
   if (cpu != nullptr) {
     count_kernel_seconds =
         count_with_cpu<T>(gpu, *cpu, host, queries, data_index, ranges, ordered, work.n, view,
+                          halving_ranges,
                           [&](const work_item* items, std::uint32_t n, cudaStream_t on) {
-                            launch(view, items, n, count_out, pass::count, false, on);
+                            launch(view, items, n, count_out, pass::count, halving_ranges, on);
                           });
   } else {
     cuda_event count_start, count_end;
@@ -189,9 +189,16 @@ void run_row_join(join_request& req, const row_join_settings& s, row_join_kernel
   kernel.report(req.stats, rc.offsets.back());
   if (cpu != nullptr) cpu->report(req.stats);
   if (req.sink.counts_only()) {
-    deliver_counts(rc, req.sink);
-    if (cpu != nullptr) cpu->deliver_counts(req.sink, host.query_ids);
-    return;
+    if (cpu == nullptr) {
+      deliver_counts(rc, req.sink);
+    } else {
+      // Under halving a row's count has a GPU part and a CPU part.
+      row_counts both = rc;
+      const std::vector<std::uint32_t> cpu_counts = cpu->counts_by_position(nq);
+      for (std::uint32_t p = 0; p < nq; ++p) both.counts[p] += cpu_counts[p];
+      deliver_counts(both, req.sink);
+    }
+    return row_join_result::done;
   }
 
   // Filling pass, segment by segment.
@@ -211,6 +218,14 @@ void run_row_join(join_request& req, const row_join_settings& s, row_join_kernel
   }
   // Halving writes both directions, and the reverse row may lie in another segment.
   const bool halving_fill = halving_ranges && segments.size() <= 1;
+  if (cpu != nullptr && halving_ranges && !halving_fill) {
+    // The FULL fill below would write, in the GPU's rows, the pairs the CPU owned and wrote
+    // too; nothing has reached the sink yet, so the caller can start again with pattern=full.
+    req.stats.notes.push_back(
+        {"pattern", concat("lid-unicomp's GPU rows need ", segments.size(),
+                           " segments; the join is re-run with full")});
+    return row_join_result::needs_full_pattern;
+  }
   if (halving_ranges && !halving_fill) {
     req.stats.notes.push_back({"pattern",
                                "lid-unicomp fills only a single segment; the fill "
@@ -284,7 +299,7 @@ void run_row_join(join_request& req, const row_join_settings& s, row_join_kernel
   if (cpu == nullptr) {
     run_row_segments(gpu, rc, segments, req.queries.n, fill, req.sink, req.res.threads(), s.rows,
                      req.stats, req.options.progress);
-    return;
+    return row_join_result::done;
   }
   const std::vector<std::uint32_t> cpu_counts = cpu->counts_by_position(nq);
   rows_beside beside{cpu_counts, {}};
@@ -292,16 +307,18 @@ void run_row_join(join_request& req, const row_join_settings& s, row_join_kernel
                    req.stats, req.options.progress, &beside);
   clock.restart();
   if (req.sink.accepts_rows()) {
-    cpu->deliver_rows(beside.destination, host.query_ids, req.res.threads());
+    cpu->deliver_rows(beside.destination, rc.counts, req.res.threads());
   } else {
-    cpu->deliver_pairs(req.sink, host.query_ids);
+    cpu->deliver_pairs(req.sink);
   }
   req.stats.add_stage("cpu rows", clock.seconds());
+  return row_join_result::done;
 }
 
-template void run_row_join<float>(join_request&, const row_join_settings&, row_join_kernel<float>&,
-                                  hetero::cpu_share<float>*);
-template void run_row_join<double>(join_request&, const row_join_settings&,
-                                   row_join_kernel<double>&, hetero::cpu_share<double>*);
+template row_join_result run_row_join<float>(join_request&, const row_join_settings&,
+                                             row_join_kernel<float>&, hetero::cpu_share<float>*);
+template row_join_result run_row_join<double>(join_request&, const row_join_settings&,
+                                              row_join_kernel<double>&,
+                                              hetero::cpu_share<double>*);
 
 }  // namespace epsjoin::detail::lbjoin

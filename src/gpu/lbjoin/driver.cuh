@@ -73,11 +73,20 @@ class row_join_kernel {
   virtual void report(join_stats& /*stats*/, std::uint64_t /*pairs*/) {}
 };
 
+enum class row_join_result {
+  done,
+  /// hegjoin under LID-UNICOMP only: the GPU's rows need more than one device segment, which a
+  /// halving fill cannot write; nothing reached the sink, run again with the FULL pattern.
+  needs_full_pattern,
+};
+
 /// Runs the join of `req` with `kernel`, delivering rows (or counts) to req.sink. With `cpu`
-/// (hegjoin), the GPU counts only the batches `cpu` hands it while the CPU workers join the rest,
-/// and fills only its own rows; the settings must use the FULL pattern and no work queue.
+/// (hegjoin), the GPU counts only the batches `cpu` hands it while the CPU workers join the rest;
+/// the settings must leave the work queue off. Under the FULL pattern the GPU fills only its own
+/// rows; under LID-UNICOMP (self-joins) each side writes both rows of the pairs it computed, and
+/// a row holds the GPU's part, then the CPU's. Without `cpu` the result is always `done`.
 template <class T>
-void run_row_join(join_request& req, const row_join_settings& settings, row_join_kernel<T>& kernel,
-                  hetero::cpu_share<T>* cpu = nullptr);
+row_join_result run_row_join(join_request& req, const row_join_settings& settings,
+                             row_join_kernel<T>& kernel, hetero::cpu_share<T>* cpu = nullptr);
 
 }  // namespace epsjoin::detail::lbjoin

@@ -15,10 +15,13 @@ namespace {
 
 constexpr unsigned gather_warps = 8;
 
-/// Distances item i costs: its queries times the sizes of its cell's ranges (a warp per item).
+/// Distances item i costs: its queries times the sizes of its cell's ranges, plus under halving
+/// the rest of its own cell after each query (a warp per item). Sums to neighbor_ranges'
+/// candidates, so the two sides' shares add up to the join's.
 __global__ void item_candidates_kernel(const work_item* __restrict__ items, std::uint32_t n,
                                        const std::uint32_t* __restrict__ offsets,
                                        const point_range* __restrict__ ranges,
+                                       const std::uint32_t* __restrict__ cell_begin, bool halving,
                                        std::uint64_t* __restrict__ out) {
   const unsigned lane = threadIdx.x % 32;
   const std::uint32_t i = blockIdx.x * gather_warps + threadIdx.x / 32;
@@ -29,38 +32,51 @@ __global__ void item_candidates_kernel(const work_item* __restrict__ items, std:
     sum += ranges[r].end - ranges[r].begin;
   }
   for (int step = 16; step > 0; step /= 2) sum += __shfl_down_sync(0xffffffffu, sum, step);
-  if (lane == 0) out[i] = sum * item.count;
+  if (lane != 0) return;
+  std::uint64_t own = 0;
+  if (halving) {
+    // Query first + t compares with the cell_end - (first + t) - 1 points after it.
+    const std::uint64_t after_first = cell_begin[item.cell + 1] - item.first - 1;
+    const std::uint64_t c = item.count;
+    own = c * after_first - c * (c - 1) / 2;
+  }
+  out[i] = sum * item.count + own;
 }
 
-/// Ranges of items [lo, lo + n): how many each has.
+/// Ranges of items [lo, lo + n): how many each has (under halving, one more: its own cell).
 __global__ void item_range_counts_kernel(const work_item* __restrict__ items, std::uint32_t lo,
                                          std::uint32_t n, const std::uint32_t* __restrict__ offsets,
-                                         std::uint32_t* __restrict__ counts) {
+                                         bool halving, std::uint32_t* __restrict__ counts) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const std::uint32_t cell = items[lo + i].cell;
-  counts[i] = offsets[cell + 1] - offsets[cell];
+  counts[i] = offsets[cell + 1] - offsets[cell] + (halving ? 1 : 0);
 }
 
-/// Ranges of items [lo, lo + n), item after item, to out + at[i] (a warp per item).
+/// Ranges of items [lo, lo + n), item after item, to out + at[i] (a warp per item); under
+/// halving each item's list ends with its own cell after its first query, as the GPU's
+/// kernels enumerate it (candidate_range).
 __global__ void gather_ranges_kernel(const work_item* __restrict__ items, std::uint32_t lo,
                                      std::uint32_t n, const std::uint32_t* __restrict__ offsets,
                                      const point_range* __restrict__ ranges,
+                                     const std::uint32_t* __restrict__ cell_begin, bool halving,
                                      const std::uint64_t* __restrict__ at,
                                      point_range* __restrict__ out) {
   const unsigned lane = threadIdx.x % 32;
   const std::uint32_t i = blockIdx.x * gather_warps + threadIdx.x / 32;
   if (i >= n) return;
-  const std::uint32_t cell = items[lo + i].cell;
-  const std::uint32_t first = offsets[cell], count = offsets[cell + 1] - first;
+  const work_item item = items[lo + i];
+  const std::uint32_t first = offsets[item.cell], count = offsets[item.cell + 1] - first;
   for (std::uint32_t r = lane; r < count; r += 32) out[at[i] + r] = ranges[first + r];
+  if (halving && lane == 0) out[at[i] + count] = {item.first + 1, cell_begin[item.cell + 1]};
 }
 
 }  // namespace
 
 template <class T>
-hetero::host_join_view<T> host_index<T>::view(int d, T eps2, bool self_join) const {
+hetero::host_join_view<T> host_index<T>::view(int d, T eps2, bool self_join, bool halving) const {
   hetero::host_join_view<T> v;
+  v.halving = halving;
   v.items = items;
   v.query_points = query_points;
   v.query_ids = query_ids;
@@ -77,7 +93,7 @@ template <class T>
 double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& host,
                       const grid::device_index<T>& queries, const grid::device_index<T>& data,
                       const neighbor_ranges& ranges, const work_item* ordered,
-                      std::uint32_t n_items, const join_view<T>& view,
+                      std::uint32_t n_items, const join_view<T>& view, bool halving,
                       const count_launcher& count) {
   static_assert(sizeof(hetero::host_item) == sizeof(work_item) &&
                 sizeof(hetero::host_range) == sizeof(point_range));
@@ -87,10 +103,12 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
   // The index was built on the first stream; the copies run beside the first batches.
   EPSJOIN_CUDA_TRY(cudaStreamSynchronize(streams[0]));
   const bool self = view.self_join && &queries == &data;
+  EPSJOIN_EXPECTS(!halving || self, "hegjoin halves self-joins only");
+  const std::uint32_t* cell_begin = queries.cell_begin.data();
   // Called by CPU workers (one at a time) while the GPU counts on its own streams.
-  auto fetch = [&gpu, ordered, &ranges](std::uint32_t lo, std::uint32_t hi,
-                                        std::vector<hetero::host_range>& out,
-                                        std::vector<std::uint32_t>& counts) {
+  auto fetch = [&gpu, ordered, &ranges, cell_begin, halving](std::uint32_t lo, std::uint32_t hi,
+                                                             std::vector<hetero::host_range>& out,
+                                                             std::vector<std::uint32_t>& counts) {
     cudaStream_t on = gpu.slots[2]->stream.get();
     const std::uint32_t n = hi - lo;
     counts.assign(n, 0);
@@ -98,7 +116,7 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
     if (n == 0) return;
     stream_scratch<std::uint32_t> device_counts(n, on);
     item_range_counts_kernel<<<grid_size(n, 256), 256, 0, on>>>(
-        ordered, lo, n, ranges.offsets.data(), device_counts.data());
+        ordered, lo, n, ranges.offsets.data(), halving, device_counts.data());
     EPSJOIN_CHECK_LAUNCH();
     EPSJOIN_CUDA_TRY(cudaMemcpyAsync(counts.data(), device_counts.data(), sizeof(std::uint32_t) * n,
                                      cudaMemcpyDeviceToHost, on));
@@ -115,8 +133,8 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
     EPSJOIN_CUDA_TRY(cudaMemcpyAsync(device_at.data(), at.data(), sizeof(std::uint64_t) * n,
                                      cudaMemcpyHostToDevice, on));
     gather_ranges_kernel<<<grid_size(n, gather_warps), gather_warps * 32, 0, on>>>(
-        ordered, lo, n, ranges.offsets.data(), ranges.ranges.data(), device_at.data(),
-        gathered.data());
+        ordered, lo, n, ranges.offsets.data(), ranges.ranges.data(), cell_begin, halving,
+        device_at.data(), gathered.data());
     EPSJOIN_CHECK_LAUNCH();
     copy_to_host<point_range, hetero::host_range>(out, gathered.data(), total, on);
     EPSJOIN_CUDA_TRY(cudaStreamSynchronize(on));
@@ -139,7 +157,7 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
         copy_to_host(host.data_ids, data.permutation.data(), data.n_points, on);
       }
       EPSJOIN_CUDA_TRY(cudaStreamSynchronize(on));
-      if (planned_future.get()) cpu.start(host.view(view.d, view.eps2, self), fetch);
+      if (planned_future.get()) cpu.start(host.view(view.d, view.eps2, self, halving), fetch);
     } catch (...) {
       start_error = std::current_exception();
     }
@@ -154,7 +172,8 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
     if (n_items > 0) {
       stream_scratch<std::uint64_t> candidates(n_items, copies);
       item_candidates_kernel<<<grid_size(n_items, gather_warps), gather_warps * 32, 0, copies>>>(
-          ordered, n_items, ranges.offsets.data(), ranges.ranges.data(), candidates.data());
+          ordered, n_items, ranges.offsets.data(), ranges.ranges.data(), cell_begin, halving,
+          candidates.data());
       EPSJOIN_CHECK_LAUNCH();
       copy_to_host(host.candidates, candidates.data(), n_items, copies);
       EPSJOIN_CUDA_TRY(cudaStreamSynchronize(copies));
@@ -232,10 +251,10 @@ template struct host_index<double>;
 template double count_with_cpu(gpu_state&, hetero::cpu_share<float>&, host_index<float>&,
                                const grid::device_index<float>&, const grid::device_index<float>&,
                                const neighbor_ranges&, const work_item*, std::uint32_t,
-                               const join_view<float>&, const count_launcher&);
+                               const join_view<float>&, bool, const count_launcher&);
 template double count_with_cpu(gpu_state&, hetero::cpu_share<double>&, host_index<double>&,
                                const grid::device_index<double>&, const grid::device_index<double>&,
                                const neighbor_ranges&, const work_item*, std::uint32_t,
-                               const join_view<double>&, const count_launcher&);
+                               const join_view<double>&, bool, const count_launcher&);
 
 }  // namespace epsjoin::detail::lbjoin

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "batch/rows.cuh"
-#include "grid/device_index.cuh"
 #include "gpu/gpu_sj/neighbor_ranges.cuh"
 #include "gpu/lbjoin/kernels.cuh"
+#include "grid/device_index.cuh"
 #include "hetero/cpu_share.hpp"
 
 namespace epsjoin::detail::lbjoin {
@@ -21,11 +21,11 @@ namespace epsjoin::detail::lbjoin {
 /// runs to gigabytes, of which the CPU needs a sliver).
 template <class T>
 struct host_index {
-  std::vector<hetero::host_item> items;  ///< workload order
-  std::vector<std::uint64_t> candidates;  ///< per item
-  std::vector<T> query_points, data_points;  ///< data_points empty for a self-join
+  std::vector<hetero::host_item> items;            ///< workload order
+  std::vector<std::uint64_t> candidates;           ///< per item
+  std::vector<T> query_points, data_points;        ///< data_points empty for a self-join
   std::vector<std::uint32_t> query_ids, data_ids;  ///< data_ids empty for a self-join
-  hetero::host_join_view<T> view(int d, T eps2, bool self_join) const;
+  hetero::host_join_view<T> view(int d, T eps2, bool self_join, bool halving) const;
 };
 
 /// Counts one batch of items on a stream.
@@ -33,18 +33,20 @@ using count_launcher = std::function<void(const work_item* items, std::uint32_t 
 
 /// The counting phase shared with the CPU: copies what the CPU needs, then feeds the GPU batches
 /// from `cpu`'s deque (at most one in flight per stream) until its part is done, and waits for
-/// the CPU workers. Returns the seconds the GPU's count kernels were busy.
+/// the CPU workers. `halving`: the ranges are LID-UNICOMP's (a self-join) and the CPU side halves
+/// too. Returns the seconds the GPU's count kernels were busy.
 template <class T>
 double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& host,
                       const grid::device_index<T>& queries, const grid::device_index<T>& data,
                       const neighbor_ranges& ranges, const work_item* ordered,
-                      std::uint32_t n_items, const join_view<T>& view,
+                      std::uint32_t n_items, const join_view<T>& view, bool halving,
                       const count_launcher& count);
 
 /// The GPU's fill items, [0, gpu_items) of the workload order, grouped by segment (workload
 /// order kept within each); item_begin[k] is where segment k's start.
 std::vector<work_item> gpu_fill_items(std::span<const hetero::host_item> items,
-                                      std::uint32_t gpu_items, std::span<const row_segment> segments,
+                                      std::uint32_t gpu_items,
+                                      std::span<const row_segment> segments,
                                       std::vector<std::uint32_t>& item_begin);
 
 }  // namespace epsjoin::detail::lbjoin
