@@ -164,6 +164,8 @@ row_join_result run_row_join(join_request& req, const row_join_settings& s,
     count_kernel_seconds =
         count_with_cpu<T>(gpu, *cpu, host, queries, data_index, ranges, ordered, work.n, view,
                           halving_ranges,
+                          {req.self_join ? req.data : req.queries, req.data, plan.dim_order,
+                           std::max(1u, req.res.threads() > 1 ? req.res.threads() - 1 : 1)},
                           [&](const work_item* items, std::uint32_t n, cudaStream_t on) {
                             launch(view, items, n, count_out, pass::count, halving_ranges, on);
                           });
@@ -251,8 +253,11 @@ row_join_result run_row_join(join_request& req, const row_join_settings& s,
   for (const row_segment& seg : segments) segment_first.push_back(seg.first);
   // Where each segment's items start in the fill list.
   std::vector<std::uint32_t> item_begin(segments.size() + 1, 0);
-  if (cpu != nullptr) {
-    // Only the GPU's items: the CPU's rows have no room in the device layout.
+  if (cpu != nullptr && segments.size() == 1) {
+    // Only the GPU's items, a prefix of the workload order (the CPU's rows, or under halving the
+    // CPU's part of each row, have no room in the device layout).
+    item_begin[1] = cpu->gpu_items();
+  } else if (cpu != nullptr) {
     const std::vector<work_item> own =
         gpu_fill_items(host.items, cpu->gpu_items(), segments, item_begin);
     fill_items.reserve(std::max<std::size_t>(own.size(), 1));

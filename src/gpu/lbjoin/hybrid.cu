@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "gpu/cub_call.cuh"
+#include "core/parallel.hpp"
 #include "gpu/lbjoin/hybrid.cuh"
 
 namespace epsjoin::detail::lbjoin {
@@ -90,11 +91,33 @@ hetero::host_join_view<T> host_index<T>::view(int d, T eps2, bool self_join, boo
 }
 
 template <class T>
+void gather_host_points(const dataset_view& rows, std::span<const std::uint32_t> permutation,
+                        std::span<const int> dim_order, unsigned threads, std::vector<T>& out) {
+  const std::size_t n = permutation.size(), d = rows.d;
+  EPSJOIN_EXPECTS(dim_order.size() == d, "the plan orders ", dim_order.size(),
+                  " dimensions of ", d);
+  out.resize(n * d);
+  auto gather = [&]<class In>(const In* in) {
+    parallel_for(threads, n, 8192, [&](std::size_t b, std::size_t e, unsigned) {
+      for (std::size_t p = b; p < e; ++p) {
+        const In* row = in + static_cast<std::size_t>(permutation[p]) * d;
+        for (std::size_t c = 0; c < d; ++c) out[p * d + c] = static_cast<T>(row[dim_order[c]]);
+      }
+    });
+  };
+  if (rows.type == scalar_type::f64) {
+    gather(static_cast<const double*>(rows.data));
+  } else {
+    gather(static_cast<const float*>(rows.data));
+  }
+}
+
+template <class T>
 double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& host,
                       const grid::device_index<T>& queries, const grid::device_index<T>& data,
                       const neighbor_ranges& ranges, const work_item* ordered,
                       std::uint32_t n_items, const join_view<T>& view, bool halving,
-                      const count_launcher& count) {
+                      const host_sources& sources, const count_launcher& count) {
   static_assert(sizeof(hetero::host_item) == sizeof(work_item) &&
                 sizeof(hetero::host_range) == sizeof(point_range));
   const std::array<cudaStream_t, 2> streams = {gpu.slots[0]->stream.get(),
@@ -140,23 +163,27 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
     EPSJOIN_CUDA_TRY(cudaStreamSynchronize(on));
   };
 
-  // The CPU side starts on a thread of its own, with a stream of its own: copying the points out
-  // takes as long as the whole counting phase at 2-D, so it runs while this thread lays out the
-  // deque and feeds the GPU, and the workers start the moment both are done.
+  // The CPU side starts on a thread of its own, with a stream of its own, while this thread lays
+  // out the deque and feeds the GPU; the workers start the moment both are done. Only the
+  // permutations come from the device: the point copies are gathered from the caller's rows on
+  // the host, as the device index gathered them (same order, same conversion). Copying them out
+  // instead (pageable copies of 32-128 MB at 2M points) held the GPU's batches back: the count
+  // kernels of a join the GPU took whole ran 2-4x as long as lbjoin's.
   cuda_stream point_stream;
   std::promise<bool> planned;
   std::exception_ptr start_error;
   std::thread starter([&, planned_future = planned.get_future()]() mutable {
     try {
-      const auto d = static_cast<std::size_t>(view.d);
       cudaStream_t on = point_stream.get();
-      copy_to_host(host.query_points, queries.points.data(), queries.n_points * d, on);
       copy_to_host(host.query_ids, queries.permutation.data(), queries.n_points, on);
-      if (!self) {
-        copy_to_host(host.data_points, data.points.data(), data.n_points * d, on);
-        copy_to_host(host.data_ids, data.permutation.data(), data.n_points, on);
-      }
+      if (!self) copy_to_host(host.data_ids, data.permutation.data(), data.n_points, on);
       EPSJOIN_CUDA_TRY(cudaStreamSynchronize(on));
+      gather_host_points(sources.queries, host.query_ids, sources.dim_order, sources.threads,
+                         host.query_points);
+      if (!self) {
+        gather_host_points(sources.data, host.data_ids, sources.dim_order, sources.threads,
+                           host.data_points);
+      }
       if (planned_future.get()) cpu.start(host.view(view.d, view.eps2, self, halving), fetch);
     } catch (...) {
       start_error = std::current_exception();
@@ -251,10 +278,12 @@ template struct host_index<double>;
 template double count_with_cpu(gpu_state&, hetero::cpu_share<float>&, host_index<float>&,
                                const grid::device_index<float>&, const grid::device_index<float>&,
                                const neighbor_ranges&, const work_item*, std::uint32_t,
-                               const join_view<float>&, bool, const count_launcher&);
+                               const join_view<float>&, bool, const host_sources&,
+                               const count_launcher&);
 template double count_with_cpu(gpu_state&, hetero::cpu_share<double>&, host_index<double>&,
                                const grid::device_index<double>&, const grid::device_index<double>&,
                                const neighbor_ranges&, const work_item*, std::uint32_t,
-                               const join_view<double>&, bool, const count_launcher&);
+                               const join_view<double>&, bool, const host_sources&,
+                               const count_launcher&);
 
 }  // namespace epsjoin::detail::lbjoin

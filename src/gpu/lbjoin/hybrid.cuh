@@ -28,10 +28,18 @@ struct host_index {
   hetero::host_join_view<T> view(int d, T eps2, bool self_join, bool halving) const;
 };
 
+/// Where the CPU side's point copies come from: the caller's rows, gathered in the index's order
+/// (its permutation) with the plan's dimension order, on `threads` host threads.
+struct host_sources {
+  dataset_view queries, data;
+  std::span<const int> dim_order;
+  unsigned threads = 1;
+};
+
 /// Counts one batch of items on a stream.
 using count_launcher = std::function<void(const work_item* items, std::uint32_t n, cudaStream_t)>;
 
-/// The counting phase shared with the CPU: copies what the CPU needs, then feeds the GPU batches
+/// The counting phase shared with the CPU: gathers what the CPU needs, then feeds the GPU batches
 /// from `cpu`'s deque (at most one in flight per stream) until its part is done, and waits for
 /// the CPU workers. `halving`: the ranges are LID-UNICOMP's (a self-join) and the CPU side halves
 /// too. Returns the seconds the GPU's count kernels were busy.
@@ -40,7 +48,7 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
                       const grid::device_index<T>& queries, const grid::device_index<T>& data,
                       const neighbor_ranges& ranges, const work_item* ordered,
                       std::uint32_t n_items, const join_view<T>& view, bool halving,
-                      const count_launcher& count);
+                      const host_sources& sources, const count_launcher& count);
 
 /// The GPU's fill items, [0, gpu_items) of the workload order, grouped by segment (workload
 /// order kept within each); item_begin[k] is where segment k's start.
