@@ -174,6 +174,12 @@ item_range cpu_share<T>::next_gpu_batch() {
 }
 
 template <class T>
+bool cpu_share<T>::cpu_work_left() const {
+  const work_deque* cpu_part = cpu_deque_ ? cpu_deque_.get() : gpu_deque_.get();
+  return cpu_part != nullptr && cpu_part->remaining() > 0;
+}
+
+template <class T>
 void cpu_share<T>::gpu_finished() {
   gpu_.seconds = clock_.seconds();
 }

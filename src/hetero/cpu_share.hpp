@@ -74,6 +74,9 @@ class cpu_share {
   void start(const host_join_view<T>& view, range_fetcher fetch);
   /// The GPU's next batch of item indices; empty once its part is done.
   item_range next_gpu_batch();
+  /// Whether any of the CPU's items are still in the deque (a snapshot; false once the GPU has
+  /// taken them all under dynamic partitioning).
+  bool cpu_work_left() const;
   /// The GPU's last batch has completed.
   void gpu_finished();
   /// Joins the workers (rethrowing the first error of any).

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <cstring>
 #include <exception>
 #include <future>
 #include <thread>
@@ -90,15 +92,67 @@ hetero::host_join_view<T> host_index<T>::view(int d, T eps2, bool self_join, boo
   return v;
 }
 
+namespace {
+
+/// Copies between the device and pageable host memory through one pinned chunk, on one stream.
+/// The driver's own pageable copies hold up every other thread's CUDA calls while they last: with
+/// 8 MB of ids copied that way beside the GPU's batches, its count kernels took 15-27 ms where
+/// lbjoin's took 4 ms (Expo4D 2M).
+class staged_copies {
+ public:
+  static constexpr std::size_t chunk_bytes = std::size_t{8} << 20;
+
+  staged_copies(pinned_buffer<unsigned char>& chunk, cudaStream_t stream)
+      : chunk_(chunk), stream_(stream) {
+    chunk_.reserve(chunk_bytes);
+  }
+
+  template <class U, class V = U>
+  void to_host(std::vector<V>& out, const U* device, std::size_t n) {
+    static_assert(sizeof(U) == sizeof(V));
+    out.resize(n);
+    auto* to = reinterpret_cast<unsigned char*>(out.data());
+    const auto* from = reinterpret_cast<const unsigned char*>(device);
+    for (std::size_t at = 0, bytes = n * sizeof(U); at < bytes; at += chunk_.capacity()) {
+      const std::size_t piece = std::min(chunk_.capacity(), bytes - at);
+      EPSJOIN_CUDA_TRY(
+          cudaMemcpyAsync(chunk_.data(), from + at, piece, cudaMemcpyDeviceToHost, stream_));
+      EPSJOIN_CUDA_TRY(cudaStreamSynchronize(stream_));
+      std::memcpy(to + at, chunk_.data(), piece);
+    }
+  }
+
+  template <class U>
+  void to_device(U* device, const U* host, std::size_t n) {
+    auto* to = reinterpret_cast<unsigned char*>(device);
+    const auto* from = reinterpret_cast<const unsigned char*>(host);
+    for (std::size_t at = 0, bytes = n * sizeof(U); at < bytes; at += chunk_.capacity()) {
+      const std::size_t piece = std::min(chunk_.capacity(), bytes - at);
+      std::memcpy(chunk_.data(), from + at, piece);
+      EPSJOIN_CUDA_TRY(
+          cudaMemcpyAsync(to + at, chunk_.data(), piece, cudaMemcpyHostToDevice, stream_));
+      EPSJOIN_CUDA_TRY(cudaStreamSynchronize(stream_));  // before the chunk is filled again
+    }
+  }
+
+ private:
+  pinned_buffer<unsigned char>& chunk_;
+  cudaStream_t stream_;
+};
+
+}  // namespace
+
 template <class T>
 void gather_host_points(const dataset_view& rows, std::span<const std::uint32_t> permutation,
-                        std::span<const int> dim_order, unsigned threads, std::vector<T>& out) {
+                        std::span<const int> dim_order, unsigned threads,
+                        const std::atomic<bool>& abandon, std::vector<T>& out) {
   const std::size_t n = permutation.size(), d = rows.d;
   EPSJOIN_EXPECTS(dim_order.size() == d, "the plan orders ", dim_order.size(),
                   " dimensions of ", d);
   out.resize(n * d);
   auto gather = [&]<class In>(const In* in) {
     parallel_for(threads, n, 8192, [&](std::size_t b, std::size_t e, unsigned) {
+      if (abandon.load(std::memory_order_relaxed)) return;
       for (std::size_t p = b; p < e; ++p) {
         const In* row = in + static_cast<std::size_t>(permutation[p]) * d;
         for (std::size_t c = 0; c < d; ++c) out[p * d + c] = static_cast<T>(row[dim_order[c]]);
@@ -128,11 +182,15 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
   const bool self = view.self_join && &queries == &data;
   EPSJOIN_EXPECTS(!halving || self, "hegjoin halves self-joins only");
   const std::uint32_t* cell_begin = queries.cell_begin.data();
+  // Two pinned chunks, allocated before the batches start: this thread's copies go through one,
+  // the CPU workers' range fetches through the other.
+  staged_copies own_copies(gpu.upload_chunks[0], copies);
+  staged_copies fetch_copies(gpu.upload_chunks[1], copies);
   // Called by CPU workers (one at a time) while the GPU counts on its own streams.
-  auto fetch = [&gpu, ordered, &ranges, cell_begin, halving](std::uint32_t lo, std::uint32_t hi,
-                                                             std::vector<hetero::host_range>& out,
-                                                             std::vector<std::uint32_t>& counts) {
-    cudaStream_t on = gpu.slots[2]->stream.get();
+  auto fetch = [&fetch_copies, ordered, &ranges, cell_begin, halving, copies](
+                   std::uint32_t lo, std::uint32_t hi, std::vector<hetero::host_range>& out,
+                   std::vector<std::uint32_t>& counts) {
+    cudaStream_t on = copies;
     const std::uint32_t n = hi - lo;
     counts.assign(n, 0);
     out.clear();
@@ -141,9 +199,7 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
     item_range_counts_kernel<<<grid_size(n, 256), 256, 0, on>>>(
         ordered, lo, n, ranges.offsets.data(), halving, device_counts.data());
     EPSJOIN_CHECK_LAUNCH();
-    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(counts.data(), device_counts.data(), sizeof(std::uint32_t) * n,
-                                     cudaMemcpyDeviceToHost, on));
-    EPSJOIN_CUDA_TRY(cudaStreamSynchronize(on));
+    fetch_copies.to_host(counts, device_counts.data(), n);
     std::vector<std::uint64_t> at(n);
     std::uint64_t total = 0;
     for (std::uint32_t i = 0; i < n; ++i) {
@@ -153,38 +209,35 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
     if (total == 0) return;
     stream_scratch<std::uint64_t> device_at(n, on);
     stream_scratch<point_range> gathered(total, on);
-    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(device_at.data(), at.data(), sizeof(std::uint64_t) * n,
-                                     cudaMemcpyHostToDevice, on));
+    fetch_copies.to_device(device_at.data(), at.data(), n);
     gather_ranges_kernel<<<grid_size(n, gather_warps), gather_warps * 32, 0, on>>>(
         ordered, lo, n, ranges.offsets.data(), ranges.ranges.data(), cell_begin, halving,
         device_at.data(), gathered.data());
     EPSJOIN_CHECK_LAUNCH();
-    copy_to_host<point_range, hetero::host_range>(out, gathered.data(), total, on);
-    EPSJOIN_CUDA_TRY(cudaStreamSynchronize(on));
+    fetch_copies.to_host<point_range, hetero::host_range>(out, gathered.data(), total);
   };
 
-  // The CPU side starts on a thread of its own, with a stream of its own, while this thread lays
-  // out the deque and feeds the GPU; the workers start the moment both are done. Only the
-  // permutations come from the device: the point copies are gathered from the caller's rows on
-  // the host, as the device index gathered them (same order, same conversion). Copying them out
-  // instead (pageable copies of 32-128 MB at 2M points) held the GPU's batches back: the count
-  // kernels of a join the GPU took whole ran 2-4x as long as lbjoin's.
-  cuda_stream point_stream;
+  // The CPU side's point copies are gathered from the caller's rows on the host, as the device
+  // index gathered them (same order, same conversion), on a thread of its own while this thread
+  // lays out the deque and feeds the GPU; the workers start the moment both are done. Only the
+  // permutations come from the device. When the GPU has emptied the deque first (at 2-4-D it
+  // counts everything in a few milliseconds), the gathering is abandoned.
+  own_copies.to_host(host.query_ids, queries.permutation.data(), queries.n_points);
+  if (!self) own_copies.to_host(host.data_ids, data.permutation.data(), data.n_points);
   std::promise<bool> planned;
   std::exception_ptr start_error;
+  std::atomic<bool> abandon{false};
   std::thread starter([&, planned_future = planned.get_future()]() mutable {
     try {
-      cudaStream_t on = point_stream.get();
-      copy_to_host(host.query_ids, queries.permutation.data(), queries.n_points, on);
-      if (!self) copy_to_host(host.data_ids, data.permutation.data(), data.n_points, on);
-      EPSJOIN_CUDA_TRY(cudaStreamSynchronize(on));
       gather_host_points(sources.queries, host.query_ids, sources.dim_order, sources.threads,
-                         host.query_points);
+                         abandon, host.query_points);
       if (!self) {
         gather_host_points(sources.data, host.data_ids, sources.dim_order, sources.threads,
-                           host.data_points);
+                           abandon, host.data_points);
       }
-      if (planned_future.get()) cpu.start(host.view(view.d, view.eps2, self, halving), fetch);
+      if (planned_future.get() && !abandon.load()) {
+        cpu.start(host.view(view.d, view.eps2, self, halving), fetch);
+      }
     } catch (...) {
       start_error = std::current_exception();
     }
@@ -195,15 +248,14 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
   std::array<bool, 2> busy{};
   bool plan_made = false;
   try {
-    copy_to_host<work_item, hetero::host_item>(host.items, ordered, n_items, copies);
+    own_copies.to_host<work_item, hetero::host_item>(host.items, ordered, n_items);
     if (n_items > 0) {
       stream_scratch<std::uint64_t> candidates(n_items, copies);
       item_candidates_kernel<<<grid_size(n_items, gather_warps), gather_warps * 32, 0, copies>>>(
           ordered, n_items, ranges.offsets.data(), ranges.ranges.data(), cell_begin, halving,
           candidates.data());
       EPSJOIN_CHECK_LAUNCH();
-      copy_to_host(host.candidates, candidates.data(), n_items, copies);
-      EPSJOIN_CUDA_TRY(cudaStreamSynchronize(copies));
+      own_copies.to_host(host.candidates, candidates.data(), n_items);
     }
     cpu.plan(host.items, host.candidates, static_cast<unsigned>(streams.size()));
     plan_made = true;
@@ -223,11 +275,13 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
     }
   } catch (...) {
     // The workers read `host`, which the caller is about to free.
+    abandon = true;
     if (!plan_made) planned.set_value(false);
     starter.join();
     cpu.stop();
     throw;
   }
+  if (!cpu.cpu_work_left()) abandon = true;
   starter.join();
   if (start_error) {
     cpu.stop();
