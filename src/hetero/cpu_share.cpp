@@ -237,7 +237,10 @@ std::vector<std::uint32_t> cpu_share<T>::counts_by_position(std::uint32_t positi
 template <class T>
 void cpu_share<T>::deliver_rows(const row_destination& dest,
                                 std::span<const std::uint32_t> gpu_counts, unsigned threads) const {
+  if (rows_.empty()) return;  // the workers never started: the GPU took everything
   const std::span<const std::uint32_t> query_ids = view_.query_ids, data_ids = view_.data_ids;
+  EPSJOIN_EXPECTS(gpu_counts.empty() || gpu_counts.size() == query_ids.size(),
+                  "the GPU's parts cover ", gpu_counts.size(), " rows of ", query_ids.size());
   // Under halving several workers' reverse hits go to one row, so every row's next free place
   // is a cursor taken atomically; without it each row is one worker's and written whole.
   const std::size_t positions = query_ids.size();

@@ -70,7 +70,8 @@ class cpu_share {
   void plan(std::span<const host_item> items, std::span<const std::uint64_t> candidates,
             unsigned gpu_streams);
   /// Starts the CPU workers on `view` (items and points; the ranges come from `fetch`, as the
-  /// CPU's end of the deque reaches them). The view and `fetch` must outlive wait().
+  /// CPU's end of the deque reaches them). The view and `fetch` must outlive wait(). Never
+  /// called when the GPU emptied the deque first: the CPU then has no rows.
   void start(const host_join_view<T>& view, range_fetcher fetch);
   /// The GPU's next batch of item indices; empty once its part is done.
   item_range next_gpu_batch();

@@ -218,6 +218,28 @@ TEST(cpu_share, degenerate_sizes) {
   check_split(none, settings(partition_strategy::dynamic, 1, 4, 1, 1), "no rows");
 }
 
+// The driver abandons the CPU side when the GPU empties the deque before the workers could start:
+// the share then has no rows, delivers nothing, and counts nothing.
+TEST(cpu_share, workers_never_started) {
+  const fake_join job(300, 9, true);
+  cpu_share<double> share(settings(partition_strategy::dynamic, 1, 4, 8, 16));
+  share.plan(job.items, job.candidates, 2);
+  while (!share.next_gpu_batch().empty()) {
+  }
+  EXPECT_FALSE(share.cpu_work_left());
+  share.gpu_finished();
+  share.wait();
+  EXPECT_EQ(share.gpu_items(), job.n);
+  const std::vector<std::uint32_t> counts = share.counts_by_position(300);
+  EXPECT_EQ(std::count(counts.begin(), counts.end(), 0u), 300);
+  std::vector<std::uint32_t> gpu_part(300, 2), table(600, 7);
+  std::vector<std::uint64_t> starts(300);
+  for (std::size_t p = 0; p < 300; ++p) starts[p] = 2 * p;
+  share.deliver_rows({table.data(), starts.data()}, gpu_part, 2);
+  EXPECT_EQ(std::count(table.begin(), table.end(), 7u), 600);
+  EXPECT_EQ(share.cpu().queries, 0u);
+}
+
 TEST(cpu_share, static_split_without_workers_is_an_error) {
   const fake_join job(50, 5);
   cpu_share<double> share(settings(partition_strategy::static_queries, 0.5, 0, 8, 4));
