@@ -168,7 +168,8 @@ row_join_result run_row_join(join_request& req, const row_join_settings& s,
                            std::max(1u, req.res.threads() > 1 ? req.res.threads() - 1 : 1)},
                           [&](const work_item* items, std::uint32_t n, cudaStream_t on) {
                             launch(view, items, n, count_out, pass::count, halving_ranges, on);
-                          });
+                          },
+                          req.stats);
   } else {
     cuda_event count_start, count_end;
     count_start.record(stream);

@@ -10,6 +10,7 @@
 
 #include "gpu/cub_call.cuh"
 #include "core/parallel.hpp"
+#include "core/timer.hpp"
 #include "gpu/lbjoin/hybrid.cuh"
 
 namespace epsjoin::detail::lbjoin {
@@ -107,8 +108,8 @@ class staged_copies {
     chunk_.reserve(chunk_bytes);
   }
 
-  template <class U, class V = U>
-  void to_host(std::vector<V>& out, const U* device, std::size_t n) {
+  template <class U, class V = U, class A>
+  void to_host(std::vector<V, A>& out, const U* device, std::size_t n) {
     static_assert(sizeof(U) == sizeof(V));
     out.resize(n);
     auto* to = reinterpret_cast<unsigned char*>(out.data());
@@ -142,10 +143,10 @@ class staged_copies {
 
 }  // namespace
 
-template <class T>
+template <class T, class A>
 void gather_host_points(const dataset_view& rows, std::span<const std::uint32_t> permutation,
                         std::span<const int> dim_order, unsigned threads,
-                        const std::atomic<bool>& abandon, std::vector<T>& out) {
+                        const std::atomic<bool>& abandon, std::vector<T, A>& out) {
   const std::size_t n = permutation.size(), d = rows.d;
   EPSJOIN_EXPECTS(dim_order.size() == d, "the plan orders ", dim_order.size(),
                   " dimensions of ", d);
@@ -171,7 +172,9 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
                       const grid::device_index<T>& queries, const grid::device_index<T>& data,
                       const neighbor_ranges& ranges, const work_item* ordered,
                       std::uint32_t n_items, const join_view<T>& view, bool halving,
-                      const host_sources& sources, const count_launcher& count) {
+                      const host_sources& sources, const count_launcher& count,
+                      join_stats& stats) {
+  stopwatch phase;
   static_assert(sizeof(hetero::host_item) == sizeof(work_item) &&
                 sizeof(hetero::host_range) == sizeof(point_range));
   const std::array<cudaStream_t, 2> streams = {gpu.slots[0]->stream.get(),
@@ -186,6 +189,7 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
   // the CPU workers' range fetches through the other.
   staged_copies own_copies(gpu.upload_chunks[0], copies);
   staged_copies fetch_copies(gpu.upload_chunks[1], copies);
+  const double staging_seconds = phase.seconds();
   // Called by CPU workers (one at a time) while the GPU counts on its own streams.
   auto fetch = [&fetch_copies, ordered, &ranges, cell_begin, halving, copies](
                    std::uint32_t lo, std::uint32_t hi, std::vector<hetero::host_range>& out,
@@ -224,6 +228,7 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
   // counts everything in a few milliseconds), the gathering is abandoned.
   own_copies.to_host(host.query_ids, queries.permutation.data(), queries.n_points);
   if (!self) own_copies.to_host(host.data_ids, data.permutation.data(), data.n_points);
+  const double ids_seconds = phase.seconds() - staging_seconds;
   std::promise<bool> planned;
   std::exception_ptr start_error;
   std::atomic<bool> abandon{false};
@@ -247,6 +252,7 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
   std::array<cuda_event, 2> done;
   std::array<bool, 2> busy{};
   bool plan_made = false;
+  double setup_seconds = 0;
   try {
     own_copies.to_host<work_item, hetero::host_item>(host.items, ordered, n_items);
     if (n_items > 0) {
@@ -260,6 +266,7 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
     cpu.plan(host.items, host.candidates, static_cast<unsigned>(streams.size()));
     plan_made = true;
     planned.set_value(true);
+    setup_seconds = phase.seconds();
     start.record(streams[0]);
     EPSJOIN_CUDA_TRY(cudaStreamWaitEvent(streams[1], start.get(), 0));
     for (unsigned b = 0;; ++b) {
@@ -281,6 +288,7 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
     cpu.stop();
     throw;
   }
+  const double batches_end = phase.seconds();
   if (!cpu.cpu_work_left()) abandon = true;
   starter.join();
   if (start_error) {
@@ -292,6 +300,12 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
   EPSJOIN_CUDA_TRY(cudaStreamSynchronize(streams[0]));
   cpu.gpu_finished();
   cpu.wait();
+  stats.notes.push_back(
+      {"counting phase", concat("set-up ", setup_seconds, " s (pinned staging ", staging_seconds,
+                                " s, ids ", ids_seconds, " s), GPU batches ",
+                                batches_end - setup_seconds, " s, CPU side done after ",
+                                phase.seconds() - batches_end, " s more",
+                                abandon ? " (its start abandoned: the GPU took everything)" : "")});
   return end.since(start) * 1e-3;
 }
 
@@ -333,11 +347,11 @@ template double count_with_cpu(gpu_state&, hetero::cpu_share<float>&, host_index
                                const grid::device_index<float>&, const grid::device_index<float>&,
                                const neighbor_ranges&, const work_item*, std::uint32_t,
                                const join_view<float>&, bool, const host_sources&,
-                               const count_launcher&);
+                               const count_launcher&, join_stats&);
 template double count_with_cpu(gpu_state&, hetero::cpu_share<double>&, host_index<double>&,
                                const grid::device_index<double>&, const grid::device_index<double>&,
                                const neighbor_ranges&, const work_item*, std::uint32_t,
                                const join_view<double>&, bool, const host_sources&,
-                               const count_launcher&);
+                               const count_launcher&, join_stats&);
 
 }  // namespace epsjoin::detail::lbjoin

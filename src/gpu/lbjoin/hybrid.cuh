@@ -21,10 +21,13 @@ namespace epsjoin::detail::lbjoin {
 /// runs to gigabytes, of which the CPU needs a sliver).
 template <class T>
 struct host_index {
-  std::vector<hetero::host_item> items;            ///< workload order
-  std::vector<std::uint64_t> candidates;           ///< per item
-  std::vector<T> query_points, data_points;        ///< data_points empty for a self-join
-  std::vector<std::uint32_t> query_ids, data_ids;  ///< data_ids empty for a self-join
+  // Not zeroed when sized: every element is written before it is read.
+  template <class U>
+  using vector = std::vector<U, default_init_allocator<U>>;
+  vector<hetero::host_item> items;            ///< workload order
+  vector<std::uint64_t> candidates;           ///< per item
+  vector<T> query_points, data_points;        ///< data_points empty for a self-join
+  vector<std::uint32_t> query_ids, data_ids;  ///< data_ids empty for a self-join
   hetero::host_join_view<T> view(int d, T eps2, bool self_join, bool halving) const;
 };
 
@@ -42,13 +45,14 @@ using count_launcher = std::function<void(const work_item* items, std::uint32_t 
 /// The counting phase shared with the CPU: gathers what the CPU needs, then feeds the GPU batches
 /// from `cpu`'s deque (at most one in flight per stream) until its part is done, and waits for
 /// the CPU workers. `halving`: the ranges are LID-UNICOMP's (a self-join) and the CPU side halves
-/// too. Returns the seconds the GPU's count kernels were busy.
+/// too. Returns the seconds the GPU's count kernels were busy; adds the phase's steps to `stats`.
 template <class T>
 double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& host,
                       const grid::device_index<T>& queries, const grid::device_index<T>& data,
                       const neighbor_ranges& ranges, const work_item* ordered,
                       std::uint32_t n_items, const join_view<T>& view, bool halving,
-                      const host_sources& sources, const count_launcher& count);
+                      const host_sources& sources, const count_launcher& count,
+                      join_stats& stats);
 
 /// The GPU's fill items, [0, gpu_items) of the workload order, grouped by segment (workload
 /// order kept within each); item_begin[k] is where segment k's start.
