@@ -72,8 +72,10 @@ void cpu_share<T>::plan(std::span<const host_item> items, std::span<const std::u
   batch_candidates_ = candidates_prefix_[gpu_part] / batches;
   batch_queries_ = queries_prefix_[gpu_part] / batches;
   window_.store(n);
-  item_ranges_.assign(n, nullptr);
-  item_range_count_.assign(n, 0);
+  // The per-item range slots are made in start(): under dynamic partitioning at 2-4-D the GPU
+  // usually empties the deque before the workers could start, and the slots are never needed.
+  item_ranges_.clear();
+  item_range_count_.clear();
   clock_.restart();
 }
 
@@ -82,6 +84,8 @@ void cpu_share<T>::start(const host_join_view<T>& view, range_fetcher fetch) {
   EPSJOIN_EXPECTS(!view.halving || (view.self_join && view.d > 0),
                   "the CPU side halves self-joins only");
   view_ = view;
+  item_ranges_.assign(n_items_, nullptr);
+  item_range_count_.assign(n_items_, 0);
   if (view_.halving) {
     reverse_counts_.assign(view_.query_ids.size(), 0);
     view_.reverse_counts = reverse_counts_.data();
