@@ -84,6 +84,7 @@ void cpu_share<T>::start(const host_join_view<T>& view, range_fetcher fetch) {
   EPSJOIN_EXPECTS(!view.halving || (view.self_join && view.d > 0),
                   "the CPU side halves self-joins only");
   view_ = view;
+  started_ = true;
   item_ranges_.assign(n_items_, nullptr);
   item_range_count_.assign(n_items_, 0);
   if (view_.halving) {
@@ -241,7 +242,9 @@ std::vector<std::uint32_t> cpu_share<T>::counts_by_position(std::uint32_t positi
 template <class T>
 void cpu_share<T>::deliver_rows(const row_destination& dest,
                                 std::span<const std::uint32_t> gpu_counts, unsigned threads) const {
-  if (rows_.empty()) return;  // the workers never started: the GPU took everything
+  std::uint64_t found = 0;
+  for (const cpu_rows& r : rows_) found += r.neighbors.size();
+  if (found == 0) return;  // no worker found anything (or none started)
   const std::span<const std::uint32_t> query_ids = view_.query_ids, data_ids = view_.data_ids;
   const std::size_t positions = query_ids.size();
   EPSJOIN_EXPECTS(gpu_counts.empty() || gpu_counts.size() == positions, "the GPU's parts cover ",
@@ -336,8 +339,11 @@ void cpu_share<T>::report(join_stats& stats) const {
   auto rate = [](std::uint64_t candidates, double seconds) {
     return seconds > 0 ? static_cast<double>(candidates) / seconds : 0.0;
   };
-  const double total = std::max(gpu_.seconds, c.seconds);
-  const double imbalance = total > 0 ? std::abs(gpu_.seconds - c.seconds) / total : 0.0;
+  // A CPU side that never started (the GPU emptied the deque before its copies were ready) had
+  // nothing to finish: it counts as done when the GPU was.
+  const double cpu_end = started_ ? c.seconds : gpu_.seconds;
+  const double total = std::max(gpu_.seconds, cpu_end);
+  const double imbalance = total > 0 ? std::abs(gpu_.seconds - cpu_end) / total : 0.0;
   stats.notes.push_back({"partition", s_.summary});
   stats.notes.push_back(
       {"gpu share", concat(gpu_.queries, " queries (", share(gpu_.queries, all_queries), "%), ",
@@ -347,9 +353,11 @@ void cpu_share<T>::report(join_stats& stats) const {
       {"cpu share",
        concat(c.queries, " queries (", share(c.queries, all_queries), "%), ", c.candidates,
               " candidates (", share(c.candidates, all_candidates), "%), ", s_.cpu_threads,
-              " threads, chunks of ", chunk_items_, " items, done at ", c.seconds, " s")});
+              " threads, chunks of ", chunk_items_, " items, ",
+              started_ ? concat("done at ", c.seconds, " s")
+                       : std::string("not started (the GPU emptied the deque first)"))});
   stats.notes.push_back({"gpu seconds", concat(gpu_.seconds)});
-  stats.notes.push_back({"cpu seconds", concat(c.seconds)});
+  stats.notes.push_back({"cpu seconds", concat(cpu_end)});
   stats.notes.push_back({"gpu candidates", concat(gpu_.candidates)});
   stats.notes.push_back({"cpu candidates", concat(c.candidates)});
   stats.notes.push_back({"load imbalance", concat(imbalance)});

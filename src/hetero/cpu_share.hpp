@@ -100,6 +100,8 @@ class cpu_share {
   void report(join_stats& stats) const;
 
   const side_totals& gpu() const { return gpu_; }
+  /// Whether start() ran: the workers were started.
+  bool started() const { return started_; }
   side_totals cpu() const;
 
  private:
@@ -117,6 +119,7 @@ class cpu_share {
   std::uint64_t batch_candidates_ = 0, batch_queries_ = 0;
   std::uint32_t gpu_items_ = 0;
   std::uint32_t n_items_ = 0;  ///< read by the GPU's thread while start() sets view_
+  bool started_ = false;
   // The CPU's window: items [window_, n) have their ranges on the host.
   range_fetcher fetch_;
   std::mutex fetch_mutex_;

@@ -161,15 +161,14 @@ row_join_result run_row_join(join_request& req, const row_join_settings& s,
   host_index<T> host;
   double count_kernel_seconds = 0;
   if (cpu != nullptr) {
-    count_kernel_seconds =
-        count_with_cpu<T>(gpu, *cpu, host, queries, data_index, ranges, ordered, work.n, view,
-                          halving_ranges,
-                          {req.self_join ? req.data : req.queries, req.data, plan.dim_order,
-                           std::max(1u, req.res.threads() > 1 ? req.res.threads() - 1 : 1)},
-                          [&](const work_item* items, std::uint32_t n, cudaStream_t on) {
-                            launch(view, items, n, count_out, pass::count, halving_ranges, on);
-                          },
-                          req.stats);
+    count_kernel_seconds = count_with_cpu<T>(
+        gpu, *cpu, host, queries, data_index, ranges, ordered, work.n, view, halving_ranges,
+        {req.self_join ? req.data : req.queries, req.data, plan.dim_order,
+         std::max(1u, req.res.threads() > 1 ? req.res.threads() - 1 : 1)},
+        [&](const work_item* items, std::uint32_t n, cudaStream_t on) {
+          launch(view, items, n, count_out, pass::count, halving_ranges, on);
+        },
+        req.stats);
   } else {
     cuda_event count_start, count_end;
     count_start.record(stream);
@@ -224,9 +223,8 @@ row_join_result run_row_join(join_request& req, const row_join_settings& s,
   if (cpu != nullptr && halving_ranges && !halving_fill) {
     // The FULL fill below would write, in the GPU's rows, the pairs the CPU owned and wrote
     // too; nothing has reached the sink yet, so the caller can start again with pattern=full.
-    req.stats.notes.push_back(
-        {"pattern", concat("lid-unicomp's GPU rows need ", segments.size(),
-                           " segments; the join is re-run with full")});
+    req.stats.notes.push_back({"pattern", concat("lid-unicomp's GPU rows need ", segments.size(),
+                                                 " segments; the join is re-run with full")});
     return row_join_result::needs_full_pattern;
   }
   if (halving_ranges && !halving_fill) {
@@ -324,7 +322,6 @@ row_join_result run_row_join(join_request& req, const row_join_settings& s,
 template row_join_result run_row_join<float>(join_request&, const row_join_settings&,
                                              row_join_kernel<float>&, hetero::cpu_share<float>*);
 template row_join_result run_row_join<double>(join_request&, const row_join_settings&,
-                                              row_join_kernel<double>&,
-                                              hetero::cpu_share<double>*);
+                                              row_join_kernel<double>&, hetero::cpu_share<double>*);
 
 }  // namespace epsjoin::detail::lbjoin

@@ -8,9 +8,9 @@
 #include <future>
 #include <thread>
 
-#include "gpu/cub_call.cuh"
 #include "core/parallel.hpp"
 #include "core/timer.hpp"
+#include "gpu/cub_call.cuh"
 #include "gpu/lbjoin/hybrid.cuh"
 
 namespace epsjoin::detail::lbjoin {
@@ -148,8 +148,8 @@ void gather_host_points(const dataset_view& rows, std::span<const std::uint32_t>
                         std::span<const int> dim_order, unsigned threads,
                         const std::atomic<bool>& abandon, std::vector<T, A>& out) {
   const std::size_t n = permutation.size(), d = rows.d;
-  EPSJOIN_EXPECTS(dim_order.size() == d, "the plan orders ", dim_order.size(),
-                  " dimensions of ", d);
+  EPSJOIN_EXPECTS(dim_order.size() == d, "the plan orders ", dim_order.size(), " dimensions of ",
+                  d);
   out.resize(n * d);
   auto gather = [&]<class In>(const In* in) {
     parallel_for(threads, n, 8192, [&](std::size_t b, std::size_t e, unsigned) {
@@ -172,8 +172,7 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
                       const grid::device_index<T>& queries, const grid::device_index<T>& data,
                       const neighbor_ranges& ranges, const work_item* ordered,
                       std::uint32_t n_items, const join_view<T>& view, bool halving,
-                      const host_sources& sources, const count_launcher& count,
-                      join_stats& stats) {
+                      const host_sources& sources, const count_launcher& count, join_stats& stats) {
   stopwatch phase;
   static_assert(sizeof(hetero::host_item) == sizeof(work_item) &&
                 sizeof(hetero::host_range) == sizeof(point_range));
@@ -182,6 +181,7 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
   cudaStream_t copies = gpu.slots[2]->stream.get();
   // The index was built on the first stream; the copies run beside the first batches.
   EPSJOIN_CUDA_TRY(cudaStreamSynchronize(streams[0]));
+  const double index_wait = phase.seconds();
   const bool self = view.self_join && &queries == &data;
   EPSJOIN_EXPECTS(!halving || self, "hegjoin halves self-joins only");
   const std::uint32_t* cell_begin = queries.cell_begin.data();
@@ -237,8 +237,8 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
       gather_host_points(sources.queries, host.query_ids, sources.dim_order, sources.threads,
                          abandon, host.query_points);
       if (!self) {
-        gather_host_points(sources.data, host.data_ids, sources.dim_order, sources.threads,
-                           abandon, host.data_points);
+        gather_host_points(sources.data, host.data_ids, sources.dim_order, sources.threads, abandon,
+                           host.data_points);
       }
       if (planned_future.get() && !abandon.load()) {
         cpu.start(host.view(view.d, view.eps2, self, halving), fetch);
@@ -301,11 +301,12 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
   cpu.gpu_finished();
   cpu.wait();
   stats.notes.push_back(
-      {"counting phase", concat("set-up ", setup_seconds, " s (pinned staging ", staging_seconds,
-                                " s, ids ", ids_seconds, " s), GPU batches ",
-                                batches_end - setup_seconds, " s, CPU side done after ",
-                                phase.seconds() - batches_end, " s more",
-                                abandon ? " (its start abandoned: the GPU took everything)" : "")});
+      {"counting phase",
+       concat("set-up ", setup_seconds, " s (waiting for the index ", index_wait,
+              " s, pinned staging ", staging_seconds - index_wait, " s, ids ", ids_seconds,
+              " s), GPU batches ", batches_end - setup_seconds, " s, CPU side done after ",
+              phase.seconds() - batches_end, " s more",
+              cpu.started() ? "" : " (not started: the GPU took everything)")});
   return end.since(start) * 1e-3;
 }
 
