@@ -7,6 +7,7 @@
 //   gpu_fraction  static: the GPU's share, skipping the model
 //   ref_eps, ref_gpu_seconds, ref_cpu_seconds   static: the model's reference times (eq. 4.1-4.4);
 //                 without them (and without gpu_fraction) a calibration measures them at eps / 2
+//   calibration_cache  file the calibrations are kept in (hetero/calibration_cache.hpp), or off
 //   cpu_threads   CPU workers (default: the resource's threads less the one driving the GPU)
 //   cpu_chunk     queries per CPU chunk, n_p^CPU (default 1024)
 //   gpu_batches   fewest batches the GPU's work is cut into (default 8; at least 2 x streams)
@@ -17,12 +18,16 @@
 // one, whose arithmetic the CPU side repeats bit for bit; the work queue is off (batches on two
 // streams cannot share one queue counter).
 
+#include <unistd.h>
+
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <tuple>
 
 #include "core/builtin_engines.hpp"
 #include "gpu/lbjoin/lbjoin_kernels.cuh"
+#include "hetero/calibration_cache.hpp"
 #include "hetero/partition.hpp"
 
 namespace epsjoin::detail {
@@ -107,9 +112,9 @@ class hegjoin_engine final : public engine {
   std::vector<std::string_view> param_keys() const override {
     std::vector<std::string_view> keys = {"sort",        "fill",      "index_dims",
                                           "segment_ids", "chunk_ids", "pattern"};
-    keys.insert(keys.end(),
-                {"stage_dims", "partition", "gpu_fraction", "ref_eps", "ref_gpu_seconds",
-                 "ref_cpu_seconds", "cpu_threads", "cpu_chunk", "gpu_batches", "batch_items"});
+    keys.insert(keys.end(), {"stage_dims", "partition", "gpu_fraction", "ref_eps",
+                             "ref_gpu_seconds", "ref_cpu_seconds", "calibration_cache",
+                             "cpu_threads", "cpu_chunk", "gpu_batches", "batch_items"});
     return keys;
   }
 
@@ -169,7 +174,8 @@ class hegjoin_engine final : public engine {
     runner.run(share);
   }
 
-  /// The model's reference times: given, or measured at eps / 2 (cached for this process).
+  /// The model's reference times: given, or measured at eps / 2 (kept for this process and in the
+  /// calibration file).
   template <class T>
   static hetero::reference_times reference(join_request& req, hegjoin_runner<T>& runner,
                                            const hetero::share_settings& share,
@@ -187,8 +193,15 @@ class hegjoin_engine final : public engine {
     }
     const double eps = req.options.eps / 2;
     std::string configuration;
-    for (const auto& [k, v] : params) configuration += concat(k, "=", v, ";");
+    for (const auto& [k, v] : params) {
+      if (k != "calibration_cache") configuration += concat(k, "=", v, ";");
+    }
     configuration += concat("threads=", share.cpu_threads);
+    const std::string file =
+        params.contains("calibration_cache")
+            ? (params.at("calibration_cache") == "off" ? std::string()
+                                                       : params.at("calibration_cache"))
+            : hetero::default_calibration_path();
     const calibration_key key{req.queries.data,
                               req.queries.n,
                               req.data.data,
@@ -201,12 +214,39 @@ class hegjoin_engine final : public engine {
       std::lock_guard lock(calibration_mutex);
       if (auto it = calibrations.find(key); it != calibrations.end()) return it->second;
     }
+    const std::string disk_key =
+        file.empty() ? std::string()
+                     : hetero::calibration_key(req.queries, req.data, req.self_join, eps,
+                                               req.options.precision, configuration, machine(req));
+    if (!file.empty()) {
+      if (const auto stored = hetero::find_calibration(file, disk_key)) {
+        req.stats.notes.push_back({"calibration", concat("read from ", file)});
+        std::lock_guard lock(calibration_mutex);
+        calibrations[key] = *stored;
+        return *stored;
+      }
+    }
     stopwatch clock;
     const hetero::reference_times t = runner.calibrate(eps, share);
     req.stats.add_stage("calibration", clock.seconds());
+    if (file.empty()) {
+      req.stats.notes.push_back({"calibration", "measured (calibration_cache=off)"});
+    } else if (const std::string failed = hetero::store_calibration(file, disk_key, t);
+               failed.empty()) {
+      req.stats.notes.push_back({"calibration", concat("measured, kept in ", file)});
+    } else {
+      req.stats.notes.push_back({"calibration", concat("measured, not kept: ", failed)});
+    }
     std::lock_guard lock(calibration_mutex);
     calibrations[key] = t;
     return t;
+  }
+
+  /// The machine a calibration was measured on: the host's name and the GPU's.
+  static std::string machine(join_request& req) {
+    char host[256] = {};
+    if (gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "unknown-host");
+    return concat(host, "/", acquire_gpu(req.res).properties.name);
   }
 };
 

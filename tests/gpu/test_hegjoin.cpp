@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <thread>
@@ -196,6 +197,34 @@ TEST(hegjoin, halving_reruns_with_full_when_rows_need_segments) {
   EXPECT_NE(note(stats, "pattern").find("re-run with full"), std::string::npos);
   EXPECT_NE(note(stats, "configuration").find("pattern full (re-run with full)"),
             std::string::npos);
+}
+
+// The static partitions' calibration is kept in a file: a second process (here: the same data at
+// another address, which this process's own cache does not know) reads it instead of measuring.
+TEST(hegjoin, calibrations_are_kept_on_disk) {
+  const auto pts = paper_expo(3, 20000);
+  const auto same = pts, again = pts;
+  const double eps = 0.01;
+  const auto oracle = run_csr(pts, eps, "brute-cpu");
+  const std::string file =
+      (std::filesystem::temp_directory_path() /
+       ("epsjoin-hegjoin-calibration-" +
+        std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + ".txt"))
+          .string();
+  std::filesystem::remove(file);
+  std::map<std::string, std::string> params = {
+      {"partition", "static-queries"}, {"cpu_threads", "2"}, {"calibration_cache", file}};
+  epsjoin::join_stats first, second, off;
+  EXPECT_TRUE(run_csr(pts, eps, "hegjoin", params, &first).neighbors == oracle.neighbors);
+  EXPECT_EQ(note(first, "calibration"), "measured, kept in " + file);
+  EXPECT_TRUE(std::filesystem::exists(file));
+  EXPECT_TRUE(run_csr(same, eps, "hegjoin", params, &second).neighbors == oracle.neighbors);
+  EXPECT_EQ(note(second, "calibration"), "read from " + file);
+  EXPECT_EQ(note(first, "partition"), note(second, "partition")) << "the same model, the same split";
+  params["calibration_cache"] = "off";
+  EXPECT_TRUE(run_csr(again, eps, "hegjoin", params, &off).neighbors == oracle.neighbors);
+  EXPECT_EQ(note(off, "calibration"), "measured (calibration_cache=off)");
+  std::filesystem::remove(file);
 }
 
 // Many small hegjoin jobs at once, each with its own resources: every one must match.

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 
 #include "epsjoin/build_info.hpp"
 #include "support/seed.hpp"
@@ -23,5 +25,14 @@ int main(int argc, char** argv) {
   }
   std::printf("epsjoin GPU tests: seed %llu\n",
               static_cast<unsigned long long>(epsjoin::test::test_seed()));
-  return RUN_ALL_TESTS();
+  // hegjoin keeps its calibrations in a cache folder: a fresh one per run, so the tests neither
+  // write into the user's nor read calibrations an earlier run left there.
+  char cache[] = "/tmp/epsjoin-test-cache-XXXXXX";
+  if (mkdtemp(cache) != nullptr) setenv("EPSJOIN_CACHE_DIR", cache, 1);
+  const int status = RUN_ALL_TESTS();
+  if (std::getenv("EPSJOIN_CACHE_DIR") != nullptr) {
+    std::error_code ignored;
+    std::filesystem::remove_all(cache, ignored);
+  }
+  return status;
 }
