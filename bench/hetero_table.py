@@ -4,12 +4,13 @@
 usage: hetero_table.py RESULTS.jsonl [RESULTS.jsonl ...]
 
 For each dataset and eps: the time of hegjoin under each partition strategy (static ones without
-their calibration stage, which a user pays once per data set), of its GPU side alone
+their calibration stage, which a user pays once per machine and data set: hegjoin keeps it), of its GPU side alone
 (gpu_fraction=1), its CPU side alone (gpu_fraction=0, 16 workers), lbjoin, super-ego and
 cpu-grid; the upper bound of the hybrid, 1 / (1 / t_GPU side + 1 / t_CPU side) (the two sides'
 throughputs added: their candidates are the same), the ratio of that bound to each strategy's
 time, the load-imbalance ratio k = |t_GPU - t_CPU| / T of the counting phase, and each
-strategy's time over the faster of its two sides. Medians over the runs of each configuration.
+strategy's time over the faster of its two sides, and over lbjoin's. Medians over the runs of
+each configuration.
 Standard library only.
 """
 import json
@@ -53,6 +54,7 @@ def main():
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     summary = defaultdict(list)
+    against_lbjoin = defaultdict(list)
     for name, eps in cases:
         def t(config):
             r = median_run((name, eps, config))
@@ -73,6 +75,8 @@ def main():
             ratio = bound / x if bound else float("nan")
             over = x / min(g, c) if g and c else float("nan")
             summary[s].append((ratio, k, over))
+            if t("lbjoin"):
+                against_lbjoin[s].append(x / t("lbjoin"))
             cells += [f"{x:.3f}", f"{ratio:.2f}", f"{k:.2f}", f"{over:.2f}"]
         print("| " + " | ".join(cells) + " |")
     print()
@@ -83,6 +87,10 @@ def main():
                   f"mean k {statistics.mean(x[1] for x in v):.3f}, worst time over the faster "
                   f"side {max(x[2] for x in v):.3f}, best {min(x[2] for x in v):.3f} "
                   f"({len(v)} cases)")
+        if against_lbjoin[s]:
+            w = against_lbjoin[s]
+            print(f"{s}: time over lbjoin's {min(w):.2f}-{max(w):.2f}, median "
+                  f"{statistics.median(w):.2f} ({len(w)} cases)")
 
 
 if __name__ == "__main__":
