@@ -7,10 +7,18 @@ namespace epsjoin::detail::hetero {
 namespace fma_isa {
 void join_items_f32(const host_join_view<float>&, std::uint32_t, std::uint32_t, cpu_rows&);
 void join_items_f64(const host_join_view<double>&, std::uint32_t, std::uint32_t, cpu_rows&);
+std::size_t keep_within_f32(const host_join_view<float>&, std::uint32_t, std::uint32_t*,
+                            std::size_t);
+std::size_t keep_within_f64(const host_join_view<double>&, std::uint32_t, std::uint32_t*,
+                            std::size_t);
 }  // namespace fma_isa
 namespace generic_isa {
 void join_items_f32(const host_join_view<float>&, std::uint32_t, std::uint32_t, cpu_rows&);
 void join_items_f64(const host_join_view<double>&, std::uint32_t, std::uint32_t, cpu_rows&);
+std::size_t keep_within_f32(const host_join_view<float>&, std::uint32_t, std::uint32_t*,
+                            std::size_t);
+std::size_t keep_within_f64(const host_join_view<double>&, std::uint32_t, std::uint32_t*,
+                            std::size_t);
 }  // namespace generic_isa
 
 namespace {
@@ -36,9 +44,24 @@ void join_items_on_cpu(const host_join_view<T>& v, std::uint32_t first, std::uin
   }
 }
 
+template <class T>
+std::size_t keep_within_on_cpu(const host_join_view<T>& v, std::uint32_t pos,
+                               std::uint32_t* found, std::size_t m) {
+  if constexpr (std::is_same_v<T, float>) {
+    return (has_fma() ? fma_isa::keep_within_f32 : generic_isa::keep_within_f32)(v, pos, found, m);
+  } else {
+    return (has_fma() ? fma_isa::keep_within_f64 : generic_isa::keep_within_f64)(v, pos, found, m);
+  }
+}
+
 template void join_items_on_cpu(const host_join_view<float>&, std::uint32_t, std::uint32_t,
                                 cpu_rows&);
 template void join_items_on_cpu(const host_join_view<double>&, std::uint32_t, std::uint32_t,
                                 cpu_rows&);
+
+template std::size_t keep_within_on_cpu(const host_join_view<float>&, std::uint32_t,
+                                        std::uint32_t*, std::size_t);
+template std::size_t keep_within_on_cpu(const host_join_view<double>&, std::uint32_t,
+                                        std::uint32_t*, std::size_t);
 
 }  // namespace epsjoin::detail::hetero

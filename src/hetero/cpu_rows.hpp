@@ -51,14 +51,23 @@ struct cpu_rows {
   std::vector<std::uint32_t> positions;  ///< query positions, one per row
   std::vector<std::uint32_t> counts;     ///< neighbours in each row
   std::vector<std::uint32_t> neighbors;  ///< the rows' data positions, concatenated
-  std::uint64_t candidates = 0;          ///< distances computed
+  std::uint64_t candidates = 0;          ///< the items' candidates (the deque's measure of work)
+  std::uint64_t distances = 0;           ///< distances computed (super-ego's differ)
   void clear() {
     positions.clear();
     counts.clear();
     neighbors.clear();
     candidates = 0;
+    distances = 0;
   }
 };
+
+/// Keeps, in place and in order, the data positions of found[0, m) within eps of query position
+/// `pos`, decided with the arithmetic join_items_on_cpu (and the GPU's tiled kernel) uses;
+/// returns how many were kept.
+template <class T>
+std::size_t keep_within_on_cpu(const host_join_view<T>& view, std::uint32_t pos,
+                               std::uint32_t* found, std::size_t m);
 
 /// Appends the rows of view.items[first, end) to `out`.
 template <class T>

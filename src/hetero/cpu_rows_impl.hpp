@@ -46,6 +46,7 @@ void join_items(const host_join_view<T>& v, std::uint32_t first, std::uint32_t e
         if (v.halving && r + 1 == n_ranges) range.begin = std::max(range.begin, pos + 1);
         if (range.end <= range.begin) continue;
         out.candidates += range.end - range.begin;
+        out.distances += range.end - range.begin;
         for (std::uint32_t j = range.begin; j < range.end; ++j) {
           if (!v.halving && v.self_join && j == pos) continue;
           if (within<T, D>(q, v.data_points.data() + j * d, v.d, v.eps2)) {
@@ -60,6 +61,48 @@ void join_items(const host_join_view<T>& v, std::uint32_t first, std::uint32_t e
       out.counts.push_back(static_cast<std::uint32_t>(out.neighbors.size() - row_start));
     }
   }
+}
+
+/// Keeps, in place and in order, the data positions of `found[0, m)` within eps of query position
+/// `pos` by within()'s rounding; returns how many. The super-ego side's filter is wider than eps
+/// and rounds its own way; this makes its answer the grid side's (and the GPU's).
+template <class T, int D>
+std::size_t keep_within(const host_join_view<T>& v, std::uint32_t pos, std::uint32_t* found,
+                        std::size_t m) {
+  const auto d = static_cast<std::size_t>(v.d);
+  const T* q = v.query_points.data() + pos * d;
+  std::size_t kept = 0;
+  for (std::size_t k = 0; k < m; ++k) {
+    const std::uint32_t j = found[k];
+    found[kept] = j;
+    kept += within<T, D>(q, v.data_points.data() + j * d, v.d, v.eps2) ? 1 : 0;
+  }
+  return kept;
+}
+
+template <class T>
+std::size_t keep_within_any_d(const host_join_view<T>& v, std::uint32_t pos,
+                              std::uint32_t* found, std::size_t m) {
+  switch (v.d) {
+    case 1: return keep_within<T, 1>(v, pos, found, m);
+    case 2: return keep_within<T, 2>(v, pos, found, m);
+    case 3: return keep_within<T, 3>(v, pos, found, m);
+    case 4: return keep_within<T, 4>(v, pos, found, m);
+    case 5: return keep_within<T, 5>(v, pos, found, m);
+    case 6: return keep_within<T, 6>(v, pos, found, m);
+    case 7: return keep_within<T, 7>(v, pos, found, m);
+    case 8: return keep_within<T, 8>(v, pos, found, m);
+    default: return keep_within<T, 0>(v, pos, found, m);
+  }
+}
+
+std::size_t keep_within_f32(const host_join_view<float>& v, std::uint32_t pos,
+                            std::uint32_t* found, std::size_t m) {
+  return keep_within_any_d(v, pos, found, m);
+}
+std::size_t keep_within_f64(const host_join_view<double>& v, std::uint32_t pos,
+                            std::uint32_t* found, std::size_t m) {
+  return keep_within_any_d(v, pos, found, m);
 }
 
 template <class T>

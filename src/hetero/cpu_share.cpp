@@ -83,10 +83,22 @@ template <class T>
 void cpu_share<T>::start(const host_join_view<T>& view, range_fetcher fetch) {
   EPSJOIN_EXPECTS(!view.halving || (view.self_join && view.d > 0),
                   "the CPU side halves self-joins only");
+  const bool ego = s_.cpu_engine == cpu_engine_kind::super_ego;
+  EPSJOIN_EXPECTS(!view.halving || !ego, "the super-ego CPU side computes full rows: it does not "
+                                         "combine with pattern=lid-unicomp");
   view_ = view;
+  if (ego && s_.cpu_threads > 0) {
+    // Its own preprocessing, tens to hundreds of milliseconds on millions of points: not worth
+    // starting, or finishing with workers, once the GPU has taken everything.
+    if (!cpu_work_left()) return;
+    ego_ = std::make_unique<ego_side<T>>(view_, s_.ego, s_.cpu_threads);
+    if (!cpu_work_left()) return;
+  }
   started_ = true;
-  item_ranges_.assign(n_items_, nullptr);
-  item_range_count_.assign(n_items_, 0);
+  if (!ego) {
+    item_ranges_.assign(n_items_, nullptr);
+    item_range_count_.assign(n_items_, 0);
+  }
   if (view_.halving) {
     reverse_counts_.assign(view_.query_ids.size(), 0);
     view_.reverse_counts = reverse_counts_.data();
@@ -144,8 +156,14 @@ void cpu_share<T>::work(unsigned worker) {
     for (;;) {
       const item_range r = deque.take_back(chunk_items_);
       if (r.empty()) break;
-      reach(r.begin + cpu_offset_);
-      join_items_on_cpu(view_, r.begin + cpu_offset_, r.end + cpu_offset_, rows_[worker]);
+      const std::uint32_t first = r.begin + cpu_offset_, end = r.end + cpu_offset_;
+      if (ego_) {
+        ego_->join_items(first, end, rows_[worker]);
+        rows_[worker].candidates += candidates_prefix_[end] - candidates_prefix_[first];
+      } else {
+        reach(first);
+        join_items_on_cpu(view_, first, end, rows_[worker]);
+      }
     }
   } catch (...) {
     std::lock_guard lock(error_mutex_);
@@ -242,9 +260,9 @@ std::vector<std::uint32_t> cpu_share<T>::counts_by_position(std::uint32_t positi
 template <class T>
 void cpu_share<T>::deliver_rows(const row_destination& dest,
                                 std::span<const std::uint32_t> gpu_counts, unsigned threads) const {
-  std::uint64_t found = 0;
-  for (const cpu_rows& r : rows_) found += r.neighbors.size();
-  if (found == 0) return;  // no worker found anything (or none started)
+  std::uint64_t cpu_hits = 0;
+  for (const cpu_rows& r : rows_) cpu_hits += r.neighbors.size();
+  if (cpu_hits == 0) return;  // no worker found anything (or none started)
   const std::span<const std::uint32_t> query_ids = view_.query_ids, data_ids = view_.data_ids;
   const std::size_t positions = query_ids.size();
   EPSJOIN_EXPECTS(gpu_counts.empty() || gpu_counts.size() == positions, "the GPU's parts cover ",
@@ -356,6 +374,15 @@ void cpu_share<T>::report(join_stats& stats) const {
               " threads, chunks of ", chunk_items_, " items, ",
               started_ ? concat("done at ", c.seconds, " s")
                        : std::string("not started (the GPU emptied the deque first)"))});
+  if (s_.cpu_engine == cpu_engine_kind::super_ego) {
+    std::uint64_t distances = 0;
+    for (const cpu_rows& r : rows_) distances += r.distances;
+    stats.notes.push_back(
+        {"cpu engine", ego_ ? concat(ego_->describe(), ", ", distances, " distances computed")
+                            : std::string("super-ego (index not built: the GPU took everything)")});
+  } else {
+    stats.notes.push_back({"cpu engine", "grid (a host copy of the GPU's index)"});
+  }
   stats.notes.push_back({"gpu seconds", concat(gpu_.seconds)});
   stats.notes.push_back({"cpu seconds", concat(cpu_end)});
   stats.notes.push_back({"gpu candidates", concat(gpu_.candidates)});

@@ -21,12 +21,17 @@
 #include "core/timer.hpp"
 #include "epsjoin/sink.hpp"
 #include "epsjoin/stats.hpp"
+#include "hetero/cpu_ego.hpp"
 #include "hetero/cpu_rows.hpp"
 #include "hetero/work_deque.hpp"
 
 namespace epsjoin::detail::hetero {
 
 enum class partition_strategy { dynamic, static_queries, static_candidates };
+
+/// How the CPU joins its items: against the host copy of the GPU's grid index (cpu_rows.hpp),
+/// or against an EGO index of its own (cpu_ego.hpp; full rows only).
+enum class cpu_engine_kind { grid, super_ego };
 
 struct share_settings {
   partition_strategy strategy = partition_strategy::dynamic;
@@ -42,6 +47,8 @@ struct share_settings {
   /// over runs at low occupancy (Expo4D 2M: batches of 2,048 items took the counting pass from
   /// 4 ms to 48 ms).
   std::uint32_t min_batch_items = 1u << 15;
+  cpu_engine_kind cpu_engine = cpu_engine_kind::grid;
+  ego_settings ego;  ///< cpu_engine super_ego
   std::string summary;  ///< how the fraction was chosen, for the notes
 };
 
@@ -69,9 +76,11 @@ class cpu_share {
   /// `gpu_streams` batches in flight, and starts the clock.
   void plan(std::span<const host_item> items, std::span<const std::uint64_t> candidates,
             unsigned gpu_streams);
-  /// Starts the CPU workers on `view` (items and points; the ranges come from `fetch`, as the
-  /// CPU's end of the deque reaches them). The view and `fetch` must outlive wait(). Never
-  /// called when the GPU emptied the deque first: the CPU then has no rows.
+  /// Starts the CPU workers on `view` (items and points; the grid side's ranges come from
+  /// `fetch`, as the CPU's end of the deque reaches them). The view and `fetch` must outlive
+  /// wait(). Never called when the GPU emptied the deque first: the CPU then has no rows. The
+  /// super-ego side first builds its EGO index here, and starts no workers when the GPU has
+  /// emptied the deque meanwhile.
   void start(const host_join_view<T>& view, range_fetcher fetch);
   /// The GPU's next batch of item indices; empty once its part is done.
   item_range next_gpu_batch();
@@ -129,6 +138,7 @@ class cpu_share {
   std::vector<std::uint32_t> item_range_count_;
   stopwatch clock_;
   side_totals gpu_;
+  std::unique_ptr<ego_side<T>> ego_;           ///< cpu_engine super_ego, once built
   std::vector<cpu_rows> rows_;                 ///< per worker
   std::vector<std::uint32_t> reverse_counts_;  ///< halving: per position, atomically
   std::vector<double> worker_end_;             ///< per worker, seconds on clock_

@@ -12,8 +12,11 @@
 //   cpu_chunk     queries per CPU chunk, n_p^CPU (default 1024)
 //   gpu_batches   fewest batches the GPU's work is cut into (default 8; at least 2 x streams)
 //   batch_items   fewest items (warps) in a GPU batch (default 32768, four waves on an H100)
-//   pattern       lid-unicomp (default; self-joins: each pair computed once, by the side that
-//                 takes its owner's item, which writes both rows) | full
+//   pattern       lid-unicomp (default with the grid side; self-joins: each pair computed once,
+//                 by the side that takes its owner's item, which writes both rows) | full
+//   cpu_engine    grid (default: the CPU joins against a host copy of the GPU's index) |
+//                 super-ego (an EGO index of its own, sec. 4.4.5; full rows, so pattern full)
+//   ego_leaf, ego_query_leaf   super-ego side: the index's and a chunk's brute-force part sizes
 // and lbjoin's stage_dims, sort, fill, index_dims, segment_ids, chunk_ids. The kernel is the tiled
 // one, whose arithmetic the CPU side repeats bit for bit; the work queue is off (batches on two
 // streams cannot share one queue counter).
@@ -105,8 +108,8 @@ class hegjoin_engine final : public engine {
   std::string_view name() const override { return "hegjoin"; }
   std::string_view processor() const override { return "cpu+gpu"; }
   std::string_view description() const override {
-    return "GPU and CPU together (dissertation ch. 4): lbjoin on the GPU, a grid join on the "
-           "cores, one work deque in workload order";
+    return "GPU and CPU together (dissertation ch. 4): lbjoin on the GPU, a grid join (or "
+           "super-ego) on the cores, one work deque in workload order";
   }
   std::string unavailable_reason() const override { return gpu_unavailable_reason(0); }
   std::vector<std::string_view> param_keys() const override {
@@ -114,7 +117,8 @@ class hegjoin_engine final : public engine {
                                           "segment_ids", "chunk_ids", "pattern"};
     keys.insert(keys.end(), {"stage_dims", "partition", "gpu_fraction", "ref_eps",
                              "ref_gpu_seconds", "ref_cpu_seconds", "calibration_cache",
-                             "cpu_threads", "cpu_chunk", "gpu_batches", "batch_items"});
+                             "cpu_threads", "cpu_chunk", "gpu_batches", "batch_items",
+                             "cpu_engine", "ego_leaf", "ego_query_leaf"});
     return keys;
   }
 
@@ -128,13 +132,30 @@ class hegjoin_engine final : public engine {
     const param_map& params = req.options.params;
     row_join_settings rows = read_row_join_settings(params, false);
     rows.queue = false;
+    hetero::share_settings share;
+    const bool ego =
+        param_choice(params, "cpu_engine", {"grid", "super-ego"}, "grid") == "super-ego";
+    if (ego) {
+      EPSJOIN_EXPECTS(!params.contains("pattern") || params.at("pattern") == "full",
+                      "hegjoin: cpu_engine=super-ego computes full rows; it needs pattern=full, "
+                      "not ", params.at("pattern"));
+      rows.lid_unicomp = false;
+      share.cpu_engine = hetero::cpu_engine_kind::super_ego;
+      share.ego.leaf = param_uint(params, "ego_leaf", 0, 0, 1u << 16);
+      share.ego.query_leaf = param_uint(params, "ego_query_leaf", 8, 1, 1u << 16);
+    } else {
+      for (const char* key : {"ego_leaf", "ego_query_leaf"}) {
+        EPSJOIN_EXPECTS(!params.contains(key), "hegjoin: parameter ", key,
+                        " applies to cpu_engine=super-ego only");
+      }
+    }
     // The tiled kernel only: the CPU side mirrors its arithmetic (hetero/cpu_rows_impl.hpp).
     const kernel_choice kernel = read_kernel_choice(params);
     rows.summary =
         concat(kernel.summary, ", sort ", rows.sort ? "on" : "off", ", queue off, pattern ",
-               rows.lid_unicomp && req.self_join ? "lid-unicomp" : "full");
+               rows.lid_unicomp && req.self_join ? "lid-unicomp" : "full",
+               ", CPU side ", ego ? "super-ego" : "grid");
 
-    hetero::share_settings share;
     const std::string partition = param_choice(
         params, "partition", {"dynamic", "static-queries", "static-candidates"}, "dynamic");
     share.strategy = partition == "dynamic"          ? partition_strategy::dynamic

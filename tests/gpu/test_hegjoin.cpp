@@ -65,6 +65,22 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(heg_static_model_f64,
                                 {"ref_gpu_seconds", "0.001"}, {"ref_cpu_seconds", "0.004"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(heg_static_calibrated_f64,
                               {"hegjoin", {{"partition", "static-queries"}, {"cpu_threads", "2"}}});
+// The super-ego CPU side (full rows, its own EGO index).
+EPSJOIN_ENGINE_PROPERTY_TESTS(heg_super_ego_f64, {"hegjoin", {{"cpu_engine", "super-ego"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(heg_super_ego_static_half_f64,
+                              {"hegjoin",
+                               {{"cpu_engine", "super-ego"}, {"partition", "static-queries"},
+                                {"gpu_fraction", "0.5"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(heg_super_ego_all_cpu_f32,
+                              {"hegjoin",
+                               {{"cpu_engine", "super-ego"}, {"partition", "static-candidates"},
+                                {"gpu_fraction", "0"}},
+                               scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(heg_super_ego_tiny_parts_f64,
+                              {"hegjoin",
+                               {{"cpu_engine", "super-ego"}, {"batch_items", "1"},
+                                {"gpu_batches", "1000"}, {"cpu_chunk", "1"}, {"cpu_threads", "3"},
+                                {"ego_leaf", "4"}, {"ego_query_leaf", "1"}}});
 
 epsjoin::neighbor_table run_csr(const epsjoin::dataset& pts, double eps, const std::string& engine,
                                 std::map<std::string, std::string> params = {},
@@ -94,6 +110,7 @@ TEST(hegjoin, sanitizer_case_small_joins_in_every_partition) {
       {{"batch_items", "64"}, {"cpu_chunk", "16"}},
       {{"partition", "static-queries"}, {"gpu_fraction", "0.4"}, {"fill", "second-pass"}},
       {{"partition", "static-candidates"}, {"gpu_fraction", "0.6"}, {"segment_ids", "500"}},
+      {{"partition", "static-queries"}, {"gpu_fraction", "0.5"}, {"cpu_engine", "super-ego"}},
   };
   for (const auto& params : modes) {
     const auto table = run_csr(pts, eps, "hegjoin", params);
@@ -151,6 +168,33 @@ TEST(hegjoin, rejects_settings_that_cannot_work) {
                epsjoin::invalid_argument);
   EXPECT_THROW(run_csr(pts, 0.05, "hegjoin", {{"partition", "balanced"}}),
                epsjoin::invalid_argument);
+  EXPECT_THROW(run_csr(pts, 0.05, "hegjoin", {{"cpu_engine", "ego"}}), epsjoin::invalid_argument);
+  EXPECT_THROW(run_csr(pts, 0.05, "hegjoin", {{"cpu_engine", "super-ego"}, {"pattern", "lid-unicomp"}}),
+               epsjoin::invalid_argument);
+  EXPECT_THROW(run_csr(pts, 0.05, "hegjoin", {{"ego_leaf", "4"}}), epsjoin::invalid_argument);
+}
+
+// The super-ego side takes its share of a static split, builds its index once, and its share of
+// the candidates (the deque's measure) and the GPU's add up to the join's.
+TEST(hegjoin, super_ego_side_shares_a_split) {
+  const auto pts = paper_expo(4, 40000);
+  const double eps = 0.01;
+  const auto oracle = run_csr(pts, eps, "lbjoin", {{"pattern", "full"}});
+  for (const char* fraction : {"0", "0.5"}) {
+    epsjoin::join_stats stats;
+    const auto table = run_csr(pts, eps, "hegjoin",
+                               {{"partition", "static-candidates"}, {"gpu_fraction", fraction},
+                                {"cpu_engine", "super-ego"}},
+                               &stats, 4);
+    EXPECT_EQ(table.offsets, oracle.offsets) << fraction;
+    EXPECT_TRUE(table.neighbors == oracle.neighbors) << fraction;
+    const std::uint64_t gpu = std::stoull(note(stats, "gpu candidates"));
+    const std::uint64_t cpu = std::stoull(note(stats, "cpu candidates"));
+    EXPECT_EQ(gpu + cpu, stats.candidates) << fraction;
+    EXPECT_GT(cpu, 0u) << fraction;
+    EXPECT_EQ(note(stats, "cpu engine").rfind("super-ego (leaf 128", 0), 0u)
+        << note(stats, "cpu engine");
+  }
 }
 
 // Under LID-UNICOMP both sides write into rows of the other's queries; a row's GPU part comes

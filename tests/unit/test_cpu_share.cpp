@@ -31,13 +31,20 @@ struct fake_join {
   std::vector<host_item> items;
   std::vector<std::uint64_t> candidates;
 
-  fake_join(std::size_t points_n, std::uint64_t seed, bool halves = false)
-      : n(points_n), halving(halves) {
+  fake_join(std::size_t points_n, std::uint64_t seed, bool halves = false, int dims = 3)
+      : n(points_n), halving(halves), d(dims) {
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<double> u(0.0, 1.0);
     points.resize(n * d);
     for (double& x : points) x = u(rng);
-    eps2 = 0.15 * 0.15;
+    // Every seventh point repeats the one before: neighbours at distance 0 that are not the
+    // point itself.
+    for (std::size_t i = 7; i < n; i += 7) {
+      std::copy_n(points.begin() + static_cast<std::ptrdiff_t>((i - 1) * d), d,
+                  points.begin() + static_cast<std::ptrdiff_t>(i * d));
+    }
+    // About as many neighbours per point in any d as 0.15 gives in 3.
+    eps2 = 0.15 * 0.15 * (d <= 3 ? 1.0 : d * d / 4.0);
     for (std::size_t i = 0; i < n; ++i) {
       ids.push_back(static_cast<std::uint32_t>(n - 1 - i));
       if (halving) {
@@ -172,7 +179,9 @@ void check_split(const fake_join& job, const share_settings& settings, const cha
   EXPECT_EQ(cpu.candidates, cpu_candidates);
   EXPECT_EQ(share.gpu().candidates, gpu_candidates);
   // Where both sides had items, the CPU's owned pairs reached GPU rows (the data are dense).
-  if (job.halving && g > 10 && job.n - g > 10) EXPECT_GT(reverse_hits_in_gpu_rows, 0u);
+  if (job.halving && g > 10 && job.n - g > 10) {
+    EXPECT_GT(reverse_hits_in_gpu_rows, 0u);
+  }
 }
 
 share_settings settings(partition_strategy strategy, double fraction, unsigned threads,
@@ -209,6 +218,44 @@ TEST(cpu_share, halving_writes_both_rows_of_each_pair_once) {
   check_split(job, settings(partition_strategy::dynamic, 1, 64, 1, 1000), "more workers than rows");
   const fake_join one(1, 3, true);
   check_split(one, settings(partition_strategy::static_candidates, 0, 4, 1, 1), "one row, CPU");
+}
+
+// The super-ego side (cpu_engine=super-ego) against the same direct computation: its own EGO
+// index, hits confirmed with the grid side's rounding, in the unrolled (d = 3) and any-d (d = 12)
+// leaf loops, with index leaves small enough that the recursion runs deep.
+TEST(cpu_share, super_ego_side_finds_the_grid_sides_rows) {
+  for (const int d : {3, 12}) {
+    const fake_join job(700, 21 + d, false, d);
+    for (const std::size_t query_leaf : {1, 8}) {
+      auto ego = [&](share_settings s) {
+        s.cpu_engine = cpu_engine_kind::super_ego;
+        s.ego.leaf = 16;
+        s.ego.query_leaf = query_leaf;
+        return s;
+      };
+      SCOPED_TRACE(testing::Message() << "d " << d << ", query leaf " << query_leaf);
+      check_split(job, ego(settings(partition_strategy::dynamic, 1, 4, 8, 16)), "dynamic");
+      check_split(job, ego(settings(partition_strategy::static_queries, 0.5, 3, 16, 4)),
+                  "queries 0.5");
+      check_split(job, ego(settings(partition_strategy::static_candidates, 0, 2, 64, 4)),
+                  "all to CPU");
+      check_split(job, ego(settings(partition_strategy::dynamic, 1, 64, 1, 1000)),
+                  "more workers than rows");
+    }
+  }
+  const fake_join one(1, 3);
+  share_settings s = settings(partition_strategy::static_candidates, 0, 4, 1, 1);
+  s.cpu_engine = cpu_engine_kind::super_ego;
+  check_split(one, s, "one row, CPU");
+}
+
+TEST(cpu_share, super_ego_side_refuses_halving) {
+  const fake_join job(50, 5, true);
+  share_settings s = settings(partition_strategy::static_candidates, 0, 2, 8, 4);
+  s.cpu_engine = cpu_engine_kind::super_ego;
+  cpu_share<double> share(s);
+  share.plan(job.items, job.candidates, 2);
+  EXPECT_THROW(share.start(job.view(), job.fetcher()), epsjoin::invalid_argument);
 }
 
 TEST(cpu_share, degenerate_sizes) {
