@@ -90,11 +90,12 @@ struct ego_side<T>::index {
 };
 
 template <class T>
-ego_side<T>::ego_side(const host_join_view<T>& view, const ego_settings& settings,
-                      unsigned threads)
-    : view_(view), index_(std::make_unique<index>()) {
+std::unique_ptr<ego_side<T>> ego_side<T>::build(const host_join_view<T>& view,
+                                                const ego_settings& settings, unsigned threads,
+                                                const std::function<bool()>& wanted) {
   stopwatch clock;
-  index& ix = *index_;
+  auto built = std::make_unique<index>();
+  index& ix = *built;
   const auto d = static_cast<std::size_t>(view.d);
   EPSJOIN_EXPECTS(d > 0, "the super-ego side needs at least one dimension");
   ix.self = view.self_join;
@@ -119,14 +120,21 @@ ego_side<T>::ego_side(const host_join_view<T>& view, const ego_settings& setting
               : dataset_view{view.data_points.data(), view.data_ids.size(), d, scalar_of<T>()};
   ix.order = ego::dimension_order(queries, data, radius, ego::reorder_rule::selectivity, threads);
   ix.prep = ego::prepare_points<T>(queries, data, ix.self, ix.order, radius, threads);
+  if (!wanted()) return nullptr;
   ego::index_points(ix.prep, ego::sort_method::radix, threads);
+  if (!wanted()) return nullptr;
   ix.tree = ego::build_tree(ix.data(), ix.prep.geometry, ix.leaf, threads);
   ix.rank.resize(ix.prep.a.n);
   for (std::size_t r = 0; r < ix.prep.a.n; ++r) {
     ix.rank[ix.prep.a.ids[r]] = static_cast<std::uint32_t>(r);
   }
   ix.seconds = clock.seconds();
+  return std::unique_ptr<ego_side>(new ego_side(view, std::move(built)));
 }
+
+template <class T>
+ego_side<T>::ego_side(const host_join_view<T>& view, std::unique_ptr<index> built)
+    : view_(view), index_(std::move(built)) {}
 
 template <class T>
 ego_side<T>::~ego_side() = default;

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -31,9 +32,12 @@ struct ego_settings {
 template <class T>
 class ego_side {
  public:
-  /// EGO-sorts the view's points (dimensions reordered by selectivity) on `threads` threads.
-  /// The arrays `view` points to must outlive this object.
-  ego_side(const host_join_view<T>& view, const ego_settings& settings, unsigned threads);
+  /// EGO-sorts the view's points (dimensions reordered by selectivity) on `threads` threads;
+  /// nullptr as soon as `wanted` says no (asked between the build's steps). The arrays `view`
+  /// points to must outlive the side.
+  static std::unique_ptr<ego_side> build(const host_join_view<T>& view,
+                                         const ego_settings& settings, unsigned threads,
+                                         const std::function<bool()>& wanted);
   ~ego_side();
   ego_side(const ego_side&) = delete;
   ego_side& operator=(const ego_side&) = delete;
@@ -47,6 +51,7 @@ class ego_side {
 
  private:
   struct index;
+  ego_side(const host_join_view<T>& view, std::unique_ptr<index> built);
   host_join_view<T> view_;
   std::unique_ptr<index> index_;
 };

@@ -101,7 +101,9 @@ namespace {
 /// lbjoin's took 4 ms (Expo4D 2M).
 class staged_copies {
  public:
-  static constexpr std::size_t chunk_bytes = std::size_t{8} << 20;
+  // Allocated (pinned) on the counting phase's critical path the first time, at about 0.4 ms a
+  // megabyte: two 8 MB chunks took 6-9 ms there; a piece's extra round trip costs microseconds.
+  static constexpr std::size_t chunk_bytes = std::size_t{1} << 20;
 
   staged_copies(pinned_buffer<unsigned char>& chunk, cudaStream_t stream)
       : chunk_(chunk), stream_(stream) {
@@ -221,28 +223,31 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
     fetch_copies.to_host<point_range, hetero::host_range>(out, gathered.data(), total);
   };
 
-  // The CPU side's point copies are gathered from the caller's rows on the host, as the device
-  // index gathered them (same order, same conversion), on a thread of its own while this thread
-  // lays out the deque and feeds the GPU; the workers start the moment both are done. Only the
-  // permutations come from the device. When the GPU has emptied the deque first (at 2-4-D it
-  // counts everything in a few milliseconds), the gathering is abandoned.
-  own_copies.to_host(host.query_ids, queries.permutation.data(), queries.n_points);
-  if (!self) own_copies.to_host(host.data_ids, data.permutation.data(), data.n_points);
-  const double ids_seconds = phase.seconds() - staging_seconds;
+  // What only the CPU side needs is made on a thread of its own once the GPU's first batch is
+  // out: the ids (the index's permutations, from the device), then the point copies, gathered
+  // from the caller's rows on the host as the device index gathered them (same order, same
+  // conversion). The workers start the moment both are done. Made before the first batch, on
+  // this thread (the ids) and beside it (the gather, whose page faults slowed this thread's
+  // copies), they held the GPU back 23-51 ms in every join. When the GPU has emptied the deque
+  // first (at 2-6-D it counts everything in a few milliseconds), they are not made, or abandoned.
   std::promise<bool> planned;
   std::exception_ptr start_error;
   std::atomic<bool> abandon{false};
+  double cpu_ready_seconds = -1;  // when the CPU side's copies were done (-1: never)
   std::thread starter([&, planned_future = planned.get_future()]() mutable {
     try {
+      if (!planned_future.get() || abandon.load() || !cpu.cpu_work_left()) return;
+      own_copies.to_host(host.query_ids, queries.permutation.data(), queries.n_points);
+      if (!self) own_copies.to_host(host.data_ids, data.permutation.data(), data.n_points);
       gather_host_points(sources.queries, host.query_ids, sources.dim_order, sources.threads,
                          abandon, host.query_points);
       if (!self) {
         gather_host_points(sources.data, host.data_ids, sources.dim_order, sources.threads, abandon,
                            host.data_points);
       }
-      if (planned_future.get() && !abandon.load()) {
-        cpu.start(host.view(view.d, view.eps2, self, halving), fetch);
-      }
+      if (abandon.load()) return;
+      cpu_ready_seconds = phase.seconds();
+      cpu.start(host.view(view.d, view.eps2, self, halving), fetch);
     } catch (...) {
       start_error = std::current_exception();
     }
@@ -251,7 +256,12 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
   cuda_event start, end;
   std::array<cuda_event, 2> done;
   std::array<bool, 2> busy{};
-  bool plan_made = false;
+  bool released = false;  // the starter may go on (the first batch is out, or there is none)
+  auto release = [&](bool go) {
+    if (released) return;
+    released = true;
+    planned.set_value(go);
+  };
   double setup_seconds = 0;
   try {
     own_copies.to_host<work_item, hetero::host_item>(host.items, ordered, n_items);
@@ -264,8 +274,6 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
       own_copies.to_host(host.candidates, candidates.data(), n_items);
     }
     cpu.plan(host.items, host.candidates, static_cast<unsigned>(streams.size()));
-    plan_made = true;
-    planned.set_value(true);
     setup_seconds = phase.seconds();
     start.record(streams[0]);
     EPSJOIN_CUDA_TRY(cudaStreamWaitEvent(streams[1], start.get(), 0));
@@ -279,11 +287,13 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
       count(ordered + r.begin, r.size(), streams[k]);
       done[k].record(streams[k]);
       busy[k] = true;
+      release(true);
     }
+    release(true);
   } catch (...) {
     // The workers read `host`, which the caller is about to free.
     abandon = true;
-    if (!plan_made) planned.set_value(false);
+    release(false);
     starter.join();
     cpu.stop();
     throw;
@@ -303,9 +313,11 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
   stats.notes.push_back(
       {"counting phase",
        concat("set-up ", setup_seconds, " s (waiting for the index ", index_wait,
-              " s, pinned staging ", staging_seconds - index_wait, " s, ids ", ids_seconds,
-              " s), GPU batches ", batches_end - setup_seconds, " s, CPU side done after ",
-              phase.seconds() - batches_end, " s more",
+              " s, pinned staging ", staging_seconds - index_wait, " s), GPU batches ",
+              batches_end - setup_seconds, " s, CPU side's ids and points ",
+              cpu_ready_seconds < 0 ? std::string("not made")
+                                    : concat("ready at ", cpu_ready_seconds, " s"),
+              ", CPU side done after ", phase.seconds() - batches_end, " s more",
               cpu.started() ? "" : " (not started: the GPU took everything)")});
   return end.since(start) * 1e-3;
 }
