@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs hegjoin's host-side stress tests under ThreadSanitizer: the work deque
 # (tests/unit/test_work_deque.cpp) and the CPU side sharing it with a fake GPU thread
-# (tests/unit/test_cpu_share.cpp). Both build alone, from their few sources, in under a minute,
-# without a sanitized library.
+# (tests/unit/test_cpu_share.cpp; its super-ego side too). Both build alone, from their few
+# sources, in a minute or two, without a sanitized library.
 # usage: scripts/tsan-deque.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,6 +21,8 @@ fma=()
 "$cxx" "${flags[@]}" "${fma[@]}" -c "$root/src/hetero/cpu_rows_fma.cpp" -o "$out/cpu_rows_fma.o"
 "$cxx" "${flags[@]}" "$root/tests/unit/test_cpu_share.cpp" "$root/src/hetero/cpu_share.cpp" \
   "$root/src/hetero/cpu_rows.cpp" "$root/src/hetero/cpu_rows_generic.cpp" \
-  "$root/src/hetero/partition.cpp" "$out/cpu_rows_fma.o" -lgtest -lgtest_main -pthread \
+  "$root/src/hetero/partition.cpp" "$root/src/hetero/cpu_ego.cpp" "$root/src/core/table_memory.cpp" \
+  "$root"/src/cpu/super_ego/{dim_order,ego_prepare,ego_sort,ego_tree,parallel_sort}.cpp \
+  "$out/cpu_rows_fma.o" -lgtest -lgtest_main -pthread \
   -o "$out/test_cpu_share"
 TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" "$out/test_cpu_share"

@@ -33,6 +33,7 @@ void cpu_share<T>::plan(std::span<const host_item> items, std::span<const std::u
   view_.items = items;
   const auto n = static_cast<std::uint32_t>(items.size());
   n_items_ = n;
+  by_item_count_ = false;
   candidates_prefix_.assign(n + 1, 0);
   queries_prefix_.assign(n + 1, 0);
   for (std::uint32_t i = 0; i < n; ++i) {
@@ -80,9 +81,53 @@ void cpu_share<T>::plan(std::span<const host_item> items, std::span<const std::u
 }
 
 template <class T>
+void cpu_share<T>::plan_dynamic(std::uint32_t n_items, std::uint64_t n_queries,
+                                std::uint64_t candidates, unsigned gpu_streams) {
+  EPSJOIN_EXPECTS(s_.strategy == partition_strategy::dynamic,
+                  "only dynamic partitioning plans without the items");
+  EPSJOIN_EXPECTS(gpu_streams > 0, "hegjoin needs at least one GPU stream");
+  view_ = {};
+  n_items_ = n_items;
+  by_item_count_ = true;
+  total_queries_ = n_queries;
+  total_candidates_ = candidates;
+  candidates_prefix_.clear();
+  queries_prefix_.clear();
+  gpu_deque_ = std::make_unique<work_deque>(n_items);
+  cpu_deque_.reset();
+  cpu_offset_ = 0;
+  const double queries_per_item =
+      n_items > 0 ? static_cast<double>(n_queries) / static_cast<double>(n_items) : 1.0;
+  chunk_items_ = static_cast<std::uint32_t>(
+      std::max(1.0, std::round(static_cast<double>(s_.cpu_chunk_queries) / queries_per_item)));
+  const unsigned batches = std::max(s_.gpu_batches, min_gpu_batches(gpu_streams, true));
+  batch_items_ = std::max(s_.min_batch_items, (n_items + batches - 1) / batches);
+  window_.store(n_items);
+  item_ranges_.clear();
+  item_range_count_.clear();
+  clock_.restart();
+}
+
+template <class T>
+void cpu_share<T>::workload(std::span<const host_item> items,
+                            std::span<const std::uint64_t> candidates) {
+  EPSJOIN_EXPECTS(by_item_count_ && items.size() == n_items_ && candidates.size() == n_items_,
+                  "the workload of ", items.size(), " items follows plan_dynamic of ", n_items_);
+  // Read by the workers and after wait(), never by next_gpu_batch in this mode.
+  candidates_prefix_.assign(n_items_ + 1, 0);
+  queries_prefix_.assign(n_items_ + 1, 0);
+  for (std::uint32_t i = 0; i < n_items_; ++i) {
+    candidates_prefix_[i + 1] = candidates_prefix_[i] + candidates[i];
+    queries_prefix_[i + 1] = queries_prefix_[i] + items[i].count;
+  }
+}
+
+template <class T>
 void cpu_share<T>::start(const host_join_view<T>& view, range_fetcher fetch) {
   EPSJOIN_EXPECTS(!view.halving || (view.self_join && view.d > 0),
                   "the CPU side halves self-joins only");
+  EPSJOIN_EXPECTS(!by_item_count_ || queries_prefix_.size() == n_items_ + 1,
+                  "plan_dynamic needs workload() before start()");
   const bool ego = s_.cpu_engine == cpu_engine_kind::super_ego;
   EPSJOIN_EXPECTS(!view.halving || !ego, "the super-ego CPU side computes full rows: it does not "
                                          "combine with pattern=lid-unicomp");
@@ -175,6 +220,14 @@ template <class T>
 item_range cpu_share<T>::next_gpu_batch() {
   // Only the GPU moves the front, so the front read here is exact; the back may move meanwhile,
   // which take_front clamps.
+  if (by_item_count_) {
+    const item_range r = gpu_deque_->take_front(batch_items_);
+    if (!r.empty()) {
+      ++gpu_.batches;
+      gpu_items_ = r.end;
+    }
+    return r;
+  }
   const std::uint32_t front = gpu_deque_->front();
   const std::uint32_t n = n_items_;
   // A batch holds its share of the candidates or of the queries, whichever comes first, but
@@ -215,8 +268,16 @@ void cpu_share<T>::wait() {
   // Dynamic: the GPU's items end where the front stopped; static: at the split.
   gpu_items_ = cpu_deque_ ? cpu_offset_ : gpu_deque_->front();
   gpu_.items = gpu_items_;
-  gpu_.queries = queries_prefix_.empty() ? 0 : queries_prefix_[gpu_items_];
-  gpu_.candidates = candidates_prefix_.empty() ? 0 : candidates_prefix_[gpu_items_];
+  if (queries_prefix_.empty()) {
+    // plan_dynamic without workload(): the CPU side never came to it, so the GPU took everything.
+    EPSJOIN_EXPECTS(gpu_items_ == n_items_, "the GPU took ", gpu_items_, " of ", n_items_,
+                    " items, and the CPU side has no workload");
+    gpu_.queries = total_queries_;
+    gpu_.candidates = total_candidates_;
+  } else {
+    gpu_.queries = queries_prefix_[gpu_items_];
+    gpu_.candidates = candidates_prefix_[gpu_items_];
+  }
 }
 
 template <class T>
@@ -232,8 +293,7 @@ void cpu_share<T>::stop() noexcept {
 template <class T>
 side_totals cpu_share<T>::cpu() const {
   side_totals c;
-  const auto n = static_cast<std::uint32_t>(view_.items.size());
-  c.items = n - gpu_items_;
+  c.items = n_items_ - gpu_items_;
   for (const cpu_rows& r : rows_) {
     c.queries += r.positions.size();
     c.candidates += r.candidates;

@@ -76,6 +76,14 @@ class cpu_share {
   /// `gpu_streams` batches in flight, and starts the clock.
   void plan(std::span<const host_item> items, std::span<const std::uint64_t> candidates,
             unsigned gpu_streams);
+  /// Dynamic partitioning before the items are on the host, so the GPU can start at once: its
+  /// batches are cut by item count (a fixed n_p^GPU, as the dissertation's GPU batches are),
+  /// heaviest first. `n_queries` and `candidates` are the join's totals. workload() must come
+  /// before start().
+  void plan_dynamic(std::uint32_t n_items, std::uint64_t n_queries, std::uint64_t candidates,
+                    unsigned gpu_streams);
+  /// After plan_dynamic: the items (workload order) and their candidates, now on the host.
+  void workload(std::span<const host_item> items, std::span<const std::uint64_t> candidates);
   /// Starts the CPU workers on `view` (items and points; the grid side's ranges come from
   /// `fetch`, as the CPU's end of the deque reaches them). The view and `fetch` must outlive
   /// wait(). Never called when the GPU emptied the deque first: the CPU then has no rows. The
@@ -109,6 +117,7 @@ class cpu_share {
   void report(join_stats& stats) const;
 
   const side_totals& gpu() const { return gpu_; }
+  bool dynamic() const { return s_.strategy == partition_strategy::dynamic; }
   /// Whether start() ran: the workers were started.
   bool started() const { return started_; }
   side_totals cpu() const;
@@ -126,6 +135,10 @@ class cpu_share {
   std::uint32_t cpu_offset_ = 0;                       ///< item index of the CPU deque's item 0
   std::uint32_t chunk_items_ = 1;
   std::uint64_t batch_candidates_ = 0, batch_queries_ = 0;
+  // plan_dynamic: GPU batches of batch_items_ items; the prefixes come later (workload()).
+  bool by_item_count_ = false;
+  std::uint32_t batch_items_ = 0;
+  std::uint64_t total_queries_ = 0, total_candidates_ = 0;
   std::uint32_t gpu_items_ = 0;
   std::uint32_t n_items_ = 0;  ///< read by the GPU's thread while start() sets view_
   bool started_ = false;

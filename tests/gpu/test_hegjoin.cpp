@@ -119,6 +119,30 @@ TEST(hegjoin, sanitizer_case_small_joins_in_every_partition) {
   }
 }
 
+// Under dynamic partitioning the GPU starts before the items reach the host; whatever each side
+// took, the two shares still add up to the join's candidates.
+TEST(hegjoin, dynamic_shares_add_up_to_the_join) {
+  const auto pts = paper_expo(4, 60000);
+  const double eps = 0.02;
+  const auto oracle = run_csr(pts, eps, "lbjoin", {{"pattern", "full"}});
+  const std::vector<std::map<std::string, std::string>> modes = {
+      {},
+      {{"batch_items", "1"}, {"gpu_batches", "2000"}, {"cpu_chunk", "1"}},
+      {{"batch_items", "1"}, {"gpu_batches", "2000"}, {"cpu_engine", "super-ego"}},
+      {{"batch_items", "1"}, {"gpu_batches", "2000"}, {"segment_ids", "20000"},
+       {"pattern", "full"}},
+  };
+  for (const auto& params : modes) {
+    epsjoin::join_stats stats;
+    const auto table = run_csr(pts, eps, "hegjoin", params, &stats, 4);
+    EXPECT_EQ(table.offsets, oracle.offsets);
+    EXPECT_TRUE(table.neighbors == oracle.neighbors);
+    const std::uint64_t gpu = std::stoull(note(stats, "gpu candidates"));
+    const std::uint64_t cpu = std::stoull(note(stats, "cpu candidates"));
+    EXPECT_EQ(gpu + cpu, stats.candidates);
+  }
+}
+
 // The two sides' shares cover every candidate once, and a fixed split gives each side its part.
 TEST(hegjoin, shares_add_up_to_the_join) {
   const auto pts = paper_expo(6, 60000);

@@ -109,9 +109,17 @@ struct fake_join {
   }
 };
 
-/// Runs one shared join with a fake GPU; returns the items the GPU took, in order.
-std::vector<std::uint32_t> run_shared(const fake_join& job, cpu_share<double>& share) {
-  share.plan(job.items, job.candidates, 2);
+/// Runs one shared join with a fake GPU; returns the items the GPU took, in order. `early`:
+/// dynamic partitioning planned before the items are known (plan_dynamic), as hegjoin does.
+std::vector<std::uint32_t> run_shared(const fake_join& job, cpu_share<double>& share,
+                                      bool early = false) {
+  if (early) {
+    std::uint64_t total = 0;
+    for (const std::uint64_t c : job.candidates) total += c;
+    share.plan_dynamic(static_cast<std::uint32_t>(job.n), job.n, total, 2);
+  } else {
+    share.plan(job.items, job.candidates, 2);
+  }
   std::vector<std::uint32_t> gpu_items;
   std::thread gpu([&] {
     for (;;) {
@@ -121,16 +129,18 @@ std::vector<std::uint32_t> run_shared(const fake_join& job, cpu_share<double>& s
     }
     share.gpu_finished();
   });
+  if (early) share.workload(job.items, job.candidates);
   share.start(job.view(), job.fetcher());
   gpu.join();
   share.wait();
   return gpu_items;
 }
 
-void check_split(const fake_join& job, const share_settings& settings, const char* what) {
+void check_split(const fake_join& job, const share_settings& settings, const char* what,
+                 bool early = false) {
   SCOPED_TRACE(what);
   cpu_share<double> share(settings);
-  const std::vector<std::uint32_t> gpu_items = run_shared(job, share);
+  const std::vector<std::uint32_t> gpu_items = run_shared(job, share, early);
   const std::uint32_t g = share.gpu_items();
   ASSERT_EQ(gpu_items.size(), g);
   for (std::uint32_t i = 0; i < g; ++i) ASSERT_EQ(gpu_items[i], i) << "GPU items are a prefix";
@@ -206,6 +216,33 @@ TEST(cpu_share, every_strategy_covers_each_row_once) {
   check_split(job, settings(partition_strategy::static_candidates, 0, 2, 64, 4), "all to CPU");
   check_split(job, settings(partition_strategy::static_queries, 1, 2, 64, 4), "all to GPU");
   check_split(job, settings(partition_strategy::dynamic, 1, 64, 1, 1000), "more workers than rows");
+}
+
+// Dynamic partitioning planned before the items reach the host: GPU batches by item count.
+TEST(cpu_share, dynamic_plan_before_the_items) {
+  for (const bool halves : {false, true}) {
+    const fake_join job(700, 31, halves);
+    SCOPED_TRACE(halves ? "halving" : "full");
+    check_split(job, settings(partition_strategy::dynamic, 1, 4, 8, 16), "dynamic", true);
+    check_split(job, settings(partition_strategy::dynamic, 1, 4, 1, 1), "tiny takes", true);
+    check_split(job, settings(partition_strategy::dynamic, 1, 0, 8, 16), "no CPU", true);
+    check_split(job, settings(partition_strategy::dynamic, 1, 64, 1, 1000), "many workers", true);
+  }
+  const fake_join none(0, 4);
+  check_split(none, settings(partition_strategy::dynamic, 1, 4, 1, 1), "no rows", true);
+  // The GPU took everything before the CPU side had the items: the totals stand for the shares.
+  const fake_join job(300, 9);
+  cpu_share<double> share(settings(partition_strategy::dynamic, 1, 4, 8, 16));
+  share.plan_dynamic(300, 300, 300 * 300, 2);
+  while (!share.next_gpu_batch().empty()) {
+  }
+  share.gpu_finished();
+  share.wait();
+  EXPECT_EQ(share.gpu().candidates, 300u * 300u);
+  EXPECT_EQ(share.gpu().queries, 300u);
+  EXPECT_EQ(share.cpu().items, 0u);
+  cpu_share<double> other(settings(partition_strategy::static_queries, 0.5, 4, 8, 16));
+  EXPECT_THROW(other.plan_dynamic(300, 300, 1, 2), epsjoin::invalid_argument);
 }
 
 TEST(cpu_share, halving_writes_both_rows_of_each_pair_once) {
@@ -304,7 +341,7 @@ TEST(cpu_share, concurrent_jobs_stay_correct) {
         cpu_share<double> share(
             settings(k == 1 ? partition_strategy::static_queries : partition_strategy::dynamic, 0.4,
                      3, static_cast<std::uint32_t>(1 + 5 * k), 2));
-        const std::vector<std::uint32_t> gpu_items = run_shared(job, share);
+        const std::vector<std::uint32_t> gpu_items = run_shared(job, share, k == 2);
         const std::vector<std::uint32_t> counts =
             share.counts_by_position(static_cast<std::uint32_t>(job.n));
         const std::uint32_t g = share.gpu_items();

@@ -256,7 +256,9 @@ row_join_result run_row_join(join_request& req, const row_join_settings& s,
     // Only the GPU's items, a prefix of the workload order (the CPU's rows, or under halving the
     // CPU's part of each row, have no room in the device layout).
     item_begin[1] = cpu->gpu_items();
-  } else if (cpu != nullptr) {
+  } else if (cpu != nullptr && cpu->gpu_items() < work.n) {
+    // (When the GPU took every item, the host may never have had them: the CPU side copies them
+    // only once it is about to work; the fill is then lbjoin's, below.)
     const std::vector<work_item> own =
         gpu_fill_items(host.items, cpu->gpu_items(), segments, item_begin);
     fill_items.reserve(std::max<std::size_t>(own.size(), 1));

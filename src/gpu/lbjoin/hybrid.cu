@@ -223,29 +223,51 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
     fetch_copies.to_host<point_range, hetero::host_range>(out, gathered.data(), total);
   };
 
+  // The items and their candidates on the host: what the deque needs to split a static
+  // partition, and what the CPU side joins.
+  auto copy_workload = [&] {
+    own_copies.to_host<work_item, hetero::host_item>(host.items, ordered, n_items);
+    if (n_items == 0) return;
+    stream_scratch<std::uint64_t> candidates(n_items, copies);
+    item_candidates_kernel<<<grid_size(n_items, gather_warps), gather_warps * 32, 0, copies>>>(
+        ordered, n_items, ranges.offsets.data(), ranges.ranges.data(), cell_begin, halving,
+        candidates.data());
+    EPSJOIN_CHECK_LAUNCH();
+    own_copies.to_host(host.candidates, candidates.data(), n_items);
+  };
+
   // What only the CPU side needs is made on a thread of its own once the GPU's first batch is
-  // out: the ids (the index's permutations, from the device), then the point copies, gathered
-  // from the caller's rows on the host as the device index gathered them (same order, same
-  // conversion). The workers start the moment both are done. Made before the first batch, on
-  // this thread (the ids) and beside it (the gather, whose page faults slowed this thread's
-  // copies), they held the GPU back 23-51 ms in every join. When the GPU has emptied the deque
-  // first (at 2-6-D it counts everything in a few milliseconds), they are not made, or abandoned.
+  // out: under dynamic partitioning the items and candidates too (the GPU's batches are then cut
+  // by item count), then the ids (the index's permutations, from the device) and the point
+  // copies, gathered from the caller's rows on the host as the device index gathered them (same
+  // order, same conversion). The workers start the moment all is done. Made on this thread
+  // before the first batch, they held the GPU back 23-51 ms in every join (Expo 2-8-D 2M), where
+  // the GPU counts everything in 3-260 ms. When the GPU has emptied the deque first, they are not
+  // made, or abandoned (between copies and gathered blocks).
   std::promise<bool> planned;
   std::exception_ptr start_error;
   std::atomic<bool> abandon{false};
+  const bool early = cpu.dynamic();
   double cpu_ready_seconds = -1;  // when the CPU side's copies were done (-1: never)
   std::thread starter([&, planned_future = planned.get_future()]() mutable {
     try {
-      if (!planned_future.get() || abandon.load() || !cpu.cpu_work_left()) return;
+      auto wanted = [&] { return !abandon.load() && cpu.cpu_work_left(); };
+      if (!planned_future.get() || !wanted()) return;
+      if (early) {
+        copy_workload();
+        if (!wanted()) return;
+        cpu.workload(host.items, host.candidates);
+      }
       own_copies.to_host(host.query_ids, queries.permutation.data(), queries.n_points);
       if (!self) own_copies.to_host(host.data_ids, data.permutation.data(), data.n_points);
+      if (!wanted()) return;
       gather_host_points(sources.queries, host.query_ids, sources.dim_order, sources.threads,
                          abandon, host.query_points);
       if (!self) {
         gather_host_points(sources.data, host.data_ids, sources.dim_order, sources.threads, abandon,
                            host.data_points);
       }
-      if (abandon.load()) return;
+      if (!wanted()) return;
       cpu_ready_seconds = phase.seconds();
       cpu.start(host.view(view.d, view.eps2, self, halving), fetch);
     } catch (...) {
@@ -264,16 +286,13 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
   };
   double setup_seconds = 0;
   try {
-    own_copies.to_host<work_item, hetero::host_item>(host.items, ordered, n_items);
-    if (n_items > 0) {
-      stream_scratch<std::uint64_t> candidates(n_items, copies);
-      item_candidates_kernel<<<grid_size(n_items, gather_warps), gather_warps * 32, 0, copies>>>(
-          ordered, n_items, ranges.offsets.data(), ranges.ranges.data(), cell_begin, halving,
-          candidates.data());
-      EPSJOIN_CHECK_LAUNCH();
-      own_copies.to_host(host.candidates, candidates.data(), n_items);
+    if (early) {
+      cpu.plan_dynamic(n_items, queries.n_points, ranges.candidates,
+                       static_cast<unsigned>(streams.size()));
+    } else {
+      copy_workload();
+      cpu.plan(host.items, host.candidates, static_cast<unsigned>(streams.size()));
     }
-    cpu.plan(host.items, host.candidates, static_cast<unsigned>(streams.size()));
     setup_seconds = phase.seconds();
     start.record(streams[0]);
     EPSJOIN_CUDA_TRY(cudaStreamWaitEvent(streams[1], start.get(), 0));
