@@ -110,13 +110,16 @@ class staged_copies {
     chunk_.reserve(chunk_bytes);
   }
 
+  /// Stops between pieces, leaving `out` partly written, once `abandon` is set (when given).
   template <class U, class V = U, class A>
-  void to_host(std::vector<V, A>& out, const U* device, std::size_t n) {
+  void to_host(std::vector<V, A>& out, const U* device, std::size_t n,
+               const std::atomic<bool>* abandon = nullptr) {
     static_assert(sizeof(U) == sizeof(V));
     out.resize(n);
     auto* to = reinterpret_cast<unsigned char*>(out.data());
     const auto* from = reinterpret_cast<const unsigned char*>(device);
     for (std::size_t at = 0, bytes = n * sizeof(U); at < bytes; at += chunk_.capacity()) {
+      if (abandon != nullptr && abandon->load(std::memory_order_relaxed)) return;
       const std::size_t piece = std::min(chunk_.capacity(), bytes - at);
       EPSJOIN_CUDA_TRY(
           cudaMemcpyAsync(chunk_.data(), from + at, piece, cudaMemcpyDeviceToHost, stream_));
@@ -225,15 +228,16 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
 
   // The items and their candidates on the host: what the deque needs to split a static
   // partition, and what the CPU side joins.
-  auto copy_workload = [&] {
-    own_copies.to_host<work_item, hetero::host_item>(host.items, ordered, n_items);
-    if (n_items == 0) return;
+  std::atomic<bool> abandon{false};
+  auto copy_workload = [&](const std::atomic<bool>* stop) {
+    own_copies.to_host<work_item, hetero::host_item>(host.items, ordered, n_items, stop);
+    if (n_items == 0 || (stop != nullptr && stop->load())) return;
     stream_scratch<std::uint64_t> candidates(n_items, copies);
     item_candidates_kernel<<<grid_size(n_items, gather_warps), gather_warps * 32, 0, copies>>>(
         ordered, n_items, ranges.offsets.data(), ranges.ranges.data(), cell_begin, halving,
         candidates.data());
     EPSJOIN_CHECK_LAUNCH();
-    own_copies.to_host(host.candidates, candidates.data(), n_items);
+    own_copies.to_host(host.candidates, candidates.data(), n_items, stop);
   };
 
   // What only the CPU side needs is made on a thread of its own once the GPU's first batch is
@@ -246,7 +250,6 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
   // made, or abandoned (between copies and gathered blocks).
   std::promise<bool> planned;
   std::exception_ptr start_error;
-  std::atomic<bool> abandon{false};
   const bool early = cpu.dynamic();
   double cpu_ready_seconds = -1;  // when the CPU side's copies were done (-1: never)
   std::thread starter([&, planned_future = planned.get_future()]() mutable {
@@ -254,12 +257,14 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
       auto wanted = [&] { return !abandon.load() && cpu.cpu_work_left(); };
       if (!planned_future.get() || !wanted()) return;
       if (early) {
-        copy_workload();
+        copy_workload(&abandon);
         if (!wanted()) return;
         cpu.workload(host.items, host.candidates);
       }
-      own_copies.to_host(host.query_ids, queries.permutation.data(), queries.n_points);
-      if (!self) own_copies.to_host(host.data_ids, data.permutation.data(), data.n_points);
+      own_copies.to_host(host.query_ids, queries.permutation.data(), queries.n_points, &abandon);
+      if (!self && wanted()) {
+        own_copies.to_host(host.data_ids, data.permutation.data(), data.n_points, &abandon);
+      }
       if (!wanted()) return;
       gather_host_points(sources.queries, host.query_ids, sources.dim_order, sources.threads,
                          abandon, host.query_points);
@@ -290,7 +295,7 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
       cpu.plan_dynamic(n_items, queries.n_points, ranges.candidates,
                        static_cast<unsigned>(streams.size()));
     } else {
-      copy_workload();
+      copy_workload(nullptr);
       cpu.plan(host.items, host.candidates, static_cast<unsigned>(streams.size()));
     }
     setup_seconds = phase.seconds();
