@@ -116,6 +116,11 @@ void copy_to_host(std::vector<V>& out, const U* device, std::size_t n, cudaStrea
 class cuda_stream {
  public:
   cuda_stream() { EPSJOIN_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  /// A stream whose kernels' blocks are scheduled before those of lower-priority streams (lower
+  /// numbers first; see cudaDeviceGetStreamPriorityRange).
+  explicit cuda_stream(int priority) {
+    EPSJOIN_CUDA_TRY(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, priority));
+  }
   ~cuda_stream() {
     if (stream_ != nullptr) EPSJOIN_CUDA_TRY_NO_THROW(cudaStreamDestroy(stream_));
   }

@@ -183,7 +183,13 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
                 sizeof(hetero::host_range) == sizeof(point_range));
   const std::array<cudaStream_t, 2> streams = {gpu.slots[0]->stream.get(),
                                                gpu.slots[1]->stream.get()};
-  cudaStream_t copies = gpu.slots[2]->stream.get();
+  // The CPU side's kernels and copies (its items' candidates, the ids, its range windows) run
+  // beside the count batches, which fill every SM: on a stream of equal priority they waited for
+  // the last batch (Expo8D 2M at eps 0.0178: the CPU side never started in 263 ms of counting).
+  int least_priority = 0, greatest_priority = 0;
+  EPSJOIN_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&least_priority, &greatest_priority));
+  const cuda_stream side_stream(greatest_priority);
+  cudaStream_t copies = side_stream.get();
   // The index was built on the first stream; the copies run beside the first batches.
   EPSJOIN_CUDA_TRY(cudaStreamSynchronize(streams[0]));
   const double index_wait = phase.seconds();
@@ -248,6 +254,8 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
   // before the first batch, they held the GPU back 23-51 ms in every join (Expo 2-8-D 2M), where
   // the GPU counts everything in 3-260 ms. When the GPU has emptied the deque first, they are not
   // made, or abandoned (between copies and gathered blocks).
+  cuda_event start, end;
+  std::array<cuda_event, 2> done;
   std::promise<bool> planned;
   std::exception_ptr start_error;
   const bool early = cpu.dynamic();
@@ -280,8 +288,6 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
     }
   });
 
-  cuda_event start, end;
-  std::array<cuda_event, 2> done;
   std::array<bool, 2> busy{};
   bool released = false;  // the starter may go on (the first batch is out, or there is none)
   auto release = [&](bool go) {
