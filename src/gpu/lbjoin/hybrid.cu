@@ -259,13 +259,18 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
   std::promise<bool> planned;
   std::exception_ptr start_error;
   const bool early = cpu.dynamic();
-  double cpu_ready_seconds = -1;  // when the CPU side's copies were done (-1: never)
+  // The starter's steps, for the notes: how far it came, and when (seconds into the phase).
+  std::string cpu_steps;
+  auto step = [&](const char* what) { cpu_steps += concat(cpu_steps.empty() ? "" : ", ", what, " ", phase.seconds()); };
   std::thread starter([&, planned_future = planned.get_future()]() mutable {
     try {
       auto wanted = [&] { return !abandon.load() && cpu.cpu_work_left(); };
-      if (!planned_future.get() || !wanted()) return;
+      if (!planned_future.get()) return;
+      step("released");
+      if (!wanted()) return;
       if (early) {
         copy_workload(&abandon);
+        step("items");
         if (!wanted()) return;
         cpu.workload(host.items, host.candidates);
       }
@@ -273,6 +278,7 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
       if (!self && wanted()) {
         own_copies.to_host(host.data_ids, data.permutation.data(), data.n_points, &abandon);
       }
+      step("ids");
       if (!wanted()) return;
       gather_host_points(sources.queries, host.query_ids, sources.dim_order, sources.threads,
                          abandon, host.query_points);
@@ -280,9 +286,10 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
         gather_host_points(sources.data, host.data_ids, sources.dim_order, sources.threads, abandon,
                            host.data_points);
       }
+      step("points");
       if (!wanted()) return;
-      cpu_ready_seconds = phase.seconds();
       cpu.start(host.view(view.d, view.eps2, self, halving), fetch);
+      step("started");
     } catch (...) {
       start_error = std::current_exception();
     }
@@ -344,10 +351,8 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
       {"counting phase",
        concat("set-up ", setup_seconds, " s (waiting for the index ", index_wait,
               " s, pinned staging ", staging_seconds - index_wait, " s), GPU batches ",
-              batches_end - setup_seconds, " s, CPU side's ids and points ",
-              cpu_ready_seconds < 0 ? std::string("not made")
-                                    : concat("ready at ", cpu_ready_seconds, " s"),
-              ", CPU side done after ", phase.seconds() - batches_end, " s more",
+              batches_end - setup_seconds, " s, CPU side's steps at (s) [", cpu_steps,
+              "], CPU side done after ", phase.seconds() - batches_end, " s more",
               cpu.started() ? "" : " (not started: the GPU took everything)")});
   return end.since(start) * 1e-3;
 }
