@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
+#include <functional>
 #include <atomic>
 #include <cstring>
 #include <exception>
@@ -146,6 +148,17 @@ class staged_copies {
   cudaStream_t stream_;
 };
 
+/// Waits for `event` by polling. (Whether cudaEventSynchronize here held back the CPU side's
+/// copies on the starter thread is what device run 6 measures.)
+void wait_without_blocking(cudaEvent_t event) {
+  for (;;) {
+    const cudaError_t status = cudaEventQuery(event);
+    if (status == cudaSuccess) return;
+    if (status != cudaErrorNotReady) EPSJOIN_CUDA_TRY(status);
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
 }  // namespace
 
 template <class T, class A>
@@ -235,8 +248,9 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
   // The items and their candidates on the host: what the deque needs to split a static
   // partition, and what the CPU side joins.
   std::atomic<bool> abandon{false};
-  auto copy_workload = [&](const std::atomic<bool>* stop) {
+  auto copy_workload = [&](const std::atomic<bool>* stop, const std::function<void()>& copied) {
     own_copies.to_host<work_item, hetero::host_item>(host.items, ordered, n_items, stop);
+    copied();
     if (n_items == 0 || (stop != nullptr && stop->load())) return;
     stream_scratch<std::uint64_t> candidates(n_items, copies);
     item_candidates_kernel<<<grid_size(n_items, gather_warps), gather_warps * 32, 0, copies>>>(
@@ -261,7 +275,9 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
   const bool early = cpu.dynamic();
   // The starter's steps, for the notes: how far it came, and when (seconds into the phase).
   std::string cpu_steps;
-  auto step = [&](const char* what) { cpu_steps += concat(cpu_steps.empty() ? "" : ", ", what, " ", phase.seconds()); };
+  auto step = [&](const char* what) {
+    cpu_steps += concat(cpu_steps.empty() ? "" : ", ", what, " ", phase.seconds());
+  };
   std::thread starter([&, planned_future = planned.get_future()]() mutable {
     try {
       auto wanted = [&] { return !abandon.load() && cpu.cpu_work_left(); };
@@ -269,8 +285,8 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
       step("released");
       if (!wanted()) return;
       if (early) {
-        copy_workload(&abandon);
-        step("items");
+        copy_workload(&abandon, [&] { step("items"); });
+        step("candidates");
         if (!wanted()) return;
         cpu.workload(host.items, host.candidates);
       }
@@ -308,7 +324,7 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
       cpu.plan_dynamic(n_items, queries.n_points, ranges.candidates,
                        static_cast<unsigned>(streams.size()));
     } else {
-      copy_workload(nullptr);
+      copy_workload(nullptr, [] {});
       cpu.plan(host.items, host.candidates, static_cast<unsigned>(streams.size()));
     }
     setup_seconds = phase.seconds();
@@ -318,7 +334,7 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
       const unsigned k = b % streams.size();
       // A batch is taken only when a stream is free for it, so the GPU never holds more of the
       // deque than it is about to work on.
-      if (busy[k]) EPSJOIN_CUDA_TRY(cudaEventSynchronize(done[k].get()));
+      if (busy[k]) wait_without_blocking(done[k].get());
       const hetero::item_range r = cpu.next_gpu_batch();
       if (r.empty()) break;
       count(ordered + r.begin, r.size(), streams[k]);
