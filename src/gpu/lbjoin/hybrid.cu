@@ -248,16 +248,20 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
   // The items and their candidates on the host: what the deque needs to split a static
   // partition, and what the CPU side joins.
   std::atomic<bool> abandon{false};
-  auto copy_workload = [&](const std::atomic<bool>* stop, const std::function<void()>& copied) {
+  // Allocated before the batches: device memory allocated while they run waits for them.
+  device_buffer<std::uint64_t> item_candidates(std::max(n_items, 1u));
+  auto copy_workload = [&](const std::atomic<bool>* stop,
+                           const std::function<void(const char*)>& done_with) {
     own_copies.to_host<work_item, hetero::host_item>(host.items, ordered, n_items, stop);
-    copied();
+    done_with("items");
     if (n_items == 0 || (stop != nullptr && stop->load())) return;
-    stream_scratch<std::uint64_t> candidates(n_items, copies);
     item_candidates_kernel<<<grid_size(n_items, gather_warps), gather_warps * 32, 0, copies>>>(
         ordered, n_items, ranges.offsets.data(), ranges.ranges.data(), cell_begin, halving,
-        candidates.data());
+        item_candidates.data());
     EPSJOIN_CHECK_LAUNCH();
-    own_copies.to_host(host.candidates, candidates.data(), n_items, stop);
+    EPSJOIN_CUDA_TRY(cudaStreamSynchronize(copies));
+    done_with("candidates kernel");
+    own_copies.to_host(host.candidates, item_candidates.data(), n_items, stop);
   };
 
   // What only the CPU side needs is made on a thread of its own once the GPU's first batch is
@@ -285,7 +289,7 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
       step("released");
       if (!wanted()) return;
       if (early) {
-        copy_workload(&abandon, [&] { step("items"); });
+        copy_workload(&abandon, step);
         step("candidates");
         if (!wanted()) return;
         cpu.workload(host.items, host.candidates);
@@ -324,7 +328,7 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
       cpu.plan_dynamic(n_items, queries.n_points, ranges.candidates,
                        static_cast<unsigned>(streams.size()));
     } else {
-      copy_workload(nullptr, [] {});
+      copy_workload(nullptr, [](const char*) {});
       cpu.plan(host.items, host.candidates, static_cast<unsigned>(streams.size()));
     }
     setup_seconds = phase.seconds();
