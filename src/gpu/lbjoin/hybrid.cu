@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
-#include <functional>
 #include <atomic>
 #include <cstring>
 #include <exception>
@@ -148,17 +146,6 @@ class staged_copies {
   cudaStream_t stream_;
 };
 
-/// Waits for `event` by polling. (Whether cudaEventSynchronize here held back the CPU side's
-/// copies on the starter thread is what device run 6 measures.)
-void wait_without_blocking(cudaEvent_t event) {
-  for (;;) {
-    const cudaError_t status = cudaEventQuery(event);
-    if (status == cudaSuccess) return;
-    if (status != cudaErrorNotReady) EPSJOIN_CUDA_TRY(status);
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
-}
-
 }  // namespace
 
 template <class T, class A>
@@ -197,12 +184,22 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
   const std::array<cudaStream_t, 2> streams = {gpu.slots[0]->stream.get(),
                                                gpu.slots[1]->stream.get()};
   // The CPU side's kernels and copies (its items' candidates, the ids, its range windows) run
-  // beside the count batches, which fill every SM: on a stream of equal priority they waited for
-  // the last batch (Expo8D 2M at eps 0.0178: the CPU side never started in 263 ms of counting).
+  // beside the count batches, which fill every SM: a high-priority stream lets their few blocks
+  // go before the batches' pending ones.
   int least_priority = 0, greatest_priority = 0;
   EPSJOIN_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&least_priority, &greatest_priority));
   const cuda_stream side_stream(greatest_priority);
   cudaStream_t copies = side_stream.get();
+  // Loaded now: under CUDA's lazy module loading (the default), a kernel's first launch loads
+  // its module, which waits for the kernels running on the device. Launched first beside the
+  // batches, the CPU side's kernels ran only after the last one (device run 7: Expo8D 2M at eps
+  // 0.0178, the items' candidates were ready at 257 ms, with the GPU's batches done at 263 ms).
+  for (const void* kernel : {reinterpret_cast<const void*>(&item_candidates_kernel),
+                             reinterpret_cast<const void*>(&item_range_counts_kernel),
+                             reinterpret_cast<const void*>(&gather_ranges_kernel)}) {
+    cudaFuncAttributes attributes{};
+    EPSJOIN_CUDA_TRY(cudaFuncGetAttributes(&attributes, kernel));
+  }
   // The index was built on the first stream; the copies run beside the first batches.
   EPSJOIN_CUDA_TRY(cudaStreamSynchronize(streams[0]));
   const double index_wait = phase.seconds();
@@ -248,20 +245,15 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
   // The items and their candidates on the host: what the deque needs to split a static
   // partition, and what the CPU side joins.
   std::atomic<bool> abandon{false};
-  // Allocated before the batches: device memory allocated while they run waits for them.
-  device_buffer<std::uint64_t> item_candidates(std::max(n_items, 1u));
-  auto copy_workload = [&](const std::atomic<bool>* stop,
-                           const std::function<void(const char*)>& done_with) {
+  auto copy_workload = [&](const std::atomic<bool>* stop) {
     own_copies.to_host<work_item, hetero::host_item>(host.items, ordered, n_items, stop);
-    done_with("items");
     if (n_items == 0 || (stop != nullptr && stop->load())) return;
+    stream_scratch<std::uint64_t> candidates(n_items, copies);
     item_candidates_kernel<<<grid_size(n_items, gather_warps), gather_warps * 32, 0, copies>>>(
         ordered, n_items, ranges.offsets.data(), ranges.ranges.data(), cell_begin, halving,
-        item_candidates.data());
+        candidates.data());
     EPSJOIN_CHECK_LAUNCH();
-    EPSJOIN_CUDA_TRY(cudaStreamSynchronize(copies));
-    done_with("candidates kernel");
-    own_copies.to_host(host.candidates, item_candidates.data(), n_items, stop);
+    own_copies.to_host(host.candidates, candidates.data(), n_items, stop);
   };
 
   // What only the CPU side needs is made on a thread of its own once the GPU's first batch is
@@ -289,8 +281,8 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
       step("released");
       if (!wanted()) return;
       if (early) {
-        copy_workload(&abandon, step);
-        step("candidates");
+        copy_workload(&abandon);
+        step("items");
         if (!wanted()) return;
         cpu.workload(host.items, host.candidates);
       }
@@ -328,7 +320,7 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
       cpu.plan_dynamic(n_items, queries.n_points, ranges.candidates,
                        static_cast<unsigned>(streams.size()));
     } else {
-      copy_workload(nullptr, [](const char*) {});
+      copy_workload(nullptr);
       cpu.plan(host.items, host.candidates, static_cast<unsigned>(streams.size()));
     }
     setup_seconds = phase.seconds();
@@ -338,7 +330,7 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
       const unsigned k = b % streams.size();
       // A batch is taken only when a stream is free for it, so the GPU never holds more of the
       // deque than it is about to work on.
-      if (busy[k]) wait_without_blocking(done[k].get());
+      if (busy[k]) EPSJOIN_CUDA_TRY(cudaEventSynchronize(done[k].get()));
       const hetero::item_range r = cpu.next_gpu_batch();
       if (r.empty()) break;
       count(ordered + r.begin, r.size(), streams[k]);
