@@ -7,6 +7,7 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -62,6 +63,33 @@ void parallel_for(unsigned threads, std::size_t n, std::size_t grain, Body&& bod
   for (auto& t : pool) t.join();
   if (first_error) std::rethrow_exception(first_error);
   if (progress) progress(1.0);
+}
+
+/// out[0] = 0 and out[p + 1] = out[p] + in[p] (out has in.size() + 1 elements), on `threads`
+/// workers: each block of `block` elements is summed, the sums' prefix taken, then each block
+/// scanned from its offset.
+template <class In, class Out>
+void exclusive_scan(std::span<const In> in, std::span<Out> out, unsigned threads,
+                    std::size_t block = std::size_t{1} << 16) {
+  const std::size_t n = in.size();
+  out[0] = 0;
+  if (n == 0) return;
+  block = std::max<std::size_t>(block, 1);
+  const std::size_t blocks = (n + block - 1) / block;
+  std::vector<Out> offset(blocks + 1, 0);
+  parallel_for(threads, n, block, [&](std::size_t b, std::size_t e, unsigned) {
+    Out sum = 0;
+    for (std::size_t p = b; p < e; ++p) sum += in[p];
+    offset[b / block + 1] = sum;
+  });
+  for (std::size_t k = 0; k < blocks; ++k) offset[k + 1] += offset[k];
+  parallel_for(threads, n, block, [&](std::size_t b, std::size_t e, unsigned) {
+    Out at = offset[b / block];
+    for (std::size_t p = b; p < e; ++p) {
+      at += in[p];
+      out[p + 1] = at;
+    }
+  });
 }
 
 }  // namespace epsjoin::detail

@@ -79,7 +79,7 @@ template <class T>
 struct ego_side<T>::index {
   std::vector<std::size_t> order;  ///< order[k]: the view's dimension placed k-th
   ego::prepared<T> prep;
-  ego::ego_tree<T> tree;  ///< over the data (prep.a in a self-join, else prep.b)
+  ego::ego_tree<T> tree;            ///< over the data (prep.a in a self-join, else prep.b)
   std::vector<std::uint32_t> rank;  ///< query position -> its place in prep.a's EGO order
   std::size_t leaf = 0, query_leaf = 0;
   bool self = false, wide = false;
@@ -108,9 +108,9 @@ std::unique_ptr<ego_side<T>> ego_side<T>::build(const host_join_view<T>& view,
   // hits are then exactly the grid side's. The boxes and the grid (cells a hair wider than
   // their radius, see ego::grid) are built for the widened radius.
   const double u = std::numeric_limits<T>::epsilon();
-  ix.filter = std::nextafter(static_cast<T>(static_cast<double>(view.eps2) *
-                                            (1 + 4.0 * static_cast<double>(d + 2) * u)),
-                             std::numeric_limits<T>::infinity());
+  ix.filter = std::nextafter(
+      static_cast<T>(static_cast<double>(view.eps2) * (1 + 4.0 * static_cast<double>(d + 2) * u)),
+      std::numeric_limits<T>::infinity());
   ix.box_limit = static_cast<double>(ix.filter) * (1 + 0x1p-20);
   const double radius = std::sqrt(ix.box_limit);
 
@@ -169,8 +169,9 @@ void ego_side<T>::join_items(std::uint32_t first, std::uint32_t end, cpu_rows& o
   s.hits.query.clear();
   s.hits.found.clear();
   if (data.n > 0) {
-    const ego::join_inputs<T> in{q,          tree,         data, ix.tree, ix.prep.geometry,
-                                 ix.filter, ix.box_limit, ego::prune_rule::box, false};
+    const ego::join_inputs<T> in{
+        q,    tree, data, ix.tree, ix.prep.geometry, ix.filter, ix.box_limit, ego::prune_rule::box,
+        false};
     out.distances += join_chunk_any_d(in, ix.leaf, ix.wide, s.hits);
   }
 
@@ -211,8 +212,8 @@ std::string ego_side<T>::describe() const {
     dims += concat(k > 0 ? "," : "", ix.order[k]);
   }
   if (ix.order.size() > 16) dims += ",...";
-  return concat("super-ego (leaf ", ix.leaf, ", query leaf ", ix.query_leaf,
-                ", dimension order ", dims, ", EGO index built in ", ix.seconds, " s)");
+  return concat("super-ego (leaf ", ix.leaf, ", query leaf ", ix.query_leaf, ", dimension order ",
+                dims, ", EGO index built in ", ix.seconds, " s)");
 }
 
 template class ego_side<float>;

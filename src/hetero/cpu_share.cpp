@@ -10,6 +10,21 @@
 
 namespace epsjoin::detail::hetero {
 
+namespace {
+
+template <class U>
+using uninit_vector = std::vector<U, default_init_allocator<U>>;
+
+template <class U>
+void fill_parallel(uninit_vector<U>& v, U value, unsigned threads) {
+  parallel_for(threads, v.size(), std::size_t{1} << 16,
+               [&](std::size_t b, std::size_t e, unsigned) {
+                 std::fill(v.data() + b, v.data() + e, value);
+               });
+}
+
+}  // namespace
+
 template <class T>
 cpu_share<T>::cpu_share(share_settings settings) : s_(std::move(settings)) {
   EPSJOIN_EXPECTS(s_.gpu_fraction >= 0 && s_.gpu_fraction <= 1,
@@ -331,7 +346,11 @@ void cpu_share<T>::deliver_rows(const row_destination& dest,
   };
   // A row's CPU part: its own hits (one worker's, written whole), then under halving the hits
   // other rows' queries found for it.
-  std::vector<std::uint32_t> own(view_.halving ? positions : 0, 0);
+  // Per-position arrays are filled and scanned on all threads: single-threaded, their first
+  // touch and scans were most of the 23-42 ms this delivery took at 6-8-D (2M positions) when
+  // the CPU had only light items.
+  uninit_vector<std::uint32_t> own(view_.halving ? positions : 0);
+  fill_parallel(own, 0u, threads);
   for (const cpu_rows& r : rows_) {
     // Where each row starts in the worker's buffer, so rows can be placed in parallel.
     std::vector<std::uint64_t> start(r.positions.size() + 1, 0);
@@ -352,10 +371,12 @@ void cpu_share<T>::deliver_rows(const row_destination& dest,
   // hit's row lies in a nearby cell, so in position order the scattered writes stay local; in the
   // caller's order (the table's) they do not: writing each hit straight into its row took 10 s
   // of 58 for the CPU side alone on Expo8D 2M at S 500.
-  std::vector<std::uint64_t> group(positions + 1, 0);
-  for (std::size_t p = 0; p < positions; ++p) group[p + 1] = group[p] + reverse_counts_[p];
-  std::vector<std::uint32_t, default_init_allocator<std::uint32_t>> reverse(group.back());
-  std::vector<std::uint32_t> cursor(positions, 0);
+  uninit_vector<std::uint64_t> group(positions + 1);
+  exclusive_scan(std::span<const std::uint32_t>(reverse_counts_), std::span<std::uint64_t>(group),
+                 threads);
+  uninit_vector<std::uint32_t> reverse(group.back());
+  uninit_vector<std::uint32_t> cursor(positions);
+  fill_parallel(cursor, 0u, threads);
   for (const cpu_rows& r : rows_) {
     std::vector<std::uint64_t> start(r.positions.size() + 1, 0);
     for (std::size_t k = 0; k < r.positions.size(); ++k) start[k + 1] = start[k] + r.counts[k];

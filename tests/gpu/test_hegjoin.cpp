@@ -193,8 +193,9 @@ TEST(hegjoin, rejects_settings_that_cannot_work) {
   EXPECT_THROW(run_csr(pts, 0.05, "hegjoin", {{"partition", "balanced"}}),
                epsjoin::invalid_argument);
   EXPECT_THROW(run_csr(pts, 0.05, "hegjoin", {{"cpu_engine", "ego"}}), epsjoin::invalid_argument);
-  EXPECT_THROW(run_csr(pts, 0.05, "hegjoin", {{"cpu_engine", "super-ego"}, {"pattern", "lid-unicomp"}}),
-               epsjoin::invalid_argument);
+  EXPECT_THROW(
+      run_csr(pts, 0.05, "hegjoin", {{"cpu_engine", "super-ego"}, {"pattern", "lid-unicomp"}}),
+      epsjoin::invalid_argument);
   EXPECT_THROW(run_csr(pts, 0.05, "hegjoin", {{"ego_leaf", "4"}}), epsjoin::invalid_argument);
 }
 
