@@ -100,6 +100,19 @@ std::string note(const epsjoin::join_stats& stats, const std::string& key) {
   return {};
 }
 
+/// Checks a hegjoin table against the oracle's, and that both sides' candidates add up to the
+/// join's; returns the CPU's.
+std::uint64_t check_shares(const epsjoin::neighbor_table& table,
+                           const epsjoin::neighbor_table& oracle,
+                           const epsjoin::join_stats& stats) {
+  EXPECT_EQ(table.offsets, oracle.offsets);
+  EXPECT_TRUE(table.neighbors == oracle.neighbors);
+  const std::uint64_t gpu = std::stoull(note(stats, "gpu candidates"));
+  const std::uint64_t cpu = std::stoull(note(stats, "cpu candidates"));
+  EXPECT_EQ(gpu + cpu, stats.candidates);
+  return cpu;
+}
+
 // A small case for compute-sanitizer (scripts/device-check.sh filters on the name).
 TEST(hegjoin, sanitizer_case_small_joins_in_every_partition) {
   const auto pts = paper_expo(4, 3000);
@@ -135,11 +148,7 @@ TEST(hegjoin, dynamic_shares_add_up_to_the_join) {
   for (const auto& params : modes) {
     epsjoin::join_stats stats;
     const auto table = run_csr(pts, eps, "hegjoin", params, &stats, 4);
-    EXPECT_EQ(table.offsets, oracle.offsets);
-    EXPECT_TRUE(table.neighbors == oracle.neighbors);
-    const std::uint64_t gpu = std::stoull(note(stats, "gpu candidates"));
-    const std::uint64_t cpu = std::stoull(note(stats, "cpu candidates"));
-    EXPECT_EQ(gpu + cpu, stats.candidates);
+    check_shares(table, oracle, stats);
   }
 }
 
@@ -153,11 +162,9 @@ TEST(hegjoin, shares_add_up_to_the_join) {
     const auto table = run_csr(pts, eps, "hegjoin",
                                {{"partition", "static-candidates"}, {"gpu_fraction", fraction}},
                                &stats, 4);
-    EXPECT_EQ(table.offsets, oracle.offsets) << fraction;
-    EXPECT_TRUE(table.neighbors == oracle.neighbors) << fraction;
-    const std::uint64_t gpu = std::stoull(note(stats, "gpu candidates"));
-    const std::uint64_t cpu = std::stoull(note(stats, "cpu candidates"));
-    EXPECT_EQ(gpu + cpu, stats.candidates) << fraction;
+    SCOPED_TRACE(fraction);
+    const std::uint64_t cpu = check_shares(table, oracle, stats);
+    const std::uint64_t gpu = stats.candidates - cpu;
     if (std::string(fraction) == "0") {
       EXPECT_EQ(gpu, 0u);
     }
@@ -211,12 +218,8 @@ TEST(hegjoin, super_ego_side_shares_a_split) {
                                {{"partition", "static-candidates"}, {"gpu_fraction", fraction},
                                 {"cpu_engine", "super-ego"}},
                                &stats, 4);
-    EXPECT_EQ(table.offsets, oracle.offsets) << fraction;
-    EXPECT_TRUE(table.neighbors == oracle.neighbors) << fraction;
-    const std::uint64_t gpu = std::stoull(note(stats, "gpu candidates"));
-    const std::uint64_t cpu = std::stoull(note(stats, "cpu candidates"));
-    EXPECT_EQ(gpu + cpu, stats.candidates) << fraction;
-    EXPECT_GT(cpu, 0u) << fraction;
+    SCOPED_TRACE(fraction);
+    EXPECT_GT(check_shares(table, oracle, stats), 0u);
     EXPECT_EQ(note(stats, "cpu engine").rfind("super-ego (leaf 128", 0), 0u)
         << note(stats, "cpu engine");
   }
