@@ -118,6 +118,8 @@ class cpu_share {
 
   const side_totals& gpu() const { return gpu_; }
   bool dynamic() const { return s_.strategy == partition_strategy::dynamic; }
+  /// Whether the CPU side has any workers at all (cpu_threads > 0).
+  bool has_workers() const { return s_.cpu_threads > 0; }
   /// Whether start() ran: the workers were started.
   bool started() const { return started_; }
   side_totals cpu() const;

@@ -276,7 +276,7 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
   };
   std::thread starter([&, planned_future = planned.get_future()]() mutable {
     try {
-      auto wanted = [&] { return !abandon.load() && cpu.cpu_work_left(); };
+      auto wanted = [&] { return cpu.has_workers() && !abandon.load() && cpu.cpu_work_left(); };
       if (!planned_future.get()) return;
       step("released");
       if (!wanted()) return;
