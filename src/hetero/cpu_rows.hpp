@@ -52,7 +52,7 @@ struct cpu_rows {
   std::vector<std::uint32_t> counts;     ///< neighbours in each row
   std::vector<std::uint32_t> neighbors;  ///< the rows' data positions, concatenated
   std::uint64_t candidates = 0;          ///< the items' candidates (the deque's measure of work)
-  std::uint64_t distances = 0;           ///< distances computed (super-ego's differ)
+  std::uint64_t distances = 0;           ///< super-ego side: the distances it computed
   void clear() {
     positions.clear();
     counts.clear();

@@ -46,7 +46,6 @@ void join_items(const host_join_view<T>& v, std::uint32_t first, std::uint32_t e
         if (v.halving && r + 1 == n_ranges) range.begin = std::max(range.begin, pos + 1);
         if (range.end <= range.begin) continue;
         out.candidates += range.end - range.begin;
-        out.distances += range.end - range.begin;
         for (std::uint32_t j = range.begin; j < range.end; ++j) {
           if (!v.halving && v.self_join && j == pos) continue;
           if (within<T, D>(q, v.data_points.data() + j * d, v.d, v.eps2)) {

@@ -44,17 +44,10 @@ template <class T>
 void cpu_share<T>::plan(std::span<const host_item> items, std::span<const std::uint64_t> candidates,
                         unsigned gpu_streams) {
   EPSJOIN_EXPECTS(gpu_streams > 0, "hegjoin needs at least one GPU stream");
-  view_ = {};
-  view_.items = items;
   const auto n = static_cast<std::uint32_t>(items.size());
-  n_items_ = n;
-  by_item_count_ = false;
-  candidates_prefix_.assign(n + 1, 0);
-  queries_prefix_.assign(n + 1, 0);
-  for (std::uint32_t i = 0; i < n; ++i) {
-    candidates_prefix_[i + 1] = candidates_prefix_[i] + candidates[i];
-    queries_prefix_[i + 1] = queries_prefix_[i] + items[i].count;
-  }
+  set_prefixes(items, candidates);
+  begin_plan(n, queries_prefix_.back(), false);
+  view_.items = items;
   const bool dynamic = s_.strategy == partition_strategy::dynamic;
   std::uint32_t gpu_part = n;  // items the GPU may take from the front (dynamic: any)
   if (!dynamic) {
@@ -80,19 +73,9 @@ void cpu_share<T>::plan(std::span<const host_item> items, std::span<const std::u
     cpu_deque_ = std::make_unique<work_deque>(n - gpu_part);
     cpu_offset_ = gpu_part;
   }
-  const double queries_per_item =
-      n > 0 ? static_cast<double>(queries_prefix_.back()) / static_cast<double>(n) : 1.0;
-  chunk_items_ = static_cast<std::uint32_t>(
-      std::max(1.0, std::round(static_cast<double>(s_.cpu_chunk_queries) / queries_per_item)));
   const unsigned batches = std::max(s_.gpu_batches, min_gpu_batches(gpu_streams, dynamic));
   batch_candidates_ = candidates_prefix_[gpu_part] / batches;
   batch_queries_ = queries_prefix_[gpu_part] / batches;
-  window_.store(n);
-  // The per-item range slots are made in start(): under dynamic partitioning at 2-4-D the GPU
-  // usually empties the deque before the workers could start, and the slots are never needed.
-  item_ranges_.clear();
-  item_range_count_.clear();
-  clock_.restart();
 }
 
 template <class T>
@@ -101,26 +84,46 @@ void cpu_share<T>::plan_dynamic(std::uint32_t n_items, std::uint64_t n_queries,
   EPSJOIN_EXPECTS(s_.strategy == partition_strategy::dynamic,
                   "only dynamic partitioning plans without the items");
   EPSJOIN_EXPECTS(gpu_streams > 0, "hegjoin needs at least one GPU stream");
-  view_ = {};
-  n_items_ = n_items;
-  by_item_count_ = true;
-  total_queries_ = n_queries;
-  total_candidates_ = candidates;
   candidates_prefix_.clear();
   queries_prefix_.clear();
+  begin_plan(n_items, n_queries, true);
+  total_queries_ = n_queries;
+  total_candidates_ = candidates;
   gpu_deque_ = std::make_unique<work_deque>(n_items);
   cpu_deque_.reset();
   cpu_offset_ = 0;
+  const unsigned batches = std::max(s_.gpu_batches, min_gpu_batches(gpu_streams, true));
+  batch_items_ = std::max(s_.min_batch_items, (n_items + batches - 1) / batches);
+}
+
+template <class T>
+void cpu_share<T>::begin_plan(std::uint32_t n_items, std::uint64_t n_queries,
+                              bool by_item_count) {
+  view_ = {};
+  n_items_ = n_items;
+  by_item_count_ = by_item_count;
   const double queries_per_item =
       n_items > 0 ? static_cast<double>(n_queries) / static_cast<double>(n_items) : 1.0;
   chunk_items_ = static_cast<std::uint32_t>(
       std::max(1.0, std::round(static_cast<double>(s_.cpu_chunk_queries) / queries_per_item)));
-  const unsigned batches = std::max(s_.gpu_batches, min_gpu_batches(gpu_streams, true));
-  batch_items_ = std::max(s_.min_batch_items, (n_items + batches - 1) / batches);
   window_.store(n_items);
+  // The per-item range slots are made in start(): under dynamic partitioning at 2-6-D the GPU
+  // usually empties the deque before the workers could start, and the slots are never needed.
   item_ranges_.clear();
   item_range_count_.clear();
   clock_.restart();
+}
+
+template <class T>
+void cpu_share<T>::set_prefixes(std::span<const host_item> items,
+                                std::span<const std::uint64_t> candidates) {
+  const std::size_t n = items.size();
+  candidates_prefix_.assign(n + 1, 0);
+  queries_prefix_.assign(n + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    candidates_prefix_[i + 1] = candidates_prefix_[i] + candidates[i];
+    queries_prefix_[i + 1] = queries_prefix_[i] + items[i].count;
+  }
 }
 
 template <class T>
@@ -129,12 +132,7 @@ void cpu_share<T>::workload(std::span<const host_item> items,
   EPSJOIN_EXPECTS(by_item_count_ && items.size() == n_items_ && candidates.size() == n_items_,
                   "the workload of ", items.size(), " items follows plan_dynamic of ", n_items_);
   // Read by the workers and after wait(), never by next_gpu_batch in this mode.
-  candidates_prefix_.assign(n_items_ + 1, 0);
-  queries_prefix_.assign(n_items_ + 1, 0);
-  for (std::uint32_t i = 0; i < n_items_; ++i) {
-    candidates_prefix_[i + 1] = candidates_prefix_[i] + candidates[i];
-    queries_prefix_[i + 1] = queries_prefix_[i] + items[i].count;
-  }
+  set_prefixes(items, candidates);
 }
 
 template <class T>
@@ -345,16 +343,21 @@ void cpu_share<T>::deliver_rows(const row_destination& dest,
     return gpu_counts.empty() ? 0 : gpu_counts[p];
   };
   // A row's CPU part: its own hits (one worker's, written whole), then under halving the hits
-  // other rows' queries found for it.
-  // Per-position arrays are filled and scanned on all threads: single-threaded, their first
-  // touch and scans were most of the 23-42 ms this delivery took at 6-8-D (2M positions) when
-  // the CPU had only light items.
+  // other rows' queries found for it. Per-position arrays are filled and scanned on all threads:
+  // single-threaded, their first touch and scans were most of the 23-42 ms this delivery took at
+  // 6-8-D (2M positions) when the CPU had only light items.
   uninit_vector<std::uint32_t> own(view_.halving ? positions : 0);
   fill_parallel(own, 0u, threads);
-  for (const cpu_rows& r : rows_) {
-    // Where each row starts in the worker's buffer, so rows can be placed in parallel.
-    std::vector<std::uint64_t> start(r.positions.size() + 1, 0);
-    for (std::size_t k = 0; k < r.positions.size(); ++k) start[k + 1] = start[k] + r.counts[k];
+  // Where each of a worker's rows starts in its buffer, so rows can be placed in parallel.
+  std::vector<uninit_vector<std::uint64_t>> row_starts(rows_.size());
+  for (std::size_t w = 0; w < rows_.size(); ++w) {
+    row_starts[w].resize(rows_[w].counts.size() + 1);
+    exclusive_scan(std::span<const std::uint32_t>(rows_[w].counts),
+                   std::span<std::uint64_t>(row_starts[w]), threads);
+  }
+  for (std::size_t w = 0; w < rows_.size(); ++w) {
+    const cpu_rows& r = rows_[w];
+    const uninit_vector<std::uint64_t>& start = row_starts[w];
     parallel_for(threads, r.positions.size(), 4096, [&](std::size_t b, std::size_t e, unsigned) {
       for (std::size_t k = b; k < e; ++k) {
         const std::uint32_t p = r.positions[k];
@@ -377,9 +380,9 @@ void cpu_share<T>::deliver_rows(const row_destination& dest,
   uninit_vector<std::uint32_t> reverse(group.back());
   uninit_vector<std::uint32_t> cursor(positions);
   fill_parallel(cursor, 0u, threads);
-  for (const cpu_rows& r : rows_) {
-    std::vector<std::uint64_t> start(r.positions.size() + 1, 0);
-    for (std::size_t k = 0; k < r.positions.size(); ++k) start[k + 1] = start[k] + r.counts[k];
+  for (std::size_t w = 0; w < rows_.size(); ++w) {
+    const cpu_rows& r = rows_[w];
+    const uninit_vector<std::uint64_t>& start = row_starts[w];
     parallel_for(threads, r.positions.size(), 4096, [&](std::size_t b, std::size_t e, unsigned) {
       for (std::size_t k = b; k < e; ++k) {
         const std::uint32_t me = query_ids[r.positions[k]];

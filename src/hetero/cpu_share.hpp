@@ -126,6 +126,10 @@ class cpu_share {
 
  private:
   void work(unsigned worker);
+  /// What both plans set: the item count, the CPU's chunk size, an empty window, the clock.
+  void begin_plan(std::uint32_t n_items, std::uint64_t n_queries, bool by_item_count);
+  /// The prefix sums of the items' candidates and queries.
+  void set_prefixes(std::span<const host_item> items, std::span<const std::uint64_t> candidates);
   /// Makes the ranges of items [first, n) available to the workers.
   void reach(std::uint32_t first);
 

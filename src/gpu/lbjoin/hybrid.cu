@@ -185,7 +185,8 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
                                                gpu.slots[1]->stream.get()};
   // The CPU side's kernels and copies (its items' candidates, the ids, its range windows) run
   // beside the count batches, which fill every SM: a high-priority stream lets their few blocks
-  // go before the batches' pending ones.
+  // go before the batches' pending ones. (Not measured on its own: it came in with the loading
+  // below, which was what held them back.)
   int least_priority = 0, greatest_priority = 0;
   EPSJOIN_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&least_priority, &greatest_priority));
   const cuda_stream side_stream(greatest_priority);
