@@ -317,6 +317,7 @@ side_totals cpu_share<T>::cpu() const {
 
 template <class T>
 std::vector<std::uint32_t> cpu_share<T>::counts_by_position(std::uint32_t positions) const {
+  EPSJOIN_EXPECTS(!delivered_, "the CPU's counts are asked for before its rows are delivered");
   std::vector<std::uint32_t> counts(positions, 0);
   if (view_.halving) {
     EPSJOIN_EXPECTS(reverse_counts_.size() == positions, "halving counts cover ",
@@ -331,7 +332,9 @@ std::vector<std::uint32_t> cpu_share<T>::counts_by_position(std::uint32_t positi
 
 template <class T>
 void cpu_share<T>::deliver_rows(const row_destination& dest,
-                                std::span<const std::uint32_t> gpu_counts, unsigned threads) const {
+                                std::span<const std::uint32_t> gpu_counts, unsigned threads) {
+  EPSJOIN_EXPECTS(!delivered_, "the CPU's rows are delivered once");
+  delivered_ = true;
   std::uint64_t cpu_hits = 0;
   for (const cpu_rows& r : rows_) cpu_hits += r.neighbors.size();
   if (cpu_hits == 0) return;  // no worker found anything (or none started)
@@ -339,38 +342,65 @@ void cpu_share<T>::deliver_rows(const row_destination& dest,
   const std::size_t positions = query_ids.size();
   EPSJOIN_EXPECTS(gpu_counts.empty() || gpu_counts.size() == positions, "the GPU's parts cover ",
                   gpu_counts.size(), " rows of ", positions);
-  auto gpu_part = [&](std::size_t p) -> std::uint64_t {
-    return gpu_counts.empty() ? 0 : gpu_counts[p];
+  // A row holds the GPU's part, then (halving) the hits other rows' queries found for it, then
+  // the CPU's own hits, written whole by the worker that computed the row.
+  auto cpu_part = [&](std::size_t p) {
+    return dest.neighbors + dest.starts[query_ids[p]] + (gpu_counts.empty() ? 0 : gpu_counts[p]);
   };
-  // A row's CPU part: its own hits (one worker's, written whole), then under halving the hits
-  // other rows' queries found for it. Per-position arrays are filled and scanned on all threads:
-  // single-threaded, their first touch and scans were most of the 23-42 ms this delivery took at
-  // 6-8-D (2M positions) when the CPU had only light items.
-  uninit_vector<std::uint32_t> own(view_.halving ? positions : 0);
-  fill_parallel(own, 0u, threads);
-  // Where each of a worker's rows starts in its buffer, so rows can be placed in parallel.
+  // Where each of a worker's rows starts in its buffer, and the workers' rows cut into blocks
+  // for one parallel loop (a loop per worker started threads 15 times over for a few rows each).
+  constexpr std::size_t rows_per_block = 4096;
   std::vector<uninit_vector<std::uint64_t>> row_starts(rows_.size());
+  struct block {
+    std::size_t worker, begin, end;
+  };
+  std::vector<block> blocks;
   for (std::size_t w = 0; w < rows_.size(); ++w) {
-    row_starts[w].resize(rows_[w].counts.size() + 1);
+    const std::size_t n = rows_[w].counts.size();
+    row_starts[w].resize(n + 1);
     exclusive_scan(std::span<const std::uint32_t>(rows_[w].counts),
                    std::span<std::uint64_t>(row_starts[w]), threads);
+    for (std::size_t b = 0; b < n; b += rows_per_block) {
+      blocks.push_back({w, b, std::min(n, b + rows_per_block)});
+    }
   }
-  for (std::size_t w = 0; w < rows_.size(); ++w) {
-    const cpu_rows& r = rows_[w];
-    const uninit_vector<std::uint64_t>& start = row_starts[w];
-    parallel_for(threads, r.positions.size(), 4096, [&](std::size_t b, std::size_t e, unsigned) {
-      for (std::size_t k = b; k < e; ++k) {
-        const std::uint32_t p = r.positions[k];
-        const std::uint32_t* found = r.neighbors.data() + start[k];
-        std::uint32_t* row = dest.neighbors + dest.starts[query_ids[p]] + gpu_part(p);
-        for (std::uint32_t n = 0; n < r.counts[k]; ++n) row[n] = data_ids[found[n]];
-        if (view_.halving) own[p] = r.counts[k];
+  // Calls visit(p, hits of row p, count) for every row the CPU computed.
+  auto for_each_row = [&](auto&& visit) {
+    parallel_for(threads, blocks.size(), 1, [&](std::size_t b, std::size_t e, unsigned) {
+      for (std::size_t i = b; i < e; ++i) {
+        const cpu_rows& r = rows_[blocks[i].worker];
+        const uninit_vector<std::uint64_t>& start = row_starts[blocks[i].worker];
+        for (std::size_t k = blocks[i].begin; k < blocks[i].end; ++k) {
+          visit(r.positions[k], r.neighbors.data() + start[k], r.counts[k]);
+        }
       }
     });
-  }
+  };
+  for_each_row([&](std::uint32_t p, const std::uint32_t* found, std::uint32_t count) {
+    std::uint32_t* row = cpu_part(p) + (view_.halving ? reverse_counts_[p] : 0);
+    for (std::uint32_t n = 0; n < count; ++n) row[n] = data_ids[found[n]];
+  });
   if (!view_.halving) return;
 
-  // The reverse hits are first grouped by position, then each row's group is copied whole. A
+  // The reverse hits (one per own hit). When they are fewer than the rows, each is written
+  // straight into its row, the reverse counts serving as cursors: the grouping below costs
+  // several passes over every position, which took 9-33 ms at 6-8-D (2M positions) where the CPU
+  // had found 12 thousand to 1.1 million hits (device run 11 of session 9).
+  const bool direct = s_.delivery == reverse_delivery::direct ||
+                      (s_.delivery == reverse_delivery::automatic && cpu_hits < positions);
+  if (direct) {
+    for_each_row([&](std::uint32_t p, const std::uint32_t* found, std::uint32_t count) {
+      const std::uint32_t me = query_ids[p];
+      for (std::uint32_t n = 0; n < count; ++n) {
+        const std::uint32_t j = found[n];
+        const std::uint32_t slot =
+            std::atomic_ref(reverse_counts_[j]).fetch_sub(1, std::memory_order_relaxed) - 1;
+        cpu_part(j)[slot] = me;
+      }
+    });
+    return;
+  }
+  // Many hits: they are first grouped by position, then each row's group is copied whole. A
   // hit's row lies in a nearby cell, so in position order the scattered writes stay local; in the
   // caller's order (the table's) they do not: writing each hit straight into its row took 10 s
   // of 58 for the CPU side alone on Expo8D 2M at S 500.
@@ -380,27 +410,19 @@ void cpu_share<T>::deliver_rows(const row_destination& dest,
   uninit_vector<std::uint32_t> reverse(group.back());
   uninit_vector<std::uint32_t> cursor(positions);
   fill_parallel(cursor, 0u, threads);
-  for (std::size_t w = 0; w < rows_.size(); ++w) {
-    const cpu_rows& r = rows_[w];
-    const uninit_vector<std::uint64_t>& start = row_starts[w];
-    parallel_for(threads, r.positions.size(), 4096, [&](std::size_t b, std::size_t e, unsigned) {
-      for (std::size_t k = b; k < e; ++k) {
-        const std::uint32_t me = query_ids[r.positions[k]];
-        for (std::uint64_t n = start[k]; n < start[k + 1]; ++n) {
-          const std::uint32_t j = r.neighbors[n];
-          const std::uint32_t at =
-              std::atomic_ref(cursor[j]).fetch_add(1, std::memory_order_relaxed);
-          reverse[group[j] + at] = me;
-        }
-      }
-    });
-  }
+  for_each_row([&](std::uint32_t p, const std::uint32_t* found, std::uint32_t count) {
+    const std::uint32_t me = query_ids[p];
+    for (std::uint32_t n = 0; n < count; ++n) {
+      const std::uint32_t j = found[n];
+      const std::uint32_t at = std::atomic_ref(cursor[j]).fetch_add(1, std::memory_order_relaxed);
+      reverse[group[j] + at] = me;
+    }
+  });
   parallel_for(threads, positions, 4096, [&](std::size_t b, std::size_t e, unsigned) {
     for (std::size_t p = b; p < e; ++p) {
       if (group[p + 1] == group[p]) continue;
       std::copy(reverse.begin() + static_cast<std::ptrdiff_t>(group[p]),
-                reverse.begin() + static_cast<std::ptrdiff_t>(group[p + 1]),
-                dest.neighbors + dest.starts[query_ids[p]] + gpu_part(p) + own[p]);
+                reverse.begin() + static_cast<std::ptrdiff_t>(group[p + 1]), cpu_part(p));
     }
   });
 }

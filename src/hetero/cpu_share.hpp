@@ -33,6 +33,10 @@ enum class partition_strategy { dynamic, static_queries, static_candidates };
 /// or against an EGO index of its own (cpu_ego.hpp; full rows only).
 enum class cpu_engine_kind { grid, super_ego };
 
+/// How the CPU's reverse hits (halving) reach their rows: straight, or grouped by row first;
+/// automatic: straight when they are fewer than the rows.
+enum class reverse_delivery { automatic, direct, grouped };
+
 struct share_settings {
   partition_strategy strategy = partition_strategy::dynamic;
   /// Static strategies: the GPU's fraction of the queries or candidates.
@@ -49,6 +53,7 @@ struct share_settings {
   std::uint32_t min_batch_items = 1u << 15;
   cpu_engine_kind cpu_engine = cpu_engine_kind::grid;
   ego_settings ego;  ///< cpu_engine super_ego
+  reverse_delivery delivery = reverse_delivery::automatic;
   std::string summary;  ///< how the fraction was chosen, for the notes
 };
 
@@ -108,9 +113,10 @@ class cpu_share {
   /// hits it found for other rows (the GPU's included).
   std::vector<std::uint32_t> counts_by_position(std::uint32_t positions) const;
   /// Writes the CPU's part of every row to a row sink's table (dest.starts by caller's id), after
-  /// the GPU's part: row p's first `gpu_counts[p]` places are the GPU's (empty span: none).
+  /// the GPU's part: row p's first `gpu_counts[p]` places are the GPU's (empty span: none). Once,
+  /// after counts_by_position: under halving it uses the reverse counts up as cursors.
   void deliver_rows(const row_destination& dest, std::span<const std::uint32_t> gpu_counts,
-                    unsigned threads) const;
+                    unsigned threads);
   /// The CPU's pairs (both directions under halving) to a pair sink.
   void deliver_pairs(result_sink& sink) const;
   /// The shares, finishing times, load imbalance and throughputs, as notes.
@@ -160,6 +166,7 @@ class cpu_share {
   std::unique_ptr<ego_side<T>> ego_;           ///< cpu_engine super_ego, once built
   std::vector<cpu_rows> rows_;                 ///< per worker
   std::vector<std::uint32_t> reverse_counts_;  ///< halving: per position, atomically
+  bool delivered_ = false;                     ///< deliver_rows ran
   std::vector<double> worker_end_;             ///< per worker, seconds on clock_
   std::vector<std::thread> workers_;
   std::mutex error_mutex_;

@@ -136,8 +136,8 @@ std::vector<std::uint32_t> run_shared(const fake_join& job, cpu_share<double>& s
   return gpu_items;
 }
 
-void check_split(const fake_join& job, const share_settings& settings, const char* what,
-                 bool early = false) {
+void check_split_once(const fake_join& job, const share_settings& settings, const char* what,
+                      bool early) {
   SCOPED_TRACE(what);
   cpu_share<double> share(settings);
   const std::vector<std::uint32_t> gpu_items = run_shared(job, share, early);
@@ -191,6 +191,21 @@ void check_split(const fake_join& job, const share_settings& settings, const cha
   // Where both sides had items, the CPU's owned pairs reached GPU rows (the data are dense).
   if (job.halving && g > 10 && job.n - g > 10) {
     EXPECT_GT(reverse_hits_in_gpu_rows, 0u);
+  }
+}
+
+/// Under halving, both ways of delivering the reverse hits (each straight to its row, or grouped
+/// by row first), whichever the hit count would choose.
+void check_split(const fake_join& job, share_settings settings, const char* what,
+                 bool early = false) {
+  if (!job.halving) {
+    check_split_once(job, settings, what, early);
+    return;
+  }
+  for (const reverse_delivery way : {reverse_delivery::direct, reverse_delivery::grouped}) {
+    SCOPED_TRACE(way == reverse_delivery::direct ? "reverse hits direct" : "reverse hits grouped");
+    settings.delivery = way;
+    check_split_once(job, settings, what, early);
   }
 }
 
@@ -321,6 +336,7 @@ TEST(cpu_share, workers_never_started) {
   for (std::size_t p = 0; p < 300; ++p) starts[p] = 2 * p;
   share.deliver_rows({table.data(), starts.data()}, gpu_part, 2);
   EXPECT_EQ(std::count(table.begin(), table.end(), 7u), 600);
+  EXPECT_THROW(share.counts_by_position(300), epsjoin::invalid_argument) << "after the delivery";
   EXPECT_EQ(share.cpu().queries, 0u);
 }
 
