@@ -107,6 +107,8 @@ void cpu_share<T>::begin_plan(std::uint32_t n_items, std::uint64_t n_queries,
   chunk_items_ = static_cast<std::uint32_t>(
       std::max(1.0, std::round(static_cast<double>(s_.cpu_chunk_queries) / queries_per_item)));
   window_.store(n_items);
+  gpu_progress_.store(0);
+  yielded_.store(0);
   // The per-item range slots are made in start(): under dynamic partitioning at 2-6-D the GPU
   // usually empties the deque before the workers could start, and the slots are never needed.
   item_ranges_.clear();
@@ -209,10 +211,24 @@ void cpu_share<T>::reach(std::uint32_t first) {
 template <class T>
 void cpu_share<T>::work(unsigned worker) {
   work_deque& deque = cpu_deque_ ? *cpu_deque_ : *gpu_deque_;
+  // Only under dynamic partitioning can the GPU take what the CPU leaves.
+  const bool may_yield = s_.cpu_yields && !cpu_deque_;
+  std::uint32_t last_items = 0;
+  std::uint64_t last_candidates = 0;
+  double last_seconds = 0;
   try {
     for (;;) {
+      if (may_yield && last_items > 0) {
+        const item_range left = deque.left();
+        const item_range next{left.end - std::min(left.size(), chunk_items_), left.end};
+        if (!next.empty() && leave_to_gpu(next, last_items, last_candidates, last_seconds)) {
+          yielded_.fetch_add(1, std::memory_order_relaxed);
+          break;
+        }
+      }
       const item_range r = deque.take_back(chunk_items_);
       if (r.empty()) break;
+      stopwatch chunk_clock;
       const std::uint32_t first = r.begin + cpu_offset_, end = r.end + cpu_offset_;
       if (ego_) {
         ego_->join_items(first, end, rows_[worker]);
@@ -221,12 +237,50 @@ void cpu_share<T>::work(unsigned worker) {
         reach(first);
         join_items_on_cpu(view_, first, end, rows_[worker]);
       }
+      last_items = r.size();
+      last_candidates = candidates_prefix_[end] - candidates_prefix_[first];
+      last_seconds = chunk_clock.seconds();
     }
   } catch (...) {
     std::lock_guard lock(error_mutex_);
     if (!error_) error_ = std::current_exception();
   }
   worker_end_[worker] = clock_.seconds();
+}
+
+template <class T>
+bool cpu_share<T>::leave_to_gpu(const item_range& next, std::uint32_t items,
+                                std::uint64_t candidates, double seconds) const {
+  const std::uint64_t progress = gpu_progress_.load(std::memory_order_acquire);
+  const auto done = static_cast<std::uint32_t>(progress >> 32);
+  const double at = static_cast<double>(progress & 0xffffffffu) * 1e-6;
+  if (done == 0 || at <= 0 || done > next.end) return false;  // no rate to judge by yet
+  // The GPU's rate in candidates, from its heaviest items: on the light items left it is slower,
+  // so it is expected to finish sooner than it will, and the CPU leaves too early rather than
+  // finishing its chunk after the GPU has finished (8-D: 2-16 ms of the GPU idle, session 9).
+  const double gpu_rate = static_cast<double>(candidates_prefix_[done]) / at;
+  if (!(gpu_rate > 0)) return false;
+  const double gpu_left =
+      static_cast<double>(candidates_prefix_[next.end] - candidates_prefix_[done]) / gpu_rate -
+      (clock_.seconds() - at);
+  // The next chunk is a little heavier than the last: scaled by items or by candidates,
+  // whichever grew more (at 8-D a light item's cost is more its ranges than its candidates).
+  const std::uint64_t next_candidates =
+      candidates_prefix_[next.end] - candidates_prefix_[next.begin];
+  double scale = static_cast<double>(next.size()) / static_cast<double>(items);
+  if (candidates > 0) {
+    scale = std::max(scale,
+                     static_cast<double>(next_candidates) / static_cast<double>(candidates));
+  }
+  return seconds * scale > gpu_left;
+}
+
+template <class T>
+void cpu_share<T>::gpu_progress(std::uint32_t items_done) {
+  // At least a microsecond: a rate needs a time.
+  const auto micros = std::clamp<std::uint64_t>(
+      static_cast<std::uint64_t>(clock_.seconds() * 1e6), 1, 0xffffffffu);
+  gpu_progress_.store((std::uint64_t{items_done} << 32) | micros, std::memory_order_release);
 }
 
 template <class T>
@@ -478,7 +532,10 @@ void cpu_share<T>::report(join_stats& stats) const {
               " candidates (", share(c.candidates, all_candidates), "%), ", s_.cpu_threads,
               " threads, chunks of ", chunk_items_, " items, ",
               started_ ? concat("done at ", c.seconds, " s")
-                       : std::string("not started (the GPU emptied the deque first)"))});
+                       : std::string("not started (the GPU emptied the deque first)"),
+              yielded_ > 0 ? concat("; ", yielded_.load(), " workers left the rest to the GPU, "
+                                    "which would finish it before their next chunk")
+                           : std::string())});
   if (s_.cpu_engine == cpu_engine_kind::super_ego) {
     std::uint64_t distances = 0;
     for (const cpu_rows& r : rows_) distances += r.distances;

@@ -54,6 +54,10 @@ struct share_settings {
   cpu_engine_kind cpu_engine = cpu_engine_kind::grid;
   ego_settings ego;  ///< cpu_engine super_ego
   reverse_delivery delivery = reverse_delivery::automatic;
+  /// Dynamic: a CPU worker stops taking chunks once it expects to finish its next one after the
+  /// GPU would finish everything left (its rate from gpu_progress, the worker's from its last
+  /// chunk); the GPU then takes the rest.
+  bool cpu_yields = true;
   std::string summary;  ///< how the fraction was chosen, for the notes
 };
 
@@ -100,6 +104,8 @@ class cpu_share {
   /// Whether any of the CPU's items are still in the deque (a snapshot; false once the GPU has
   /// taken them all under dynamic partitioning).
   bool cpu_work_left() const;
+  /// The GPU has completed items [0, items_done): what the CPU workers judge its rate by.
+  void gpu_progress(std::uint32_t items_done);
   /// The GPU's last batch has completed.
   void gpu_finished();
   /// Joins the workers (rethrowing the first error of any).
@@ -132,6 +138,10 @@ class cpu_share {
 
  private:
   void work(unsigned worker);
+  /// Whether a worker whose last chunk of `items` items and `candidates` candidates took
+  /// `seconds` should leave the next chunk, `next`, to the GPU (cpu_yields).
+  bool leave_to_gpu(const item_range& next, std::uint32_t items, std::uint64_t candidates,
+                    double seconds) const;
   /// What both plans set: the item count, the CPU's chunk size, an empty window, the clock.
   void begin_plan(std::uint32_t n_items, std::uint64_t n_queries, bool by_item_count);
   /// The prefix sums of the items' candidates and queries.
@@ -167,6 +177,9 @@ class cpu_share {
   std::vector<cpu_rows> rows_;                 ///< per worker
   std::vector<std::uint32_t> reverse_counts_;  ///< halving: per position, atomically
   bool delivered_ = false;                     ///< deliver_rows ran
+  /// The GPU's completed items (high half) and when, in microseconds on clock_ (low half).
+  std::atomic<std::uint64_t> gpu_progress_{0};
+  std::atomic<unsigned> yielded_{0};           ///< workers that left the rest to the GPU
   std::vector<double> worker_end_;             ///< per worker, seconds on clock_
   std::vector<std::thread> workers_;
   std::mutex error_mutex_;

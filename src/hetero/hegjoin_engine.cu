@@ -17,6 +17,8 @@
 //   cpu_engine    grid (default: the CPU joins against a host copy of the GPU's index) |
 //                 super-ego (an EGO index of its own, sec. 4.4.5; full rows, so pattern full)
 //   ego_leaf, ego_query_leaf   super-ego side: the index's and a chunk's brute-force part sizes
+//   cpu_yield     dynamic: on (default) | off; a CPU worker leaves the rest to the GPU once it
+//                 expects to finish its next chunk after the GPU would finish everything left
 // and lbjoin's stage_dims, sort, fill, index_dims, segment_ids, chunk_ids. The kernel is the tiled
 // one, whose arithmetic the CPU side repeats bit for bit; the work queue is off (batches on two
 // streams cannot share one queue counter).
@@ -118,7 +120,7 @@ class hegjoin_engine final : public engine {
     keys.insert(keys.end(), {"stage_dims", "partition", "gpu_fraction", "ref_eps",
                              "ref_gpu_seconds", "ref_cpu_seconds", "calibration_cache",
                              "cpu_threads", "cpu_chunk", "gpu_batches", "batch_items",
-                             "cpu_engine", "ego_leaf", "ego_query_leaf"});
+                             "cpu_engine", "ego_leaf", "ego_query_leaf", "cpu_yield"});
     return keys;
   }
 
@@ -175,6 +177,10 @@ class hegjoin_engine final : public engine {
       EPSJOIN_EXPECTS(!dynamic || !params.contains(key), "parameter ", key,
                       " applies to the static partitions only (partition=", partition, ")");
     }
+    EPSJOIN_EXPECTS(dynamic || !params.contains("cpu_yield"),
+                    "parameter cpu_yield applies to partition=dynamic only (a static partition's "
+                    "CPU part is the CPU's to finish)");
+    share.cpu_yields = param_choice(params, "cpu_yield", {"on", "off"}, "on") == "on";
     hegjoin_runner<T> runner(req, rows, kernel);
     if (dynamic) {
       share.summary = "dynamic";

@@ -8,6 +8,7 @@
 // Lock-free: both ends live in one 64-bit word (front in the high half, back in the low), so a
 // take is one compare-and-swap of the pair and the two ends can never cross.
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 
@@ -65,6 +66,12 @@ class work_deque {
   std::uint32_t remaining() const noexcept {
     const std::uint64_t now = ends_.load(std::memory_order_acquire);
     return back_of(now) - front_of(now);
+  }
+
+  /// The items not yet handed out, [front, back) (a snapshot of both ends at once).
+  item_range left() const noexcept {
+    const std::uint64_t now = ends_.load(std::memory_order_acquire);
+    return {front_of(now), std::max(front_of(now), back_of(now))};
   }
 
   /// Where the front stands: the items before it went to the front's takers (a snapshot; once

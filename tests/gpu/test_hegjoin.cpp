@@ -46,6 +46,11 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(heg_full_pattern_segments_f64,
                               {"hegjoin",
                                {{"pattern", "full"}, {"segment_ids", "64"}, {"chunk_ids", "16"},
                                 {"batch_items", "8"}}});
+// Workers that never leave the rest to the GPU (cpu_yield=off), with many small takes on both sides.
+EPSJOIN_ENGINE_PROPERTY_TESTS(heg_no_yield_tiny_batches_f64,
+                              {"hegjoin",
+                               {{"cpu_yield", "off"}, {"batch_items", "1"}, {"gpu_batches", "1000"},
+                                {"cpu_chunk", "1"}, {"cpu_threads", "3"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(heg_more_workers_than_queries_f64,
                               {"hegjoin", {{"cpu_threads", "64"}, {"cpu_chunk", "1"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(heg_static_queries_half_f64,
@@ -204,6 +209,12 @@ TEST(hegjoin, rejects_settings_that_cannot_work) {
       run_csr(pts, 0.05, "hegjoin", {{"cpu_engine", "super-ego"}, {"pattern", "lid-unicomp"}}),
       epsjoin::invalid_argument);
   EXPECT_THROW(run_csr(pts, 0.05, "hegjoin", {{"ego_leaf", "4"}}), epsjoin::invalid_argument);
+  EXPECT_THROW(run_csr(pts, 0.05, "hegjoin", {{"cpu_yield", "sometimes"}}),
+               epsjoin::invalid_argument);
+  EXPECT_THROW(run_csr(pts, 0.05, "hegjoin",
+                       {{"partition", "static-queries"}, {"gpu_fraction", "0.5"},
+                        {"cpu_yield", "off"}}),
+               epsjoin::invalid_argument);
 }
 
 // The super-ego side takes its share of a static split, builds its index once, and its share of

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <random>
 #include <thread>
@@ -111,8 +112,11 @@ struct fake_join {
 
 /// Runs one shared join with a fake GPU; returns the items the GPU took, in order. `early`:
 /// dynamic partitioning planned before the items are known (plan_dynamic), as hegjoin does.
+/// `pause`: the GPU's first batch is reported done at once, 50 ms before the workers start, so its
+/// rate seems far beyond theirs; then the GPU waits this long before it goes on.
 std::vector<std::uint32_t> run_shared(const fake_join& job, cpu_share<double>& share,
-                                      bool early = false) {
+                                      bool early = false,
+                                      std::chrono::milliseconds pause = std::chrono::milliseconds(0)) {
   if (early) {
     std::uint64_t total = 0;
     for (const std::uint64_t c : job.candidates) total += c;
@@ -121,11 +125,20 @@ std::vector<std::uint32_t> run_shared(const fake_join& job, cpu_share<double>& s
     share.plan(job.items, job.candidates, 2);
   }
   std::vector<std::uint32_t> gpu_items;
+  auto take = [&] {
+    const item_range r = share.next_gpu_batch();
+    for (std::uint32_t i = r.begin; i < r.end; ++i) gpu_items.push_back(i);
+    return r;
+  };
+  if (pause.count() > 0) {
+    // Before any worker starts: the first batch reported done within microseconds, then time
+    // passes, so the GPU is taken to be far ahead of any worker.
+    share.gpu_progress(take().end);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   std::thread gpu([&] {
-    for (;;) {
-      const item_range r = share.next_gpu_batch();
-      if (r.empty()) break;
-      for (std::uint32_t i = r.begin; i < r.end; ++i) gpu_items.push_back(i);
+    if (pause.count() > 0) std::this_thread::sleep_for(pause);
+    while (!take().empty()) {
     }
     share.gpu_finished();
   });
@@ -136,11 +149,12 @@ std::vector<std::uint32_t> run_shared(const fake_join& job, cpu_share<double>& s
   return gpu_items;
 }
 
+/// `cpu_out`: where the CPU's totals go (when given).
 void check_split_once(const fake_join& job, const share_settings& settings, const char* what,
-                      bool early) {
+                      bool early, std::chrono::milliseconds pause, side_totals* cpu_out) {
   SCOPED_TRACE(what);
   cpu_share<double> share(settings);
-  const std::vector<std::uint32_t> gpu_items = run_shared(job, share, early);
+  const std::vector<std::uint32_t> gpu_items = run_shared(job, share, early, pause);
   const std::uint32_t g = share.gpu_items();
   ASSERT_EQ(gpu_items.size(), g);
   for (std::uint32_t i = 0; i < g; ++i) ASSERT_EQ(gpu_items[i], i) << "GPU items are a prefix";
@@ -184,6 +198,7 @@ void check_split_once(const fake_join& job, const share_settings& settings, cons
     EXPECT_EQ(got, expected) << "position " << p;
   }
   const side_totals cpu = share.cpu();
+  if (cpu_out != nullptr) *cpu_out = cpu;
   EXPECT_EQ(cpu.items, job.n - g);
   EXPECT_EQ(cpu.queries, job.n - g);
   EXPECT_EQ(cpu.candidates, cpu_candidates);
@@ -197,15 +212,16 @@ void check_split_once(const fake_join& job, const share_settings& settings, cons
 /// Under halving, both ways of delivering the reverse hits (each straight to its row, or grouped
 /// by row first), whichever the hit count would choose.
 void check_split(const fake_join& job, share_settings settings, const char* what,
-                 bool early = false) {
+                 bool early = false, std::chrono::milliseconds pause = std::chrono::milliseconds(0),
+                 side_totals* cpu_out = nullptr) {
   if (!job.halving) {
-    check_split_once(job, settings, what, early);
+    check_split_once(job, settings, what, early, pause, cpu_out);
     return;
   }
   for (const reverse_delivery way : {reverse_delivery::direct, reverse_delivery::grouped}) {
     SCOPED_TRACE(way == reverse_delivery::direct ? "reverse hits direct" : "reverse hits grouped");
     settings.delivery = way;
-    check_split_once(job, settings, what, early);
+    check_split_once(job, settings, what, early, pause, cpu_out);
   }
 }
 
@@ -258,6 +274,26 @@ TEST(cpu_share, dynamic_plan_before_the_items) {
   EXPECT_EQ(share.cpu().items, 0u);
   cpu_share<double> other(settings(partition_strategy::static_queries, 0.5, 4, 8, 16));
   EXPECT_THROW(other.plan_dynamic(300, 300, 1, 2), epsjoin::invalid_argument);
+}
+
+// Dynamic partitioning with a GPU that seems to finish half the join within microseconds, then
+// pauses: each worker measures one chunk, expects its next to end after the GPU would have
+// finished, and leaves the rest to the GPU; without cpu_yields the workers take the rest.
+TEST(cpu_share, workers_leave_the_rest_to_a_faster_gpu) {
+  const auto pause = std::chrono::milliseconds(200);
+  for (const bool halves : {false, true}) {
+    const fake_join job(2000, 47, halves);
+    SCOPED_TRACE(halves ? "halving" : "full");
+    // The GPU's first batch is half the items.
+    share_settings s = settings(partition_strategy::dynamic, 1, 4, 8, 1000);
+    side_totals cpu;
+    check_split(job, s, "yielding", false, pause, &cpu);
+    EXPECT_GT(cpu.items, 0u) << "every worker takes its first chunk";
+    EXPECT_LE(cpu.items, 4u * 8u) << "and no second one";
+    s.cpu_yields = false;
+    check_split(job, s, "not yielding", false, pause, &cpu);
+    EXPECT_GT(cpu.items, 4u * 8u);
+  }
 }
 
 TEST(cpu_share, halving_writes_both_rows_of_each_pair_once) {

@@ -309,6 +309,7 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
   });
 
   std::array<bool, 2> busy{};
+  std::array<std::uint32_t, 2> batch_end{};
   bool released = false;  // the starter may go on (the first batch is out, or there is none)
   auto release = [&](bool go) {
     if (released) return;
@@ -331,12 +332,17 @@ double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& 
       const unsigned k = b % streams.size();
       // A batch is taken only when a stream is free for it, so the GPU never holds more of the
       // deque than it is about to work on.
-      if (busy[k]) EPSJOIN_CUDA_TRY(cudaEventSynchronize(done[k].get()));
+      if (busy[k]) {
+        EPSJOIN_CUDA_TRY(cudaEventSynchronize(done[k].get()));
+        // The batch before it, on the other stream, was waited for when this one was issued.
+        cpu.gpu_progress(batch_end[k]);
+      }
       const hetero::item_range r = cpu.next_gpu_batch();
       if (r.empty()) break;
       count(ordered + r.begin, r.size(), streams[k]);
       done[k].record(streams[k]);
       busy[k] = true;
+      batch_end[k] = r.end;
       release(true);
     }
     release(true);
