@@ -107,7 +107,10 @@ void cpu_share<T>::begin_plan(std::uint32_t n_items, std::uint64_t n_queries,
   chunk_items_ = static_cast<std::uint32_t>(
       std::max(1.0, std::round(static_cast<double>(s_.cpu_chunk_queries) / queries_per_item)));
   window_.store(n_items);
-  gpu_progress_.store(0);
+  {
+    std::lock_guard lock(progress_mutex_);
+    gpu_last_ = gpu_before_ = {};
+  }
   yielded_.store(0);
   // The per-item range slots are made in start(): under dynamic partitioning at 2-6-D the GPU
   // usually empties the deque before the workers could start, and the slots are never needed.
@@ -251,18 +254,25 @@ void cpu_share<T>::work(unsigned worker) {
 template <class T>
 bool cpu_share<T>::leave_to_gpu(const item_range& next, std::uint32_t items,
                                 std::uint64_t candidates, double seconds) const {
-  const std::uint64_t progress = gpu_progress_.load(std::memory_order_acquire);
-  const auto done = static_cast<std::uint32_t>(progress >> 32);
-  const double at = static_cast<double>(progress & 0xffffffffu) * 1e-6;
-  if (done == 0 || at <= 0 || done > next.end) return false;  // no rate to judge by yet
-  // The GPU's rate in candidates, from its heaviest items: on the light items left it is slower,
-  // so it is expected to finish sooner than it will, and the CPU leaves too early rather than
-  // finishing its chunk after the GPU has finished (8-D: 2-16 ms of the GPU idle, session 9).
-  const double gpu_rate = static_cast<double>(candidates_prefix_[done]) / at;
+  gpu_mark last, before;
+  {
+    std::lock_guard lock(progress_mutex_);
+    last = gpu_last_;
+    before = gpu_before_;
+  }
+  if (last.done == 0 || last.done > next.end) return false;  // no rate to judge by yet
+  // The GPU's rate in candidates over its latest reported batches: the lighter the items, the
+  // slower it goes per candidate, so its rate over the whole join would have it finish far too
+  // soon (Expo8D 2M at S 50, device run 1 of session 10: the workers left 28 ms before the GPU
+  // was done). On the still lighter items left it is slower again, so the CPU may still leave
+  // early, which costs the balance but not time: the GPU finishes light items quickly.
+  const std::uint64_t rated = candidates_prefix_[last.done] - candidates_prefix_[before.done];
+  const double gpu_rate = static_cast<double>(rated) / (last.at - before.at);
   if (!(gpu_rate > 0)) return false;
   const double gpu_left =
-      static_cast<double>(candidates_prefix_[next.end] - candidates_prefix_[done]) / gpu_rate -
-      (clock_.seconds() - at);
+      static_cast<double>(candidates_prefix_[next.end] - candidates_prefix_[last.done]) /
+          gpu_rate -
+      (clock_.seconds() - last.at);
   // The next chunk is a little heavier than the last: scaled by items or by candidates,
   // whichever grew more (at 8-D a light item's cost is more its ranges than its candidates).
   const std::uint64_t next_candidates =
@@ -277,10 +287,11 @@ bool cpu_share<T>::leave_to_gpu(const item_range& next, std::uint32_t items,
 
 template <class T>
 void cpu_share<T>::gpu_progress(std::uint32_t items_done) {
-  // At least a microsecond: a rate needs a time.
-  const auto micros = std::clamp<std::uint64_t>(
-      static_cast<std::uint64_t>(clock_.seconds() * 1e6), 1, 0xffffffffu);
-  gpu_progress_.store((std::uint64_t{items_done} << 32) | micros, std::memory_order_release);
+  const double now = clock_.seconds();
+  std::lock_guard lock(progress_mutex_);
+  if (items_done <= gpu_last_.done || now <= gpu_last_.at) return;
+  gpu_before_ = gpu_last_;
+  gpu_last_ = {items_done, now};
 }
 
 template <class T>

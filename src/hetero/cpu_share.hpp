@@ -55,8 +55,8 @@ struct share_settings {
   ego_settings ego;  ///< cpu_engine super_ego
   reverse_delivery delivery = reverse_delivery::automatic;
   /// Dynamic: a CPU worker stops taking chunks once it expects to finish its next one after the
-  /// GPU would finish everything left (its rate from gpu_progress, the worker's from its last
-  /// chunk); the GPU then takes the rest.
+  /// GPU would finish everything left (its rate from its last batches reported to gpu_progress,
+  /// the worker's from its last chunk); the GPU then takes the rest.
   bool cpu_yields = true;
   std::string summary;  ///< how the fraction was chosen, for the notes
 };
@@ -177,8 +177,13 @@ class cpu_share {
   std::vector<cpu_rows> rows_;                 ///< per worker
   std::vector<std::uint32_t> reverse_counts_;  ///< halving: per position, atomically
   bool delivered_ = false;                     ///< deliver_rows ran
-  /// The GPU's completed items (high half) and when, in microseconds on clock_ (low half).
-  std::atomic<std::uint64_t> gpu_progress_{0};
+  /// The GPU's last two reports: items [0, done) completed by `at` seconds on clock_.
+  struct gpu_mark {
+    std::uint32_t done = 0;
+    double at = 0;
+  };
+  mutable std::mutex progress_mutex_;
+  gpu_mark gpu_last_, gpu_before_;
   std::atomic<unsigned> yielded_{0};           ///< workers that left the rest to the GPU
   std::vector<double> worker_end_;             ///< per worker, seconds on clock_
   std::vector<std::thread> workers_;
