@@ -381,6 +381,13 @@ side_totals cpu_share<T>::cpu() const {
 }
 
 template <class T>
+bool cpu_share<T>::found_any() const {
+  // Under halving every reverse hit is some row's own hit, so own hits tell.
+  return std::any_of(rows_.begin(), rows_.end(),
+                     [](const cpu_rows& r) { return !r.neighbors.empty(); });
+}
+
+template <class T>
 std::vector<std::uint32_t> cpu_share<T>::counts_by_position(std::uint32_t positions) const {
   EPSJOIN_EXPECTS(!delivered_, "the CPU's counts are asked for before its rows are delivered");
   std::vector<std::uint32_t> counts(positions, 0);

@@ -113,6 +113,8 @@ class cpu_share {
   /// After a failure elsewhere: hands the workers nothing more and joins them.
   void stop() noexcept;
 
+  /// Whether the CPU found any pair (after wait()); if not, it has nothing to add to any row.
+  bool found_any() const;
   /// Items [0, gpu_items()) were the GPU's (after wait()).
   std::uint32_t gpu_items() const { return gpu_items_; }
   /// Neighbours the CPU found per query position: its rows, and under halving also the reverse

@@ -190,8 +190,11 @@ row_join_result run_row_join(join_request& req, const row_join_settings& s,
                                " non-empty cells; ", plan.reason)});
   kernel.report(req.stats, rc.offsets.back());
   if (cpu != nullptr) cpu->report(req.stats);
+  // Whether the CPU found any pair: if not (the GPU took every item, or the CPU's were all
+  // empty), the rows are lbjoin's, without the per-position passes for the CPU's part.
+  const bool cpu_found = cpu != nullptr && cpu->found_any();
   if (req.sink.counts_only()) {
-    if (cpu == nullptr) {
+    if (!cpu_found) {
       deliver_counts(rc, req.sink);
     } else {
       // Under halving a row's count has a GPU part and a CPU part.
@@ -302,7 +305,7 @@ row_join_result run_row_join(join_request& req, const row_join_settings& s,
            item_begin[k + 1] - item_begin[k], out, pass::fill, halving_fill, on);
   };
   // The counting pass ran on `stream`; the fill kernels run on the same stream.
-  if (cpu == nullptr) {
+  if (!cpu_found) {
     run_row_segments(gpu, rc, segments, req.queries.n, fill, req.sink, req.res.threads(), s.rows,
                      req.stats, req.options.progress);
     return row_join_result::done;
