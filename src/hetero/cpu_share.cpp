@@ -215,7 +215,7 @@ template <class T>
 void cpu_share<T>::work(unsigned worker) {
   work_deque& deque = cpu_deque_ ? *cpu_deque_ : *gpu_deque_;
   // Only under dynamic partitioning can the GPU take what the CPU leaves.
-  const bool may_yield = s_.cpu_yields && !cpu_deque_;
+  const bool may_yield = s_.cpu_yields && dynamic();
   std::uint32_t last_items = 0;
   std::uint64_t last_candidates = 0;
   double last_seconds = 0;
@@ -233,15 +233,16 @@ void cpu_share<T>::work(unsigned worker) {
       if (r.empty()) break;
       stopwatch chunk_clock;
       const std::uint32_t first = r.begin + cpu_offset_, end = r.end + cpu_offset_;
+      const std::uint64_t chunk_candidates = candidates_prefix_[end] - candidates_prefix_[first];
       if (ego_) {
         ego_->join_items(first, end, rows_[worker]);
-        rows_[worker].candidates += candidates_prefix_[end] - candidates_prefix_[first];
+        rows_[worker].candidates += chunk_candidates;
       } else {
         reach(first);
         join_items_on_cpu(view_, first, end, rows_[worker]);
       }
       last_items = r.size();
-      last_candidates = candidates_prefix_[end] - candidates_prefix_[first];
+      last_candidates = chunk_candidates;
       last_seconds = chunk_clock.seconds();
     }
   } catch (...) {
@@ -260,7 +261,9 @@ bool cpu_share<T>::leave_to_gpu(const item_range& next, std::uint32_t items,
     last = gpu_last_;
     before = gpu_before_;
   }
-  if (last.done == 0 || last.done > next.end) return false;  // no rate to judge by yet
+  // No rate to judge by yet. (The GPU's completed items never pass the back, so last.done <=
+  // next.end; the test keeps the prefix differences below from wrapping if that ever changed.)
+  if (last.done == 0 || last.done > next.end) return false;
   // The GPU's rate in candidates over its latest reported batches: the lighter the items, the
   // slower it goes per candidate, so its rate over the whole join would have it finish far too
   // soon (Expo8D 2M at S 50, device run 1 of session 10: the workers left 28 ms before the GPU

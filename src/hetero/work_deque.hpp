@@ -8,7 +8,6 @@
 // Lock-free: both ends live in one 64-bit word (front in the high half, back in the low), so a
 // take is one compare-and-swap of the pair and the two ends can never cross.
 
-#include <algorithm>
 #include <atomic>
 #include <cstdint>
 
@@ -62,17 +61,14 @@ class work_deque {
     }
   }
 
-  /// Items not yet handed out (a snapshot).
-  std::uint32_t remaining() const noexcept {
-    const std::uint64_t now = ends_.load(std::memory_order_acquire);
-    return back_of(now) - front_of(now);
-  }
-
   /// The items not yet handed out, [front, back) (a snapshot of both ends at once).
   item_range left() const noexcept {
     const std::uint64_t now = ends_.load(std::memory_order_acquire);
-    return {front_of(now), std::max(front_of(now), back_of(now))};
+    return {front_of(now), back_of(now)};
   }
+
+  /// Items not yet handed out (a snapshot).
+  std::uint32_t remaining() const noexcept { return left().size(); }
 
   /// Where the front stands: the items before it went to the front's takers (a snapshot; once
   /// the deque is empty, the split between the two sides).
