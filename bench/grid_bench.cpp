@@ -30,6 +30,8 @@
 #include "grid/radix_sort.hpp"
 
 using namespace epsjoin;
+namespace grid = epsjoin::detail::grid;
+namespace cpu = epsjoin::detail::cpu;
 
 namespace {
 

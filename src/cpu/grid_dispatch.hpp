@@ -9,7 +9,7 @@
 #include "core/engine.hpp"
 #include "cpu/grid_execute.hpp"
 
-namespace epsjoin::cpu {
+namespace epsjoin::detail::cpu {
 
 /// Runs every task of in.schedule on workers.size() threads: the column layout (d <= 8).
 template <class T>
@@ -24,4 +24,4 @@ void execute_rows(detail::join_request& req, const join_inputs<T>& in, bool halv
                   const point_block<T>& queries, const point_block<T>& data, int early_exit,
                   std::vector<worker_state<T>>& workers);
 
-}  // namespace epsjoin::cpu
+}  // namespace epsjoin::detail::cpu

@@ -5,7 +5,7 @@
 #include "epsjoin/error.hpp"
 #include "cpu/grid_dispatch.hpp"
 
-namespace epsjoin::cpu::dispatch {
+namespace epsjoin::detail::cpu::dispatch {
 
 template <class T, class Set, bool Halved, bool Counts, int Bytes>
 void execute_width(detail::join_request& req, const join_inputs<T>& in, Set qset, Set dset,
@@ -66,9 +66,9 @@ void run_rows(detail::join_request& req, const join_inputs<T>& in, bool halved,
   execute_kind(req, in, halved, set{qb.data(), qb.d}, set{db.data(), db.d}, workers);
 }
 
-}  // namespace epsjoin::cpu::dispatch
+}  // namespace epsjoin::detail::cpu::dispatch
 
-namespace epsjoin::cpu {
+namespace epsjoin::detail::cpu {
 
 template <class T>
 void execute_columns(detail::join_request& req, const join_inputs<T>& in, bool halved,
@@ -98,4 +98,4 @@ void execute_rows(detail::join_request& req, const join_inputs<T>& in, bool halv
   }
 }
 
-}  // namespace epsjoin::cpu
+}  // namespace epsjoin::detail::cpu

@@ -16,7 +16,7 @@
 #include "cpu/grid_points.hpp"
 #include "cpu/grid_schedule.hpp"
 
-namespace epsjoin::cpu {
+namespace epsjoin::detail::cpu {
 
 /// Everything a task reads. For a self-join the query and data members refer to the same objects.
 template <class T>
@@ -278,4 +278,4 @@ class grid_executor {
   Set q_, c_;
 };
 
-}  // namespace epsjoin::cpu
+}  // namespace epsjoin::detail::cpu

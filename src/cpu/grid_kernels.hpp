@@ -23,7 +23,7 @@
 // such call exists; the note is silenced for the files that include this header (the engine's).
 #pragma GCC diagnostic ignored "-Wpsabi"
 
-namespace epsjoin::cpu::kernels {
+namespace epsjoin::detail::cpu::kernels {
 
 /// Candidates per block.
 inline constexpr unsigned block_len = 64;
@@ -300,4 +300,4 @@ inline std::int64_t count_block(const row_set<T, Every>& set,
   return sure;
 }
 
-}  // namespace epsjoin::cpu::kernels
+}  // namespace epsjoin::detail::cpu::kernels

@@ -7,7 +7,7 @@
 
 #include "core/parallel.hpp"
 
-namespace epsjoin::cpu {
+namespace epsjoin::detail::cpu {
 
 namespace {
 
@@ -127,4 +127,4 @@ bool exact_within(dataset_view a, std::size_t i, dataset_view b, std::size_t j, 
   return sum <= eps2;
 }
 
-}  // namespace epsjoin::cpu
+}  // namespace epsjoin::detail::cpu

@@ -23,7 +23,7 @@
 
 #include "epsjoin/dataset.hpp"
 
-namespace epsjoin::cpu {
+namespace epsjoin::detail::cpu {
 
 inline constexpr std::size_t soa_max_dims = 8;
 /// Zeros after each column of a by-column block.
@@ -70,4 +70,4 @@ inline thresholds<double> double_thresholds(double eps) { return {eps * eps, eps
 /// The oracle's test on input rows: sum over columns in order of (a - b)^2 <= eps^2, in float64.
 bool exact_within(dataset_view a, std::size_t i, dataset_view b, std::size_t j, double eps2);
 
-}  // namespace epsjoin::cpu
+}  // namespace epsjoin::detail::cpu

@@ -1,8 +1,8 @@
 // cpu-grid's task loops in double, rows layout (see grid_dispatch.hpp).
 #include "cpu/grid_dispatch_impl.hpp"
 
-namespace epsjoin::cpu {
+namespace epsjoin::detail::cpu {
 template void execute_rows<double>(detail::join_request&, const join_inputs<double>&, bool,
                                    const point_block<double>&, const point_block<double>&, int,
                                    std::vector<worker_state<double>>&);
-}  // namespace epsjoin::cpu
+}  // namespace epsjoin::detail::cpu

@@ -7,7 +7,7 @@
 
 #include "core/parallel.hpp"
 
-namespace epsjoin::cpu {
+namespace epsjoin::detail::cpu {
 
 namespace {
 
@@ -255,4 +255,4 @@ grid_schedule plan_schedule(const grid::host_index& queries, const grid::host_in
   return s;
 }
 
-}  // namespace epsjoin::cpu
+}  // namespace epsjoin::detail::cpu

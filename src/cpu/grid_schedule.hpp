@@ -9,7 +9,7 @@
 #include "grid/geometry.hpp"
 #include "grid/host_index.hpp"
 
-namespace epsjoin::cpu {
+namespace epsjoin::detail::cpu {
 
 /// Positions [begin, end) of the data index; cells adjacent in the index merge into one range.
 struct point_range {
@@ -88,4 +88,4 @@ struct grid_schedule {
 grid_schedule plan_schedule(const grid::host_index& queries, const grid::host_index& data,
                             const plan_settings& settings);
 
-}  // namespace epsjoin::cpu
+}  // namespace epsjoin::detail::cpu

@@ -6,7 +6,7 @@
 #include "grid/device_index.cuh"
 #include "grid/device_index.hpp"
 
-namespace epsjoin::grid {
+namespace epsjoin::detail::grid {
 
 namespace {
 
@@ -213,4 +213,4 @@ device_index_snapshot snapshot_device_index(resources& res, dataset_view data, c
   return s;
 }
 
-}  // namespace epsjoin::grid
+}  // namespace epsjoin::detail::grid

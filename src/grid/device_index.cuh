@@ -12,7 +12,7 @@
 #include "gpu/gpu_state.cuh"
 #include "gpu/memory.cuh"
 
-namespace epsjoin::grid {
+namespace epsjoin::detail::grid {
 
 template <class T>
 struct device_index {
@@ -38,4 +38,4 @@ device_index<T> build_device_index(detail::gpu_state& gpu, cudaStream_t stream, 
                                    const geometry& geo, std::span<const int> dim_order,
                                    bool with_masks);
 
-}  // namespace epsjoin::grid
+}  // namespace epsjoin::detail::grid

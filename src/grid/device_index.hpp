@@ -10,7 +10,7 @@
 #include "epsjoin/resources.hpp"
 #include "grid/geometry.hpp"
 
-namespace epsjoin::grid {
+namespace epsjoin::detail::grid {
 
 struct device_index_snapshot {
   std::vector<std::uint64_t> cell_ids;
@@ -25,4 +25,4 @@ struct device_index_snapshot {
 device_index_snapshot snapshot_device_index(resources& res, dataset_view data, const geometry& geo,
                                             std::span<const int> dim_order);
 
-}  // namespace epsjoin::grid
+}  // namespace epsjoin::detail::grid

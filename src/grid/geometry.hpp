@@ -20,7 +20,7 @@
 
 #include "core/hd.hpp"
 
-namespace epsjoin::grid {
+namespace epsjoin::detail::grid {
 
 /// Capacity of the per-dimension arrays of `geometry` (the planner's hard limit on k).
 inline constexpr int max_indexed_dims = 8;
@@ -222,4 +222,4 @@ EPSJOIN_HD inline void for_each_neighbor(const geometry& g, const std::uint32_t*
   });
 }
 
-}  // namespace epsjoin::grid
+}  // namespace epsjoin::detail::grid

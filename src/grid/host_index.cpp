@@ -8,7 +8,7 @@
 #include "core/timer.hpp"
 #include "grid/radix_sort.hpp"
 
-namespace epsjoin::grid {
+namespace epsjoin::detail::grid {
 
 namespace {
 
@@ -217,4 +217,4 @@ host_index build_host_index(dataset_view data, const geometry& geo, std::span<co
   return index;
 }
 
-}  // namespace epsjoin::grid
+}  // namespace epsjoin::detail::grid

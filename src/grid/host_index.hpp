@@ -21,7 +21,7 @@
 #include "epsjoin/dataset.hpp"
 #include "grid/geometry.hpp"
 
-namespace epsjoin::grid {
+namespace epsjoin::detail::grid {
 
 struct build_timings {
   double ids = 0, sort = 0, cells = 0, gather = 0, masks = 0;
@@ -84,4 +84,4 @@ host_index build_host_index(dataset_view data, const geometry& geo, std::span<co
 void radix_sort_pairs(std::vector<std::uint64_t>& keys, std::vector<std::uint32_t>& values,
                       int key_bits, unsigned threads);
 
-}  // namespace epsjoin::grid
+}  // namespace epsjoin::detail::grid

@@ -8,7 +8,7 @@
 #include "core/expects.hpp"
 #include "core/parallel.hpp"
 
-namespace epsjoin::grid {
+namespace epsjoin::detail::grid {
 
 namespace {
 
@@ -173,4 +173,4 @@ grid_plan plan_grid(dataset_view data, const plan_options& options, unsigned thr
   return plan_grid(compute_column_stats(data, threads), options);
 }
 
-}  // namespace epsjoin::grid
+}  // namespace epsjoin::detail::grid

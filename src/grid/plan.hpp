@@ -23,7 +23,7 @@
 #include "epsjoin/dataset.hpp"
 #include "grid/geometry.hpp"
 
-namespace epsjoin::grid {
+namespace epsjoin::detail::grid {
 
 struct plan_options {
   double eps = 0;
@@ -59,4 +59,4 @@ grid_plan plan_grid(const column_stats& stats, const plan_options& options);
 /// compute_column_stats + plan_grid.
 grid_plan plan_grid(dataset_view data, const plan_options& options, unsigned threads);
 
-}  // namespace epsjoin::grid
+}  // namespace epsjoin::detail::grid

@@ -14,7 +14,7 @@
 #include "core/parallel.hpp"
 #include "grid/host_index.hpp"
 
-namespace epsjoin::grid {
+namespace epsjoin::detail::grid {
 
 template <class K>
 bool radix_sort_pairs(K* keys, std::uint32_t* values, K* keys_scratch,
@@ -95,4 +95,4 @@ void radix_sort_pairs(std::vector<std::uint64_t>& keys, std::vector<std::uint32_
   }
 }
 
-}  // namespace epsjoin::grid
+}  // namespace epsjoin::detail::grid

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <memory>
 
-namespace epsjoin::grid {
+namespace epsjoin::detail::grid {
 
 /// n elements of a trivial type, not initialised.
 template <class T>
@@ -22,4 +22,4 @@ bool radix_sort_pairs(K* keys, std::uint32_t* values, K* keys_scratch,
                       std::uint32_t* values_scratch, std::size_t n, int key_bits,
                       unsigned threads);
 
-}  // namespace epsjoin::grid
+}  // namespace epsjoin::detail::grid

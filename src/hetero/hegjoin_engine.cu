@@ -33,6 +33,7 @@
 #include "core/builtin_engines.hpp"
 #include "gpu/lbjoin/lbjoin_kernels.cuh"
 #include "hetero/calibration_cache.hpp"
+#include "hetero/deque_source.cuh"
 #include "hetero/partition.hpp"
 
 namespace epsjoin::detail {
@@ -40,6 +41,7 @@ namespace epsjoin::detail {
 namespace {
 
 using namespace lbjoin;
+using namespace row_join;
 using hetero::partition_strategy;
 
 /// Calibrations already made in this process, by data (its address and shape: a new array at a
@@ -60,7 +62,8 @@ class hegjoin_runner {
     const std::size_t notes_before = req_.stats.notes.size();
     {
       hetero::cpu_share<T> cpu(share);
-      if (run_row_join<T>(req_, rows_, kernels_, &cpu) == row_join_result::done) return;
+      hetero::deque_source<T> source(cpu);
+      if (run_row_join<T>(req_, rows_, kernels_, &source) == row_join_result::done) return;
     }
     // The GPU's half of the rows did not fit one device segment (a result of billions of ids):
     // the first attempt's notes describe a join that was never delivered; keep only why.
@@ -73,7 +76,8 @@ class hegjoin_runner {
       rows_.summary.replace(at, halving.size(), "pattern full (re-run with full)");
     }
     hetero::cpu_share<T> cpu(share);
-    run_row_join<T>(req_, rows_, kernels_, &cpu);
+    hetero::deque_source<T> source(cpu);
+    run_row_join<T>(req_, rows_, kernels_, &source);
   }
 
   /// GPU-only and CPU-only counting times at `eps` (the counting phase each side measured).
@@ -92,7 +96,8 @@ class hegjoin_runner {
       s.strategy = partition_strategy::static_candidates;
       s.gpu_fraction = fraction;
       hetero::cpu_share<T> cpu(s);
-      run_row_join<T>(sub, rows_, kernels_, &cpu);
+      hetero::deque_source<T> source(cpu);
+      run_row_join<T>(sub, rows_, kernels_, &source);
       (fraction == 1.0 ? t.gpu_seconds : t.cpu_seconds) =
           std::max(fraction == 1.0 ? cpu.gpu().seconds : cpu.cpu().seconds, 1e-6);
     }

@@ -11,12 +11,12 @@ namespace {
 
 using epsjoin::test::shape_kind;
 
-void expect_same_index(epsjoin::dataset_view data, const epsjoin::grid::grid_plan& plan) {
+void expect_same_index(epsjoin::dataset_view data, const epsjoin::detail::grid::grid_plan& plan) {
   epsjoin::resources res(2);
-  epsjoin::grid::build_options opt;
+  epsjoin::detail::grid::build_options opt;
   opt.threads = 2;
-  const auto host = epsjoin::grid::build_host_index(data, plan.geo, plan.dim_order, opt);
-  const auto gpu = epsjoin::grid::snapshot_device_index(res, data, plan.geo, plan.dim_order);
+  const auto host = epsjoin::detail::grid::build_host_index(data, plan.geo, plan.dim_order, opt);
+  const auto gpu = epsjoin::detail::grid::snapshot_device_index(res, data, plan.geo, plan.dim_order);
   EXPECT_EQ(gpu.cell_ids, host.cell_ids);
   EXPECT_EQ(gpu.cell_begin, host.cell_begin);
   EXPECT_EQ(gpu.permutation, host.permutation);
@@ -31,11 +31,11 @@ class device_index_vs_host
 TEST_P(device_index_vs_host, identical) {
   const auto [kind, n, d, selectivity] = GetParam();
   const auto data = epsjoin::test::make_shape(kind, n, d, epsjoin::test::test_seed());
-  epsjoin::grid::plan_options popt;
+  epsjoin::detail::grid::plan_options popt;
   popt.eps = kind == shape_kind::lattice
                  ? 0.25
                  : epsjoin::test::eps_for_selectivity(data.view(), data.view(), selectivity);
-  const auto plan = epsjoin::grid::plan_grid(data.view(), popt, 2);
+  const auto plan = epsjoin::detail::grid::plan_grid(data.view(), popt, 2);
   expect_same_index(data.view(), plan);
 }
 
@@ -56,9 +56,9 @@ TEST(device_index_vs_host, query_points_outside_the_grid) {
   // Queries spread over [-1, 2]^3: many fall outside the data's grid.
   auto queries = epsjoin::test::make_shape(shape_kind::uniform, 3000, 3, 8);
   for (std::size_t k = 0; k < queries.n() * 3; ++k) queries.f64()[k] = 3 * queries.f64()[k] - 1;
-  epsjoin::grid::plan_options popt;
+  epsjoin::detail::grid::plan_options popt;
   popt.eps = 0.05;
-  const auto plan = epsjoin::grid::plan_grid(data.view(), popt, 2);
+  const auto plan = epsjoin::detail::grid::plan_grid(data.view(), popt, 2);
   expect_same_index(queries.view(), plan);
 }
 
@@ -66,9 +66,9 @@ TEST(device_index_vs_host, query_points_outside_the_grid) {
 // filled by the resource's threads; 160 MB here, the last chunk a partial one.
 TEST(device_index_vs_host, large_inputs_upload_through_pinned_chunks) {
   const auto data = epsjoin::test::make_shape(shape_kind::uniform, 1'000'003, 20, 9);
-  epsjoin::grid::plan_options popt;
+  epsjoin::detail::grid::plan_options popt;
   popt.eps = 0.5;
-  const auto plan = epsjoin::grid::plan_grid(data.view(), popt, 2);
+  const auto plan = epsjoin::detail::grid::plan_grid(data.view(), popt, 2);
   expect_same_index(data.view(), plan);
 }
 

@@ -12,7 +12,7 @@
 #include "support/seed.hpp"
 #include "support/shapes.hpp"
 
-namespace epsjoin::grid {
+namespace epsjoin::detail::grid {
 namespace {
 
 struct built {
@@ -252,4 +252,4 @@ TEST(grid_index, row_lookups_equal_binary_lookups) {
 }
 
 }  // namespace
-}  // namespace epsjoin::grid
+}  // namespace epsjoin::detail::grid

@@ -14,7 +14,7 @@
 #include "grid/plan.hpp"
 #include "support/seed.hpp"
 
-namespace epsjoin::grid {
+namespace epsjoin::detail::grid {
 namespace {
 
 dataset random_points(std::size_t n, std::size_t d, std::uint64_t seed, bool skewed) {
@@ -194,4 +194,4 @@ TEST(grid_patterns, k_zero_is_one_cell) {
 }
 
 }  // namespace
-}  // namespace epsjoin::grid
+}  // namespace epsjoin::detail::grid

@@ -11,7 +11,7 @@
 #include "grid/plan.hpp"
 #include "support/seed.hpp"
 
-namespace epsjoin::grid {
+namespace epsjoin::detail::grid {
 namespace {
 
 column_stats uniform_stats(std::size_t d, double lo, double hi) {
@@ -202,4 +202,4 @@ TEST(grid_plan, coordinates_outside_the_grid) {
 }
 
 }  // namespace
-}  // namespace epsjoin::grid
+}  // namespace epsjoin::detail::grid

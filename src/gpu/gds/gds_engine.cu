@@ -3,7 +3,7 @@
 // and the point copies hold every dimension in that order, so the distance test, with min(8, d)
 // independent partial sums, usually leaves a far candidate after its first eight dimensions.
 // K lanes per query split its candidates, in workload order or from the work queue, through
-// lbjoin's count-then-fill pipeline (lbjoin/driver.cuh). mode=brute-force skips the index.
+// lbjoin's count-then-fill pipeline (gpu/row_join/row_join.cuh). mode=brute-force skips the index.
 // arithmetic=fp16 | fp16-fp32 computes the distances from FP16 copies of the points, summing in
 // FP16 or FP32 (dissertation table 6.3's CUDA-core rows; gpu/gds/half_kernel.cuh), exact by
 // re-checking the FP16 error band unless --approximate; the default (join) computes in the
@@ -12,7 +12,7 @@
 // fill, index_dims, segment_ids, chunk_ids.
 
 #include "core/builtin_engines.hpp"
-#include "gpu/lbjoin/driver.cuh"
+#include "gpu/row_join/row_join.cuh"
 #include "tensor/meta/direct_join.cuh"
 
 namespace epsjoin::detail {
@@ -20,6 +20,7 @@ namespace epsjoin::detail {
 namespace {
 
 using namespace lbjoin;
+using namespace row_join;
 
 template <class T>
 class gds_kernels final : public row_join_kernel<T> {
@@ -29,9 +30,10 @@ class gds_kernels final : public row_join_kernel<T> {
   unsigned workload_lanes() const override { return lanes_; }
   bool can_record() const override { return false; }
   void launch(const join_view<T>& view, const work_item* items, std::uint32_t n_items,
-              const row_output& out, pass p, const launch_config& config,
+              const row_output& out, pass p, const row_join::launch_config& config,
               cudaStream_t stream) override {
-    launch_config c = config;
+    kernel_launch c;
+    static_cast<row_join::launch_config&>(c) = config;
     c.kind = kernel_kind::gds;
     c.lanes = lanes_;
     launch_join(view, items, n_items, out, p, c, stream);

@@ -6,7 +6,7 @@ namespace epsjoin::detail::lbjoin {
 
 template <>
 void launch_gds<float>(const join_view<float>& v, const work_item* items, std::uint32_t n_items,
-                       const row_output& out, pass p, const launch_config& config,
+                       const row_output& out, pass p, const kernel_launch& config,
                        cudaStream_t stream) {
   launch_query_kernel<float, true>(v, items, n_items, out, p, config, stream);
 }

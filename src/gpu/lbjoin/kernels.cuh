@@ -24,51 +24,17 @@
 #include "gpu/emit.cuh"
 #include "gpu/gds/distance.cuh"
 #include "gpu/gpu_sj/neighbor_ranges.cuh"
+#include "gpu/row_join/kernel_contract.cuh"
 
 namespace epsjoin::detail::lbjoin {
 
-/// A unit of work: `count` consecutive query positions from `first`, all in query cell `cell`.
-struct work_item {
-  std::uint32_t first;
-  std::uint32_t count;
-  std::uint32_t cell;
-};
-
-template <class T>
-struct join_view {
-  const T* query_points;               // [nq x d] position order
-  const std::uint32_t* query_cell_begin;
-  const T* data_points;                // [n x d] indexed order
-  const std::uint32_t* data_ids;       // position -> caller's id
-  const std::uint32_t* range_offsets;  // per query cell, into ranges
-  const point_range* ranges;
-  int d;
-  T eps2;
-  bool self_join;
-};
-
-/// The counting pass writes `counts`; the filling pass writes `neighbors`, which holds layout
-/// elements [segment_begin, ...): row p starts at row_offset[p].
-struct row_output {
-  std::uint32_t* counts = nullptr;     // [nq] by query position
-  std::uint32_t* neighbors = nullptr;
-  const std::uint64_t* row_offset = nullptr;
-  std::uint64_t segment_begin = 0;
-  std::uint32_t* cursor = nullptr;     // halving fill: [nq] elements written per row so far
-  const std::uint32_t* query_ids = nullptr;  // halving: position -> caller's id
-  // Tiled counting pass only, when set: also records every hit as (row position, neighbour id),
-  // so the rows can be filled by scattering the records instead of a second pass over the
-  // candidates. The counter runs past the capacity; records past it are not written.
-  index_pair* records = nullptr;
-  unsigned long long* record_count = nullptr;
-  unsigned long long record_capacity = 0;
-};
-
-enum class pass : int { count, fill };
-
-constexpr unsigned block_threads = 256;
-constexpr unsigned warps_per_block = block_threads / 32;
-constexpr unsigned full_mask = 0xffffffffu;
+using row_join::block_threads;
+using row_join::full_mask;
+using row_join::join_view;
+using row_join::pass;
+using row_join::row_output;
+using row_join::warps_per_block;
+using row_join::work_item;
 
 __device__ __forceinline__ unsigned lanes_per_query(unsigned queries) {
   // Largest power of two k with queries * k <= 32.

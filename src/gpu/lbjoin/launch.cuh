@@ -12,30 +12,28 @@ namespace epsjoin::detail::lbjoin {
 /// tiled and query: lbjoin; gds: the query kernel with gds-join's distance test.
 enum class kernel_kind : int { tiled, query, gds };
 
-struct launch_config {
+/// The pipeline's launch settings plus lbjoin's own kernel choice.
+struct kernel_launch : row_join::launch_config {
   kernel_kind kind = kernel_kind::tiled;
-  unsigned lanes = 8;            ///< query kernel: lanes per query (1, 2, 4, 8, 16, 32)
-  bool halving = false;          ///< LID-UNICOMP self-join
-  unsigned* queue = nullptr;     ///< WORKQUEUE counter (zeroed by the caller), or none
-  unsigned persistent_blocks = 0;  ///< grid size when a queue hands out the work
-  unsigned stage_dims = 8;       ///< tiled kernel, d >= 16: dimensions staged in shared memory (8, 16)
+  unsigned lanes = 8;       ///< query kernel: lanes per query (1, 2, 4, 8, 16, 32)
+  unsigned stage_dims = 8;  ///< tiled kernel, d >= 16: dimensions staged in shared memory (8, 16)
 };
 
 template <class T>
 void launch_tiled(const join_view<T>& v, const work_item* items, std::uint32_t n_items,
-                  const row_output& out, pass p, const launch_config& config, cudaStream_t stream);
+                  const row_output& out, pass p, const kernel_launch& config, cudaStream_t stream);
 
 template <class T>
 void launch_query(const join_view<T>& v, const work_item* items, std::uint32_t n_items,
-                  const row_output& out, pass p, const launch_config& config, cudaStream_t stream);
+                  const row_output& out, pass p, const kernel_launch& config, cudaStream_t stream);
 
 template <class T>
 void launch_gds(const join_view<T>& v, const work_item* items, std::uint32_t n_items,
-                const row_output& out, pass p, const launch_config& config, cudaStream_t stream);
+                const row_output& out, pass p, const kernel_launch& config, cudaStream_t stream);
 
 template <class T>
 void launch_join(const join_view<T>& v, const work_item* items, std::uint32_t n_items,
-                 const row_output& out, pass p, const launch_config& config, cudaStream_t stream) {
+                 const row_output& out, pass p, const kernel_launch& config, cudaStream_t stream) {
   if (n_items == 0) return;
   switch (config.kind) {
     case kernel_kind::tiled: return launch_tiled(v, items, n_items, out, p, config, stream);

@@ -9,7 +9,7 @@ namespace epsjoin::detail::lbjoin {
 
 template <class T, unsigned K, bool Halving, bool Ilp>
 void launch_query_lanes(const join_view<T>& v, const work_item* items, std::uint32_t n_items,
-                        const row_output& out, pass p, const launch_config& config,
+                        const row_output& out, pass p, const kernel_launch& config,
                         cudaStream_t stream) {
   const std::uint64_t threads = static_cast<std::uint64_t>(n_items) * K;
   const unsigned blocks =
@@ -26,7 +26,7 @@ void launch_query_lanes(const join_view<T>& v, const work_item* items, std::uint
 
 template <class T, bool Halving, bool Ilp>
 void launch_query_pattern(const join_view<T>& v, const work_item* items, std::uint32_t n_items,
-                          const row_output& out, pass p, const launch_config& config,
+                          const row_output& out, pass p, const kernel_launch& config,
                           cudaStream_t stream) {
   switch (config.lanes) {
     case 1:
@@ -46,7 +46,7 @@ void launch_query_pattern(const join_view<T>& v, const work_item* items, std::ui
 
 template <class T, bool Ilp>
 void launch_query_kernel(const join_view<T>& v, const work_item* items, std::uint32_t n_items,
-                         const row_output& out, pass p, const launch_config& config,
+                         const row_output& out, pass p, const kernel_launch& config,
                          cudaStream_t stream) {
   if (config.halving) {
     launch_query_pattern<T, true, Ilp>(v, items, n_items, out, p, config, stream);

@@ -8,7 +8,7 @@ namespace epsjoin::detail::lbjoin {
 
 template <class T, int Dim, bool Halving, int Prefix = staged_prefix>
 void launch_tiled_dim(const join_view<T>& v, const work_item* items, std::uint32_t n_items,
-                      const row_output& out, pass p, const launch_config& config,
+                      const row_output& out, pass p, const kernel_launch& config,
                       cudaStream_t stream) {
   const unsigned blocks = config.queue != nullptr ? config.persistent_blocks
                                                   : grid_size(n_items, warps_per_block);
@@ -24,7 +24,7 @@ void launch_tiled_dim(const join_view<T>& v, const work_item* items, std::uint32
 
 template <class T, bool Halving>
 void launch_tiled_pattern(const join_view<T>& v, const work_item* items, std::uint32_t n_items,
-                          const row_output& out, pass p, const launch_config& config,
+                          const row_output& out, pass p, const kernel_launch& config,
                           cudaStream_t stream) {
   switch (v.d) {
     case 1: return launch_tiled_dim<T, 1, Halving>(v, items, n_items, out, p, config, stream);
@@ -45,7 +45,7 @@ void launch_tiled_pattern(const join_view<T>& v, const work_item* items, std::ui
 
 template <class T>
 void launch_tiled(const join_view<T>& v, const work_item* items, std::uint32_t n_items,
-                  const row_output& out, pass p, const launch_config& config, cudaStream_t stream) {
+                  const row_output& out, pass p, const kernel_launch& config, cudaStream_t stream) {
   if (config.halving) {
     launch_tiled_pattern<T, true>(v, items, n_items, out, p, config, stream);
   } else {

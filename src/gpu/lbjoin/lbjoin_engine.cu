@@ -1,6 +1,6 @@
 // lbjoin: the load-balanced GPU join of dissertation ch. 3 and what goes past it. On gpu-sj's
 // device grid it counts every query's neighbours first, then fills each row straight into its
-// place in a CSR layout, segment by segment (driver.cuh), so a CSR sink receives rows and never
+// place in a CSR layout, segment by segment (the row-join pipeline, gpu/row_join/row_join.cuh), so a CSR sink receives rows and never
 // a pair. Switches (params) for the ablation of the dissertation's optimisations:
 //   kernel  tiled (warp per cell item, shared candidates) | query (K lanes per query)
 //   lanes   K for the query kernel: 1, 2, 4, 8, 16, 32
@@ -13,7 +13,7 @@
 //           (rows filled by running the kernel again) | auto (records when d >= 6)
 
 #include "core/builtin_engines.hpp"
-#include "gpu/lbjoin/driver.cuh"
+#include "gpu/row_join/row_join.cuh"
 #include "gpu/lbjoin/lbjoin_kernels.cuh"
 
 namespace epsjoin::detail {
@@ -21,6 +21,7 @@ namespace epsjoin::detail {
 namespace {
 
 using namespace lbjoin;
+using namespace row_join;
 
 class lbjoin_engine final : public engine {
  public:

@@ -1,11 +1,12 @@
 #pragma once
-// lbjoin's kernels as the row-join driver takes them (lbjoin and hegjoin's GPU side).
+// lbjoin's kernels as the row-join pipeline takes them (lbjoin and hegjoin's GPU side).
 
 #include <array>
 #include <string>
 #include <string_view>
 
-#include "gpu/lbjoin/driver.cuh"
+#include "gpu/lbjoin/launch.cuh"
+#include "gpu/row_join/row_join.cuh"
 
 namespace epsjoin::detail::lbjoin {
 
@@ -36,7 +37,7 @@ inline kernel_choice read_kernel_choice(const param_map& params) {
 }
 
 template <class T>
-class lbjoin_kernels final : public row_join_kernel<T> {
+class lbjoin_kernels final : public row_join::row_join_kernel<T> {
  public:
   explicit lbjoin_kernels(const kernel_choice& k)
       : kind_(k.kind), lanes_(k.lanes), stage_dims_(k.stage_dims) {}
@@ -44,9 +45,10 @@ class lbjoin_kernels final : public row_join_kernel<T> {
   unsigned workload_lanes() const override { return kind_ == kernel_kind::tiled ? 0 : lanes_; }
   bool can_record() const override { return kind_ == kernel_kind::tiled; }
   void launch(const join_view<T>& view, const work_item* items, std::uint32_t n_items,
-              const row_output& out, pass p, const launch_config& config,
+              const row_output& out, pass p, const row_join::launch_config& config,
               cudaStream_t stream) override {
-    launch_config c = config;
+    kernel_launch c;
+    static_cast<row_join::launch_config&>(c) = config;
     c.kind = kind_;
     c.lanes = lanes_;
     c.stage_dims = stage_dims_;

@@ -1,5 +1,5 @@
 // ted-join (TED-Join, paper 002; dissertation ch. 5): the join on the FP64 tensor cores. Same
-// grid, work items and count-then-fill pipeline as lbjoin (lbjoin/driver.cuh); the kernel
+// grid, work items and count-then-fill pipeline as lbjoin (gpu/row_join/row_join.cuh); the kernel
 // (ted_kernel.cuh) computes 32 x 16 or 32 x 32 tiles of distances with the expanded formula and
 // re-checks, with the direct formula, the pairs that fall inside the rounding band of
 // error_bound.hpp, so the output is exact. join_options::approximate (CLI --approximate) decides by
@@ -17,7 +17,7 @@
 
 #include "core/builtin_engines.hpp"
 #include "gpu/decision_tally.cuh"
-#include "gpu/lbjoin/driver.cuh"
+#include "gpu/row_join/row_join.cuh"
 #include "gpu/ted/error_bound.hpp"
 #include "gpu/ted/ted_launch.cuh"
 
@@ -26,6 +26,7 @@ namespace epsjoin::detail {
 namespace {
 
 using namespace lbjoin;
+using namespace row_join;
 
 /// Candidates per warp step: 16 at every d. The 32 x 32 tile's 228-255 registers leave one
 /// block per SM, and that costs more than its fewer query-fragment loads save (Expo24D/32D/64D

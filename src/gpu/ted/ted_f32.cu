@@ -6,7 +6,7 @@ namespace epsjoin::detail::ted {
 
 template void launch_ted<float>(const join_view<float>&, const ted_view&, const work_item*,
                                 std::uint32_t, const row_output&, pass,
-                                const lbjoin::launch_config&, cudaStream_t);
+                                const row_join::launch_config&, cudaStream_t);
 template void launch_ted_gemm<float>(const join_view<float>&, const ted_view&, std::uint32_t,
                                      const work_item*, std::uint32_t, const row_output&, pass, bool,
                                      gemm::mma_shape, cudaStream_t);

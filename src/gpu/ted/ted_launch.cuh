@@ -12,7 +12,7 @@ namespace epsjoin::detail::ted {
 template <class T>
 void launch_ted(const join_view<T>& v, const ted_view& t, const work_item* items,
                 std::uint32_t n_items, const row_output& out, pass p,
-                const lbjoin::launch_config& config, cudaStream_t stream);
+                const row_join::launch_config& config, cudaStream_t stream);
 
 /// The one-cell join kernel (ted_gemm_kernel.cuh) over `items`, against candidates [0, n_data).
 template <class T>

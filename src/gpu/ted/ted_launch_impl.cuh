@@ -14,7 +14,7 @@ namespace launch_detail {
 template <class T, int ColBlocks, bool Halving, bool Wide = false>
 void launch_shape(const join_view<T>& v, const ted_view& t, const work_item* items,
                   std::uint32_t n_items, const row_output& out, pass p,
-                  const lbjoin::launch_config& config, cudaStream_t stream) {
+                  const row_join::launch_config& config, cudaStream_t stream) {
   const unsigned blocks =
       config.queue != nullptr ? config.persistent_blocks : grid_size(n_items, warps_per_block);
   if (p == pass::count) {
@@ -30,7 +30,7 @@ void launch_shape(const join_view<T>& v, const ted_view& t, const work_item* ite
 template <class T, bool Halving>
 void launch_pattern(const join_view<T>& v, const ted_view& t, const work_item* items,
                     std::uint32_t n_items, const row_output& out, pass p,
-                    const lbjoin::launch_config& config, cudaStream_t stream) {
+                    const row_join::launch_config& config, cudaStream_t stream) {
   if (t.col_blocks == 4) {
     launch_shape<T, 4, Halving>(v, t, items, n_items, out, p, config, stream);
   } else if (t.wide_mma) {  // only with the default 16 columns: it doubles no other kernel
@@ -82,7 +82,7 @@ void launch_gemm(const join_view<T>& v, const ted_view& t, std::uint32_t n_data,
 template <class T>
 void launch_ted(const join_view<T>& v, const ted_view& t, const work_item* items,
                 std::uint32_t n_items, const row_output& out, pass p,
-                const lbjoin::launch_config& config, cudaStream_t stream) {
+                const row_join::launch_config& config, cudaStream_t stream) {
   if (config.halving) {
     launch_detail::launch_pattern<T, true>(v, t, items, n_items, out, p, config, stream);
   } else {

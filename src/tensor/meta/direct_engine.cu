@@ -22,6 +22,7 @@ namespace meta {
 namespace {
 
 using namespace lbjoin;
+using namespace row_join;
 
 template <class T>
 class direct_kernels final : public row_join_kernel<T> {

@@ -7,7 +7,7 @@ namespace epsjoin::detail::meta {
 
 template void launch_direct<float>(const join_view<float>&, const direct_view&,
                                    const lbjoin::work_item*, std::uint32_t, const row_output&, pass,
-                                   const lbjoin::launch_config&, const direct_kernel&,
+                                   const row_join::launch_config&, const direct_kernel&,
                                    cudaStream_t);
 
 }  // namespace epsjoin::detail::meta

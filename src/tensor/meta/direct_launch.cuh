@@ -22,7 +22,7 @@ struct direct_kernel {
 template <class T>
 void launch_direct(const join_view<T>& v, const direct_view& m, const lbjoin::work_item* items,
                    std::uint32_t n_items, const row_output& out, pass p,
-                   const lbjoin::launch_config& config, const direct_kernel& kernel,
+                   const row_join::launch_config& config, const direct_kernel& kernel,
                    cudaStream_t stream);
 
 }  // namespace epsjoin::detail::meta

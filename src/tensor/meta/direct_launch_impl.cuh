@@ -14,14 +14,14 @@ namespace direct_detail {
 template <class T, bool Halving, pass Pass, bool HalfSums, int KSteps>
 void launch_meta_1q(const join_view<T>& v, const direct_view& m, const lbjoin::work_item* items,
                     std::uint32_t n_items, const row_output& out, unsigned blocks,
-                    const lbjoin::launch_config& config, cudaStream_t stream) {
+                    const row_join::launch_config& config, cudaStream_t stream) {
   meta_1q_kernel<T, Halving, Pass, HalfSums, KSteps>
       <<<blocks, lbjoin::block_threads, 0, stream>>>(v, m, items, n_items, config.queue, out);
 }
 
 template <class T, bool Halving, pass Pass, bool HalfSums>
 void launch_shape(const join_view<T>& v, const direct_view& m, const lbjoin::work_item* items,
-                  std::uint32_t n_items, const row_output& out, const lbjoin::launch_config& config,
+                  std::uint32_t n_items, const row_output& out, const row_join::launch_config& config,
                   const direct_kernel& kernel, cudaStream_t stream) {
   const unsigned per_item = kernel.tensor_cores ? 32 : kernel.lanes;
   const unsigned blocks =
@@ -54,7 +54,7 @@ void launch_shape(const join_view<T>& v, const direct_view& m, const lbjoin::wor
 
 template <class T, bool Halving, pass Pass>
 void launch_sums(const join_view<T>& v, const direct_view& m, const lbjoin::work_item* items,
-                 std::uint32_t n_items, const row_output& out, const lbjoin::launch_config& config,
+                 std::uint32_t n_items, const row_output& out, const row_join::launch_config& config,
                  const direct_kernel& kernel, cudaStream_t stream) {
   if (kernel.half_sums) {
     launch_shape<T, Halving, Pass, true>(v, m, items, n_items, out, config, kernel, stream);
@@ -68,7 +68,7 @@ void launch_sums(const join_view<T>& v, const direct_view& m, const lbjoin::work
 template <class T>
 void launch_direct(const join_view<T>& v, const direct_view& m, const lbjoin::work_item* items,
                    std::uint32_t n_items, const row_output& out, pass p,
-                   const lbjoin::launch_config& config, const direct_kernel& kernel,
+                   const row_join::launch_config& config, const direct_kernel& kernel,
                    cudaStream_t stream) {
   if (n_items == 0) return;
   using direct_detail::launch_sums;

@@ -1,7 +1,7 @@
 // meta-16q (dissertation ch. 6, META-16Q): the join on the FP16 tensor cores with FP32
 // accumulation and the expanded formula. The data is translated to its mean and scaled by a power
 // of two into FP16's range (half_bound.hpp); the pipeline of the other row-join engines
-// (lbjoin/driver.cuh) builds the grid, counts, lays out and fills the rows. Two kernels: the
+// (gpu/row_join/row_join.cuh) builds the grid, counts, lays out and fills the rows. Two kernels: the
 // indexed one (meta_tiles_kernel.cuh: 32 queries of a cell against 16 candidates a warp step) and,
 // where the index prunes little, a GEMM-tiled one over every pair (meta_kernel.cuh). Exact by
 // default: pairs whose FP16-FP32 distance lies within the proven error band around eps are
@@ -18,7 +18,7 @@
 
 #include "core/builtin_engines.hpp"
 #include "gpu/decision_tally.cuh"
-#include "gpu/lbjoin/driver.cuh"
+#include "gpu/row_join/row_join.cuh"
 #include "tensor/meta/half_notes.cuh"
 #include "tensor/meta/half_points.cuh"
 #include "tensor/meta/meta_launch.cuh"
@@ -28,6 +28,7 @@ namespace epsjoin::detail {
 namespace {
 
 using namespace lbjoin;
+using namespace row_join;
 
 using meta::float_down;
 using meta::float_up;

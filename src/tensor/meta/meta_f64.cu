@@ -9,7 +9,7 @@ template void launch_meta<double>(const join_view<double>&, const meta_view&, st
                                   bool, int, cudaStream_t);
 template void launch_meta_tiles<double>(const join_view<double>&, const meta_view&,
                                         const lbjoin::work_item*, std::uint32_t, const row_output&,
-                                        pass, const lbjoin::launch_config&, cudaStream_t);
+                                        pass, const row_join::launch_config&, cudaStream_t);
 template void launch_to_half<double>(const double*, std::uint32_t, int, const double*, double,
                                      __half*, float2*, cudaStream_t);
 

@@ -21,7 +21,7 @@ void launch_meta(const join_view<T>& v, const meta_view& m, std::uint32_t n_data
 template <class T>
 void launch_meta_tiles(const join_view<T>& v, const meta_view& m, const lbjoin::work_item* items,
                        std::uint32_t n_items, const row_output& out, pass p,
-                       const lbjoin::launch_config& config, cudaStream_t stream);
+                       const row_join::launch_config& config, cudaStream_t stream);
 
 /// Fills `out` ([n x padded_dims(d)]) and `norms` ([n]) from `points` ([n x d]).
 template <class T>

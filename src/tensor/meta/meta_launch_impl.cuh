@@ -40,7 +40,7 @@ void launch_pass(const join_view<T>& v, const meta_view& m, std::uint32_t n_data
 template <class T, bool Halving, pass Pass, int KSteps>
 void launch_tiles_shape(const join_view<T>& v, const meta_view& m, const lbjoin::work_item* items,
                         std::uint32_t n_items, const row_output& out,
-                        const lbjoin::launch_config& config, cudaStream_t stream) {
+                        const row_join::launch_config& config, cudaStream_t stream) {
   const unsigned blocks = config.queue != nullptr ? config.persistent_blocks
                                                   : grid_size(n_items, lbjoin::warps_per_block);
   meta_tiles_kernel<T, Halving, Pass, KSteps>
@@ -51,7 +51,7 @@ void launch_tiles_shape(const join_view<T>& v, const meta_view& m, const lbjoin:
 template <class T, bool Halving, pass Pass>
 void launch_tiles_pass(const join_view<T>& v, const meta_view& m, const lbjoin::work_item* items,
                        std::uint32_t n_items, const row_output& out,
-                       const lbjoin::launch_config& config, cudaStream_t stream) {
+                       const row_join::launch_config& config, cudaStream_t stream) {
   // The query fragments stay in registers up to 64 dimensions.
   const unsigned k_steps = padded_dims(v.d) / 16;
   if (k_steps <= 1) {
@@ -70,7 +70,7 @@ void launch_tiles_pass(const join_view<T>& v, const meta_view& m, const lbjoin::
 template <class T>
 void launch_meta_tiles(const join_view<T>& v, const meta_view& m, const lbjoin::work_item* items,
                        std::uint32_t n_items, const row_output& out, pass p,
-                       const lbjoin::launch_config& config, cudaStream_t stream) {
+                       const row_join::launch_config& config, cudaStream_t stream) {
   if (n_items == 0) return;
   using launch_detail::launch_tiles_pass;
   if (config.halving) {

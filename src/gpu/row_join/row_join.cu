@@ -1,15 +1,14 @@
-// The row-join pipeline (driver.cuh): count, lay out, fill in place.
+// The row-join pipeline (row_join.cuh): count, lay out, fill in place.
 
 #include <algorithm>
 
 #include "core/timer.hpp"
 #include "gpu/join_indexes.cuh"
-#include "gpu/lbjoin/driver.cuh"
-#include "gpu/lbjoin/hybrid.cuh"
-#include "gpu/lbjoin/work.cuh"
+#include "gpu/row_join/row_join.cuh"
+#include "gpu/row_join/work_items.cuh"
 #include "grid/plan.hpp"
 
-namespace epsjoin::detail::lbjoin {
+namespace epsjoin::detail::row_join {
 
 namespace {
 
@@ -27,6 +26,24 @@ std::uint64_t record_capacity(std::uint64_t bound, std::uint64_t segment_ids) {
 }
 
 }  // namespace
+
+template <class T>
+double work_source<T>::count(const count_context<T>& ctx) {
+  cudaStream_t stream = ctx.gpu.slots[0]->stream.get();
+  cuda_event start, end;
+  start.record(stream);
+  ctx.count(ctx.items, ctx.n_items, stream);
+  end.record(stream);
+  EPSJOIN_CUDA_TRY(cudaStreamSynchronize(stream));
+  return end.since(start) * 1e-3;
+}
+
+template <class T>
+std::vector<work_item> work_source<T>::device_fill_items(std::span<const row_segment> /*segments*/,
+                                                         std::vector<std::uint32_t>& /*begin*/) const {
+  throw error("internal: a work source that gives the device only part of the items must say "
+              "which fill items are its own");
+}
 
 row_join_settings read_row_join_settings(const param_map& params, bool brute_force_mode) {
   row_join_settings s;
@@ -68,8 +85,12 @@ std::vector<std::string_view> row_join_param_keys(bool brute_force_mode) {
 
 template <class T>
 row_join_result run_row_join(join_request& req, const row_join_settings& s,
-                             row_join_kernel<T>& kernel, hetero::cpu_share<T>* cpu) {
-  EPSJOIN_EXPECTS(cpu == nullptr || !s.queue, "sharing a join with the CPU needs queue=off");
+                             row_join_kernel<T>& kernel, work_source<T>* source) {
+  work_source<T> every_item;
+  const bool shared = source != nullptr;
+  if (source == nullptr) source = &every_item;
+  EPSJOIN_EXPECTS(source->allows_queue() || !s.queue,
+                  "this join's work source hands out the items itself: it needs queue=off");
   gpu_state& gpu = acquire_gpu(req.res);
   cudaStream_t stream = gpu.slots[0]->stream.get();
   launch_config base_config;
@@ -158,25 +179,14 @@ row_join_result run_row_join(join_request& req, const row_join_settings& s,
       EPSJOIN_CUDA_TRY(cudaMemsetAsync(record_count.data(), 0, sizeof(unsigned long long), stream));
     }
   }
-  host_index<T> host;
-  double count_kernel_seconds = 0;
-  if (cpu != nullptr) {
-    count_kernel_seconds = count_with_cpu<T>(
-        gpu, *cpu, host, queries, data_index, ranges, ordered, work.n, view, halving_ranges,
-        {req.self_join ? req.data : req.queries, req.data, plan.dim_order,
-         std::max(1u, req.res.threads() > 1 ? req.res.threads() - 1 : 1)},
-        [&](const work_item* items, std::uint32_t n, cudaStream_t on) {
-          launch(view, items, n, count_out, pass::count, halving_ranges, on);
-        },
-        req.stats);
-  } else {
-    cuda_event count_start, count_end;
-    count_start.record(stream);
-    launch(view, ordered, work.n, count_out, pass::count, halving_ranges, stream);
-    count_end.record(stream);
-    EPSJOIN_CUDA_TRY(cudaStreamSynchronize(stream));
-    count_kernel_seconds = count_end.since(count_start) * 1e-3;
-  }
+  const count_launcher count_items = [&](const work_item* items, std::uint32_t n,
+                                         cudaStream_t on) {
+    launch(view, items, n, count_out, pass::count, halving_ranges, on);
+  };
+  const double count_kernel_seconds = source->count(
+      {gpu, queries, data_index, ranges, ordered, work.n, view, halving_ranges,
+       req.self_join ? req.data : req.queries, req.data, plan.dim_order,
+       std::max(1u, req.res.threads() > 1 ? req.res.threads() - 1 : 1), count_items, req.stats});
   const row_counts rc = fetch_row_counts(counts.data(), queries.permutation.data(), nq, stream);
   unsigned long long recorded = 0;
   if (count_out.records != nullptr) {
@@ -189,18 +199,18 @@ row_join_result run_row_join(join_request& req, const row_join_settings& s,
       {"configuration", concat(s.summary, "; ", work.n, " work items; ", data_index.n_cells,
                                " non-empty cells; ", plan.reason)});
   kernel.report(req.stats, rc.offsets.back());
-  if (cpu != nullptr) cpu->report(req.stats);
-  // Whether the CPU found any pair: if not (the GPU took every item, or the CPU's were all
-  // empty), the rows are lbjoin's, without the per-position passes for the CPU's part.
-  const bool cpu_found = cpu != nullptr && cpu->found_any();
+  source->report(req.stats);
+  // Whether any pair was found elsewhere: if not (the device took every item, or the others'
+  // were all empty), the rows are the device's alone, without the per-position passes.
+  const bool found_elsewhere = source->found_elsewhere();
   if (req.sink.counts_only()) {
-    if (!cpu_found) {
+    if (!found_elsewhere) {
       deliver_counts(rc, req.sink);
     } else {
-      // Under halving a row's count has a GPU part and a CPU part.
+      // Under halving a row's count has the device's part and the rest.
       row_counts both = rc;
-      const std::vector<std::uint32_t> cpu_counts = cpu->counts_by_position(nq);
-      for (std::uint32_t p = 0; p < nq; ++p) both.counts[p] += cpu_counts[p];
+      const std::vector<std::uint32_t> elsewhere = source->counts_elsewhere(nq);
+      for (std::uint32_t p = 0; p < nq; ++p) both.counts[p] += elsewhere[p];
       deliver_counts(both, req.sink);
     }
     return row_join_result::done;
@@ -223,9 +233,9 @@ row_join_result run_row_join(join_request& req, const row_join_settings& s,
   }
   // Halving writes both directions, and the reverse row may lie in another segment.
   const bool halving_fill = halving_ranges && segments.size() <= 1;
-  if (cpu != nullptr && halving_ranges && !halving_fill) {
-    // The FULL fill below would write, in the GPU's rows, the pairs the CPU owned and wrote
-    // too; nothing has reached the sink yet, so the caller can start again with pattern=full.
+  if (shared && halving_ranges && !halving_fill) {
+    // The FULL fill below would write, in the device's rows, the pairs found elsewhere and
+    // written there too; nothing has reached the sink yet, so the caller can start again with pattern=full.
     req.stats.notes.push_back({"pattern", concat("lid-unicomp's GPU rows need ", segments.size(),
                                                  " segments; the join is re-run with full")});
     return row_join_result::needs_full_pattern;
@@ -255,15 +265,14 @@ row_join_result run_row_join(join_request& req, const row_join_settings& s,
   for (const row_segment& seg : segments) segment_first.push_back(seg.first);
   // Where each segment's items start in the fill list.
   std::vector<std::uint32_t> item_begin(segments.size() + 1, 0);
-  if (cpu != nullptr && segments.size() == 1) {
-    // Only the GPU's items, a prefix of the workload order (the CPU's rows, or under halving the
-    // CPU's part of each row, have no room in the device layout).
-    item_begin[1] = cpu->gpu_items();
-  } else if (cpu != nullptr && cpu->gpu_items() < work.n) {
-    // (When the GPU took every item, the host may never have had them: the CPU side copies them
-    // only once it is about to work; the fill is then lbjoin's, below.)
-    const std::vector<work_item> own =
-        gpu_fill_items(host.items, cpu->gpu_items(), segments, item_begin);
+  const std::uint32_t device_items = source->device_items(work.n);
+  if (shared && segments.size() == 1) {
+    // Only the device's items, a prefix of the workload order (the other rows, or under halving
+    // the other part of each row, have no room in the device layout).
+    item_begin[1] = device_items;
+  } else if (device_items < work.n) {
+    // (When the device took every item, the fill is the plain one, below.)
+    const std::vector<work_item> own = source->device_fill_items(segments, item_begin);
     fill_items.reserve(std::max<std::size_t>(own.size(), 1));
     EPSJOIN_CUDA_TRY(cudaMemcpyAsync(fill_items.data(), own.data(), sizeof(work_item) * own.size(),
                                      cudaMemcpyHostToDevice, stream));
@@ -305,28 +314,26 @@ row_join_result run_row_join(join_request& req, const row_join_settings& s,
            item_begin[k + 1] - item_begin[k], out, pass::fill, halving_fill, on);
   };
   // The counting pass ran on `stream`; the fill kernels run on the same stream.
-  if (!cpu_found) {
+  if (!found_elsewhere) {
     run_row_segments(gpu, rc, segments, req.queries.n, fill, req.sink, req.res.threads(), s.rows,
                      req.stats, req.options.progress);
     return row_join_result::done;
   }
-  const std::vector<std::uint32_t> cpu_counts = cpu->counts_by_position(nq);
-  rows_beside beside{cpu_counts, {}};
+  const std::vector<std::uint32_t> elsewhere = source->counts_elsewhere(nq);
+  rows_beside beside{elsewhere, {}};
   run_row_segments(gpu, rc, segments, req.queries.n, fill, req.sink, req.res.threads(), s.rows,
                    req.stats, req.options.progress, &beside);
   clock.restart();
-  if (req.sink.accepts_rows()) {
-    cpu->deliver_rows(beside.destination, rc.counts, req.res.threads());
-  } else {
-    cpu->deliver_pairs(req.sink);
-  }
+  source->deliver_elsewhere(req.sink, beside.destination, rc.counts, req.res.threads());
   req.stats.add_stage("cpu rows", clock.seconds());
   return row_join_result::done;
 }
 
+template class work_source<float>;
+template class work_source<double>;
 template row_join_result run_row_join<float>(join_request&, const row_join_settings&,
-                                             row_join_kernel<float>&, hetero::cpu_share<float>*);
+                                             row_join_kernel<float>&, work_source<float>*);
 template row_join_result run_row_join<double>(join_request&, const row_join_settings&,
-                                              row_join_kernel<double>&, hetero::cpu_share<double>*);
+                                              row_join_kernel<double>&, work_source<double>*);
 
-}  // namespace epsjoin::detail::lbjoin
+}  // namespace epsjoin::detail::row_join

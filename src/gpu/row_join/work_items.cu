@@ -4,9 +4,9 @@
 
 #include "core/expects.hpp"
 #include "gpu/cub_call.cuh"
-#include "gpu/lbjoin/work.cuh"
+#include "gpu/row_join/work_items.cuh"
 
-namespace epsjoin::detail::lbjoin {
+namespace epsjoin::detail::row_join {
 
 namespace {
 
@@ -145,4 +145,4 @@ device_buffer<work_item> order_items(gpu_state& gpu, cudaStream_t stream, const 
   return sorted;
 }
 
-}  // namespace epsjoin::detail::lbjoin
+}  // namespace epsjoin::detail::row_join

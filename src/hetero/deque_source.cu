@@ -1,4 +1,4 @@
-// hegjoin's part of the row-join driver (hybrid.cuh).
+// hegjoin's work source for the row-join pipeline (deque_source.cuh).
 
 #include <algorithm>
 #include <array>
@@ -11,9 +11,9 @@
 #include "core/parallel.hpp"
 #include "core/timer.hpp"
 #include "gpu/cub_call.cuh"
-#include "gpu/lbjoin/hybrid.cuh"
+#include "hetero/deque_source.cuh"
 
-namespace epsjoin::detail::lbjoin {
+namespace epsjoin::detail::hetero {
 
 namespace {
 
@@ -173,11 +173,19 @@ void gather_host_points(const dataset_view& rows, std::span<const std::uint32_t>
 }
 
 template <class T>
-double count_with_cpu(gpu_state& gpu, hetero::cpu_share<T>& cpu, host_index<T>& host,
-                      const grid::device_index<T>& queries, const grid::device_index<T>& data,
-                      const neighbor_ranges& ranges, const work_item* ordered,
-                      std::uint32_t n_items, const join_view<T>& view, bool halving,
-                      const host_sources& sources, const count_launcher& count, join_stats& stats) {
+double count_with_cpu(cpu_share<T>& cpu, host_index<T>& host,
+                      const row_join::count_context<T>& ctx) {
+  gpu_state& gpu = ctx.gpu;
+  const grid::device_index<T>& queries = ctx.queries;
+  const grid::device_index<T>& data = ctx.data;
+  const neighbor_ranges& ranges = ctx.ranges;
+  const work_item* ordered = ctx.items;
+  const std::uint32_t n_items = ctx.n_items;
+  const join_view<T>& view = ctx.view;
+  const bool halving = ctx.halving;
+  const host_sources sources{ctx.query_rows, ctx.data_rows, ctx.dim_order, ctx.threads};
+  const row_join::count_launcher& count = ctx.count;
+  join_stats& stats = ctx.stats;
   stopwatch phase;
   static_assert(sizeof(hetero::host_item) == sizeof(work_item) &&
                 sizeof(hetero::host_range) == sizeof(point_range));
@@ -410,15 +418,18 @@ std::vector<work_item> gpu_fill_items(std::span<const hetero::host_item> items,
 
 template struct host_index<float>;
 template struct host_index<double>;
-template double count_with_cpu(gpu_state&, hetero::cpu_share<float>&, host_index<float>&,
-                               const grid::device_index<float>&, const grid::device_index<float>&,
-                               const neighbor_ranges&, const work_item*, std::uint32_t,
-                               const join_view<float>&, bool, const host_sources&,
-                               const count_launcher&, join_stats&);
-template double count_with_cpu(gpu_state&, hetero::cpu_share<double>&, host_index<double>&,
-                               const grid::device_index<double>&, const grid::device_index<double>&,
-                               const neighbor_ranges&, const work_item*, std::uint32_t,
-                               const join_view<double>&, bool, const host_sources&,
-                               const count_launcher&, join_stats&);
+template <class T>
+std::vector<work_item> deque_source<T>::device_fill_items(
+    std::span<const row_segment> segments, std::vector<std::uint32_t>& item_begin) const {
+  return gpu_fill_items(host_.items, cpu_.gpu_items(), segments, item_begin);
+}
 
-}  // namespace epsjoin::detail::lbjoin
+template <class T>
+double deque_source<T>::count(const row_join::count_context<T>& ctx) {
+  return count_with_cpu(cpu_, host_, ctx);
+}
+
+template class deque_source<float>;
+template class deque_source<double>;
+
+}  // namespace epsjoin::detail::hetero

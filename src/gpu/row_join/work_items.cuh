@@ -1,5 +1,5 @@
 #pragma once
-// lbjoin's work items: the query positions of each cell cut into items of up to `chunk`
+// The row join's work items: the query positions of each cell cut into items of up to `chunk`
 // queries, each with its workload (the warp steps it costs), optionally ordered from the
 // heaviest down (SORTBYWL), within each segment of a segmented run.
 
@@ -9,9 +9,9 @@
 
 #include "gpu/gpu_state.cuh"
 #include "gpu/gpu_sj/neighbor_ranges.cuh"
-#include "gpu/lbjoin/kernels.cuh"
+#include "gpu/row_join/kernel_contract.cuh"
 
-namespace epsjoin::detail::lbjoin {
+namespace epsjoin::detail::row_join {
 
 struct work_list {
   device_buffer<work_item> items;            ///< position order
@@ -38,4 +38,4 @@ void scatter_records(const index_pair* records, std::uint64_t n, const std::uint
                      std::uint64_t segment_begin, std::uint32_t* cursor, std::uint32_t* neighbors,
                      cudaStream_t stream);
 
-}  // namespace epsjoin::detail::lbjoin
+}  // namespace epsjoin::detail::row_join
