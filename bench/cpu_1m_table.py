@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The tables of bench/RESULTS.md's section "CPU engines, 1M points (issue 3)".
+"""The tables of the section "CPU engines, 1M points (issue 3)" of docs/bench-history/cpu.md.
 
 usage: cpu_1m_table.py RESULTS.jsonl [RESULTS.jsonl ...]
 
