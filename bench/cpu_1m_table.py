@@ -14,6 +14,11 @@ import json
 import math
 import sys
 
+
+if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+    print(__doc__)
+    sys.exit(0)
+
 NAMES = {"expo:2:1000000": "Expo2D 1M", "expo:4:1000000": "Expo4D 1M",
          "uniform:4:1000000": "Uniform4D 1M", "expo:8:1000000": "Expo8D 1M"}
 ENGINES = ["cpu-grid", "super-ego", "cpu-rtree"]
