@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The tables of bench/RESULTS.md's section "CPU engines, 1M points (issue 3)".
+"""The tables of the section "CPU engines, 1M points (issue 3)" of docs/bench-history/cpu.md.
 
 usage: cpu_1m_table.py RESULTS.jsonl [RESULTS.jsonl ...]
 
@@ -13,6 +13,11 @@ includes super-ego's prepare stage (dimension reordering).
 import json
 import math
 import sys
+
+
+if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+    print(__doc__)
+    sys.exit(0)
 
 NAMES = {"expo:2:1000000": "Expo2D 1M", "expo:4:1000000": "Expo4D 1M",
          "uniform:4:1000000": "Uniform4D 1M", "expo:8:1000000": "Expo8D 1M"}

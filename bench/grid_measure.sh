@@ -1,6 +1,6 @@
 #!/bin/bash
-# The cpu-grid measurements of bench/RESULTS-grid.md: run from the repository root after a
-# Release build (B names another grid_bench binary); results go to $OUT/results.txt, or to
+# The cpu-grid measurements of docs/bench-history/cpu.md ("eps-grid and cpu-grid: measurements"):
+# run from the repository root after a Release build (B names another grid_bench binary); results go to $OUT/results.txt, or to
 # ./results.txt. eps values give S ~ 100 on the bench's Expo data (found with --sel 100).
 B=${B:-build/bench/grid_bench}
 R=${OUT:-.}/results.txt

@@ -10,6 +10,10 @@ import json
 import sys
 from collections import OrderedDict
 
+if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+    print(__doc__)
+    sys.exit(0)
+
 ENGINES = ["lbjoin", "gds-join", "ted-join", "super-ego"]
 
 

@@ -18,6 +18,10 @@ import statistics
 import sys
 from collections import defaultdict
 
+if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+    print(__doc__)
+    sys.exit(0)
+
 STRATEGIES = [("dynamic", "hegjoin"),
               ("static-queries", "hegjoin:partition=static-queries"),
               ("static-candidates", "hegjoin:partition=static-candidates")]

@@ -12,7 +12,7 @@ data=/tmp/epsjoin-bench
 mkdir -p "$data" "$out"
 # Every dataset the scenario file names as /tmp/epsjoin-bench/NAME.npy, NAME like Expo4D2M,
 # Uniform4D2M or Expo2D10M.
-for name in $(grep -o '/tmp/epsjoin-bench/[A-Za-z0-9]*\.npy' "$scenarios" | sort -u | xargs -n1 basename); do
+for name in $(grep -o '/tmp/epsjoin-bench/[A-Za-z0-9]*\.npy' "$scenarios" | sort -u | xargs -r -n1 basename); do
   [[ -f $data/$name ]] && continue
   stem=${name%.npy}
   [[ $stem =~ ^(Expo|Uniform)([0-9]+)D([0-9]+)M$ ]] || { echo "cannot make $name" >&2; exit 2; }

@@ -25,6 +25,11 @@ Later files override earlier ones for the same (dataset, eps, engine). Standard 
 import json
 import sys
 
+
+if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+    print(__doc__)
+    sys.exit(0)
+
 TARGET = 1.3
 ENGINES = ("gds-join", "ted-join")
 
