@@ -11,9 +11,18 @@
 /// @endcode
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 namespace epsjoin {
+
+/// @brief Upper bounds on the memory a join may use; 0 means what the machine allows (host: its
+///        physical memory as its cgroup bounds it; device: what the device reports free).
+///        Every engine plans its buffers, segments and batches within them.
+struct memory_limits {
+  std::uint64_t host_bytes = 0;
+  std::uint64_t device_bytes = 0;
+};
 
 namespace detail {
 struct gpu_state;  // defined by the CUDA part of the library only
@@ -40,6 +49,10 @@ class resources {
   ///        build has no CUDA or no usable device is present.
   bool prepare_gpu();
 
+  /// @brief The memory every join run with these resources plans within.
+  const memory_limits& memory() const noexcept { return memory_; }
+  void set_memory(const memory_limits& limits) noexcept { memory_ = limits; }
+
   /// @brief GPU-side state; created lazily by GPU engines (library-internal).
   detail::gpu_state* gpu_state() const noexcept { return gpu_.get(); }
   /// @brief Installs GPU-side state with the deleter that knows its type (library-internal).
@@ -48,6 +61,7 @@ class resources {
  private:
   unsigned threads_ = 1;
   int device_ = 0;
+  memory_limits memory_;
   std::unique_ptr<detail::gpu_state, void (*)(detail::gpu_state*)> gpu_{nullptr, nullptr};
 };
 

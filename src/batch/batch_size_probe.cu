@@ -55,21 +55,18 @@ std::string device_key(const gpu_state& gpu) {
 
 }  // namespace
 
-std::uint64_t choose_capacity(gpu_state& gpu, std::uint64_t estimated_pairs, std::uint64_t requested,
-                              std::string& reason) {
+std::uint64_t choose_capacity(gpu_state& gpu, std::uint64_t estimated_pairs,
+                              const memory_budget& budget, std::string& reason) {
+  const std::uint64_t requested = budget.overrides().batch_pairs;
   std::size_t free_bytes = 0, total_bytes = 0;
   EPSJOIN_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
   // Pairs every stream's buffer already holds: reusable, so counted as free.
   std::uint64_t held = UINT64_MAX;
   for (const auto& slot : gpu.slots) held = std::min<std::uint64_t>(held, slot->device_pairs.capacity());
   const std::uint64_t streams = gpu.slots.size();
-  // Leave 10% of device memory to others and to the kernels' own needs.
   const std::uint64_t device_pairs =
-      (static_cast<std::uint64_t>(free_bytes * 0.9) / sizeof(index_pair) + held * streams) / streams;
-  // Pinned memory is locked host memory: take at most an eighth of it for staging.
-  const std::uint64_t host_bytes = static_cast<std::uint64_t>(sysconf(_SC_PHYS_PAGES)) *
-                                   static_cast<std::uint64_t>(sysconf(_SC_PAGE_SIZE));
-  const std::uint64_t host_pairs = host_bytes / 8 / streams / sizeof(index_pair);
+      (budget.device_bytes(free_bytes) / sizeof(index_pair) + held * streams) / streams;
+  const std::uint64_t host_pairs = budget.pinned_bytes() / streams / sizeof(index_pair);
   const std::uint64_t max_pairs = std::min(device_pairs, host_pairs);
   constexpr std::uint64_t minimum = 1024;
   if (max_pairs < minimum) {

@@ -1,7 +1,6 @@
 #include <numeric>
 
 #include "batch/deliver.cuh"
-#include "core/params.hpp"
 #include "core/timer.hpp"
 
 namespace epsjoin::detail {
@@ -9,7 +8,6 @@ namespace epsjoin::detail {
 void deliver_gpu_results(join_request& req, gpu_state& gpu, std::uint64_t n_queries,
                          std::size_t n_count_ids, const batch_launcher& launch,
                          const batch_launcher& count_launch) {
-  const auto& params = req.options.params;
   stopwatch clock;
   if (req.sink.counts_only()) {
     // Counts by the caller's ids: no pair is materialised or moved.
@@ -37,8 +35,8 @@ void deliver_gpu_results(join_request& req, gpu_state& gpu, std::uint64_t n_quer
   const std::uint64_t estimate = estimate_from_sample(sampled, sample.count, n_queries);
   std::string capacity_reason;
   const std::uint64_t capacity =
-      choose_capacity(gpu, estimate, param_uint(params, "batch_pairs", 0, 1), capacity_reason);
-  const std::uint64_t forced_batches = param_uint(params, "batches", 0, 0);
+      choose_capacity(gpu, estimate, req.budget, capacity_reason);
+  const std::uint64_t forced_batches = req.budget.overrides().batches;
   const auto batches = forced_batches > 0
                            ? plan_batches(n_queries, forced_batches * capacity, capacity)
                            : plan_batches(n_queries, estimate, capacity);

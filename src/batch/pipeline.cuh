@@ -9,6 +9,7 @@
 #include <functional>
 #include <vector>
 
+#include "core/memory_budget.hpp"
 #include "epsjoin/sink.hpp"
 #include "gpu/emit.cuh"
 #include "gpu/gpu_state.cuh"
@@ -40,11 +41,11 @@ void run_batches(gpu_state& gpu, const std::vector<strided_batch>& batches, std:
                  const batch_launcher& launch, result_sink& sink, pipeline_stats& stats,
                  const std::function<void(double)>& progress);
 
-/// How many pairs per stream buffer: `requested` when non-zero, else the batch-size model of
-/// paper 001 sec. 5.4 with its parameters measured on this GPU (once, then cached), within what
-/// device and host memory allow after `device_bytes_in_use`. Throws out_of_memory when not even
-/// a minimal buffer fits.
-std::uint64_t choose_capacity(gpu_state& gpu, std::uint64_t estimated_pairs, std::uint64_t requested,
-                              std::string& reason);
+/// How many pairs per stream buffer: the budget's batch_pairs override when set, else the
+/// batch-size model of paper 001 sec. 5.4 with its parameters measured on this GPU (once, then
+/// cached), within the budget's device and pinned bytes. Throws out_of_memory when not even a
+/// minimal buffer fits.
+std::uint64_t choose_capacity(gpu_state& gpu, std::uint64_t estimated_pairs,
+                              const memory_budget& budget, std::string& reason);
 
 }  // namespace epsjoin::detail

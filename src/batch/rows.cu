@@ -62,21 +62,18 @@ std::vector<row_segment> plan_segments(const row_counts& rc, std::span<const std
   return segments;
 }
 
-std::uint64_t segment_capacity(std::uint64_t total_ids, const row_plan_options& options) {
-  if (options.segment_ids > 0) return options.segment_ids;
+std::uint64_t segment_capacity(std::uint64_t total_ids, const memory_budget& budget) {
+  if (budget.overrides().segment_ids > 0) return budget.overrides().segment_ids;
   std::size_t free = 0, total = 0;
   EPSJOIN_CUDA_TRY(cudaMemGetInfo(&free, &total));
-  // Leave room for the index, CUB's scratch and other users; two segments may be in use.
-  const std::uint64_t reserve = std::uint64_t{512} << 20;
-  const std::uint64_t usable = free > reserve ? (free - reserve) / 10 * 8 : 0;
-  const std::uint64_t one = usable / sizeof(std::uint32_t);
+  const std::uint64_t one = budget.device_bytes(free) / sizeof(std::uint32_t);
   if (total_ids <= one) return std::max(total_ids, std::uint64_t{1});
   return std::max(one / 2, min_segment_ids);
 }
 
 void run_row_segments(gpu_state& gpu, const row_counts& rc, std::span<const row_segment> segments,
                       std::size_t n_queries, const segment_filler& fill, result_sink& sink,
-                      unsigned threads, const row_plan_options& options, join_stats& stats,
+                      unsigned threads, const memory_budget& budget, join_stats& stats,
                       const std::function<void(double)>& progress, rows_beside* beside) {
   stopwatch clock;
   row_destination dest;
@@ -115,7 +112,8 @@ void run_row_segments(gpu_state& gpu, const row_counts& rc, std::span<const row_
   EPSJOIN_CUDA_TRY(cudaMemcpyAsync(row_offset.data(), rc.offsets.data(),
                                    sizeof(std::uint64_t) * rc.offsets.size(), cudaMemcpyHostToDevice,
                                    compute));
-  const std::uint64_t chunk_ids = options.chunk_ids > 0 ? options.chunk_ids : default_chunk_ids;
+  const std::uint64_t chunk_ids =
+      budget.overrides().chunk_ids > 0 ? budget.overrides().chunk_ids : default_chunk_ids;
   auto& ring = gpu.row_chunks;
   for (auto& r : ring) r.reserve(std::min(chunk_ids, largest));
   const std::uint64_t ring_ids = ring[0].capacity();

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/memory_budget.hpp"
 #include "epsjoin/sink.hpp"
 #include "epsjoin/stats.hpp"
 #include "gpu/gpu_state.cuh"
@@ -28,11 +29,6 @@ struct row_segment {
 using segment_filler = std::function<void(std::size_t index, const row_segment& segment,
                                           std::uint32_t* neighbors,
                                           const std::uint64_t* row_offset, cudaStream_t stream)>;
-
-struct row_plan_options {
-  std::uint64_t segment_ids = 0;  ///< ids per device segment; 0: as device memory allows
-  std::uint64_t chunk_ids = 0;    ///< ids per pinned chunk; 0: the default
-};
 
 struct row_counts {
   std::vector<std::uint32_t> counts;     ///< [positions] neighbours per query position
@@ -52,8 +48,9 @@ void deliver_counts(const row_counts& rc, result_sink& sink);
 std::vector<row_segment> plan_segments(const row_counts& rc, std::span<const std::uint32_t> cut_points,
                                        std::uint64_t capacity);
 
-/// Ids per device segment that device memory allows now (two segments are in use at once).
-std::uint64_t segment_capacity(std::uint64_t total_ids, const row_plan_options& options);
+/// Ids per device segment that the budget allows now (two segments are in use at once), or the
+/// budget's segment_ids override.
+std::uint64_t segment_capacity(std::uint64_t total_ids, const memory_budget& budget);
 
 /// Rows the device does not fill (hegjoin's CPU share): their counts by query position, added
 /// to the layout handed to a row sink, and where the sink put them.
@@ -66,7 +63,7 @@ struct rows_beside {
 /// holds room for those rows; the caller writes them to beside->destination.
 void run_row_segments(gpu_state& gpu, const row_counts& rc, std::span<const row_segment> segments,
                       std::size_t n_queries, const segment_filler& fill, result_sink& sink,
-                      unsigned threads, const row_plan_options& options, join_stats& stats,
+                      unsigned threads, const memory_budget& budget, join_stats& stats,
                       const std::function<void(double)>& progress, rows_beside* beside = nullptr);
 
 }  // namespace epsjoin::detail

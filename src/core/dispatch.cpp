@@ -168,7 +168,7 @@ void run_two_passes(const engine& e, join_request& request, counting_sink& count
   count_sink per_query(true);
   per_query.begin(info);
   join_request count_request{request.res,     request.queries, request.data, request.self_join,
-                             request.options, per_query,       count_stats};
+                             request.options, per_query,       count_stats,  request.budget};
   e.run(count_request);
   per_query.finish();
   // A query has fewer neighbours than there are points, and ids are 32-bit.
@@ -180,7 +180,7 @@ void run_two_passes(const engine& e, join_request& request, counting_sink& count
   scatter.begin(info);
   const join_options fill_options = e.fill_pass_options(request.options);
   join_request fill_request{request.res,  request.queries, request.data, request.self_join,
-                            fill_options, scatter,         request.stats};
+                            fill_options, scatter,         request.stats, request.budget};
   e.run(fill_request);
   scatter.finish();
   scatter.check_complete();
@@ -211,6 +211,7 @@ join_stats run_join(resources& res, dataset_view queries, dataset_view data, boo
   join_request request{res, queries, data, self, options, counted, stats};
   const engine& e = resolve_engine(request, stats.engine_reason);
   validate_params(e, options);
+  request.budget = memory_budget(res.memory(), read_memory_overrides(options.params));
   stats.engine = std::string(e.name());
 
   const sink_info info{queries.n, data.n, self, self && options.include_self};

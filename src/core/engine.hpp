@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/memory_budget.hpp"
 #include "epsjoin/join.hpp"
 
 namespace epsjoin::detail {
@@ -22,6 +23,8 @@ struct join_request {
   result_sink& sink;
   /// Engines add candidates, stages and notes; dispatch fills the rest.
   join_stats& stats;
+  /// What every planner of the join asks before it sizes a buffer, segment or batch.
+  memory_budget budget;
 };
 
 class engine {

@@ -107,9 +107,6 @@ const char* pattern_name(grid::access_pattern p) {
 }
 
 // Runs the schedule's tasks on the threads, heaviest first.
-// Memory the per-thread count arrays of a counts-only halved join may take.
-constexpr std::uint64_t private_counts_budget = std::uint64_t{1} << 30;
-
 // Hands the per-position counts of a counts-only run to the sink, by input id.
 void deliver_counts(result_sink& sink, const grid::host_index& queries,
                     const std::vector<std::uint32_t>& counts, unsigned threads) {
@@ -182,6 +179,7 @@ void run_precision(join_request& req, const grid_params& params, const grid::col
   clock.restart();
 
   cpu::plan_settings settings;
+  settings.range_budget_bytes = req.budget.host_scratch_bytes();
   settings.halved = self && params.pattern != grid::access_pattern::full;
   settings.pattern = self ? params.pattern : grid::access_pattern::full;
   settings.lookup = params.lookup;
@@ -216,7 +214,7 @@ void run_precision(join_request& req, const grid_params& params, const grid::col
     // A halved join counts both sides of a pair, the candidate's in cells other threads may be
     // counting too: a private array per thread when they fit, atomic adds otherwise.
     if (settings.halved && threads > 1 &&
-        std::uint64_t{threads} * queries.n_points() * 4 <= private_counts_budget) {
+        std::uint64_t{threads} * queries.n_points() * 4 <= req.budget.host_scratch_bytes()) {
       private_counts.resize(threads);
       parallel_for(threads, threads, 1, [&](std::size_t w, std::size_t, unsigned) {
         private_counts[w].assign(queries.n_points(), 0);

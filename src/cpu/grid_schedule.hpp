@@ -59,8 +59,8 @@ struct plan_settings {
   lookup_method lookup = lookup_method::rows;
   bool use_masks = true;
   unsigned threads = 1;
-  /// Stored neighbour ranges may take up to this many bytes; cells beyond it look theirs up
-  /// again when they run.
+  /// Stored neighbour ranges may take up to this many bytes (the memory budget's host scratch);
+  /// cells beyond it look theirs up again when they run.
   std::size_t range_budget_bytes = std::size_t{1} << 30;
 };
 

@@ -91,7 +91,8 @@ class hegjoin_runner {
       count_sink counts;
       join_stats stats;
       counts.begin({req_.queries.n, req_.data.n, req_.self_join, false});
-      join_request sub{req_.res, req_.queries, req_.data, req_.self_join, options, counts, stats};
+      join_request sub{req_.res,  req_.queries, req_.data, req_.self_join,
+                       options,   counts,       stats,     req_.budget};
       hetero::share_settings s = base;
       s.strategy = partition_strategy::static_candidates;
       s.gpu_fraction = fraction;

@@ -13,12 +13,13 @@ namespace epsjoin::detail::row_join {
 namespace {
 
 /// Hits the counting pass may record: at most `bound` (the candidates), and no more than leaves
-/// room for the table beside them (8 bytes a record, 4 an id). 0 when that is too few to bother.
-std::uint64_t record_capacity(std::uint64_t bound, std::uint64_t segment_ids) {
+/// room in the budget for the table beside them (8 bytes a record, 4 an id). 0 when that is too
+/// few to bother.
+std::uint64_t record_capacity(std::uint64_t bound, const memory_budget& budget) {
   std::size_t free = 0, total = 0;
   EPSJOIN_CUDA_TRY(cudaMemGetInfo(&free, &total));
-  const std::uint64_t reserve = std::uint64_t{1} << 30;
-  const std::uint64_t room = free > reserve ? (free - reserve) / 10 * 8 / 12 : 0;
+  const std::uint64_t room = budget.device_bytes(free) / 12;
+  const std::uint64_t segment_ids = budget.overrides().segment_ids;
   // A forced segment size (tests) forces as small a record buffer, so records overflow.
   if (segment_ids > 0) return std::min({bound, room, segment_ids});
   const std::uint64_t capacity = std::min(bound, room);
@@ -69,8 +70,6 @@ row_join_settings read_row_join_settings(const param_map& params, bool brute_for
                     "parameter index_dims means nothing with mode=brute-force (no index)");
     if (brute) s.index_dims = 0;
   }
-  s.rows.segment_ids = param_uint(params, "segment_ids", 0, 1);
-  s.rows.chunk_ids = param_uint(params, "chunk_ids", 0, 1);
   s.summary = concat(brute ? "brute force, " : "", "sort ", s.sort ? "on" : "off", ", queue ",
                      s.queue ? "on" : "off", ", pattern ", s.lid_unicomp ? "lid-unicomp" : "full");
   return s;
@@ -170,7 +169,7 @@ row_join_result run_row_join(join_request& req, const row_join_settings& s,
   device_buffer<unsigned long long> record_count(1);
   if (want_records) {
     const std::uint64_t capacity =
-        record_capacity(ranges.candidates * (halving_ranges ? 2 : 1), s.rows.segment_ids);
+        record_capacity(ranges.candidates * (halving_ranges ? 2 : 1), req.budget);
     if (capacity > 0) {
       gpu.records.reserve(capacity);
       count_out.records = gpu.records.data();
@@ -219,7 +218,7 @@ row_join_result run_row_join(join_request& req, const row_join_settings& s,
   // Filling pass, segment by segment.
   clock.restart();
   const std::uint64_t total = rc.offsets.back();
-  const std::uint64_t capacity = segment_capacity(total, s.rows);
+  const std::uint64_t capacity = segment_capacity(total, req.budget);
   const std::vector<row_segment> segments = plan_segments(rc, work.host_first, capacity);
   // The records fill the rows when they all fit and the table is one segment.
   const bool scatter_fill = count_out.records != nullptr && segments.size() == 1 &&
@@ -315,13 +314,13 @@ row_join_result run_row_join(join_request& req, const row_join_settings& s,
   };
   // The counting pass ran on `stream`; the fill kernels run on the same stream.
   if (!found_elsewhere) {
-    run_row_segments(gpu, rc, segments, req.queries.n, fill, req.sink, req.res.threads(), s.rows,
+    run_row_segments(gpu, rc, segments, req.queries.n, fill, req.sink, req.res.threads(), req.budget,
                      req.stats, req.options.progress);
     return row_join_result::done;
   }
   const std::vector<std::uint32_t> elsewhere = source->counts_elsewhere(nq);
   rows_beside beside{elsewhere, {}};
-  run_row_segments(gpu, rc, segments, req.queries.n, fill, req.sink, req.res.threads(), s.rows,
+  run_row_segments(gpu, rc, segments, req.queries.n, fill, req.sink, req.res.threads(), req.budget,
                    req.stats, req.options.progress, &beside);
   clock.restart();
   source->deliver_elsewhere(req.sink, beside.destination, rc.counts, req.res.threads());

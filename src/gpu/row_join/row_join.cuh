@@ -29,12 +29,12 @@ struct row_join_settings {
   bool lid_unicomp = false;  ///< each distance once, both rows written
   fill_mode fill = fill_mode::automatic;
   int index_dims = 8;  ///< most indexed dimensions; 0 = one cell (brute force)
-  row_plan_options rows;
   std::string summary;  ///< the engine's configuration, for the stats notes
 };
 
 /// The switches every row-join engine takes: sort, queue, pattern, fill, index_dims (1-8; with
-/// `brute_force_mode`, also mode=indexed|brute-force), segment_ids and chunk_ids. The summary
+/// `brute_force_mode`, also mode=indexed|brute-force); it also accepts the memory budget's
+/// overrides segment_ids and chunk_ids (read by dispatch, core/memory_budget.hpp). The summary
 /// names sort, queue and pattern; engines append their own.
 row_join_settings read_row_join_settings(const param_map& params, bool brute_force_mode);
 

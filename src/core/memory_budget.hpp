@@ -1,0 +1,58 @@
+#pragma once
+// The one memory budget every planner asks (DESIGN.md, Memory). The user's limits come from
+// resources (host and device bytes; 0 means what the machine allows); the rules that turn them
+// into a planner's share live here and nowhere else, so no engine has a rule of its own.
+
+#include <cstdint>
+
+#include "core/params.hpp"
+#include "epsjoin/resources.hpp"
+
+namespace epsjoin::detail {
+
+/// Sizes forced by tests and ablations instead of what the budget allows, so the multi-segment,
+/// multi-chunk and multi-batch paths run on small inputs. 0 leaves a size to the budget.
+/// Parsed once from the join's parameters of the same names (see memory_override_keys).
+struct memory_overrides {
+  std::uint64_t segment_ids = 0;  ///< ids per device segment of the row pipeline
+  std::uint64_t chunk_ids = 0;    ///< ids per pinned chunk of the row pipeline
+  std::uint64_t batch_pairs = 0;  ///< pairs per result batch of the pair pipeline
+  std::uint64_t batches = 0;      ///< pair pipeline: plan this many batches of batch_pairs
+};
+
+class memory_budget {
+ public:
+  memory_budget() = default;
+  memory_budget(const memory_limits& limits, const memory_overrides& overrides)
+      : limits_(limits), overrides_(overrides) {}
+
+  /// Host bytes a join may use: the user's limit, else what the machine and its cgroup allow.
+  std::uint64_t host_bytes() const;
+  /// Host scratch one planner may keep for speed only (stored neighbour ranges, per-thread count
+  /// arrays): 1 GiB, or a sixteenth of host_bytes() under a smaller limit. Past it, planners
+  /// recompute instead of storing.
+  std::uint64_t host_scratch_bytes() const;
+  /// Page-locked staging buffers in all: an eighth of host_bytes(), since locked pages are taken
+  /// from everything else on the machine.
+  std::uint64_t pinned_bytes() const;
+  /// Device bytes a planner may claim now, when the device reports `free_bytes` free: the
+  /// smaller of that and the user's device limit, less a headroom of 512 MiB and 10% for the
+  /// index's growth, CUB's scratch and other users of the device.
+  std::uint64_t device_bytes(std::uint64_t free_bytes) const;
+
+  const memory_limits& limits() const noexcept { return limits_; }
+  const memory_overrides& overrides() const noexcept { return overrides_; }
+
+ private:
+  memory_limits limits_;
+  memory_overrides overrides_;
+};
+
+/// The overrides among a join's parameters (each engine lists the ones it honours in its
+/// param_keys); absent keys leave their size to the budget.
+memory_overrides read_memory_overrides(const param_map& params);
+
+/// Host memory of this machine as its cgroup (v2 memory.max, v1 memory.limit_in_bytes) bounds it.
+std::uint64_t machine_host_bytes();
+
+}  // namespace epsjoin::detail

@@ -1,0 +1,97 @@
+// The memory budget: the one place where limits turn into a planner's share.
+
+#include <gtest/gtest.h>
+
+#include "core/engine.hpp"
+#include "core/memory_budget.hpp"
+#include "epsjoin/epsjoin.hpp"
+
+namespace epsjoin::detail {
+namespace {
+
+constexpr std::uint64_t mib = std::uint64_t{1} << 20;
+constexpr std::uint64_t gib = std::uint64_t{1} << 30;
+
+TEST(memory_budget, machine_host_bytes_bound_the_default) {
+  const std::uint64_t machine = machine_host_bytes();
+  ASSERT_GT(machine, 0u);
+  const memory_budget unlimited;
+  EXPECT_EQ(unlimited.host_bytes(), machine);
+  EXPECT_EQ(unlimited.pinned_bytes(), machine / 8);
+}
+
+TEST(memory_budget, host_limit_bounds_every_host_share) {
+  memory_limits limits;
+  limits.host_bytes = 2 * gib;
+  const memory_budget budget(limits, {});
+  EXPECT_EQ(budget.host_bytes(), std::min(2 * gib, machine_host_bytes()));
+  EXPECT_EQ(budget.pinned_bytes(), budget.host_bytes() / 8);
+  // A sixteenth under a small limit, never more than 1 GiB.
+  EXPECT_EQ(budget.host_scratch_bytes(), std::min(gib, budget.host_bytes() / 16));
+  limits.host_bytes = 1024 * gib;
+  EXPECT_LE(memory_budget(limits, {}).host_scratch_bytes(), gib);
+}
+
+TEST(memory_budget, device_bytes_leave_headroom_and_obey_the_limit) {
+  const memory_budget unlimited;
+  EXPECT_EQ(unlimited.device_bytes(0), 0u);
+  EXPECT_EQ(unlimited.device_bytes(512 * mib), 0u);
+  EXPECT_EQ(unlimited.device_bytes(512 * mib + 1000), 900u);
+  EXPECT_EQ(unlimited.device_bytes(80 * gib), (80 * gib - 512 * mib) / 10 * 9);
+  memory_limits limits;
+  limits.device_bytes = 4 * gib;
+  const memory_budget limited(limits, {});
+  EXPECT_EQ(limited.device_bytes(80 * gib), (4 * gib - 512 * mib) / 10 * 9);
+  // The limit never adds memory the device does not have.
+  EXPECT_EQ(limited.device_bytes(2 * gib), (2 * gib - 512 * mib) / 10 * 9);
+}
+
+TEST(memory_budget, overrides_are_read_from_the_parameters) {
+  const memory_overrides none = read_memory_overrides({});
+  EXPECT_EQ(none.segment_ids, 0u);
+  EXPECT_EQ(none.chunk_ids, 0u);
+  EXPECT_EQ(none.batch_pairs, 0u);
+  EXPECT_EQ(none.batches, 0u);
+  const memory_overrides some = read_memory_overrides(
+      {{"segment_ids", "7"}, {"chunk_ids", "3"}, {"batch_pairs", "100"}, {"batches", "4"}});
+  EXPECT_EQ(some.segment_ids, 7u);
+  EXPECT_EQ(some.chunk_ids, 3u);
+  EXPECT_EQ(some.batch_pairs, 100u);
+  EXPECT_EQ(some.batches, 4u);
+  EXPECT_THROW(read_memory_overrides({{"segment_ids", "0"}}), invalid_argument);
+  EXPECT_THROW(read_memory_overrides({{"chunk_ids", "x"}}), invalid_argument);
+}
+
+TEST(memory_budget, resources_carry_the_limits) {
+  resources res(1);
+  EXPECT_EQ(res.memory().host_bytes, 0u);
+  EXPECT_EQ(res.memory().device_bytes, 0u);
+  res.set_memory({3 * gib, 5 * gib});
+  EXPECT_EQ(res.memory().host_bytes, 3 * gib);
+  EXPECT_EQ(res.memory().device_bytes, 5 * gib);
+}
+
+// A CPU engine under a tiny host limit plans its scratch within it and still answers exactly.
+TEST(memory_budget, cpu_grid_under_a_tiny_host_limit_counts_the_same) {
+  std::vector<double> coords;
+  for (int i = 0; i < 4000; ++i) {
+    coords.push_back((i * 7919 % 4000) / 4000.0);
+    coords.push_back((i * 104729 % 4000) / 4000.0);
+  }
+  const dataset_view view{coords.data(), coords.size() / 2, 2};
+  join_options opt;
+  opt.eps = 0.01;
+  opt.engine = "cpu-grid";
+  resources roomy(2);
+  count_sink a;
+  self_join(roomy, view, opt, a);
+  resources tight(2);
+  tight.set_memory({64 * 1024, 0});
+  count_sink b;
+  self_join(tight, view, opt, b);
+  EXPECT_GT(a.total(), 0u);
+  EXPECT_EQ(a.total(), b.total());
+}
+
+}  // namespace
+}  // namespace epsjoin::detail
