@@ -1,6 +1,7 @@
 #include <numeric>
 
 #include "batch/deliver.cuh"
+#include "core/delivery.hpp"
 #include "core/timer.hpp"
 
 namespace epsjoin::detail {
@@ -9,7 +10,7 @@ void deliver_gpu_results(join_request& req, gpu_state& gpu, std::uint64_t n_quer
                          std::size_t n_count_ids, const batch_launcher& launch,
                          const batch_launcher& count_launch) {
   stopwatch clock;
-  if (req.sink.counts_only()) {
+  if (delivery(req.sink, req.res.threads()).form() == delivery_form::counts) {
     // Counts by the caller's ids: no pair is materialised or moved.
     device_buffer<std::uint32_t> counts(std::max<std::size_t>(n_count_ids, 1));
     cudaStream_t stream = gpu.slots[0]->stream.get();
@@ -23,7 +24,7 @@ void deliver_gpu_results(join_request& req, gpu_state& gpu, std::uint64_t n_quer
     gpu.slots[0]->stream.synchronize();
     std::vector<std::uint32_t> ids(n_count_ids);
     std::iota(ids.begin(), ids.end(), 0u);
-    req.sink.consume_counts(ids, host);
+    delivery(req.sink, req.res.threads()).counts(ids, host);
     req.stats.add_stage("execute", clock.seconds());
     return;
   }

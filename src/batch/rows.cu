@@ -37,10 +37,6 @@ row_counts fetch_row_counts(const std::uint32_t* device_counts, const std::uint3
   return rc;
 }
 
-void deliver_counts(const row_counts& rc, result_sink& sink) {
-  if (!rc.ids.empty()) sink.consume_counts(rc.ids, rc.counts);
-}
-
 std::vector<row_segment> plan_segments(const row_counts& rc, std::span<const std::uint32_t> cut_points,
                                        std::uint64_t capacity) {
   std::vector<row_segment> segments;
@@ -72,12 +68,11 @@ std::uint64_t segment_capacity(std::uint64_t total_ids, const memory_budget& bud
 }
 
 void run_row_segments(gpu_state& gpu, const row_counts& rc, std::span<const row_segment> segments,
-                      std::size_t n_queries, const segment_filler& fill, result_sink& sink,
-                      unsigned threads, const memory_budget& budget, join_stats& stats,
+                      std::size_t n_queries, const segment_filler& fill, delivery& out,
+                      const memory_budget& budget, join_stats& stats,
                       const std::function<void(double)>& progress, rows_beside* beside) {
   stopwatch clock;
-  row_destination dest;
-  const bool rows = sink.accepts_rows();
+  const bool rows = out.form() == delivery_form::rows;
   // Laying the rows out in the sink touches every page of a fresh table (for a large result the
   // longest host step before assembly), so it runs after the first kernels and copies are
   // queued: the GPU works meanwhile.
@@ -88,7 +83,7 @@ void run_row_segments(gpu_state& gpu, const row_counts& rc, std::span<const row_
       for (std::size_t p = 0; p < rc.ids.size(); ++p) {
         by_query[rc.ids[p]] = rc.counts[p] + (beside != nullptr ? beside->counts[p] : 0);
       }
-      dest = sink.begin_rows(by_query);
+      const row_destination dest = out.lay_out(by_query);
       if (beside != nullptr) beside->destination = dest;
     }
     stats.add_stage("rows", rows_clock.seconds());
@@ -170,11 +165,7 @@ void run_row_segments(gpu_state& gpu, const row_counts& rc, std::span<const row_
     const chunk& c = chunks[g];
     const std::span<const std::uint32_t> piece(ring[g % ring.size()].data(), c.size);
     const std::uint64_t first = segments[c.segment].begin + c.offset;
-    if (rows) {
-      copy_rows(layout, first, piece, dest, threads);
-    } else {
-      emit_rows_as_pairs(layout, first, piece, sink, threads);
-    }
+    out.rows(layout, first, piece);
     placing += wait.seconds();
     done += c.size;
     if (progress) progress(static_cast<double>(done) / static_cast<double>(total));

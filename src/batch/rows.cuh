@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/delivery.hpp"
 #include "core/memory_budget.hpp"
 #include "epsjoin/sink.hpp"
 #include "epsjoin/stats.hpp"
@@ -40,9 +41,6 @@ struct row_counts {
 row_counts fetch_row_counts(const std::uint32_t* device_counts, const std::uint32_t* device_ids,
                             std::uint32_t positions, cudaStream_t stream);
 
-/// Hands the counts to a counts-only sink (queries never reached have no neighbours).
-void deliver_counts(const row_counts& rc, result_sink& sink);
-
 /// Segments of at most `capacity` ids, cut only at `cut_points` (ascending positions, the
 /// first 0); a piece between two cut points larger than `capacity` becomes its own segment.
 std::vector<row_segment> plan_segments(const row_counts& rc, std::span<const std::uint32_t> cut_points,
@@ -59,11 +57,12 @@ struct rows_beside {
   row_destination destination;
 };
 
-/// Runs the segments and delivers every row to `sink`. With `beside`, a row sink's table also
-/// holds room for those rows; the caller writes them to beside->destination.
+/// Runs the segments and delivers every row through `out` (rows or pairs form). With `beside`,
+/// a row sink's table also holds room for those rows; the caller writes them to
+/// beside->destination.
 void run_row_segments(gpu_state& gpu, const row_counts& rc, std::span<const row_segment> segments,
-                      std::size_t n_queries, const segment_filler& fill, result_sink& sink,
-                      unsigned threads, const memory_budget& budget, join_stats& stats,
+                      std::size_t n_queries, const segment_filler& fill, delivery& out,
+                      const memory_budget& budget, join_stats& stats,
                       const std::function<void(double)>& progress, rows_beside* beside = nullptr);
 
 }  // namespace epsjoin::detail

@@ -18,6 +18,7 @@
 #include <memory>
 
 #include "core/builtin_engines.hpp"
+#include "core/delivery.hpp"
 #include "core/expects.hpp"
 #include "core/parallel.hpp"
 #include "core/timer.hpp"
@@ -107,21 +108,6 @@ const char* pattern_name(grid::access_pattern p) {
 }
 
 // Runs the schedule's tasks on the threads, heaviest first.
-// Hands the per-position counts of a counts-only run to the sink, by input id.
-void deliver_counts(result_sink& sink, const grid::host_index& queries,
-                    const std::vector<std::uint32_t>& counts, unsigned threads) {
-  const std::size_t n = counts.size();
-  parallel_for(threads, n, std::size_t{1} << 16, [&](std::size_t begin, std::size_t end, unsigned) {
-    std::vector<std::uint32_t> ids, values;
-    for (std::size_t p = begin; p < end; ++p) {
-      if (counts[p] == 0) continue;
-      ids.push_back(queries.permutation[p]);
-      values.push_back(counts[p]);
-    }
-    if (!ids.empty()) sink.consume_counts(ids, values);
-  });
-}
-
 // Whether float32 copies (centred on B's column midpoints) of every coordinate are finite.
 bool fits_float(const join_request& req, const grid::column_stats& data_stats, unsigned threads) {
   auto fits = [&](const grid::column_stats& s) {
@@ -208,7 +194,8 @@ void run_precision(join_request& req, const grid_params& params, const grid::col
   std::vector<std::uint32_t> counts;
   std::vector<std::vector<std::uint32_t>> private_counts;
   std::vector<cpu::worker_state<T>> workers(threads);
-  if (req.sink.counts_only()) {
+  const delivery out(req.sink, threads);
+  if (out.form() == delivery_form::counts) {
     counts.assign(queries.n_points(), 0);
     in.counts = counts.data();
     // A halved join counts both sides of a pair, the candidate's in cells other threads may be
@@ -245,7 +232,7 @@ void run_precision(join_request& req, const grid_params& params, const grid::col
       }
     });
   }
-  if (req.sink.counts_only()) deliver_counts(req.sink, queries, counts, threads);
+  if (out.form() == delivery_form::counts) out.counts(queries.permutation, counts);
   stats.add_stage("execute", clock.seconds());
 
   stats.candidates += schedule.total_work;

@@ -61,13 +61,12 @@ class deque_source final : public row_join::work_source<T> {
   }
   std::vector<work_item> device_fill_items(std::span<const row_segment> segments,
                                            std::vector<std::uint32_t>& item_begin) const override;
-  void deliver_elsewhere(result_sink& sink, const row_destination& dest,
-                         std::span<const std::uint32_t> device_counts,
+  void deliver_elsewhere(const delivery& out, std::span<const std::uint32_t> device_counts,
                          unsigned threads) override {
-    if (sink.accepts_rows()) {
-      cpu_.deliver_rows(dest, device_counts, threads);
+    if (out.form() == delivery_form::rows) {
+      cpu_.deliver_rows(out.destination(), device_counts, threads);
     } else {
-      cpu_.deliver_pairs(sink);
+      cpu_.deliver_pairs(out.sink());
     }
   }
 

@@ -202,15 +202,16 @@ row_join_result run_row_join(join_request& req, const row_join_settings& s,
   // Whether any pair was found elsewhere: if not (the device took every item, or the others'
   // were all empty), the rows are the device's alone, without the per-position passes.
   const bool found_elsewhere = source->found_elsewhere();
-  if (req.sink.counts_only()) {
+  delivery out(req.sink, req.res.threads());
+  if (out.form() == delivery_form::counts) {
     if (!found_elsewhere) {
-      deliver_counts(rc, req.sink);
+      out.counts(rc.ids, rc.counts);
     } else {
       // Under halving a row's count has the device's part and the rest.
       row_counts both = rc;
       const std::vector<std::uint32_t> elsewhere = source->counts_elsewhere(nq);
       for (std::uint32_t p = 0; p < nq; ++p) both.counts[p] += elsewhere[p];
-      deliver_counts(both, req.sink);
+      out.counts(both.ids, both.counts);
     }
     return row_join_result::done;
   }
@@ -314,16 +315,16 @@ row_join_result run_row_join(join_request& req, const row_join_settings& s,
   };
   // The counting pass ran on `stream`; the fill kernels run on the same stream.
   if (!found_elsewhere) {
-    run_row_segments(gpu, rc, segments, req.queries.n, fill, req.sink, req.res.threads(), req.budget,
-                     req.stats, req.options.progress);
+    run_row_segments(gpu, rc, segments, req.queries.n, fill, out, req.budget, req.stats,
+                     req.options.progress);
     return row_join_result::done;
   }
   const std::vector<std::uint32_t> elsewhere = source->counts_elsewhere(nq);
   rows_beside beside{elsewhere, {}};
-  run_row_segments(gpu, rc, segments, req.queries.n, fill, req.sink, req.res.threads(), req.budget,
-                   req.stats, req.options.progress, &beside);
+  run_row_segments(gpu, rc, segments, req.queries.n, fill, out, req.budget, req.stats,
+                   req.options.progress, &beside);
   clock.restart();
-  source->deliver_elsewhere(req.sink, beside.destination, rc.counts, req.res.threads());
+  source->deliver_elsewhere(out, rc.counts, req.res.threads());
   req.stats.add_stage("cpu rows", clock.seconds());
   return row_join_result::done;
 }

@@ -125,9 +125,9 @@ class work_source {
   /// segment (workload order kept within each); item_begin[k] is where segment k's start.
   virtual std::vector<work_item> device_fill_items(std::span<const row_segment> segments,
                                                    std::vector<std::uint32_t>& item_begin) const;
-  /// Writes the pairs found elsewhere: into a row sink's table, row p after its first
-  /// device_counts[p] places (dest by caller's id), or to a pair sink.
-  virtual void deliver_elsewhere(result_sink& /*sink*/, const row_destination& /*dest*/,
+  /// Delivers the pairs found elsewhere: in the rows form into the laid-out rows, row p after
+  /// its first device_counts[p] places; in the pairs form as pairs.
+  virtual void deliver_elsewhere(const delivery& /*out*/,
                                  std::span<const std::uint32_t> /*device_counts*/,
                                  unsigned /*threads*/) {}
 };

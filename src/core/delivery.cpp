@@ -1,0 +1,43 @@
+#include "core/delivery.hpp"
+
+#include <vector>
+
+#include "core/expects.hpp"
+#include "core/parallel.hpp"
+
+namespace epsjoin::detail {
+
+void delivery::counts(std::span<const std::uint32_t> ids,
+                      std::span<const std::uint32_t> counts) const {
+  EPSJOIN_ENSURE(ids.size() == counts.size(), error, "internal: ", ids.size(), " ids for ",
+                 counts.size(), " counts");
+  // Blocks of 64 Ki queries: a sink's lock is taken once a block, not once a query.
+  parallel_for(threads_, ids.size(), std::size_t{1} << 16,
+               [&](std::size_t begin, std::size_t end, unsigned) {
+    std::vector<std::uint32_t> block_ids, block_counts;
+    for (std::size_t k = begin; k < end; ++k) {
+      if (counts[k] == 0) continue;
+      block_ids.push_back(ids[k]);
+      block_counts.push_back(counts[k]);
+    }
+    if (!block_ids.empty()) sink_->consume_counts(block_ids, block_counts);
+  });
+}
+
+row_destination delivery::lay_out(std::span<const std::uint32_t> counts_by_query) {
+  EPSJOIN_ENSURE(form_ == delivery_form::rows, error,
+                 "internal: rows laid out for a sink that does not take rows");
+  destination_ = sink_->begin_rows(counts_by_query);
+  return destination_;
+}
+
+void delivery::rows(const row_layout& layout, std::uint64_t first,
+                    std::span<const std::uint32_t> piece) const {
+  if (form_ == delivery_form::rows) {
+    copy_rows(layout, first, piece, destination_, threads_);
+  } else {
+    emit_rows_as_pairs(layout, first, piece, *sink_, threads_);
+  }
+}
+
+}  // namespace epsjoin::detail

@@ -1,0 +1,56 @@
+#pragma once
+// The one way results leave an engine. An engine says what it has (neighbour counts, pieces of
+// rows in its own layout, or pairs through per-thread emitters) and the adapter gives the sink
+// the form it takes: counts only, rows written in place, or pairs. Engines never branch over
+// the sink's modes themselves.
+
+#include <cstdint>
+#include <span>
+
+#include "core/emitter.hpp"
+#include "core/row_copy.hpp"
+#include "epsjoin/sink.hpp"
+
+namespace epsjoin::detail {
+
+/// What the sink takes.
+enum class delivery_form {
+  counts,  ///< neighbour counts only: no pair is materialised anywhere
+  rows,    ///< whole rows, written in place once their lengths are known
+  pairs,   ///< (query, neighbour) pairs in batches
+};
+
+class delivery {
+ public:
+  delivery(result_sink& sink, unsigned threads)
+      : sink_(&sink),
+        threads_(threads == 0 ? 1 : threads),
+        form_(sink.counts_only()    ? delivery_form::counts
+              : sink.accepts_rows() ? delivery_form::rows
+                                    : delivery_form::pairs) {}
+
+  delivery_form form() const noexcept { return form_; }
+  result_sink& sink() const noexcept { return *sink_; }
+
+  /// counts[k] more neighbours for query ids[k] (zeros skipped), handed over on the threads.
+  void counts(std::span<const std::uint32_t> ids, std::span<const std::uint32_t> counts) const;
+  /// Rows form: the sink lays out rows of counts_by_query[q] neighbours; where row q starts.
+  /// Called once, before rows().
+  row_destination lay_out(std::span<const std::uint32_t> counts_by_query);
+  /// Layout elements [first, first + piece.size()), an engine's rows in its own order: copied
+  /// into the laid-out rows (rows form) or handed over as pairs (pairs form).
+  void rows(const row_layout& layout, std::uint64_t first,
+            std::span<const std::uint32_t> piece) const;
+  /// A per-thread buffer of pairs for the pairs form (flush it before it goes).
+  pair_emitter emitter() const { return pair_emitter(*sink_); }
+  /// The destination lay_out returned.
+  const row_destination& destination() const noexcept { return destination_; }
+
+ private:
+  result_sink* sink_;
+  unsigned threads_;
+  delivery_form form_;
+  row_destination destination_;
+};
+
+}  // namespace epsjoin::detail
