@@ -19,6 +19,7 @@
 #include <type_traits>
 
 #include "core/cpu_isa.hpp"
+#include "core/within_eps.hpp"
 
 // 32-byte vectors in code compiled for the x86-64 baseline draw GCC's note that passing them by
 // value would change the ABI. Every function here taking or returning one is always_inline, so no
@@ -57,10 +58,7 @@ struct column_set {
   }
   T distance(const query& q, std::size_t c, T /*hi*/) const {
     T acc = 0;
-    for (int j = 0; j < D; ++j) {
-      const T diff = col[j][c] - q.v[j];
-      acc += diff * diff;
-    }
+    for (int j = 0; j < D; ++j) acc = add_square<rounding::plain>(acc, col[j][c], q.v[j]);
     return acc;
   }
 };
@@ -100,24 +98,7 @@ struct row_set {
   query load(std::size_t p) const { return {rows + p * d}; }
   /// Scalar, in column order (the float64 re-checks and tests use it).
   T distance(const query& q, std::size_t c, T hi) const {
-    const T* __restrict a = q.row;
-    const T* __restrict b = rows + c * d;
-    T acc = 0;
-    std::size_t j = 0;
-    if constexpr (Every > 0) {
-      for (; j + Every <= d; j += Every) {
-        for (int t = 0; t < Every; ++t) {
-          const T diff = a[j + t] - b[j + t];
-          acc += diff * diff;
-        }
-        if (acc > hi) return acc;
-      }
-    }
-    for (; j < d; ++j) {
-      const T diff = a[j] - b[j];
-      acc += diff * diff;
-    }
-    return acc;
+    return squared_distance<rounding::plain, 0, Every>(q.row, rows + c * d, d, hi);
   }
   /// SIMD over dimensions: one vector of partial sums, its lanes added up only where the early
   /// exit looks (every `Every` dimensions, rounded up to whole vectors) and at the end. The sum
@@ -143,10 +124,7 @@ struct row_set {
       }
     }
     T total = S::sum(acc);
-    for (; j < d; ++j) {
-      const T diff = a[j] - b[j];
-      total += diff * diff;
-    }
+    for (; j < d; ++j) total = add_square<rounding::plain>(total, a[j], b[j]);
     return total;
   }
 };

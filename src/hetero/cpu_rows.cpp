@@ -11,25 +11,18 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 
 #include "core/cpu_isa.hpp"
+#include "core/within_eps.hpp"
 
 namespace epsjoin::detail::hetero {
 
 namespace {
 
+// Any d (D == 0) stops once past eps^2 after each 8 dimensions; 1-8 known ones sum them all.
 template <class T, int D>
 inline bool within(const T* q, const T* p, int d, T eps2) {
-  const int dims = D > 0 ? D : d;
-  T sum = 0;
-  for (int k = 0; k < dims; ++k) {
-    const T diff = q[k] - p[k];
-    sum = std::fma(diff, diff, sum);
-    // Sums only grow: once past eps^2 the rest cannot bring the pair back.
-    if (D == 0 && (k & 7) == 7 && sum > eps2) return false;
-  }
-  return sum <= eps2;
+  return within_eps<rounding::fused, D, D == 0 ? 8 : 0>(q, p, d, eps2);
 }
 
 template <class T, int D>
