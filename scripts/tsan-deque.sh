@@ -15,14 +15,9 @@ flags=(-std=c++20 -O1 -g -fsanitize=thread -I"$root/src" -I"$root/include")
   -o "$out/test_work_deque"
 TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" "$out/test_work_deque"
 
-# The FMA copy of the CPU rows needs its own flag, as in the library's build.
-fma=()
-[[ $(uname -m) == x86_64 ]] && fma=(-mfma)
-"$cxx" "${flags[@]}" "${fma[@]}" -c "$root/src/hetero/cpu_rows_fma.cpp" -o "$out/cpu_rows_fma.o"
-"$cxx" "${flags[@]}" "$root/tests/unit/test_cpu_share.cpp" "$root/src/hetero/cpu_share.cpp" \
-  "$root/src/hetero/cpu_rows.cpp" "$root/src/hetero/cpu_rows_generic.cpp" \
-  "$root/src/hetero/partition.cpp" "$root/src/hetero/cpu_ego.cpp" "$root/src/core/table_memory.cpp" \
+"$cxx" "${flags[@]}" "$root/tests/unit/test_cpu_share.cpp" "$root"/src/hetero/cpu_share_*.cpp \
+  "$root/src/hetero/cpu_rows.cpp" "$root/src/hetero/partition.cpp" "$root/src/hetero/cpu_ego.cpp" "$root/src/core/table_memory.cpp" \
   "$root"/src/cpu/super_ego/{dim_order,ego_prepare,ego_sort,ego_tree,parallel_sort}.cpp \
-  "$out/cpu_rows_fma.o" -lgtest -lgtest_main -pthread \
+  -lgtest -lgtest_main -pthread \
   -o "$out/test_cpu_share"
 TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" "$out/test_cpu_share"

@@ -18,6 +18,7 @@
 #include <memory>
 
 #include "core/builtin_engines.hpp"
+#include "core/cpu_isa.hpp"
 #include "core/delivery.hpp"
 #include "core/expects.hpp"
 #include "core/parallel.hpp"
@@ -189,7 +190,7 @@ void run_precision(join_request& req, const grid_params& params, const grid::col
     in.limit = cpu::double_thresholds(req.options.eps);
   }
   in.skip_self = self && !settings.halved;
-  in.avx2 = params.avx2 && cpu::kernels::cpu_has_avx2();
+  in.avx2 = params.avx2 && isa::cpu_has_v3();
   in.gather_min_spans = params.gather_min_spans;
   std::vector<std::uint32_t> counts;
   std::vector<std::vector<std::uint32_t>> private_counts;

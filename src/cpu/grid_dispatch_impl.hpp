@@ -25,7 +25,7 @@ void execute_width(detail::join_request& req, const join_inputs<T>& in, Set qset
 template <class T, class Set, bool Halved, bool Counts>
 void execute_output(detail::join_request& req, const join_inputs<T>& in, Set qset, Set dset,
                     std::vector<worker_state<T>>& workers) {
-#if EPSJOIN_GRID_HAS_AVX2
+#if EPSJOIN_ISA_HAS_V3
   if (in.avx2) return execute_width<T, Set, Halved, Counts, 32>(req, in, qset, dset, workers);
 #endif
   execute_width<T, Set, Halved, Counts, 16>(req, in, qset, dset, workers);

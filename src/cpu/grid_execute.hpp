@@ -73,7 +73,7 @@ inline constexpr bool is_column_set<kernels::column_set<T, D>> = true;
 
 /// Halved: a self-join under unicomp / lid_unicomp (each unordered pair computed once, both
 /// directions delivered); otherwise one-sided (A x B, or a self-join under full). Bytes: SIMD
-/// width, 16 (baseline) or 32 (compiled for x86-64-v3; run only where cpu_has_avx2()).
+/// width, 16 (baseline) or 32 (compiled for x86-64-v3; run only where isa::cpu_has_v3()).
 template <class T, class Set, bool Halved, bool Counts, int Bytes>
 class grid_executor {
  public:
@@ -102,7 +102,10 @@ class grid_executor {
     std::uint32_t own_begin;
   };
 
-  EPSJOIN_GRID_AVX2 void run_avx2(const grid_task& t, worker& w) const { run_task(t, w); }
+  // The v3 copy of the whole task loop: `flatten` inlines the kernels (and all else) into it.
+  EPSJOIN_ISA_V3 __attribute__((flatten)) void run_avx2(const grid_task& t, worker& w) const {
+    run_task(t, w);
+  }
 
   void run_task(const grid_task& t, worker& w) const {
     const grid::host_index& qi = *in_.queries;

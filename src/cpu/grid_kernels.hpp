@@ -18,6 +18,9 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/cpu_isa.hpp"
+#include "core/within_eps.hpp"
+
 // 32-byte vectors in code compiled for the x86-64 baseline draw GCC's note that passing them by
 // value would change the ABI. Every function here taking or returning one is always_inline, so no
 // such call exists; the note is silenced for the files that include this header (the engine's).
@@ -28,98 +31,18 @@ namespace epsjoin::detail::cpu::kernels {
 /// Candidates per block.
 inline constexpr unsigned block_len = 64;
 
-// Vector width. The task loop is instantiated for 16-byte vectors (the x86-64 baseline, SSE2)
-// and, on x86-64 with GCC or Clang, for 32-byte vectors in a function compiled for x86-64-v3
-// (AVX2, FMA; EPSJOIN_GRID_AVX2) that `flatten` fills with inlined kernels; the engine calls it
-// only when the CPU has AVX2 and FMA (cpu_has_avx2()). Nothing it calls out of line is compiled
-// for AVX, so no ODR-merged function ever carries AVX code. (32-byte vectors in baseline code
-// are lowered to SSE2 pairs and run several times slower, hence two widths, not one.)
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(EPSJOIN_NO_AVX2)
-#define EPSJOIN_GRID_HAS_AVX2 1
-#define EPSJOIN_GRID_AVX2 __attribute__((target("arch=x86-64-v3"), flatten))
-inline bool cpu_has_avx2() {
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
-#else
-#define EPSJOIN_GRID_HAS_AVX2 0
-#define EPSJOIN_GRID_AVX2
-inline bool cpu_has_avx2() { return false; }
-#endif
+// Vector width: the task loop is instantiated for 16-byte vectors, and for 32-byte ones in a
+// function compiled for x86-64-v3 that `flatten` fills with inlined kernels (core/cpu_isa.hpp);
+// the engine calls it only where isa::cpu_has_v3().
+using isa::simd;
+
 /// Columns are padded (point_block::column_pad) and so are the per-candidate counters
 /// (counter_pad), so the masked last vector of a block may read past the block's end.
 inline constexpr std::size_t counter_pad = 16;
 
 /// Per-candidate counters: integers of the lane width of T, so compare masks add into them.
 template <class T>
-using lane_count = std::conditional_t<sizeof(T) == 8, std::int64_t, std::int32_t>;
-
-// Horizontal sum of a GCC vector by halving it (log2(width) adds, no lane extraction loop).
-template <class V>
-inline __attribute__((always_inline)) auto reduce(V v) {
-  constexpr int n = sizeof(V) / sizeof(v[0]);
-  if constexpr (n == 2) {
-    return v[0] + v[1];
-  } else {
-    using E = std::remove_cvref_t<decltype(v[0])>;
-    typedef E half __attribute__((vector_size(sizeof(V) / 2)));
-    half lo, hi;
-    std::memcpy(&lo, &v, sizeof lo);
-    std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
-    return reduce(lo + hi);
-  }
-}
-
-// `count` times -1 then `count` times 0: first_lanes(n) loads `width` entries from n before the
-// middle.
-#define EPSJOIN_GRID_ONES(count) EPSJOIN_GRID_ONES_##count
-#define EPSJOIN_GRID_ONES_2 -1, -1, 0, 0
-#define EPSJOIN_GRID_ONES_4 -1, -1, -1, -1, 0, 0, 0, 0
-#define EPSJOIN_GRID_ONES_8 -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0
-
-// SIMD vectors of T and their compare masks (vector_size needs a concrete type, hence one
-// specialisation per type from one macro). Everything that takes or returns a vector is forced
-// inline: out of line, a baseline caller and an AVX caller would disagree on how a 32-byte vector
-// is passed (GCC's -Wpsabi note, silenced in cpu_grid.cpp because no such call exists).
-#define EPSJOIN_GRID_INLINE inline __attribute__((always_inline))
-template <class T, int Bytes>
-struct simd;
-
-#define EPSJOIN_GRID_SIMD(T, I, B, W)                                             \
-  template <>                                                                     \
-  struct simd<T, B> {                                                             \
-    static constexpr int width = W;                                               \
-    static_assert(W * sizeof(T) == B);                                            \
-    typedef T vec __attribute__((vector_size(B)));                                \
-    typedef I mask __attribute__((vector_size(B)));                               \
-    EPSJOIN_GRID_INLINE static vec load(const T* p) {                                                 \
-      vec v;                                                                      \
-      std::memcpy(&v, p, sizeof v);                                               \
-      return v;                                                                   \
-    }                                                                             \
-    EPSJOIN_GRID_INLINE static mask load(const I* p) {                                                \
-      mask v;                                                                     \
-      std::memcpy(&v, p, sizeof v);                                               \
-      return v;                                                                   \
-    }                                                                             \
-    EPSJOIN_GRID_INLINE static void store(T* p, vec v) { std::memcpy(p, &v, sizeof v); }              \
-    EPSJOIN_GRID_INLINE static void store(I* p, mask v) { std::memcpy(p, &v, sizeof v); }             \
-    EPSJOIN_GRID_INLINE static vec splat(T x) { return vec{} + x; }                                   \
-    EPSJOIN_GRID_INLINE static mask splat_mask(I x) { return mask{} + x; }                            \
-    /* all ones in the first `n` lanes (n <= width): one unaligned load from a table */ \
-    EPSJOIN_GRID_INLINE static mask first_lanes(unsigned n) {                   \
-      alignas(64) static constexpr I table[2 * W] = {EPSJOIN_GRID_ONES(W)};     \
-      return load(table + (width - n));                                         \
-    }                                                                           \
-    /* horizontal sums: halve the vector until one lane is left */              \
-    EPSJOIN_GRID_INLINE static I sum(mask m) { return reduce(m); }              \
-    EPSJOIN_GRID_INLINE static T sum(vec v) { return reduce(v); }               \
-  }
-
-EPSJOIN_GRID_SIMD(double, std::int64_t, 16, 2);
-EPSJOIN_GRID_SIMD(float, std::int32_t, 16, 4);
-EPSJOIN_GRID_SIMD(double, std::int64_t, 32, 4);
-EPSJOIN_GRID_SIMD(float, std::int32_t, 32, 8);
-#undef EPSJOIN_GRID_SIMD
+using lane_count = isa::lane_int<T>;
 
 template <class T, int D>
 struct column_set {
@@ -135,10 +58,7 @@ struct column_set {
   }
   T distance(const query& q, std::size_t c, T /*hi*/) const {
     T acc = 0;
-    for (int j = 0; j < D; ++j) {
-      const T diff = col[j][c] - q.v[j];
-      acc += diff * diff;
-    }
+    for (int j = 0; j < D; ++j) acc = add_square<rounding::plain>(acc, col[j][c], q.v[j]);
     return acc;
   }
 };
@@ -150,14 +70,14 @@ struct column_block {
   using S = simd<T, Bytes>;
   const T* c[D];
   typename S::vec q[D];
-  EPSJOIN_GRID_INLINE column_block(const column_set<T, D>& set, const typename column_set<T, D>::query& qp,
+  EPSJOIN_ISA_INLINE column_block(const column_set<T, D>& set, const typename column_set<T, D>::query& qp,
                std::size_t c0) {
     for (int j = 0; j < D; ++j) {
       c[j] = set.col[j] + c0;
       q[j] = S::splat(qp.v[j]);
     }
   }
-  EPSJOIN_GRID_INLINE typename S::vec distances(unsigned i) const {
+  EPSJOIN_ISA_INLINE typename S::vec distances(unsigned i) const {
     typename S::vec acc{};
     for (int j = 0; j < D; ++j) {
       const typename S::vec diff = S::load(c[j] + i) - q[j];
@@ -178,30 +98,13 @@ struct row_set {
   query load(std::size_t p) const { return {rows + p * d}; }
   /// Scalar, in column order (the float64 re-checks and tests use it).
   T distance(const query& q, std::size_t c, T hi) const {
-    const T* __restrict a = q.row;
-    const T* __restrict b = rows + c * d;
-    T acc = 0;
-    std::size_t j = 0;
-    if constexpr (Every > 0) {
-      for (; j + Every <= d; j += Every) {
-        for (int t = 0; t < Every; ++t) {
-          const T diff = a[j + t] - b[j + t];
-          acc += diff * diff;
-        }
-        if (acc > hi) return acc;
-      }
-    }
-    for (; j < d; ++j) {
-      const T diff = a[j] - b[j];
-      acc += diff * diff;
-    }
-    return acc;
+    return squared_distance<rounding::plain, 0, Every>(q.row, rows + c * d, d, hi);
   }
   /// SIMD over dimensions: one vector of partial sums, its lanes added up only where the early
   /// exit looks (every `Every` dimensions, rounded up to whole vectors) and at the end. The sum
   /// order differs from the scalar one by rounding only (far inside the 1e-12 band).
   template <int Bytes>
-  EPSJOIN_GRID_INLINE T distance_simd(const query& q, std::size_t c, T hi) const {
+  EPSJOIN_ISA_INLINE T distance_simd(const query& q, std::size_t c, T hi) const {
     using S = simd<T, Bytes>;
     constexpr int w = S::width;
     constexpr int vectors_per_check = Every <= 0 ? 0 : (Every + w - 1) / w;
@@ -221,10 +124,7 @@ struct row_set {
       }
     }
     T total = S::sum(acc);
-    for (; j < d; ++j) {
-      const T diff = a[j] - b[j];
-      total += diff * diff;
-    }
+    for (; j < d; ++j) total = add_square<rounding::plain>(total, a[j], b[j]);
     return total;
   }
 };

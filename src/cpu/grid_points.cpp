@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "core/parallel.hpp"
+#include "core/within_eps.hpp"
 
 namespace epsjoin::detail::cpu {
 
@@ -120,10 +121,7 @@ thresholds<float> float_thresholds(double eps, std::size_t d, std::span<const do
 
 bool exact_within(dataset_view a, std::size_t i, dataset_view b, std::size_t j, double eps2) {
   double sum = 0.0;
-  for (std::size_t k = 0; k < a.d; ++k) {
-    const double diff = a.at(i, k) - b.at(j, k);
-    sum += diff * diff;
-  }
+  for (std::size_t k = 0; k < a.d; ++k) sum = add_square<rounding::plain>(sum, a.at(i, k), b.at(j, k));
   return sum <= eps2;
 }
 

@@ -24,6 +24,7 @@
 
 #include "core/emitter.hpp"
 #include "core/engine.hpp"
+#include "core/within_eps.hpp"
 #include "core/timer.hpp"
 
 namespace epsjoin::detail::rtree_impl {
@@ -161,26 +162,12 @@ class tree_join {
 
   // Over the K indexed dims: the exact test when K == d, a necessary condition otherwise.
   bool close(const point_type& a, const point_type& b) const {
-    T sum = 0;
-    for (std::size_t k = 0; k < K; ++k) {
-      const T diff = a.c[k] - b.c[k];
-      sum += diff * diff;
-    }
-    return sum <= s_.eps2;
+    return within_eps<rounding::plain, static_cast<int>(K), 0>(a.c.data(), b.c.data(), K, s_.eps2);
   }
 
   // Over all d dims from the rows, stopping once a block of dims exceeds eps.
   bool close(const T* a, const T* b) const {
-    T sum = 0;
-    for (std::size_t k0 = 0; k0 < s_.d; k0 += 16) {
-      const std::size_t k1 = std::min(s_.d, k0 + 16);
-      for (std::size_t k = k0; k < k1; ++k) {
-        const T diff = a[k] - b[k];
-        sum += diff * diff;
-      }
-      if (sum > s_.eps2) return false;
-    }
-    return true;
+    return within_eps<rounding::plain, 0, 16>(a, b, s_.d, s_.eps2);
   }
 
   void report_progress() {

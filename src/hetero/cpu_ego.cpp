@@ -101,7 +101,7 @@ std::unique_ptr<ego_side<T>> ego_side<T>::build(const host_join_view<T>& view,
   ix.self = view.self_join;
   ix.leaf = settings.leaf > 0 ? settings.leaf : (d <= 8 ? 128 : 256);
   ix.query_leaf = std::max<std::size_t>(settings.query_leaf, 1);
-  ix.wide = ego::cpu_has_avx2();
+  ix.wide = isa::cpu_has_v3();
   // The EGO leaves round their sums their own way (another dimension order, no fused
   // multiply-add in the 16-byte loops), so they test against eps^2 widened by twice the bound
   // on a d-term sum's relative rounding error, (d + 1) u, with room to spare; the confirmed

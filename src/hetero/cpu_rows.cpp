@@ -1,35 +1,127 @@
+// hegjoin's CPU row kernel.
+//
+// The arithmetic mirrors lbjoin's tiled kernel exactly: one running sum, dimension by dimension
+// in the index's order, each step a fused multiply-add (nvcc contracts `sum += diff * diff`).
+// Under dynamic partitioning a pair may be decided by either side from one run to the next, so
+// anything less would let a pair at eps come and go between runs. std::fma rounds so on every
+// processor; the v3 copy (core/cpu_isa.hpp) has it as one instruction, the baseline copy calls
+// the C library's.
+
 #include "hetero/cpu_rows.hpp"
 
-#include <type_traits>
+#include <algorithm>
+#include <atomic>
+
+#include "core/cpu_isa.hpp"
+#include "core/within_eps.hpp"
 
 namespace epsjoin::detail::hetero {
 
-namespace fma_isa {
-void join_items_f32(const host_join_view<float>&, std::uint32_t, std::uint32_t, cpu_rows&);
-void join_items_f64(const host_join_view<double>&, std::uint32_t, std::uint32_t, cpu_rows&);
-std::size_t keep_within_f32(const host_join_view<float>&, std::uint32_t, std::uint32_t*,
-                            std::size_t);
-std::size_t keep_within_f64(const host_join_view<double>&, std::uint32_t, std::uint32_t*,
-                            std::size_t);
-}  // namespace fma_isa
-namespace generic_isa {
-void join_items_f32(const host_join_view<float>&, std::uint32_t, std::uint32_t, cpu_rows&);
-void join_items_f64(const host_join_view<double>&, std::uint32_t, std::uint32_t, cpu_rows&);
-std::size_t keep_within_f32(const host_join_view<float>&, std::uint32_t, std::uint32_t*,
-                            std::size_t);
-std::size_t keep_within_f64(const host_join_view<double>&, std::uint32_t, std::uint32_t*,
-                            std::size_t);
-}  // namespace generic_isa
-
 namespace {
 
-bool has_fma() {
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-  static const bool fma = __builtin_cpu_supports("fma");
-  return fma;
-#else
-  return false;
-#endif
+// Any d (D == 0) stops once past eps^2 after each 8 dimensions; 1-8 known ones sum them all.
+template <class T, int D>
+inline bool within(const T* q, const T* p, int d, T eps2) {
+  return within_eps<rounding::fused, D, D == 0 ? 8 : 0>(q, p, d, eps2);
+}
+
+template <class T, int D>
+void join_items(const host_join_view<T>& v, std::uint32_t first, std::uint32_t end, cpu_rows& out) {
+  const auto d = static_cast<std::size_t>(v.d);
+  for (std::uint32_t i = first; i < end; ++i) {
+    const host_item& item = v.items[i];
+    const host_range* ranges = v.item_ranges[i];
+    const std::uint32_t n_ranges = v.item_range_count[i];
+    for (std::uint32_t pos = item.first; pos < item.first + item.count; ++pos) {
+      const T* q = v.query_points.data() + pos * d;
+      const std::size_t row_start = out.neighbors.size();
+      for (std::uint32_t r = 0; r < n_ranges; ++r) {
+        host_range range = ranges[r];
+        // Halving: the own cell's range starts after the item's first query; this query takes
+        // only the positions after its own, as the GPU's kernels do.
+        if (v.halving && r + 1 == n_ranges) range.begin = std::max(range.begin, pos + 1);
+        if (range.end <= range.begin) continue;
+        out.candidates += range.end - range.begin;
+        for (std::uint32_t j = range.begin; j < range.end; ++j) {
+          if (!v.halving && v.self_join && j == pos) continue;
+          if (within<T, D>(q, v.data_points.data() + j * d, v.d, v.eps2)) {
+            out.neighbors.push_back(j);
+            if (v.halving) {
+              std::atomic_ref(v.reverse_counts[j]).fetch_add(1, std::memory_order_relaxed);
+            }
+          }
+        }
+      }
+      out.positions.push_back(pos);
+      out.counts.push_back(static_cast<std::uint32_t>(out.neighbors.size() - row_start));
+    }
+  }
+}
+
+/// Keeps, in place and in order, the data positions of `found[0, m)` within eps of query position
+/// `pos` by within()'s rounding; returns how many. The super-ego side's filter is wider than eps
+/// and rounds its own way; this makes its answer the grid side's (and the GPU's).
+template <class T, int D>
+std::size_t keep_within(const host_join_view<T>& v, std::uint32_t pos, std::uint32_t* found,
+                        std::size_t m) {
+  const auto d = static_cast<std::size_t>(v.d);
+  const T* q = v.query_points.data() + pos * d;
+  std::size_t kept = 0;
+  for (std::size_t k = 0; k < m; ++k) {
+    const std::uint32_t j = found[k];
+    found[kept] = j;
+    kept += within<T, D>(q, v.data_points.data() + j * d, v.d, v.eps2) ? 1 : 0;
+  }
+  return kept;
+}
+
+template <class T>
+std::size_t keep_within_any_d(const host_join_view<T>& v, std::uint32_t pos,
+                              std::uint32_t* found, std::size_t m) {
+  switch (v.d) {
+    case 1: return keep_within<T, 1>(v, pos, found, m);
+    case 2: return keep_within<T, 2>(v, pos, found, m);
+    case 3: return keep_within<T, 3>(v, pos, found, m);
+    case 4: return keep_within<T, 4>(v, pos, found, m);
+    case 5: return keep_within<T, 5>(v, pos, found, m);
+    case 6: return keep_within<T, 6>(v, pos, found, m);
+    case 7: return keep_within<T, 7>(v, pos, found, m);
+    case 8: return keep_within<T, 8>(v, pos, found, m);
+    default: return keep_within<T, 0>(v, pos, found, m);
+  }
+}
+
+template <class T>
+void join_items_any_d(const host_join_view<T>& v, std::uint32_t first, std::uint32_t end,
+                      cpu_rows& out) {
+  // The dimensionalities hegjoin is built for (the papers' 2-8) get an unrolled distance.
+  switch (v.d) {
+    case 1: return join_items<T, 1>(v, first, end, out);
+    case 2: return join_items<T, 2>(v, first, end, out);
+    case 3: return join_items<T, 3>(v, first, end, out);
+    case 4: return join_items<T, 4>(v, first, end, out);
+    case 5: return join_items<T, 5>(v, first, end, out);
+    case 6: return join_items<T, 6>(v, first, end, out);
+    case 7: return join_items<T, 7>(v, first, end, out);
+    case 8: return join_items<T, 8>(v, first, end, out);
+    default: return join_items<T, 0>(v, first, end, out);
+  }
+}
+
+// The v3 copies: `flatten` inlines the kernel (and its std::fma, one instruction there) into them.
+template <class T>
+EPSJOIN_ISA_V3 __attribute__((flatten)) void join_items_v3(const host_join_view<T>& v,
+                                                           std::uint32_t first, std::uint32_t end,
+                                                           cpu_rows& out) {
+  join_items_any_d(v, first, end, out);
+}
+
+template <class T>
+EPSJOIN_ISA_V3 __attribute__((flatten)) std::size_t keep_within_v3(const host_join_view<T>& v,
+                                                                   std::uint32_t pos,
+                                                                   std::uint32_t* found,
+                                                                   std::size_t m) {
+  return keep_within_any_d(v, pos, found, m);
 }
 
 }  // namespace
@@ -37,21 +129,13 @@ bool has_fma() {
 template <class T>
 void join_items_on_cpu(const host_join_view<T>& v, std::uint32_t first, std::uint32_t end,
                        cpu_rows& out) {
-  if constexpr (std::is_same_v<T, float>) {
-    (has_fma() ? fma_isa::join_items_f32 : generic_isa::join_items_f32)(v, first, end, out);
-  } else {
-    (has_fma() ? fma_isa::join_items_f64 : generic_isa::join_items_f64)(v, first, end, out);
-  }
+  (isa::cpu_has_v3() ? join_items_v3<T> : join_items_any_d<T>)(v, first, end, out);
 }
 
 template <class T>
 std::size_t keep_within_on_cpu(const host_join_view<T>& v, std::uint32_t pos,
                                std::uint32_t* found, std::size_t m) {
-  if constexpr (std::is_same_v<T, float>) {
-    return (has_fma() ? fma_isa::keep_within_f32 : generic_isa::keep_within_f32)(v, pos, found, m);
-  } else {
-    return (has_fma() ? fma_isa::keep_within_f64 : generic_isa::keep_within_f64)(v, pos, found, m);
-  }
+  return (isa::cpu_has_v3() ? keep_within_v3<T> : keep_within_any_d<T>)(v, pos, found, m);
 }
 
 template void join_items_on_cpu(const host_join_view<float>&, std::uint32_t, std::uint32_t,

@@ -157,7 +157,7 @@ class hegjoin_engine final : public engine {
                         " applies to cpu_engine=super-ego only");
       }
     }
-    // The tiled kernel only: the CPU side mirrors its arithmetic (hetero/cpu_rows_impl.hpp).
+    // The tiled kernel only: the CPU side mirrors its arithmetic (hetero/cpu_rows.cpp and core/within_eps.hpp).
     const kernel_choice kernel = read_kernel_choice(params);
     rows.summary =
         concat(kernel.summary, ", sort ", rows.sort ? "on" : "off", ", queue off, pattern ",

@@ -56,7 +56,7 @@ class ego_joiner {
     columns_.resize(in.b.d);
     for (std::size_t k = 0; k < in.b.d; ++k) columns_[k] = in.b.column(k);
     leaf_fn_ = &leaf_rows_16<T, D, Out>;
-#if EPSJOIN_EGO_HAS_AVX2
+#if EPSJOIN_ISA_HAS_V3
     if (wide) leaf_fn_ = &leaf_rows_32<T, D, Out>;
 #endif
     (void)wide;

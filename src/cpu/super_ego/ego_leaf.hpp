@@ -11,7 +11,7 @@
 #include "cpu/super_ego/ego_simd.hpp"
 #include "cpu/super_ego/sorted_points.hpp"
 
-// Vector-returning helpers below are always inlined (see ego_simd.hpp): no call crosses an ABI.
+// Vector-returning helpers below are always inlined (see core/cpu_isa.hpp): no call crosses an ABI.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
 
@@ -53,7 +53,7 @@ struct row_kernel {
   const T* query = nullptr;
   vec eps2;
 
-  EPSJOIN_EGO_INLINE void load_query(const T* row) {
+  EPSJOIN_ISA_INLINE void load_query(const T* row) {
     if constexpr (D > 0) {
       for (int k = 0; k < D; ++k) q[k] = S::splat(row[k]);
     } else {
@@ -62,7 +62,7 @@ struct row_kernel {
   }
 
   /// -1 in the lanes of candidates j .. j + width - 1 within eps of the query.
-  EPSJOIN_EGO_INLINE mask hits(std::size_t j) const {
+  EPSJOIN_ISA_INLINE mask hits(std::size_t j) const {
     vec acc{};
     if constexpr (D > 0) {
       for (int k = 0; k < D; ++k) {
@@ -87,7 +87,7 @@ struct row_kernel {
     return static_cast<mask>(acc <= eps2);
   }
 
-  EPSJOIN_EGO_INLINE static bool any(mask m) {
+  EPSJOIN_ISA_INLINE static bool any(mask m) {
     typename S::lane_int bits = 0;
     for (int l = 0; l < S::width; ++l) bits |= m[l];
     return bits != 0;
@@ -96,7 +96,7 @@ struct row_kernel {
 
 /// Joins the leaf pair, handing hits to `out` (see ego_joiner); returns distances computed.
 template <class T, int D, int Bytes, class Out>
-EPSJOIN_EGO_INLINE std::uint64_t leaf_rows(const leaf_scope<T>& s, Out& out,
+EPSJOIN_ISA_INLINE std::uint64_t leaf_rows(const leaf_scope<T>& s, Out& out,
                                            std::uint32_t* match) {
   using S = simd<T, Bytes>;
   using mask = typename S::mask;
@@ -159,9 +159,9 @@ std::uint64_t leaf_rows_16(const leaf_scope<T>& s, Out& out, std::uint32_t* matc
   return leaf_rows<T, D, 16, Out>(s, out, match);
 }
 
-#if EPSJOIN_EGO_HAS_AVX2
+#if EPSJOIN_ISA_HAS_V3
 template <class T, int D, class Out>
-EPSJOIN_EGO_AVX2 std::uint64_t leaf_rows_32(const leaf_scope<T>& s, Out& out,
+EPSJOIN_ISA_V3 std::uint64_t leaf_rows_32(const leaf_scope<T>& s, Out& out,
                                             std::uint32_t* match) {
   return leaf_rows<T, D, 32, Out>(s, out, match);
 }

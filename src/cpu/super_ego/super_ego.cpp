@@ -105,7 +105,7 @@ join_counters join_all(join_request& req, const join_inputs<T>& in, const super_
   for (unsigned t = 0; t < threads; ++t) outs.push_back(make_out());
   std::vector<ego_joiner<T, D, Out>> joiners;
   joiners.reserve(threads);
-  const bool wide = p.simd && cpu_has_avx2();
+  const bool wide = p.simd && isa::cpu_has_v3();
   for (unsigned t = 0; t < threads; ++t) {
     joiners.emplace_back(in, p.leaf, outs[t], counters[t], wide);
   }
@@ -208,7 +208,7 @@ void run_typed(join_request& req, const super_ego_params& p) {
                                                   std::to_string(p.chunk));
   req.stats.notes.emplace_back("recursion nodes", std::to_string(c.nodes));
   req.stats.notes.emplace_back("leaf joins", std::to_string(c.leaves));
-  req.stats.notes.emplace_back("leaf vectors", p.simd && cpu_has_avx2() ? "32-byte (AVX2)"
+  req.stats.notes.emplace_back("leaf vectors", p.simd && isa::cpu_has_v3() ? "32-byte (AVX2)"
                                                                          : "16-byte");
 }
 

@@ -1,0 +1,63 @@
+#pragma once
+// "Within eps", stated once for the engines (the oracle keeps its own on purpose): the squared
+// distance is the sum over dimensions, in dimension order, of (a_k - b_k)^2, and a pair is within
+// eps when it is <= eps^2: a pair at exactly eps is in.
+//
+// Two roundings of the running sum exist, and each engine keeps the one it was measured with:
+//   plain: sum + diff * diff, the CPU engines';
+//   fused: fma(diff, diff, sum), what nvcc emits for the GPU's `sum += diff * diff`. hegjoin's
+//     CPU side must round so, or a pair at eps decided by the CPU in one run and by the GPU in
+//     the next could come and go.
+// Terms are >= 0 and IEEE addition is monotone, so a partial sum past the limit stays past it:
+// stopping early is exact. Where a caller may stop is part of its speed, so it says (Every).
+
+#include <cmath>
+
+#include "core/hd.hpp"
+
+namespace epsjoin::detail {
+
+enum class rounding { plain, fused };
+
+/// sum plus (a - b)^2, rounded as R says.
+template <rounding R, class T>
+EPSJOIN_HD inline T add_square(T sum, T a, T b) {
+  const T diff = a - b;
+  if constexpr (R == rounding::fused) {
+#if defined(__CUDA_ARCH__)
+    return ::fma(diff, diff, sum);
+#else
+    return std::fma(diff, diff, sum);
+#endif
+  } else {
+    return sum + diff * diff;
+  }
+}
+
+/// The squared distance of rows a and b over D dimensions (D == 0: over d). With Every > 0 the
+/// sum is abandoned once past `stop` after each whole block of Every dimensions, and that
+/// partial sum (> stop) is returned; with Every == 0 all dimensions are summed.
+template <rounding R, int D, int Every, class T, class Dim>
+EPSJOIN_HD inline T squared_distance(const T* __restrict__ a, const T* __restrict__ b, Dim d,
+                                     T stop) {
+  const Dim dims = D > 0 ? static_cast<Dim>(D) : d;
+  T sum = 0;
+  Dim k = 0;
+  if constexpr (Every > 0) {
+    for (; k + Every <= dims; k += Every) {
+      for (int t = 0; t < Every; ++t) sum = add_square<R>(sum, a[k + t], b[k + t]);
+      if (sum > stop) return sum;
+    }
+  }
+  for (; k < dims; ++k) sum = add_square<R>(sum, a[k], b[k]);
+  return sum;
+}
+
+/// True when rows a and b are within eps (eps2 = eps^2); Every and D as in squared_distance.
+template <rounding R, int D, int Every, class T, class Dim>
+EPSJOIN_HD inline bool within_eps(const T* __restrict__ a, const T* __restrict__ b, Dim d,
+                                  T eps2) {
+  return squared_distance<R, D, Every>(a, b, d, eps2) <= eps2;
+}
+
+}  // namespace epsjoin::detail
