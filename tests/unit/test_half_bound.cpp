@@ -1,4 +1,4 @@
-// meta-16q's numerics (src/tensor/meta/half_bound.hpp): the scaling puts the data in FP16's
+// meta-16q's numerics (src/tensor/fp16/half_bound.hpp): the scaling puts the data in FP16's
 // range about its mean, and the FP16-FP32 expanded formula, emulated on the CPU (FP16 rounding
 // by _Float16, FP32 sums in float), stays inside the thresholds: pairs decided as surely in are
 // within eps, pairs decided as surely out are not, about the centre and far from it. (The
@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "tensor/meta/half_bound.hpp"
+#include "tensor/fp16/half_bound.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// ted-join's decision band (src/gpu/ted/error_bound.hpp): the expanded formula, evaluated on the
+// ted-join's decision band (src/tensor/ted/error_bound.hpp): the expanded formula, evaluated on the
 // CPU in the order the kernel uses (fma chains for norms and dot product, then one add and one
 // fma), stays within the band's undoubled bound of the exact squared distance, for data near
 // and far from the origin, and pairs far inside or outside eps are decided without a re-check.
@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "gpu/ted/error_bound.hpp"
+#include "tensor/ted/error_bound.hpp"
 
 namespace {
 

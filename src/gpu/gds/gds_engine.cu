@@ -12,8 +12,9 @@
 // fill, index_dims, segment_ids, chunk_ids.
 
 #include "core/builtin_engines.hpp"
+#include "gpu/lbjoin/launch.cuh"
 #include "gpu/row_join/row_join.cuh"
-#include "tensor/meta/direct_join.cuh"
+#include "tensor/meta1q/meta1q_join.cuh"
 
 namespace epsjoin::detail {
 

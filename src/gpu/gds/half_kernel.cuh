@@ -1,9 +1,9 @@
 #pragma once
 // gds-join in FP16 on CUDA cores (dissertation table 6.3's CUDA-core rows): lbjoin's query
-// kernel over the FP16 copies of the points (tensor/meta/half_points.cuh), the direct formula
+// kernel over the FP16 copies of the points (tensor/fp16/half_points.cuh), the direct formula
 // with FP16 differences and sums in FP16 (half2 fused multiply-adds) or FP32, eight dimensions a
 // load, and an exit once the partial sum passes the pair's upper threshold (sums of squares only
-// grow). The decisions are tensor/meta/direct_view.cuh's, exact or approximate. Lanes per query
+// grow). The decisions are tensor/meta1q/meta1q_view.cuh's, exact or approximate. Lanes per query
 // are a launch argument (1-32, a power of two) rather than a template one: the lanes of a query
 // agree through masks of their own group.
 
@@ -11,15 +11,15 @@
 
 #include <cstdint>
 
-#include "tensor/meta/direct_view.cuh"
+#include "tensor/meta1q/meta1q_view.cuh"
 
 namespace epsjoin::detail::gds {
 
-using lbjoin::block_threads;
-using lbjoin::join_view;
-using lbjoin::pass;
-using lbjoin::row_output;
-using lbjoin::work_item;
+using row_join::block_threads;
+using row_join::join_view;
+using row_join::pass;
+using row_join::row_output;
+using row_join::work_item;
 
 /// The FP16 direct-formula squared distance between two FP16 rows of `dp` (a multiple of 16)
 /// dimensions, or a partial sum above `stop` once one is.
@@ -71,7 +71,7 @@ __global__ void __launch_bounds__(block_threads)
                       std::uint32_t n_items, unsigned* queue, row_output out, unsigned lanes) {
   const unsigned lane = threadIdx.x & 31;
   const unsigned sub = lane & (lanes - 1), leader = lane - sub;
-  const unsigned group = lanes == 32 ? lbjoin::full_mask : ((1u << lanes) - 1) << leader;
+  const unsigned group = lanes == 32 ? row_join::full_mask : ((1u << lanes) - 1) << leader;
   const unsigned below = (1u << lane) - 1;
   const std::uint32_t static_item = (blockIdx.x * block_threads + threadIdx.x) / lanes;
   const unsigned dp = meta::padded_dims(v.d);
@@ -91,10 +91,10 @@ __global__ void __launch_bounds__(block_threads)
     const __half* q = m.half.query_half + static_cast<std::size_t>(pos) * dp;
     const float q_norm = m.half.query_norms[pos].y;
     std::uint32_t found = 0;
-    const lbjoin::query_row<Halving, Pass> to(out, pos);
-    const std::uint32_t n_ranges = lbjoin::candidate_ranges<T, Halving>(v, item.cell);
+    const agents::query_row<Halving, Pass> to(out, pos);
+    const std::uint32_t n_ranges = agents::candidate_ranges<T, Halving>(v, item.cell);
     for (std::uint32_t r = 0; r < n_ranges; ++r) {
-      const auto [b, e] = lbjoin::candidate_range<T, Halving>(v, item.cell, r, pos + 1);
+      const auto [b, e] = agents::candidate_range<T, Halving>(v, item.cell, r, pos + 1);
       for (std::uint32_t base = b; base < e; base += lanes) {
         const std::uint32_t j = base + sub;
         bool hit = j < e && !(!Halving && v.self_join && j == pos);
@@ -115,14 +115,14 @@ __global__ void __launch_bounds__(block_threads)
           if (hit) to.row[found + __popc(ballot & below)] = v.data_ids[j];
           found += __popc(ballot);
         } else {
-          if (hit) lbjoin::write_both_rows(out, pos, j, v.data_ids[j], to.my_id);
+          if (hit) agents::write_both_rows(out, pos, j, v.data_ids[j], to.my_id);
         }
       }
     }
     if constexpr (Pass == pass::count) {
       for (unsigned offset = lanes / 2; offset > 0; offset /= 2)
         found += __shfl_xor_sync(group, found, offset);
-      if (sub == 0) lbjoin::store_count<Halving>(out, pos, found);
+      if (sub == 0) agents::store_count<Halving>(out, pos, found);
     }
   }
 }

@@ -21,9 +21,11 @@
 
 #include <cstdint>
 
+#include "gpu/agents/candidate_ranges.cuh"
+#include "gpu/agents/row_writes.cuh"
+#include "gpu/agents/work_fetch.cuh"
 #include "gpu/emit.cuh"
 #include "gpu/gds/distance.cuh"
-#include "gpu/gpu_sj/neighbor_ranges.cuh"
 #include "gpu/row_join/kernel_contract.cuh"
 
 namespace epsjoin::detail::lbjoin {
@@ -36,19 +38,20 @@ using row_join::row_output;
 using row_join::warps_per_block;
 using row_join::work_item;
 
+// The device pieces every row kernel shares (gpu/agents/).
+using agents::candidate_range;
+using agents::candidate_ranges;
+using agents::next_group_item;
+using agents::next_item;
+using agents::query_row;
+using agents::record_hit;
+using agents::store_count;
+using agents::write_both_rows;
+
 __device__ __forceinline__ unsigned lanes_per_query(unsigned queries) {
   // Largest power of two k with queries * k <= 32.
   const unsigned log2_up = 32 - __clz(queries - 1);  // ceil(log2(queries)), 0 for 1
   return 32u >> log2_up;
-}
-
-/// The next item for this warp: from the queue when there is one, else the warp's own.
-__device__ __forceinline__ std::uint32_t next_item(unsigned* queue, std::uint32_t static_item,
-                                                   bool first_round) {
-  if (queue == nullptr) return first_round ? static_item : ~0u;
-  std::uint32_t item = 0;
-  if ((threadIdx.x & 31) == 0) item = atomicAdd(queue, 1u);
-  return __shfl_sync(full_mask, item, 0);
 }
 
 /// Squared distance <= eps2 with the query in registers and the candidate in shared memory.
@@ -62,81 +65,6 @@ __device__ __forceinline__ bool within_staged(const T (&q)[Dim], const T (*stage
     sum += diff * diff;
   }
   return sum <= eps2;
-}
-
-/// The r-th candidate range of a query cell: its neighbour ranges, then (halving self-join) its
-/// own cell from position `own_first` on.
-template <class T, bool Halving>
-__device__ __forceinline__ point_range candidate_range(const join_view<T>& v, std::uint32_t cell,
-                                                       std::uint32_t r, std::uint32_t own_first) {
-  const std::uint32_t r_begin = v.range_offsets[cell];
-  if (Halving && r == v.range_offsets[cell + 1] - r_begin) {
-    return {own_first, v.query_cell_begin[cell + 1]};
-  }
-  return v.ranges[r_begin + r];
-}
-
-/// How many candidate ranges candidate_range enumerates for a query cell.
-template <class T, bool Halving>
-__device__ __forceinline__ std::uint32_t candidate_ranges(const join_view<T>& v, std::uint32_t cell) {
-  return v.range_offsets[cell + 1] - v.range_offsets[cell] + (Halving ? 1 : 0);
-}
-
-/// Halving fill: the pair goes into both rows, each at its next free place.
-__device__ __forceinline__ void write_both_rows(const row_output& out, std::uint32_t pos,
-                                                std::uint32_t j, std::uint32_t j_id,
-                                                std::uint32_t pos_id) {
-  const std::uint32_t a = atomicAdd(out.cursor + pos, 1u);
-  out.neighbors[out.row_offset[pos] - out.segment_begin + a] = j_id;
-  const std::uint32_t b = atomicAdd(out.cursor + j, 1u);
-  out.neighbors[out.row_offset[j] - out.segment_begin + b] = pos_id;
-}
-
-/// Where a one-query work item's filling pass writes: the FULL pattern's row of query position
-/// `pos`, or (halving) the query's own id for the reverse rows.
-template <bool Halving, pass Pass>
-struct query_row {
-  std::uint32_t* row = nullptr;
-  std::uint32_t my_id = 0;
-  __device__ __forceinline__ query_row(const row_output& out, std::uint32_t pos) {
-    if constexpr (Pass == pass::fill && !Halving) {
-      row = out.neighbors + (out.row_offset[pos] - out.segment_begin);
-    } else if constexpr (Pass == pass::fill) {
-      my_id = out.query_ids[pos];
-    }
-  }
-};
-
-/// Counting pass: a query's own hits, added to the reverse hits under halving.
-template <bool Halving>
-__device__ __forceinline__ void store_count(const row_output& out, std::uint32_t pos,
-                                            std::uint32_t found) {
-  if constexpr (Halving) {
-    atomicAdd(out.counts + pos, found);
-  } else {
-    out.counts[pos] = found;
-  }
-}
-
-/// Records a warp's hits (every lane calls it): one atomic per warp for the slots; under halving
-/// each hit is recorded for both rows.
-template <bool Halving>
-__device__ __forceinline__ void record_hit(const row_output& out, bool hit, std::uint32_t pos,
-                                           std::uint32_t j, const std::uint32_t* data_ids,
-                                           unsigned lanes_below) {
-  const unsigned ballot = __ballot_sync(full_mask, hit);
-  if (ballot == 0) return;
-  constexpr unsigned per_hit = Halving ? 2 : 1;
-  unsigned long long base = 0;
-  if ((threadIdx.x & 31) == __ffs(ballot) - 1) {
-    base = atomicAdd(out.record_count, static_cast<unsigned long long>(__popc(ballot)) * per_hit);
-  }
-  base = __shfl_sync(full_mask, base, __ffs(ballot) - 1);
-  if (!hit) return;
-  const unsigned long long at = base + static_cast<unsigned long long>(__popc(ballot & lanes_below)) * per_hit;
-  if (at + per_hit > out.record_capacity) return;
-  out.records[at] = {pos, data_ids[j]};
-  if constexpr (Halving) out.records[at + 1] = {j, out.query_ids[pos]};
 }
 
 /// The staged prefix of a high-dimensional point (8 dimensions, or 16 with stage_dims=16),
@@ -268,15 +196,7 @@ __global__ void __launch_bounds__(block_threads)
   const unsigned below = (1u << sub) - 1;
 
   for (bool first_round = true;; first_round = false) {
-    std::uint32_t i;
-    if (queue == nullptr) {
-      i = first_round ? static_item : ~0u;
-    } else {
-      // Only the group leader takes from the queue.
-      std::uint32_t taken = 0;
-      if (sub == 0) taken = atomicAdd(queue, 1u);
-      i = tile.shfl(taken, 0);
-    }
+    const std::uint32_t i = next_group_item(tile, queue, static_item, first_round);
     if (i >= n_items) return;
     const work_item item = items[i];
     const std::uint32_t pos = item.first;

@@ -1,0 +1,185 @@
+// meta-16q (dissertation ch. 6, META-16Q): the join on the FP16 tensor cores with FP32
+// accumulation and the expanded formula. The data is translated to its mean and scaled by a power
+// of two into FP16's range (half_bound.hpp); the pipeline of the other row-join engines
+// (gpu/row_join/row_join.cuh) builds the grid, counts, lays out and fills the rows. Two kernels: the
+// indexed one (meta16q_tiles_kernel.cuh: 32 queries of a cell against 16 candidates a warp step) and,
+// where the index prunes little, a GEMM-tiled one over every pair (meta16q_gemm_kernel.cuh). Exact by
+// default: pairs whose FP16-FP32 distance lies within the proven error band around eps are
+// re-checked with the direct formula in the join's precision. join_options::approximate (CLI
+// --approximate) decides by the FP16-FP32 distance alone, as the papers do. Both modes report the
+// accuracy ratio of the approximate decision (table 6.6).
+// Params: mode (indexed | brute-force), kernel (auto | tiles | gemm: auto takes gemm where the
+// index leaves 90% of the pairs or more), warp_rows (the gemm kernel's auto | 32 | 64: query rows
+// of a warp's tile), accumulate (fp32; fp16 is refused: it cancels catastrophically), and the
+// pipeline's sort, queue, pattern, fill, index_dims, segment_ids, chunk_ids.
+
+#include <cmath>
+#include <limits>
+
+#include "core/builtin_engines.hpp"
+#include "gpu/row_join/row_join.cuh"
+#include "tensor/common/kernel_choice.hpp"
+#include "tensor/common/tensor_engine.cuh"
+#include "tensor/fp16/half_notes.cuh"
+#include "tensor/fp16/half_points.cuh"
+#include "tensor/meta16q/meta16q_launch.cuh"
+
+namespace epsjoin::detail {
+
+namespace {
+
+using namespace row_join;
+
+using meta::float_down;
+using meta::float_up;
+
+using tensor::kernel_choice;
+
+/// kernel=auto takes the GEMM kernel when the index leaves at least this share of all pairs.
+/// Measured on the H100 (bench/RESULTS.md, issue 8, run 7, counting kernel seconds): Expo32D 1M,
+/// 98-99% left, gemm 0.41 s against tiles 0.63 s at S 50 and 0.77 s against 0.70 s at S 504;
+/// Expo16D 1M, 56% and 75% left, gemm 0.29 s against 0.28 s and 0.48 s against 0.43 s.
+constexpr double gemm_candidate_share = 0.9;
+
+template <class T>
+class meta_kernels final : public tensor::tensor_kernels<T> {
+ public:
+  /// `warp_rows`: the GEMM kernel's 32, 64, or 0 for the larger that fits shared memory.
+  meta_kernels(double eps, bool approximate, kernel_choice kernel, unsigned warp_rows)
+      : eps_(eps),
+        approximate_(approximate),
+        kernel_(kernel),
+        warp_rows_(warp_rows) {}
+  unsigned item_queries() const override { return 32; }
+  unsigned workload_lanes() const override { return 0; }
+  bool can_record() const override { return true; }
+  bool orders_dimensions() const override { return false; }  // MMAs over every dimension
+
+  void prepare(gpu_state& gpu, cudaStream_t stream, const join_view<T>& view,
+               std::uint32_t n_queries, std::uint32_t n_data, const index_summary& index) override {
+    const int d = view.d;
+    const std::size_t limit = gpu.properties.sharedMemPerBlockOptin;
+    auto fits = [&](int row_blocks) {
+      return meta::shared_bytes(d, row_blocks) + meta::static_shared_bytes <= limit;
+    };
+    row_blocks_ = warp_rows_ == 32 ? 4 : warp_rows_ == 64 ? 8 : fits(8) ? 8 : 4;
+    const double share = index.all_pairs == 0 ? 1.0
+                                              : static_cast<double>(index.candidates) /
+                                                    static_cast<double>(index.all_pairs);
+    const tensor::gemm_decision gemm =
+        tensor::decide_gemm(kernel_, fits(row_blocks_), index.one_cell,
+                            index.one_cell || share >= gemm_candidate_share, 100.0 * share);
+    use_gemm_ = gemm.use_gemm;
+    gemm_reason_ = gemm.reason;
+    EPSJOIN_EXPECTS(!use_gemm_ || fits(row_blocks_), "meta-16q's gemm kernel holds ",
+                    meta::tile_queries(row_blocks_), " queries in shared memory: at most ",
+                    meta::max_dims(limit, row_blocks_), " dimensions on ", gpu.properties.name,
+                    " (", meta::max_dims(limit, 4), " with warp_rows=32), not ", d,
+                    "; kernel=tiles has no such limit");
+    n_data_ = n_data;
+    const meta::half_arrays half = points_.convert(view, n_queries, n_data, 0.0, stream);
+    view_.query_half = half.query_half;
+    view_.data_half = half.data_half;
+    view_.query_norms = half.query_norms;
+    view_.data_norms = half.data_norms;
+    const double scale = points_.scaling().scale();
+    const meta::half_band band = meta::half_decision_band(d, this->direct_u);
+    const double eps = eps_ * scale;
+    view_.band.quant_per_norm = float_up(band.quant_per_norm);
+    view_.band.quant_fixed = float_up(band.quant_fixed);
+    view_.band.arith_per_norm2 = float_up(band.arith_per_norm2);
+    view_.band.eps_up = float_up(eps);
+    view_.band.eps_down = float_down(eps);
+    view_.band.one_plus_rho = float_up(1.0 + band.rho);
+    view_.band.one_minus_rho = float_down(1.0 - band.rho);
+    meta::set_half_decision(view_, eps, approximate_, this->reset_tally(stream));
+  }
+
+  void launch_pass(const join_view<T>& view, const work_item* items, std::uint32_t n_items,
+                   const row_output& out, pass p, const launch_config& config,
+                   cudaStream_t stream) override {
+    if (use_gemm_) {
+      meta::launch_meta<T>(view, view_, n_data_, items, n_items, out, p, config.halving,
+                           row_blocks_, stream);
+    } else {
+      meta::launch_meta_tiles<T>(view, view_, items, n_items, out, p, config, stream);
+    }
+  }
+
+  void report(join_stats& stats, std::uint64_t pairs) override {
+    stats.notes.push_back(
+        {"kernel",
+         use_gemm_
+             ? concat("gemm: FP16 x FP16 -> FP32 m16n8k16 MMA, ", meta::tile_queries(row_blocks_),
+                      " x ", meta::tile_candidates, " block tiles of ", row_blocks_ * 8,
+                      " x 32 warp tiles, ", meta::stages, " stages of ", meta::stage_dims,
+                      " dimensions, every pair compared (", gemm_reason_, ")")
+             : std::string("tiles: FP16 x FP16 -> FP32 m16n8k16 MMA, 32 queries of a cell "
+                           "x 16 candidates a warp step")});
+    meta::report_half_decisions(stats, points_.scaling(), this->read_tally(), pairs,
+                                approximate_, "FP16-FP32");
+  }
+
+ private:
+  double eps_;
+  bool approximate_;
+  kernel_choice kernel_;
+  unsigned warp_rows_;
+  bool use_gemm_ = false;
+  std::string gemm_reason_;
+  int row_blocks_ = 4;
+  std::uint32_t n_data_ = 0;
+  meta::meta_view view_;
+  meta::half_points points_;
+};
+
+class meta_16q_engine final : public tensor::tensor_engine {
+ public:
+  std::string_view name() const override { return "meta-16q"; }
+  std::string_view description() const override {
+    return "FP16 tensor-core join with FP32 accumulation (META-16Q, expanded formula), indexed "
+           "or brute force; exact by re-checking the proven error band (--approximate skips it)";
+  }
+  std::string unavailable_reason() const override {
+    return gpu_unavailable_reason(0, 8, "FP16 MMA with cp.async");
+  }
+  std::vector<std::string_view> own_param_keys() const override {
+    return {"kernel", "warp_rows", "accumulate"};
+  }
+
+  void run(join_request& req) const override {
+    const param_map& params = req.options.params;
+    EPSJOIN_EXPECTS(param_choice(params, "accumulate", {"fp32", "fp16"}, "fp32") == "fp32",
+                    "meta-16q does not accumulate in FP16: the expanded formula |q|^2 + |c|^2 - "
+                    "2 q.c cancels catastrophically there (dissertation ch. 6; "
+                    "tests/unit/test_half_bound.cpp shows most squared distances off by more "
+                    "than a quarter), so only accumulate=fp32 is offered");
+    // 64 rows where they fit: each shared-memory word then feeds more MMAs.
+    const std::string rows = param_choice(params, "warp_rows", {"auto", "32", "64"}, "auto");
+    const unsigned warp_rows = rows == "auto" ? 0u : static_cast<unsigned>(std::stoul(rows));
+    // warp_rows belongs to the gemm kernel and asks for it.
+    std::string kernel_name;
+    const kernel_choice kernel = tensor::read_kernel_choice(
+        params, kernel_choice::gemm, params.contains("warp_rows"),
+        "warp_rows is the gemm kernel's, not the tiles kernel's", kernel_name);
+    row_join_settings s = read_row_join_settings(params, true);
+    gpu_state& gpu = acquire_gpu(req.res);
+    if (gpu.properties.major < 8) {
+      throw unavailable(
+          concat(gpu.properties.name, " lacks FP16 MMA with cp.async (sm_80 or newer)"));
+    }
+    s.summary = concat("FP16-FP32 MMA m16n8k16, kernel ", kernel_name, ", ",
+                       req.options.approximate ? "approximate" : "exact",
+                       ", data scaled about its mean, ", s.summary);
+    with_precision(req.options.precision, [&]<class T>() {
+      meta_kernels<T> kernels(req.options.eps, req.options.approximate, kernel, warp_rows);
+      run_row_join<T>(req, s, kernels);
+    });
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<engine> make_meta_16q_engine() { return std::make_unique<meta_16q_engine>(); }
+
+}  // namespace epsjoin::detail

@@ -1,0 +1,31 @@
+#pragma once
+// Host-side launch of meta-16q's kernels; each precision's instantiations live in their own
+// translation unit (meta16q_f32.cu, meta16q_f64.cu).
+
+#include <cstdint>
+
+#include "gpu/row_join/kernel_contract.cuh"
+#include "tensor/meta16q/meta16q_gemm_kernel.cuh"
+#include "tensor/meta16q/meta16q_tiles_kernel.cuh"
+
+namespace epsjoin::detail::meta {
+
+/// The all-pairs kernel (meta16q_gemm_kernel.cuh) over `items`, against candidates [0, n_data), with
+/// warp tiles of 8 `row_blocks` (4 or 8) query rows.
+template <class T>
+void launch_meta(const join_view<T>& v, const meta_view& m, std::uint32_t n_data,
+                 const row_join::work_item* items, std::uint32_t n_items, const row_output& out,
+                 pass p, bool halving, int row_blocks, cudaStream_t stream);
+
+/// The indexed kernel (meta16q_tiles_kernel.cuh) over `items` (config: the pattern and the queue).
+template <class T>
+void launch_meta_tiles(const join_view<T>& v, const meta_view& m, const row_join::work_item* items,
+                       std::uint32_t n_items, const row_output& out, pass p,
+                       const row_join::launch_config& config, cudaStream_t stream);
+
+/// Fills `out` ([n x padded_dims(d)]) and `norms` ([n]) from `points` ([n x d]).
+template <class T>
+void launch_to_half(const T* points, std::uint32_t n, int d, const double* center,
+                    double half_scale, __half* out, float2* norms, cudaStream_t stream);
+
+}  // namespace epsjoin::detail::meta
