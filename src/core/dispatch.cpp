@@ -208,7 +208,7 @@ join_stats run_join(resources& res, dataset_view queries, dataset_view data, boo
   stats.threads = res.threads();
 
   counting_sink counted(sink);
-  join_request request{res, queries, data, self, options, counted, stats};
+  join_request request{res, queries, data, self, options, counted, stats, {}};
   const engine& e = resolve_engine(request, stats.engine_reason);
   validate_params(e, options);
   request.budget = memory_budget(res.memory(), read_memory_overrides(options.params));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/expects.hpp"
+#include "core/static_dim.hpp"
 #include "core/timer.hpp"
 #include "cpu/super_ego/dim_order.hpp"
 #include "cpu/super_ego/ego_join.hpp"
@@ -55,17 +56,8 @@ std::uint64_t join_chunk(const ego::join_inputs<T>& in, std::size_t leaf, bool w
 template <class T>
 std::uint64_t join_chunk_any_d(const ego::join_inputs<T>& in, std::size_t leaf, bool wide,
                                hit_collector& hits) {
-  switch (in.a.d) {
-    case 1: return join_chunk<T, 1>(in, leaf, wide, hits);
-    case 2: return join_chunk<T, 2>(in, leaf, wide, hits);
-    case 3: return join_chunk<T, 3>(in, leaf, wide, hits);
-    case 4: return join_chunk<T, 4>(in, leaf, wide, hits);
-    case 5: return join_chunk<T, 5>(in, leaf, wide, hits);
-    case 6: return join_chunk<T, 6>(in, leaf, wide, hits);
-    case 7: return join_chunk<T, 7>(in, leaf, wide, hits);
-    case 8: return join_chunk<T, 8>(in, leaf, wide, hits);
-    default: return join_chunk<T, 0>(in, leaf, wide, hits);
-  }
+  return with_static_dim<8>(
+      in.a.d, [&]<int D>() { return join_chunk<T, D>(in, leaf, wide, hits); });
 }
 
 template <class T>

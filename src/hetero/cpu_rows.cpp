@@ -13,6 +13,7 @@
 #include <atomic>
 
 #include "core/cpu_isa.hpp"
+#include "core/static_dim.hpp"
 #include "core/within_eps.hpp"
 
 namespace epsjoin::detail::hetero {
@@ -78,34 +79,15 @@ std::size_t keep_within(const host_join_view<T>& v, std::uint32_t pos, std::uint
 template <class T>
 std::size_t keep_within_any_d(const host_join_view<T>& v, std::uint32_t pos,
                               std::uint32_t* found, std::size_t m) {
-  switch (v.d) {
-    case 1: return keep_within<T, 1>(v, pos, found, m);
-    case 2: return keep_within<T, 2>(v, pos, found, m);
-    case 3: return keep_within<T, 3>(v, pos, found, m);
-    case 4: return keep_within<T, 4>(v, pos, found, m);
-    case 5: return keep_within<T, 5>(v, pos, found, m);
-    case 6: return keep_within<T, 6>(v, pos, found, m);
-    case 7: return keep_within<T, 7>(v, pos, found, m);
-    case 8: return keep_within<T, 8>(v, pos, found, m);
-    default: return keep_within<T, 0>(v, pos, found, m);
-  }
+  return with_static_dim<8>(
+      v.d, [&]<int D>() { return keep_within<T, D>(v, pos, found, m); });
 }
 
 template <class T>
 void join_items_any_d(const host_join_view<T>& v, std::uint32_t first, std::uint32_t end,
                       cpu_rows& out) {
   // The dimensionalities hegjoin is built for (the papers' 2-8) get an unrolled distance.
-  switch (v.d) {
-    case 1: return join_items<T, 1>(v, first, end, out);
-    case 2: return join_items<T, 2>(v, first, end, out);
-    case 3: return join_items<T, 3>(v, first, end, out);
-    case 4: return join_items<T, 4>(v, first, end, out);
-    case 5: return join_items<T, 5>(v, first, end, out);
-    case 6: return join_items<T, 6>(v, first, end, out);
-    case 7: return join_items<T, 7>(v, first, end, out);
-    case 8: return join_items<T, 8>(v, first, end, out);
-    default: return join_items<T, 0>(v, first, end, out);
-  }
+  with_static_dim<8>(v.d, [&]<int D>() { join_items<T, D>(v, first, end, out); });
 }
 
 // The v3 copies: `flatten` inlines the kernel (and its std::fma, one instruction there) into them.

@@ -16,6 +16,7 @@
 #include "core/builtin_engines.hpp"
 #include "core/expects.hpp"
 #include "core/parallel.hpp"
+#include "core/static_dim.hpp"
 #include "core/timer.hpp"
 #include "cpu/super_ego/dim_order.hpp"
 #include "cpu/super_ego/ego_join.hpp"
@@ -150,17 +151,8 @@ join_counters join_dispatch_out(join_request& req, const join_inputs<T>& in,
 template <class T>
 join_counters join_dispatch(join_request& req, const join_inputs<T>& in,
                             const super_ego_params& p) {
-  switch (in.a.d) {
-    case 1: return join_dispatch_out<T, 1>(req, in, p);
-    case 2: return join_dispatch_out<T, 2>(req, in, p);
-    case 3: return join_dispatch_out<T, 3>(req, in, p);
-    case 4: return join_dispatch_out<T, 4>(req, in, p);
-    case 5: return join_dispatch_out<T, 5>(req, in, p);
-    case 6: return join_dispatch_out<T, 6>(req, in, p);
-    case 7: return join_dispatch_out<T, 7>(req, in, p);
-    case 8: return join_dispatch_out<T, 8>(req, in, p);
-    default: return join_dispatch_out<T, 0>(req, in, p);
-  }
+  return with_static_dim<8>(in.a.d,
+                            [&]<int D>() { return join_dispatch_out<T, D>(req, in, p); });
 }
 
 template <class T>
