@@ -1,8 +1,8 @@
 #pragma once
 // meta-16q's kernel: every pair's distance from FP16 coordinates with FP32 accumulation on the
 // tensor cores (dissertation ch. 6, the expanded formula of META-16Q), tiled like a GEMM as
-// ted-join's one-cell kernel is (ted_gemm_kernel.cuh, whose query spans, copies and record
-// output it shares). A block owns 128 queries, or 64 where those do not fit (all their
+// ted-join's one-cell kernel is (ted_gemm_kernel.cuh; the query spans, copies and record output
+// both use are gpu/agents'). A block owns 128 queries, or 64 where those do not fit (all their
 // dimensions resident in shared memory), and streams the candidates through a three-stage
 // cp.async pipeline, 128 candidates x 32 dimensions a stage; each of its 8 warps computes a
 // 64 x 32 (or 32 x 32) tile with m16n8k16 MMAs (FP16 in, FP32 accumulators). The epilogue decides
@@ -18,7 +18,11 @@
 
 #include <cstdint>
 
-#include "tensor/ted/ted_gemm_kernel.cuh"
+#include "gpu/agents/async_copy.cuh"
+#include "gpu/agents/row_writes.cuh"
+#include "gpu/agents/tile_scheduler.cuh"
+#include "gpu/agents/tile_writes.cuh"
+#include "gpu/emit.cuh"
 #include "tensor/fp16/half_bound.hpp"
 
 namespace epsjoin::detail::meta {
@@ -134,17 +138,6 @@ __global__ void to_half_kernel(const T* points, std::uint32_t n, int d, const do
   for (unsigned k = d; k < dp; ++k) to[k] = __float2half(0.0f);
   // The FP64 sums err by d 2^-53 relative, far below what the band's doubling leaves.
   norms[p] = {__double2float_rn(norm2), __double2float_ru(sqrt(exact2) * (1.0 + 0x1p-40))};
-}
-
-/// Copies 16 bytes into shared memory, or zeros them (`valid` false: nothing is read).
-__device__ __forceinline__ void copy16_async(void* shared, const void* global, bool valid) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const auto to = static_cast<unsigned>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(global),
-               "r"(valid ? 16u : 0u));
-#else
-  *static_cast<uint4*>(shared) = valid ? *static_cast<const uint4*>(global) : uint4{0, 0, 0, 0};
-#endif
 }
 
 /// acc (upper: row g, lower: row g + 8; columns 2 t, 2 t + 1) += A (16 x 16) B (16 x 8), FP16
@@ -302,7 +295,7 @@ __global__ void __launch_bounds__(threads, 2)
       const unsigned r = e / row_copies, k = (e % row_copies) * halves_per_copy;
       const bool valid = q0 + r < q_end;
       const __half* from = m.query_half + (valid ? static_cast<std::size_t>(q0 + r) * dp + k : 0);
-      copy16_async(query_tile + r * qs + k, from, valid);
+      agents::copy16_async(query_tile + r * qs + k, from, valid);
     }
     // Stages are loaded in order, (candidate tile, chunk) by (candidate tile, chunk): a cursor
     // instead of dividing the step count.
@@ -319,7 +312,7 @@ __global__ void __launch_bounds__(threads, 2)
         const bool valid = c0 + r < n_data;
         const __half* from =
             m.data_half + (valid ? static_cast<std::size_t>(c0 + r) * dp + k0 + k : 0);
-        copy16_async(to + r * stage_stride + k, from, valid);
+        agents::copy16_async(to + r * stage_stride + k, from, valid);
       }
       ++loaded;
       if (++load_chunk == chunks) {
@@ -329,7 +322,7 @@ __global__ void __launch_bounds__(threads, 2)
     };
     for (unsigned s = 0; s + 1 < stages; ++s) {
       if (s < steps) load_next_stage();
-      ted::gemm::copy_commit();
+      agents::copy_commit();
     }
 
     float q_norm2[RowBlocks];
@@ -346,10 +339,10 @@ __global__ void __launch_bounds__(threads, 2)
     for (std::uint32_t c_tile = 0, step = 0; c_tile < c_tiles; ++c_tile) {
       float acc[RowBlocks][4][2] = {};
       for (unsigned chunk = 0; chunk < chunks; ++chunk, ++step) {
-        ted::gemm::copy_wait<stages - 2>();
+        agents::copy_wait<stages - 2>();
         __syncthreads();  // stage `step` is in; the stage computed last round is free again
         if (loaded < steps) load_next_stage();
-        ted::gemm::copy_commit();
+        agents::copy_commit();
         const __half* stage = stage_base + (step % stages) * tile_candidates * stage_stride;
         const unsigned k_steps = min(2u, (dp - chunk * stage_dims) / 16);
         multiply_stage<RowBlocks>(
@@ -408,7 +401,7 @@ __global__ void __launch_bounds__(threads, 2)
           // record_hits takes four row blocks at a time.
 #pragma unroll
           for (int half = 0; half < RowBlocks / 4; ++half) {
-            ted::gemm::record_hits<Halving>(
+            agents::record_hits<Halving>(
                 out, v.data_ids, static_cast<unsigned>(hits >> (32 * half)),
                 q0 + warp_row + 32 * half + frag_row, c0, acc_col, lane);
           }
@@ -419,7 +412,7 @@ __global__ void __launch_bounds__(threads, 2)
       }
     }
 
-    ted::gemm::copy_wait<0>();
+    agents::copy_wait<0>();
     __syncthreads();  // every warp is done with this tile's shared memory and row counts
     if (Pass == pass::count && threadIdx.x < block_rows) {
       const std::uint32_t i = q0 + threadIdx.x;

@@ -10,7 +10,10 @@
 
 #include <cstdint>
 
-#include "tensor/ted/ted_kernel.cuh"
+#include "gpu/agents/candidate_ranges.cuh"
+#include "gpu/agents/row_writes.cuh"
+#include "gpu/agents/tile_writes.cuh"
+#include "gpu/agents/work_fetch.cuh"
 #include "tensor/meta16q/meta16q_gemm_kernel.cuh"
 
 namespace epsjoin::detail::meta {
@@ -159,7 +162,7 @@ __global__ void __launch_bounds__(block_threads, 2)
             }
           }
           if (out.records != nullptr) {
-            ted::record_tile<2, Halving>(out, v.data_ids, hits, q_pos, chunk, acc_col, lane);
+            agents::record_tile<2, Halving>(out, v.data_ids, hits, q_pos, chunk, acc_col, lane);
           }
         } else if constexpr (Halving) {
           for (unsigned bits = hits; bits != 0; bits &= bits - 1) {
@@ -173,7 +176,7 @@ __global__ void __launch_bounds__(block_threads, 2)
           if (!__any_sync(full_mask, hits != 0)) continue;
 #pragma unroll
           for (int rb = 0; rb < 4; ++rb) {
-            ted::write_row_group(out, v.data_ids, q_pos[rb], (hits >> (rb * 4)) & 0xfu, chunk,
+            agents::write_row_group(out, v.data_ids, q_pos[rb], (hits >> (rb * 4)) & 0xfu, chunk,
                                  acc_col, lane, found[rb]);
           }
         }
@@ -182,7 +185,7 @@ __global__ void __launch_bounds__(block_threads, 2)
     if constexpr (Pass == pass::count) {
 #pragma unroll
       for (int rb = 0; rb < 4; ++rb) {
-        const std::uint32_t total = ted::row_lanes_sum(found[rb]);
+        const std::uint32_t total = agents::row_lanes_sum(found[rb]);
         if (q_active[rb] && (lane & 3) == 0) agents::store_count<Halving>(out, q_pos[rb], total);
       }
     }
