@@ -71,11 +71,11 @@ class gds_join_engine final : public engine {
     const std::string arithmetic =
         param_choice(params, "arithmetic", {"join", "fp16", "fp16-fp32"}, "join");
     if (arithmetic != "join") {
-      meta::direct_kernel kernel;
+      meta1q::direct_kernel kernel;
       kernel.tensor_cores = false;
       kernel.half_sums = arithmetic == "fp16";
       kernel.lanes = lanes;
-      meta::run_direct_join(req, s, kernel, name());
+      meta1q::run_direct_join(req, s, kernel, name());
       return;
     }
     with_precision(req.options.precision, [&]<class T>() {

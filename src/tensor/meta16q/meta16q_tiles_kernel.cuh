@@ -4,8 +4,8 @@
 // 32 x 16 tile of FP16-FP32 dot products with m16n8k16 MMAs. The query fragments stay in
 // registers for d <= 64 (KSteps k steps of 16 dimensions); the candidates' fragments load
 // straight from the cell-ordered FP16 copy (meta_view::data_half), each lane one 32-bit word of
-// two dimensions. The decisions are meta16q_gemm_kernel.cuh's: a two-instruction test per pair for the
-// common "surely out", the thresholds and the direct-formula re-check only where a pair may be
+// two dimensions. The decisions are meta16q_gemm_kernel.cuh's: a two-instruction test per pair for
+// the common "surely out", the thresholds and the direct-formula re-check only where a pair may be
 // in. Fragment layouts: meta16q_gemm_kernel.cuh's hmma_m16n8k16.
 
 #include <cstdint>
@@ -16,7 +16,7 @@
 #include "gpu/agents/work_fetch.cuh"
 #include "tensor/meta16q/meta16q_gemm_kernel.cuh"
 
-namespace epsjoin::detail::meta {
+namespace epsjoin::detail::meta16q {
 
 using row_join::block_threads;
 using row_join::warps_per_block;
@@ -48,7 +48,7 @@ __global__ void __launch_bounds__(block_threads, 2)
   const unsigned lane = threadIdx.x & 31;
   const unsigned frag_row = lane >> 2, acc_col = (lane & 3) * 2;
   const std::uint32_t static_item = blockIdx.x * warps_per_block + (threadIdx.x >> 5);
-  const unsigned dp = padded_dims(v.d), k_steps = dp / 16;
+  const unsigned dp = fp16::padded_dims(v.d), k_steps = dp / 16;
 
   for (bool first_round = true;; first_round = false) {
     const std::uint32_t it = agents::next_item(queue, static_item, first_round);
@@ -102,7 +102,7 @@ __global__ void __launch_bounds__(block_threads, 2)
           for (int mb = 0; mb < 2; ++mb)
 #pragma unroll
             for (int cb = 0; cb < 2; ++cb)
-              hmma_m16n8k16(acc[2 * mb][cb], acc[2 * mb + 1][cb], a[mb], bf[cb]);
+              tensor::hmma_m16n8k16(acc[2 * mb][cb], acc[2 * mb + 1][cb], a[mb], bf[cb]);
         };
         if constexpr (KSteps > 0) {
 #pragma unroll
@@ -144,7 +144,7 @@ __global__ void __launch_bounds__(block_threads, 2)
                 const std::uint32_t j = chunk + col;
                 const bool candidate = q_active[rb] && col < cols &&
                                        (own_cell ? j > pos : Halving || !v.self_join || j != pos);
-                if (candidate && (x <= in_below || recheck_pair<T, Pass == pass::count>(
+                if (candidate && (x <= in_below || fp16::recheck_pair<T, Pass == pass::count>(
                                                        m, v, x + q_norm2[rb], pos, j))) {
                   hits |= 1u << (rb * 4 + cb * 2 + h);
                 }
@@ -177,7 +177,7 @@ __global__ void __launch_bounds__(block_threads, 2)
 #pragma unroll
           for (int rb = 0; rb < 4; ++rb) {
             agents::write_row_group(out, v.data_ids, q_pos[rb], (hits >> (rb * 4)) & 0xfu, chunk,
-                                 acc_col, lane, found[rb]);
+                                    acc_col, lane, found[rb]);
           }
         }
       }
@@ -192,4 +192,4 @@ __global__ void __launch_bounds__(block_threads, 2)
   }
 }
 
-}  // namespace epsjoin::detail::meta
+}  // namespace epsjoin::detail::meta16q

@@ -1,7 +1,7 @@
 // meta-1q (dissertation ch. 6, META-1Q): one query against 16 candidates an MMA group on the
 // FP16 tensor cores with the direct formula (meta1q_kernel.cuh), sums in FP32 or FP16; and the
 // pipeline it shares with gds-join's FP16 arithmetic on CUDA cores (gpu/gds/half_kernel.cuh).
-// The data is scaled as for meta-16q; exact by default (meta1q_bound.hpp's band, re-checked with
+// The data is scaled as for meta-16q; exact by default (direct_bound.hpp's band, re-checked with
 // the direct formula in the join's precision), join_options::approximate decides by the FP16
 // distance alone. Every run reports the accuracy ratio of the FP16 decision (table 6.6).
 // meta-1q's params: accumulate (fp32 | fp16), mode (indexed | brute-force), and the pipeline's
@@ -11,13 +11,13 @@
 
 #include "core/builtin_engines.hpp"
 #include "tensor/common/tensor_engine.cuh"
-#include "tensor/meta1q/meta1q_join.cuh"
 #include "tensor/fp16/half_notes.cuh"
 #include "tensor/fp16/half_points.cuh"
+#include "tensor/meta1q/meta1q_join.cuh"
 
 namespace epsjoin::detail {
 
-namespace meta {
+namespace meta1q {
 
 namespace {
 
@@ -39,10 +39,11 @@ class direct_kernels final : public tensor::tensor_kernels<T> {
                std::uint32_t n_queries, std::uint32_t n_data,
                const index_summary& /*index*/) override {
     view_.half = points_.convert(view, n_queries, n_data, kernel_.half_sums ? eps_ : 0.0, stream);
-    const direct_band band = direct_decision_band(view.d, kernel_.half_sums, this->direct_u);
+    const fp16::direct_band band =
+        fp16::direct_decision_band(view.d, kernel_.half_sums, this->direct_u);
     const double eps = eps_ * points_.scaling().scale();
-    view_.band = to_float(band, eps);
-    set_half_decision(view_, eps, approximate_, this->reset_tally(stream));
+    view_.band = fp16::to_float(band, eps);
+    fp16::set_half_decision(view_, eps, approximate_, this->reset_tally(stream));
   }
 
   void launch_pass(const join_view<T>& view, const work_item* items, std::uint32_t n_items,
@@ -62,16 +63,16 @@ class direct_kernels final : public tensor::tensor_kernels<T> {
                       sums, " sums")
              : concat("CUDA cores: ", kernel_.lanes,
                       " lanes a query, FP16 differences, squares summed in ", sums)});
-    report_half_decisions(stats, points_.scaling(), this->read_tally(), pairs,
-                          approximate_, kernel_.half_sums ? "FP16" : "FP16-FP32");
+    fp16::report_half_decisions(stats, points_.scaling(), this->read_tally(), pairs, approximate_,
+                                kernel_.half_sums ? "FP16" : "FP16-FP32");
   }
 
  private:
   double eps_;
   bool approximate_;
   direct_kernel kernel_;
-  direct_view view_;
-  half_points points_;
+  fp16::direct_view view_;
+  fp16::half_points points_;
 };
 
 class meta_1q_engine final : public tensor::tensor_engine {
@@ -117,8 +118,8 @@ void run_direct_join(join_request& req, row_join_settings s, const direct_kernel
   });
 }
 
-}  // namespace meta
+}  // namespace meta1q
 
-std::unique_ptr<engine> make_meta_1q_engine() { return std::make_unique<meta::meta_1q_engine>(); }
+std::unique_ptr<engine> make_meta_1q_engine() { return std::make_unique<meta1q::meta_1q_engine>(); }
 
 }  // namespace epsjoin::detail

@@ -3,11 +3,11 @@
 
 #include "tensor/meta1q/meta1q_launch_impl.cuh"
 
-namespace epsjoin::detail::meta {
+namespace epsjoin::detail::meta1q {
 
-template void launch_direct<double>(const join_view<double>&, const direct_view&,
+template void launch_direct<double>(const join_view<double>&, const fp16::direct_view&,
                                     const row_join::work_item*, std::uint32_t, const row_output&,
                                     pass, const row_join::launch_config&, const direct_kernel&,
                                     cudaStream_t);
 
-}  // namespace epsjoin::detail::meta
+}  // namespace epsjoin::detail::meta1q

@@ -1,17 +1,18 @@
 #pragma once
-// The join with the FP16 direct formula on the row-join pipeline (gpu/row_join/row_join.cuh): meta-1q on
-// the tensor cores, and gds-join's FP16 arithmetic on CUDA cores (gds_engine.cu calls it).
+// The join with the FP16 direct formula on the row-join pipeline (gpu/row_join/row_join.cuh):
+// meta-1q on the tensor cores, and gds-join's FP16 arithmetic on CUDA cores (gds_engine.cu calls
+// it).
 
 #include <string_view>
 
 #include "gpu/row_join/row_join.cuh"
 #include "tensor/meta1q/meta1q_launch.cuh"
 
-namespace epsjoin::detail::meta {
+namespace epsjoin::detail::meta1q {
 
 /// Joins `req` with `kernel`; the FP16 copies are scaled on the device (half_points.cuh; FP16
-/// sums also cap the scale, meta1q_bound.hpp). `engine` names the engine in messages.
+/// sums also cap the scale, direct_bound.hpp). `engine` names the engine in messages.
 void run_direct_join(join_request& req, row_join::row_join_settings settings,
                      const direct_kernel& kernel, std::string_view engine);
 
-}  // namespace epsjoin::detail::meta
+}  // namespace epsjoin::detail::meta1q

@@ -6,9 +6,13 @@
 #include <cstdint>
 
 #include "gpu/row_join/kernel_contract.cuh"
-#include "tensor/meta1q/meta1q_view.cuh"
+#include "tensor/fp16/direct_view.cuh"
 
-namespace epsjoin::detail::meta {
+namespace epsjoin::detail::meta1q {
+
+using row_join::join_view;
+using row_join::pass;
+using row_join::row_output;
 
 /// Which kernel joins with the FP16 direct formula.
 struct direct_kernel {
@@ -20,9 +24,9 @@ struct direct_kernel {
 /// One pass over `items` (meta-1q: up to 32 queries of a cell each; CUDA cores: one query each;
 /// config: the pattern and the queue).
 template <class T>
-void launch_direct(const join_view<T>& v, const direct_view& m, const row_join::work_item* items,
-                   std::uint32_t n_items, const row_output& out, pass p,
-                   const row_join::launch_config& config, const direct_kernel& kernel,
+void launch_direct(const join_view<T>& v, const fp16::direct_view& m,
+                   const row_join::work_item* items, std::uint32_t n_items, const row_output& out,
+                   pass p, const row_join::launch_config& config, const direct_kernel& kernel,
                    cudaStream_t stream);
 
-}  // namespace epsjoin::detail::meta
+}  // namespace epsjoin::detail::meta1q

@@ -4,25 +4,26 @@
 
 #include "gpu/cub_call.cuh"
 #include "gpu/gds/half_kernel.cuh"
-#include "tensor/meta1q/meta1q_launch.cuh"
 #include "tensor/meta1q/meta1q_kernel.cuh"
+#include "tensor/meta1q/meta1q_launch.cuh"
 
-namespace epsjoin::detail::meta {
+namespace epsjoin::detail::meta1q {
 
 namespace direct_detail {
 
 template <class T, bool Halving, pass Pass, bool HalfSums, int KSteps>
-void launch_meta_1q(const join_view<T>& v, const direct_view& m, const row_join::work_item* items,
-                    std::uint32_t n_items, const row_output& out, unsigned blocks,
-                    const row_join::launch_config& config, cudaStream_t stream) {
+void launch_meta_1q(const join_view<T>& v, const fp16::direct_view& m,
+                    const row_join::work_item* items, std::uint32_t n_items, const row_output& out,
+                    unsigned blocks, const row_join::launch_config& config, cudaStream_t stream) {
   meta_1q_kernel<T, Halving, Pass, HalfSums, KSteps>
       <<<blocks, row_join::block_threads, 0, stream>>>(v, m, items, n_items, config.queue, out);
 }
 
 template <class T, bool Halving, pass Pass, bool HalfSums>
-void launch_shape(const join_view<T>& v, const direct_view& m, const row_join::work_item* items,
-                  std::uint32_t n_items, const row_output& out, const row_join::launch_config& config,
-                  const direct_kernel& kernel, cudaStream_t stream) {
+void launch_shape(const join_view<T>& v, const fp16::direct_view& m,
+                  const row_join::work_item* items, std::uint32_t n_items, const row_output& out,
+                  const row_join::launch_config& config, const direct_kernel& kernel,
+                  cudaStream_t stream) {
   const unsigned per_item = kernel.tensor_cores ? 32 : kernel.lanes;
   const unsigned blocks =
       config.queue != nullptr
@@ -30,7 +31,7 @@ void launch_shape(const join_view<T>& v, const direct_view& m, const row_join::w
           : grid_size(static_cast<std::uint64_t>(n_items) * per_item, row_join::block_threads);
   if (kernel.tensor_cores) {
     // The candidates' fragments stay in registers up to 64 dimensions.
-    const unsigned k_steps = padded_dims(v.d) / 16;
+    const unsigned k_steps = fp16::padded_dims(v.d) / 16;
     if (k_steps <= 1) {
       launch_meta_1q<T, Halving, Pass, HalfSums, 1>(v, m, items, n_items, out, blocks, config,
                                                     stream);
@@ -47,15 +48,16 @@ void launch_shape(const join_view<T>& v, const direct_view& m, const row_join::w
   } else {
     gds::half_query_kernel<T, Halving, Pass, HalfSums>
         <<<blocks, row_join::block_threads, 0, stream>>>(v, m, items, n_items, config.queue, out,
-                                                       kernel.lanes);
+                                                         kernel.lanes);
   }
   EPSJOIN_CHECK_LAUNCH();
 }
 
 template <class T, bool Halving, pass Pass>
-void launch_sums(const join_view<T>& v, const direct_view& m, const row_join::work_item* items,
-                 std::uint32_t n_items, const row_output& out, const row_join::launch_config& config,
-                 const direct_kernel& kernel, cudaStream_t stream) {
+void launch_sums(const join_view<T>& v, const fp16::direct_view& m,
+                 const row_join::work_item* items, std::uint32_t n_items, const row_output& out,
+                 const row_join::launch_config& config, const direct_kernel& kernel,
+                 cudaStream_t stream) {
   if (kernel.half_sums) {
     launch_shape<T, Halving, Pass, true>(v, m, items, n_items, out, config, kernel, stream);
   } else {
@@ -66,9 +68,9 @@ void launch_sums(const join_view<T>& v, const direct_view& m, const row_join::wo
 }  // namespace direct_detail
 
 template <class T>
-void launch_direct(const join_view<T>& v, const direct_view& m, const row_join::work_item* items,
-                   std::uint32_t n_items, const row_output& out, pass p,
-                   const row_join::launch_config& config, const direct_kernel& kernel,
+void launch_direct(const join_view<T>& v, const fp16::direct_view& m,
+                   const row_join::work_item* items, std::uint32_t n_items, const row_output& out,
+                   pass p, const row_join::launch_config& config, const direct_kernel& kernel,
                    cudaStream_t stream) {
   if (n_items == 0) return;
   using direct_detail::launch_sums;
@@ -85,4 +87,4 @@ void launch_direct(const join_view<T>& v, const direct_view& m, const row_join::
   }
 }
 
-}  // namespace epsjoin::detail::meta
+}  // namespace epsjoin::detail::meta1q
