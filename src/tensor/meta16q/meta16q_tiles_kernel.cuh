@@ -6,7 +6,7 @@
 // straight from the cell-ordered FP16 copy (meta_view::data_half), each lane one 32-bit word of
 // two dimensions. The decisions are meta16q_gemm_kernel.cuh's: a two-instruction test per pair for
 // the common "surely out", the thresholds and the direct-formula re-check only where a pair may be
-// in. Fragment layouts: meta16q_gemm_kernel.cuh's hmma_m16n8k16.
+// in. Fragment layouts: tensor/common/half_mma.cuh's hmma_m16n8k16.
 
 #include <cstdint>
 

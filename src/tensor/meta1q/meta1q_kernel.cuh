@@ -26,9 +26,7 @@ namespace epsjoin::detail::meta1q {
 
 using row_join::block_threads;
 using row_join::full_mask;
-using row_join::join_view;
 using row_join::pass;
-using row_join::row_output;
 using row_join::warps_per_block;
 using row_join::work_item;
 
@@ -135,8 +133,8 @@ __device__ __forceinline__ void gram_diagonal(const float (&gram)[2][2][2],
 /// j > i in the queries' own cell.
 template <class T, bool Halving, pass Pass, bool HalfSums, int KSteps>
 __global__ void __launch_bounds__(block_threads)
-    meta1q_kernel(join_view<T> v, fp16::direct_view m, const work_item* items,
-                  std::uint32_t n_items, unsigned* queue, row_output out) {
+    meta1q_kernel(row_join::join_view<T> v, fp16::direct_view m, const work_item* items,
+                  std::uint32_t n_items, unsigned* queue, row_join::row_output out) {
   const unsigned lane = threadIdx.x & 31, g = lane >> 2, t2 = (lane & 3) * 2;
   const bool diagonal = (g >> 1) == (lane & 3);
   const unsigned below = (1u << lane) - 1;
