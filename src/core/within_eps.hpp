@@ -10,6 +10,9 @@
 //     the next could come and go.
 // Terms are >= 0 and IEEE addition is monotone, so a partial sum past the limit stays past it:
 // stopping early is exact. Where a caller may stop is part of its speed, so it says (Every).
+// GPU kernels that keep their own order, chosen for ILP, and so their own roundings:
+// gpu/emit.cuh `within` (four squares summed, then added), gpu/gds/distance.cuh `within_ilp`
+// (8 partial sums) and gpu/lbjoin/kernels.cuh `within_after_prefix` (exits every 8, then 4).
 
 #include <cmath>
 

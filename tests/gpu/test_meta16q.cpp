@@ -149,7 +149,7 @@ TEST(meta_16q, approximate_mode_stays_inside_the_declared_band) {
     const auto approx = run_csr(pts, eps, "meta-16q", {}, true, &stats);
     ASSERT_EQ(approx.offsets.size(), oracle.offsets.size());
     // The band with the largest norms of the data, in original units.
-    const auto scaling = epsjoin::detail::meta::choose_half_scaling(pts.view(), {}, 1);
+    const auto scaling = epsjoin::detail::fp16::choose_half_scaling(pts.view(), {}, 1);
     const double scale = scaling.scale();
     double most = 0;
     for (std::size_t i = 0; i < pts.n(); ++i) {
@@ -160,9 +160,9 @@ TEST(meta_16q, approximate_mode_stays_inside_the_declared_band) {
       }
       most = std::max(most, std::sqrt(n2));
     }
-    const auto band = epsjoin::detail::meta::half_decision_band(static_cast<int>(d), 0x1p-53);
+    const auto band = epsjoin::detail::fp16::half_decision_band(static_cast<int>(d), 0x1p-53);
     // Squared norms of the FP16 values exceed the exact ones by at most (1 + 2^-11)^2.
-    const auto th = epsjoin::detail::meta::thresholds_for(band, eps * scale, 2 * most * 1.001,
+    const auto th = epsjoin::detail::fp16::thresholds_for(band, eps * scale, 2 * most * 1.001,
                                                           2 * most * most * 1.01);
     auto distance2 = [&](std::size_t i, std::size_t j) {
       double s = 0;

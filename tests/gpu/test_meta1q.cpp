@@ -16,7 +16,7 @@
 #include "support/harness.hpp"
 #include "support/paper_data.hpp"
 #include "support/shapes.hpp"
-#include "tensor/meta1q/meta1q_bound.hpp"
+#include "tensor/fp16/direct_bound.hpp"
 
 namespace {
 
@@ -156,8 +156,8 @@ TEST(meta_1q, columns_with_different_means_in_index_order) {
 // declared bands from: the same exponent, the same centre to FP64 rounding; over both sets of an
 // A x B join; 0 for identical points.
 TEST(meta_1q, device_scaling_matches_the_host_reference) {
-  using epsjoin::detail::meta::choose_half_scaling;
-  using epsjoin::detail::meta::snapshot_device_scaling;
+  using epsjoin::detail::fp16::choose_half_scaling;
+  using epsjoin::detail::fp16::snapshot_device_scaling;
   epsjoin::resources res;
   const auto a = paper_expo(5, 20000);
   std::vector<double> shifted;
@@ -180,19 +180,19 @@ TEST(meta_1q, device_scaling_matches_the_host_reference) {
 }
 
 // The approximate mode: whatever it decides differently from the oracle lies inside the band
-// meta1q_bound.hpp declares for the pair, and both directions of every pair it reports are there.
+// direct_bound.hpp declares for the pair, and both directions of every pair it reports are there.
 TEST(meta_1q, approximate_mode_stays_inside_the_declared_band) {
   for (const std::size_t d : {5, 16, 40}) {
     const auto pts = paper_expo(d, 3000);
     const double eps = epsjoin::test::eps_for_selectivity(pts.view(), pts.view(), 30);
     const auto oracle = run_csr(pts, eps, "brute-cpu");
-    const auto scaling = epsjoin::detail::meta::choose_half_scaling(pts.view(), {}, 1);
+    const auto scaling = epsjoin::detail::fp16::choose_half_scaling(pts.view(), {}, 1);
     for (const variant& v : variants()) {
       const bool half_sums =
           v.params.contains("accumulate") ||
           (v.params.contains("arithmetic") && v.params.at("arithmetic") == "fp16");
       const int exponent = half_sums
-                               ? epsjoin::detail::meta::cap_for_half_sums(scaling.exponent, eps)
+                               ? epsjoin::detail::fp16::cap_for_half_sums(scaling.exponent, eps)
                                : scaling.exponent;
       const double scale = std::ldexp(1.0, exponent);
       std::vector<double> norm(pts.n());
@@ -205,7 +205,7 @@ TEST(meta_1q, approximate_mode_stays_inside_the_declared_band) {
         norm[i] = std::sqrt(n2);
       }
       const auto band =
-          epsjoin::detail::meta::direct_decision_band(static_cast<int>(d), half_sums, 0x1p-53);
+          epsjoin::detail::fp16::direct_decision_band(static_cast<int>(d), half_sums, 0x1p-53);
       epsjoin::join_stats stats;
       const auto approx = run_csr(pts, eps, v.engine, v.params, true, &stats);
       ASSERT_EQ(approx.offsets.size(), oracle.offsets.size());
@@ -228,7 +228,7 @@ TEST(meta_1q, approximate_mode_stays_inside_the_declared_band) {
           }
           s *= scale * scale;
           // Slack for the float rounding of the norms the kernels read.
-          const auto th = epsjoin::detail::meta::direct_thresholds_for(band, eps * scale,
+          const auto th = epsjoin::detail::fp16::direct_thresholds_for(band, eps * scale,
                                                                        (norm[i] + norm[j]) * 1.001);
           EXPECT_TRUE(s > th.lo && s <= th.hi)
               << describe(v) << ", d " << d << ": pair " << i << ", " << j << " at scaled s " << s

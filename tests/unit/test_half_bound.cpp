@@ -13,7 +13,7 @@
 
 namespace {
 
-using namespace epsjoin::detail::meta;
+using namespace epsjoin::detail::fp16;
 
 std::vector<double> unit_direction(std::mt19937_64& rng, int d) {
   std::normal_distribution<double> normal;

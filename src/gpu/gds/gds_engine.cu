@@ -12,9 +12,10 @@
 // fill, index_dims, segment_ids, chunk_ids.
 
 #include "core/builtin_engines.hpp"
+#include "gpu/gds/half_launch.cuh"
 #include "gpu/lbjoin/launch.cuh"
 #include "gpu/row_join/row_join.cuh"
-#include "tensor/meta1q/meta1q_join.cuh"
+#include "tensor/fp16/direct_join.cuh"
 
 namespace epsjoin::detail {
 
@@ -71,11 +72,12 @@ class gds_join_engine final : public engine {
     const std::string arithmetic =
         param_choice(params, "arithmetic", {"join", "fp16", "fp16-fp32"}, "join");
     if (arithmetic != "join") {
-      meta::direct_kernel kernel;
+      fp16::direct_kernel kernel;
       kernel.tensor_cores = false;
       kernel.half_sums = arithmetic == "fp16";
       kernel.lanes = lanes;
-      meta::run_direct_join(req, s, kernel, name());
+      fp16::run_direct_join(
+          req, s, kernel, {gds::launch_half_query<float>, gds::launch_half_query<double>}, name());
       return;
     }
     with_precision(req.options.precision, [&]<class T>() {

@@ -3,7 +3,7 @@
 // kernel over the FP16 copies of the points (tensor/fp16/half_points.cuh), the direct formula
 // with FP16 differences and sums in FP16 (half2 fused multiply-adds) or FP32, eight dimensions a
 // load, and an exit once the partial sum passes the pair's upper threshold (sums of squares only
-// grow). The decisions are tensor/meta1q/meta1q_view.cuh's, exact or approximate. Lanes per query
+// grow). The decisions are tensor/fp16/direct_view.cuh's, exact or approximate. Lanes per query
 // are a launch argument (1-32, a power of two) rather than a template one: the lanes of a query
 // agree through masks of their own group.
 
@@ -11,7 +11,10 @@
 
 #include <cstdint>
 
-#include "tensor/meta1q/meta1q_view.cuh"
+#include "gpu/agents/candidate_ranges.cuh"
+#include "gpu/agents/row_writes.cuh"
+#include "gpu/agents/work_fetch.cuh"
+#include "tensor/fp16/direct_view.cuh"
 
 namespace epsjoin::detail::gds {
 
@@ -67,14 +70,14 @@ __device__ __forceinline__ float half_distance(const __half* __restrict__ a,
 /// j > i in the query's own cell.
 template <class T, bool Halving, pass Pass, bool HalfSums>
 __global__ void __launch_bounds__(block_threads)
-    half_query_kernel(join_view<T> v, meta::direct_view m, const work_item* items,
+    half_query_kernel(join_view<T> v, fp16::direct_view m, const work_item* items,
                       std::uint32_t n_items, unsigned* queue, row_output out, unsigned lanes) {
   const unsigned lane = threadIdx.x & 31;
   const unsigned sub = lane & (lanes - 1), leader = lane - sub;
   const unsigned group = lanes == 32 ? row_join::full_mask : ((1u << lanes) - 1) << leader;
   const unsigned below = (1u << lane) - 1;
   const std::uint32_t static_item = (blockIdx.x * block_threads + threadIdx.x) / lanes;
-  const unsigned dp = meta::padded_dims(v.d);
+  const unsigned dp = fp16::padded_dims(v.d);
 
   for (bool first_round = true;; first_round = false) {
     std::uint32_t i;
@@ -100,12 +103,12 @@ __global__ void __launch_bounds__(block_threads)
         bool hit = j < e && !(!Halving && v.self_join && j == pos);
         if (hit) {
           float lo, hi;
-          meta::direct_thresholds(m.band, __fadd_ru(q_norm, __ldg(&m.half.data_norms[j].y)), lo,
+          fp16::direct_thresholds(m.band, __fadd_ru(q_norm, __ldg(&m.half.data_norms[j].y)), lo,
                                   hi);
           // Once the partial sum passes hi the pair is out, in both modes (hi >= eps^2).
           const float s = half_distance<HalfSums>(
               q, m.half.data_half + static_cast<std::size_t>(j) * dp, dp, hi);
-          hit = meta::direct_decide_within<T, Pass == pass::count>(m, v, s, lo, hi, pos, j);
+          hit = fp16::direct_decide_within<T, Pass == pass::count>(m, v, s, lo, hi, pos, j);
         }
         if constexpr (Pass == pass::count) {
           found += hit;

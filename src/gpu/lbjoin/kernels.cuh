@@ -21,6 +21,7 @@
 
 #include <cstdint>
 
+#include "core/within_eps.hpp"
 #include "gpu/agents/candidate_ranges.cuh"
 #include "gpu/agents/row_writes.cuh"
 #include "gpu/agents/work_fetch.cuh"
@@ -58,12 +59,10 @@ __device__ __forceinline__ unsigned lanes_per_query(unsigned queries) {
 template <class T, int Dim>
 __device__ __forceinline__ bool within_staged(const T (&q)[Dim], const T (*stage)[32], unsigned c,
                                               T eps2) {
+  // core/within_eps.hpp's fused step: what nvcc emitted for `sum += diff * diff` (fmad on).
   T sum = 0;
 #pragma unroll
-  for (int k = 0; k < Dim; ++k) {
-    const T diff = q[k] - stage[k][c];
-    sum += diff * diff;
-  }
+  for (int k = 0; k < Dim; ++k) sum = add_square<rounding::fused>(sum, q[k], stage[k][c]);
   return sum <= eps2;
 }
 

@@ -14,7 +14,7 @@
 #include "gpu/memory.cuh"
 #include "tensor/fp16/device_scaling.cuh"
 
-namespace epsjoin::detail::meta {
+namespace epsjoin::detail::fp16 {
 
 namespace {
 
@@ -144,4 +144,4 @@ template half_scaling device_half_scaling<float>(const float*, std::uint32_t, co
 template half_scaling device_half_scaling<double>(const double*, std::uint32_t, const double*,
                                                   std::uint32_t, int, cudaStream_t);
 
-}  // namespace epsjoin::detail::meta
+}  // namespace epsjoin::detail::fp16

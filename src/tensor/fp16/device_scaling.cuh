@@ -9,7 +9,7 @@
 
 #include "tensor/fp16/half_bound.hpp"
 
-namespace epsjoin::detail::meta {
+namespace epsjoin::detail::fp16 {
 
 /// The mean of the points of both sets ([n x d] each, row-major; `second` may be null when
 /// n_second is 0) and the exponent half_exponent_for gives their largest |p_k - center_k| (0 when
@@ -19,4 +19,4 @@ template <class T>
 half_scaling device_half_scaling(const T* first, std::uint32_t n_first, const T* second,
                                  std::uint32_t n_second, int d, cudaStream_t stream);
 
-}  // namespace epsjoin::detail::meta
+}  // namespace epsjoin::detail::fp16

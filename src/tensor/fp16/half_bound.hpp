@@ -42,7 +42,7 @@
 #include "epsjoin/dataset.hpp"
 #include "epsjoin/resources.hpp"
 
-namespace epsjoin::detail::meta {
+namespace epsjoin::detail::fp16 {
 
 inline constexpr double half_unit_roundoff = 0x1p-11;
 inline constexpr double half_subnormal_error = 0x1p-25;
@@ -131,4 +131,4 @@ half_scaling choose_half_scaling(dataset_view a, dataset_view b, unsigned thread
 /// (FP64, input column order), for tests to compare with choose_half_scaling. CUDA builds only.
 half_scaling snapshot_device_scaling(resources& res, dataset_view a, dataset_view b);
 
-}  // namespace epsjoin::detail::meta
+}  // namespace epsjoin::detail::fp16

@@ -11,7 +11,7 @@
 #include "gpu/decision_tally.cuh"
 #include "tensor/fp16/half_bound.hpp"
 
-namespace epsjoin::detail::meta {
+namespace epsjoin::detail::fp16 {
 
 /// `pairs`: what the mode that ran found (self pairs not counted); `arithmetic` names the
 /// low-precision distance, e.g. "FP16-FP32".
@@ -42,4 +42,4 @@ inline void report_half_decisions(join_stats& stats, const half_scaling& scaling
               " exact pairs missed; accuracy ratio ", accuracy.ratio)});
 }
 
-}  // namespace epsjoin::detail::meta
+}  // namespace epsjoin::detail::fp16

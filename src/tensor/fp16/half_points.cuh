@@ -12,12 +12,13 @@
 #include <vector>
 
 #include "gpu/memory.cuh"
+#include "gpu/row_join/kernel_contract.cuh"
 #include "tensor/fp16/device_scaling.cuh"
-#include "tensor/meta1q/meta1q_bound.hpp"
+#include "tensor/fp16/direct_bound.hpp"
 #include "tensor/fp16/half_bound.hpp"
-#include "tensor/meta16q/meta16q_launch.cuh"
+#include "tensor/fp16/half_convert.cuh"
 
-namespace epsjoin::detail::meta {
+namespace epsjoin::detail::fp16 {
 
 struct half_arrays {
   const __half* query_half = nullptr;  ///< [nq x padded_dims(d)] by query position
@@ -30,7 +31,7 @@ class half_points {
  public:
   /// Chooses the scaling (half_bound.hpp) from the view's points on the device, then converts
   /// them (query positions [0, n_queries), data [0, n_data)). `half_sums_eps`: with FP16 sums,
-  /// the join's eps, which caps the scale (meta1q_bound.hpp); 0 otherwise.
+  /// the join's eps, which caps the scale (direct_bound.hpp); 0 otherwise.
   template <class T>
   half_arrays convert(const row_join::join_view<T>& view, std::uint32_t n_queries,
                       std::uint32_t n_data, double half_sums_eps, cudaStream_t stream) {
@@ -82,11 +83,10 @@ class half_points {
 /// The decision fields meta-16q's and meta-1q's kernel views share: the approximate decision's
 /// threshold (the scaled eps squared, rounded up), the mode, and the counting pass's tally.
 template <class View>
-void set_half_decision(View& view, double scaled_eps, bool approximate,
-                       unsigned long long* tally) {
+void set_half_decision(View& view, double scaled_eps, bool approximate, unsigned long long* tally) {
   view.eps2 = float_up(scaled_eps * scaled_eps);
   view.approximate = approximate;
   view.tally = tally;
 }
 
-}  // namespace epsjoin::detail::meta
+}  // namespace epsjoin::detail::fp16

@@ -5,7 +5,7 @@
 #include "core/parallel.hpp"
 #include "tensor/fp16/half_bound.hpp"
 
-namespace epsjoin::detail::meta {
+namespace epsjoin::detail::fp16 {
 
 namespace {
 
@@ -55,4 +55,4 @@ half_scaling choose_half_scaling(dataset_view a, dataset_view b, unsigned thread
   return s;
 }
 
-}  // namespace epsjoin::detail::meta
+}  // namespace epsjoin::detail::fp16

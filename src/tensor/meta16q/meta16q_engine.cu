@@ -1,11 +1,12 @@
 // meta-16q (dissertation ch. 6, META-16Q): the join on the FP16 tensor cores with FP32
 // accumulation and the expanded formula. The data is translated to its mean and scaled by a power
 // of two into FP16's range (half_bound.hpp); the pipeline of the other row-join engines
-// (gpu/row_join/row_join.cuh) builds the grid, counts, lays out and fills the rows. Two kernels: the
-// indexed one (meta16q_tiles_kernel.cuh: 32 queries of a cell against 16 candidates a warp step) and,
-// where the index prunes little, a GEMM-tiled one over every pair (meta16q_gemm_kernel.cuh). Exact by
-// default: pairs whose FP16-FP32 distance lies within the proven error band around eps are
-// re-checked with the direct formula in the join's precision. join_options::approximate (CLI
+// (gpu/row_join/row_join.cuh) builds the grid, counts, lays out and fills the rows. Two kernels:
+// the indexed one (meta16q_tiles_kernel.cuh: 32 queries of a cell against 16 candidates a warp
+// step) and, where the index prunes little, a GEMM-tiled one over every pair
+// (meta16q_gemm_kernel.cuh). Exact by default: pairs whose FP16-FP32 distance lies within the
+// proven error band around eps are re-checked with the direct formula in the join's precision.
+// join_options::approximate (CLI
 // --approximate) decides by the FP16-FP32 distance alone, as the papers do. Both modes report the
 // accuracy ratio of the approximate decision (table 6.6).
 // Params: mode (indexed | brute-force), kernel (auto | tiles | gemm: auto takes gemm where the
@@ -30,9 +31,6 @@ namespace {
 
 using namespace row_join;
 
-using meta::float_down;
-using meta::float_up;
-
 using tensor::kernel_choice;
 
 /// kernel=auto takes the GEMM kernel when the index leaves at least this share of all pairs.
@@ -46,10 +44,7 @@ class meta_kernels final : public tensor::tensor_kernels<T> {
  public:
   /// `warp_rows`: the GEMM kernel's 32, 64, or 0 for the larger that fits shared memory.
   meta_kernels(double eps, bool approximate, kernel_choice kernel, unsigned warp_rows)
-      : eps_(eps),
-        approximate_(approximate),
-        kernel_(kernel),
-        warp_rows_(warp_rows) {}
+      : eps_(eps), approximate_(approximate), kernel_(kernel), warp_rows_(warp_rows) {}
   unsigned item_queries() const override { return 32; }
   unsigned workload_lanes() const override { return 0; }
   bool can_record() const override { return true; }
@@ -60,7 +55,7 @@ class meta_kernels final : public tensor::tensor_kernels<T> {
     const int d = view.d;
     const std::size_t limit = gpu.properties.sharedMemPerBlockOptin;
     auto fits = [&](int row_blocks) {
-      return meta::shared_bytes(d, row_blocks) + meta::static_shared_bytes <= limit;
+      return meta16q::shared_bytes(d, row_blocks) + meta16q::static_shared_bytes <= limit;
     };
     row_blocks_ = warp_rows_ == 32 ? 4 : warp_rows_ == 64 ? 8 : fits(8) ? 8 : 4;
     const double share = index.all_pairs == 0 ? 1.0
@@ -72,52 +67,52 @@ class meta_kernels final : public tensor::tensor_kernels<T> {
     use_gemm_ = gemm.use_gemm;
     gemm_reason_ = gemm.reason;
     EPSJOIN_EXPECTS(!use_gemm_ || fits(row_blocks_), "meta-16q's gemm kernel holds ",
-                    meta::tile_queries(row_blocks_), " queries in shared memory: at most ",
-                    meta::max_dims(limit, row_blocks_), " dimensions on ", gpu.properties.name,
-                    " (", meta::max_dims(limit, 4), " with warp_rows=32), not ", d,
+                    meta16q::tile_queries(row_blocks_), " queries in shared memory: at most ",
+                    meta16q::max_dims(limit, row_blocks_), " dimensions on ", gpu.properties.name,
+                    " (", meta16q::max_dims(limit, 4), " with warp_rows=32), not ", d,
                     "; kernel=tiles has no such limit");
     n_data_ = n_data;
-    const meta::half_arrays half = points_.convert(view, n_queries, n_data, 0.0, stream);
+    const fp16::half_arrays half = points_.convert(view, n_queries, n_data, 0.0, stream);
     view_.query_half = half.query_half;
     view_.data_half = half.data_half;
     view_.query_norms = half.query_norms;
     view_.data_norms = half.data_norms;
     const double scale = points_.scaling().scale();
-    const meta::half_band band = meta::half_decision_band(d, this->direct_u);
+    const fp16::half_band band = fp16::half_decision_band(d, this->direct_u);
     const double eps = eps_ * scale;
-    view_.band.quant_per_norm = float_up(band.quant_per_norm);
-    view_.band.quant_fixed = float_up(band.quant_fixed);
-    view_.band.arith_per_norm2 = float_up(band.arith_per_norm2);
-    view_.band.eps_up = float_up(eps);
-    view_.band.eps_down = float_down(eps);
-    view_.band.one_plus_rho = float_up(1.0 + band.rho);
-    view_.band.one_minus_rho = float_down(1.0 - band.rho);
-    meta::set_half_decision(view_, eps, approximate_, this->reset_tally(stream));
+    view_.band.quant_per_norm = fp16::float_up(band.quant_per_norm);
+    view_.band.quant_fixed = fp16::float_up(band.quant_fixed);
+    view_.band.arith_per_norm2 = fp16::float_up(band.arith_per_norm2);
+    view_.band.eps_up = fp16::float_up(eps);
+    view_.band.eps_down = fp16::float_down(eps);
+    view_.band.one_plus_rho = fp16::float_up(1.0 + band.rho);
+    view_.band.one_minus_rho = fp16::float_down(1.0 - band.rho);
+    fp16::set_half_decision(view_, eps, approximate_, this->reset_tally(stream));
   }
 
   void launch_pass(const join_view<T>& view, const work_item* items, std::uint32_t n_items,
                    const row_output& out, pass p, const launch_config& config,
                    cudaStream_t stream) override {
     if (use_gemm_) {
-      meta::launch_meta<T>(view, view_, n_data_, items, n_items, out, p, config.halving,
-                           row_blocks_, stream);
+      meta16q::launch_meta<T>(view, view_, n_data_, items, n_items, out, p, config.halving,
+                              row_blocks_, stream);
     } else {
-      meta::launch_meta_tiles<T>(view, view_, items, n_items, out, p, config, stream);
+      meta16q::launch_meta_tiles<T>(view, view_, items, n_items, out, p, config, stream);
     }
   }
 
   void report(join_stats& stats, std::uint64_t pairs) override {
     stats.notes.push_back(
         {"kernel",
-         use_gemm_
-             ? concat("gemm: FP16 x FP16 -> FP32 m16n8k16 MMA, ", meta::tile_queries(row_blocks_),
-                      " x ", meta::tile_candidates, " block tiles of ", row_blocks_ * 8,
-                      " x 32 warp tiles, ", meta::stages, " stages of ", meta::stage_dims,
-                      " dimensions, every pair compared (", gemm_reason_, ")")
-             : std::string("tiles: FP16 x FP16 -> FP32 m16n8k16 MMA, 32 queries of a cell "
-                           "x 16 candidates a warp step")});
-    meta::report_half_decisions(stats, points_.scaling(), this->read_tally(), pairs,
-                                approximate_, "FP16-FP32");
+         use_gemm_ ? concat("gemm: FP16 x FP16 -> FP32 m16n8k16 MMA, ",
+                            meta16q::tile_queries(row_blocks_), " x ", meta16q::tile_candidates,
+                            " block tiles of ", row_blocks_ * 8, " x 32 warp tiles, ",
+                            meta16q::stages, " stages of ", meta16q::stage_dims,
+                            " dimensions, every pair compared (", gemm_reason_, ")")
+                   : std::string("tiles: FP16 x FP16 -> FP32 m16n8k16 MMA, 32 queries of a cell "
+                                 "x 16 candidates a warp step")});
+    fp16::report_half_decisions(stats, points_.scaling(), this->read_tally(), pairs, approximate_,
+                                "FP16-FP32");
   }
 
  private:
@@ -129,8 +124,8 @@ class meta_kernels final : public tensor::tensor_kernels<T> {
   std::string gemm_reason_;
   int row_blocks_ = 4;
   std::uint32_t n_data_ = 0;
-  meta::meta_view view_;
-  meta::half_points points_;
+  meta16q::meta_view view_;
+  fp16::half_points points_;
 };
 
 class meta_16q_engine final : public tensor::tensor_engine {

@@ -2,7 +2,7 @@
 
 #include "tensor/meta16q/meta16q_launch_impl.cuh"
 
-namespace epsjoin::detail::meta {
+namespace epsjoin::detail::meta16q {
 
 template void launch_meta<float>(const join_view<float>&, const meta_view&, std::uint32_t,
                                  const row_join::work_item*, std::uint32_t, const row_output&, pass,
@@ -10,7 +10,5 @@ template void launch_meta<float>(const join_view<float>&, const meta_view&, std:
 template void launch_meta_tiles<float>(const join_view<float>&, const meta_view&,
                                        const row_join::work_item*, std::uint32_t, const row_output&,
                                        pass, const row_join::launch_config&, cudaStream_t);
-template void launch_to_half<float>(const float*, std::uint32_t, int, const double*, double,
-                                    __half*, float2*, cudaStream_t);
 
-}  // namespace epsjoin::detail::meta
+}  // namespace epsjoin::detail::meta16q

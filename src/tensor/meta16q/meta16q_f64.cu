@@ -2,15 +2,14 @@
 
 #include "tensor/meta16q/meta16q_launch_impl.cuh"
 
-namespace epsjoin::detail::meta {
+namespace epsjoin::detail::meta16q {
 
 template void launch_meta<double>(const join_view<double>&, const meta_view&, std::uint32_t,
-                                  const row_join::work_item*, std::uint32_t, const row_output&, pass,
-                                  bool, int, cudaStream_t);
+                                  const row_join::work_item*, std::uint32_t, const row_output&,
+                                  pass, bool, int, cudaStream_t);
 template void launch_meta_tiles<double>(const join_view<double>&, const meta_view&,
-                                        const row_join::work_item*, std::uint32_t, const row_output&,
-                                        pass, const row_join::launch_config&, cudaStream_t);
-template void launch_to_half<double>(const double*, std::uint32_t, int, const double*, double,
-                                     __half*, float2*, cudaStream_t);
+                                        const row_join::work_item*, std::uint32_t,
+                                        const row_output&, pass, const row_join::launch_config&,
+                                        cudaStream_t);
 
-}  // namespace epsjoin::detail::meta
+}  // namespace epsjoin::detail::meta16q

@@ -1,8 +1,8 @@
 #pragma once
 // meta-16q's kernel: every pair's distance from FP16 coordinates with FP32 accumulation on the
 // tensor cores (dissertation ch. 6, the expanded formula of META-16Q), tiled like a GEMM as
-// ted-join's one-cell kernel is (ted_gemm_kernel.cuh, whose query spans, copies and record
-// output it shares). A block owns 128 queries, or 64 where those do not fit (all their
+// ted-join's one-cell kernel is (ted_gemm_kernel.cuh; the query spans, copies and record output
+// both use are gpu/agents'). A block owns 128 queries, or 64 where those do not fit (all their
 // dimensions resident in shared memory), and streams the candidates through a three-stage
 // cp.async pipeline, 128 candidates x 32 dimensions a stage; each of its 8 warps computes a
 // 64 x 32 (or 32 x 32) tile with m16n8k16 MMAs (FP16 in, FP32 accumulators). The epilogue decides
@@ -18,16 +18,23 @@
 
 #include <cstdint>
 
-#include "tensor/ted/ted_gemm_kernel.cuh"
+#include "gpu/agents/async_copy.cuh"
+#include "gpu/agents/row_writes.cuh"
+#include "gpu/agents/tile_scheduler.cuh"
+#include "gpu/agents/tile_writes.cuh"
+#include "gpu/emit.cuh"
+#include "tensor/common/half_mma.cuh"
 #include "tensor/fp16/half_bound.hpp"
+#include "tensor/fp16/half_convert.cuh"
+#include "tensor/fp16/half_recheck.cuh"
 
-namespace epsjoin::detail::meta {
+namespace epsjoin::detail::meta16q {
 
+using agents::query_span;
 using row_join::full_mask;
 using row_join::join_view;
 using row_join::pass;
 using row_join::row_output;
-using agents::query_span;
 
 /// Warps are 2 x 4 over a block tile of (2 x warp rows) queries x 128 candidates; a warp's tile
 /// is RowBlocks x 8 query rows (4: 32, 8: 64) x 32 candidates. The 64-row tile reads 24 shared
@@ -46,12 +53,8 @@ __host__ __device__ constexpr unsigned tile_queries(int row_blocks) {
   return 2 * 8 * static_cast<unsigned>(row_blocks);
 }
 
-/// d rounded up to whole k steps of the MMA.
-__host__ __device__ constexpr unsigned padded_dims(int d) {
-  return (static_cast<unsigned>(d) + 15) / 16 * 16;
-}
 /// Halves between two queries' rows in shared memory.
-__host__ __device__ constexpr unsigned query_stride(int d) { return padded_dims(d) + 8; }
+__host__ __device__ constexpr unsigned query_stride(int d) { return fp16::padded_dims(d) + 8; }
 
 /// Dynamic shared memory of a block; the static part (row_fill, row_found, taken_tile) comes on
 /// top.
@@ -111,59 +114,6 @@ __device__ __forceinline__ void lane_thresholds(const float_band& b, float norm_
   lo = below > 0.0f ? __fsub_rd(__fmul_rd(__fmul_rd(below, below), b.one_minus_rho), arith) : -1.0f;
 }
 
-/// Converts points to FP16 after translating and scaling them (half_bound.hpp), with their
-/// squared norms (of the FP16 values) and norms (of the exact ones, rounded up).
-template <class T>
-__global__ void to_half_kernel(const T* points, std::uint32_t n, int d, const double* center,
-                               double half_scale, __half* out, float2* norms) {
-  const std::uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
-  if (p >= n) return;
-  const unsigned dp = padded_dims(d);
-  const T* x = points + static_cast<std::size_t>(p) * d;
-  __half* to = out + static_cast<std::size_t>(p) * dp;
-  double norm2 = 0, exact2 = 0;
-  for (int k = 0; k < d; ++k) {
-    // Halves first: the difference of two finite doubles can overflow (half_scaling.cpp).
-    const double v = (0.5 * static_cast<double>(x[k]) - 0.5 * center[k]) * half_scale;
-    const __half h = __double2half(v);
-    const double rounded = static_cast<double>(__half2float(h));
-    to[k] = h;
-    norm2 = fma(rounded, rounded, norm2);
-    exact2 = fma(v, v, exact2);
-  }
-  for (unsigned k = d; k < dp; ++k) to[k] = __float2half(0.0f);
-  // The FP64 sums err by d 2^-53 relative, far below what the band's doubling leaves.
-  norms[p] = {__double2float_rn(norm2), __double2float_ru(sqrt(exact2) * (1.0 + 0x1p-40))};
-}
-
-/// Copies 16 bytes into shared memory, or zeros them (`valid` false: nothing is read).
-__device__ __forceinline__ void copy16_async(void* shared, const void* global, bool valid) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const auto to = static_cast<unsigned>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(global),
-               "r"(valid ? 16u : 0u));
-#else
-  *static_cast<uint4*>(shared) = valid ? *static_cast<const uint4*>(global) : uint4{0, 0, 0, 0};
-#endif
-}
-
-/// acc (upper: row g, lower: row g + 8; columns 2 t, 2 t + 1) += A (16 x 16) B (16 x 8), FP16
-/// in, FP32 accumulators. A fragment: {row g, k 2t}, {row g + 8, k 2t}, {row g, k 2t + 8},
-/// {row g + 8, k 2t + 8}, each two halves; B fragment: {k 2t, column g}, {k 2t + 8, column g}.
-__device__ __forceinline__ void hmma_m16n8k16(float (&upper)[2], float (&lower)[2],
-                                              const std::uint32_t (&a)[4],
-                                              const std::uint32_t (&b)[2]) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(upper[0]), "+f"(upper[1]), "+f"(lower[0]), "+f"(lower[1])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#else
-  __trap();  // the engine refuses devices older than sm_80 before launching
-#endif
-}
-
 __device__ __forceinline__ std::uint32_t shared_word(const __half* at) {
   return *reinterpret_cast<const std::uint32_t*>(at);
 }
@@ -190,7 +140,8 @@ __device__ __forceinline__ void multiply_stage(float (&acc)[RowBlocks][4][2], co
       const std::uint32_t a[4] = {shared_word(row), shared_word(row + 8 * q_stride),
                                   shared_word(row + 8), shared_word(row + 8 * q_stride + 8)};
 #pragma unroll
-      for (int cb = 0; cb < 4; ++cb) hmma_m16n8k16(acc[2 * mb][cb], acc[2 * mb + 1][cb], a, b[cb]);
+      for (int cb = 0; cb < 4; ++cb)
+        tensor::hmma_m16n8k16(acc[2 * mb][cb], acc[2 * mb + 1][cb], a, b[cb]);
     }
   }
 }
@@ -249,23 +200,6 @@ __device__ __forceinline__ bool rows_maybe_in(const float (&acc)[RowBlocks][ColB
   return any;
 }
 
-/// The rare part of a decision, out of line: a pair inside the band, whose FP16-FP32 squared
-/// distance is `s`. View: meta_view, or direct_view (meta-1q and gds-join's FP16 arithmetic).
-template <class T, bool Tally, class View>
-__device__ __noinline__ bool recheck_pair(const View& m, const join_view<T>& v, float s,
-                                          std::uint32_t pos, std::uint32_t j) {
-  const bool approximate_hit = s <= m.eps2;
-  if (m.approximate && !Tally) return approximate_hit;
-  const bool exact = within(v.query_points + static_cast<std::size_t>(pos) * v.d,
-                            v.data_points + static_cast<std::size_t>(j) * v.d, v.d, v.eps2);
-  if constexpr (Tally) {
-    // In both modes: the exact mode reports how the approximate one would have fared.
-    atomicAdd(m.tally, 1ull);
-    if (approximate_hit != exact) atomicAdd(m.tally + (approximate_hit ? 1 : 2), 1ull);
-  }
-  return m.approximate ? approximate_hit : exact;
-}
-
 /// Halving: a self-join, candidates j > i. Otherwise every candidate (but the query itself in a
 /// self-join). `n_data`: the candidates, positions [0, n_data).
 template <class T, bool Halving, pass Pass, int RowBlocks>
@@ -282,7 +216,7 @@ __global__ void __launch_bounds__(threads, 2)
   const unsigned warp_col = (warp % warps_across) * 32;
   const unsigned frag_row = lane >> 2, acc_col = (lane & 3) * 2;
   const int d = v.d;
-  const unsigned dp = padded_dims(d), qs = query_stride(d);
+  const unsigned dp = fp16::padded_dims(d), qs = query_stride(d);
   __half* const query_tile = reinterpret_cast<__half*>(shared_raw);
   __half* const stage_base = query_tile + block_rows * qs;
   const unsigned chunks = (dp + stage_dims - 1) / stage_dims;
@@ -302,7 +236,7 @@ __global__ void __launch_bounds__(threads, 2)
       const unsigned r = e / row_copies, k = (e % row_copies) * halves_per_copy;
       const bool valid = q0 + r < q_end;
       const __half* from = m.query_half + (valid ? static_cast<std::size_t>(q0 + r) * dp + k : 0);
-      copy16_async(query_tile + r * qs + k, from, valid);
+      agents::copy16_async(query_tile + r * qs + k, from, valid);
     }
     // Stages are loaded in order, (candidate tile, chunk) by (candidate tile, chunk): a cursor
     // instead of dividing the step count.
@@ -319,7 +253,7 @@ __global__ void __launch_bounds__(threads, 2)
         const bool valid = c0 + r < n_data;
         const __half* from =
             m.data_half + (valid ? static_cast<std::size_t>(c0 + r) * dp + k0 + k : 0);
-        copy16_async(to + r * stage_stride + k, from, valid);
+        agents::copy16_async(to + r * stage_stride + k, from, valid);
       }
       ++loaded;
       if (++load_chunk == chunks) {
@@ -329,7 +263,7 @@ __global__ void __launch_bounds__(threads, 2)
     };
     for (unsigned s = 0; s + 1 < stages; ++s) {
       if (s < steps) load_next_stage();
-      ted::gemm::copy_commit();
+      agents::copy_commit();
     }
 
     float q_norm2[RowBlocks];
@@ -346,10 +280,10 @@ __global__ void __launch_bounds__(threads, 2)
     for (std::uint32_t c_tile = 0, step = 0; c_tile < c_tiles; ++c_tile) {
       float acc[RowBlocks][4][2] = {};
       for (unsigned chunk = 0; chunk < chunks; ++chunk, ++step) {
-        ted::gemm::copy_wait<stages - 2>();
+        agents::copy_wait<stages - 2>();
         __syncthreads();  // stage `step` is in; the stage computed last round is free again
         if (loaded < steps) load_next_stage();
-        ted::gemm::copy_commit();
+        agents::copy_commit();
         const __half* stage = stage_base + (step % stages) * tile_candidates * stage_stride;
         const unsigned k_steps = min(2u, (dp - chunk * stage_dims) / 16);
         multiply_stage<RowBlocks>(
@@ -384,7 +318,7 @@ __global__ void __launch_bounds__(threads, 2)
                 continue;
               }
               if (x <= in_below ||
-                  recheck_pair<T, Pass == pass::count>(m, v, x + q_norm2[rb], i, j)) {
+                  fp16::recheck_pair<T, Pass == pass::count>(m, v, x + q_norm2[rb], i, j)) {
                 hits |= std::uint64_t{1} << (rb * 8 + cb * 2 + h);
               }
             }
@@ -408,9 +342,9 @@ __global__ void __launch_bounds__(threads, 2)
           // record_hits takes four row blocks at a time.
 #pragma unroll
           for (int half = 0; half < RowBlocks / 4; ++half) {
-            ted::gemm::record_hits<Halving>(
-                out, v.data_ids, static_cast<unsigned>(hits >> (32 * half)),
-                q0 + warp_row + 32 * half + frag_row, c0, acc_col, lane);
+            agents::record_hits<Halving>(out, v.data_ids,
+                                         static_cast<unsigned>(hits >> (32 * half)),
+                                         q0 + warp_row + 32 * half + frag_row, c0, acc_col, lane);
           }
         }
       } else {
@@ -419,7 +353,7 @@ __global__ void __launch_bounds__(threads, 2)
       }
     }
 
-    ted::gemm::copy_wait<0>();
+    agents::copy_wait<0>();
     __syncthreads();  // every warp is done with this tile's shared memory and row counts
     if (Pass == pass::count && threadIdx.x < block_rows) {
       const std::uint32_t i = q0 + threadIdx.x;
@@ -429,4 +363,4 @@ __global__ void __launch_bounds__(threads, 2)
   }
 }
 
-}  // namespace epsjoin::detail::meta
+}  // namespace epsjoin::detail::meta16q

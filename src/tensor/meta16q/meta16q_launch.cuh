@@ -8,10 +8,10 @@
 #include "tensor/meta16q/meta16q_gemm_kernel.cuh"
 #include "tensor/meta16q/meta16q_tiles_kernel.cuh"
 
-namespace epsjoin::detail::meta {
+namespace epsjoin::detail::meta16q {
 
-/// The all-pairs kernel (meta16q_gemm_kernel.cuh) over `items`, against candidates [0, n_data), with
-/// warp tiles of 8 `row_blocks` (4 or 8) query rows.
+/// The all-pairs kernel (meta16q_gemm_kernel.cuh) over `items`, against candidates [0, n_data),
+/// with warp tiles of 8 `row_blocks` (4 or 8) query rows.
 template <class T>
 void launch_meta(const join_view<T>& v, const meta_view& m, std::uint32_t n_data,
                  const row_join::work_item* items, std::uint32_t n_items, const row_output& out,
@@ -23,9 +23,4 @@ void launch_meta_tiles(const join_view<T>& v, const meta_view& m, const row_join
                        std::uint32_t n_items, const row_output& out, pass p,
                        const row_join::launch_config& config, cudaStream_t stream);
 
-/// Fills `out` ([n x padded_dims(d)]) and `norms` ([n]) from `points` ([n x d]).
-template <class T>
-void launch_to_half(const T* points, std::uint32_t n, int d, const double* center,
-                    double half_scale, __half* out, float2* norms, cudaStream_t stream);
-
-}  // namespace epsjoin::detail::meta
+}  // namespace epsjoin::detail::meta16q

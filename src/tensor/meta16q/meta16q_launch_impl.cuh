@@ -8,7 +8,7 @@
 #include "gpu/memory.cuh"
 #include "tensor/meta16q/meta16q_launch.cuh"
 
-namespace epsjoin::detail::meta {
+namespace epsjoin::detail::meta16q {
 
 namespace launch_detail {
 
@@ -53,7 +53,7 @@ void launch_tiles_pass(const join_view<T>& v, const meta_view& m, const row_join
                        std::uint32_t n_items, const row_output& out,
                        const row_join::launch_config& config, cudaStream_t stream) {
   // The query fragments stay in registers up to 64 dimensions.
-  const unsigned k_steps = padded_dims(v.d) / 16;
+  const unsigned k_steps = fp16::padded_dims(v.d) / 16;
   if (k_steps <= 1) {
     launch_tiles_shape<T, Halving, Pass, 1>(v, m, items, n_items, out, config, stream);
   } else if (k_steps <= 2) {
@@ -108,13 +108,4 @@ void launch_meta(const join_view<T>& v, const meta_view& m, std::uint32_t n_data
   }
 }
 
-template <class T>
-void launch_to_half(const T* points, std::uint32_t n, int d, const double* center,
-                    double half_scale, __half* out, float2* norms, cudaStream_t stream) {
-  if (n == 0) return;
-  to_half_kernel<T>
-      <<<grid_size(n, 256), 256, 0, stream>>>(points, n, d, center, half_scale, out, norms);
-  EPSJOIN_CHECK_LAUNCH();
-}
-
-}  // namespace epsjoin::detail::meta
+}  // namespace epsjoin::detail::meta16q

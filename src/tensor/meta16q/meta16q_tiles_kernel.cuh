@@ -4,16 +4,19 @@
 // 32 x 16 tile of FP16-FP32 dot products with m16n8k16 MMAs. The query fragments stay in
 // registers for d <= 64 (KSteps k steps of 16 dimensions); the candidates' fragments load
 // straight from the cell-ordered FP16 copy (meta_view::data_half), each lane one 32-bit word of
-// two dimensions. The decisions are meta16q_gemm_kernel.cuh's: a two-instruction test per pair for the
-// common "surely out", the thresholds and the direct-formula re-check only where a pair may be
-// in. Fragment layouts: meta16q_gemm_kernel.cuh's hmma_m16n8k16.
+// two dimensions. The decisions are meta16q_gemm_kernel.cuh's: a two-instruction test per pair for
+// the common "surely out", the thresholds and the direct-formula re-check only where a pair may be
+// in. Fragment layouts: tensor/common/half_mma.cuh's hmma_m16n8k16.
 
 #include <cstdint>
 
-#include "tensor/ted/ted_kernel.cuh"
+#include "gpu/agents/candidate_ranges.cuh"
+#include "gpu/agents/row_writes.cuh"
+#include "gpu/agents/tile_writes.cuh"
+#include "gpu/agents/work_fetch.cuh"
 #include "tensor/meta16q/meta16q_gemm_kernel.cuh"
 
-namespace epsjoin::detail::meta {
+namespace epsjoin::detail::meta16q {
 
 using row_join::block_threads;
 using row_join::warps_per_block;
@@ -45,7 +48,7 @@ __global__ void __launch_bounds__(block_threads, 2)
   const unsigned lane = threadIdx.x & 31;
   const unsigned frag_row = lane >> 2, acc_col = (lane & 3) * 2;
   const std::uint32_t static_item = blockIdx.x * warps_per_block + (threadIdx.x >> 5);
-  const unsigned dp = padded_dims(v.d), k_steps = dp / 16;
+  const unsigned dp = fp16::padded_dims(v.d), k_steps = dp / 16;
 
   for (bool first_round = true;; first_round = false) {
     const std::uint32_t it = agents::next_item(queue, static_item, first_round);
@@ -99,7 +102,7 @@ __global__ void __launch_bounds__(block_threads, 2)
           for (int mb = 0; mb < 2; ++mb)
 #pragma unroll
             for (int cb = 0; cb < 2; ++cb)
-              hmma_m16n8k16(acc[2 * mb][cb], acc[2 * mb + 1][cb], a[mb], bf[cb]);
+              tensor::hmma_m16n8k16(acc[2 * mb][cb], acc[2 * mb + 1][cb], a[mb], bf[cb]);
         };
         if constexpr (KSteps > 0) {
 #pragma unroll
@@ -141,7 +144,7 @@ __global__ void __launch_bounds__(block_threads, 2)
                 const std::uint32_t j = chunk + col;
                 const bool candidate = q_active[rb] && col < cols &&
                                        (own_cell ? j > pos : Halving || !v.self_join || j != pos);
-                if (candidate && (x <= in_below || recheck_pair<T, Pass == pass::count>(
+                if (candidate && (x <= in_below || fp16::recheck_pair<T, Pass == pass::count>(
                                                        m, v, x + q_norm2[rb], pos, j))) {
                   hits |= 1u << (rb * 4 + cb * 2 + h);
                 }
@@ -159,7 +162,7 @@ __global__ void __launch_bounds__(block_threads, 2)
             }
           }
           if (out.records != nullptr) {
-            ted::record_tile<2, Halving>(out, v.data_ids, hits, q_pos, chunk, acc_col, lane);
+            agents::record_tile<2, Halving>(out, v.data_ids, hits, q_pos, chunk, acc_col, lane);
           }
         } else if constexpr (Halving) {
           for (unsigned bits = hits; bits != 0; bits &= bits - 1) {
@@ -173,8 +176,8 @@ __global__ void __launch_bounds__(block_threads, 2)
           if (!__any_sync(full_mask, hits != 0)) continue;
 #pragma unroll
           for (int rb = 0; rb < 4; ++rb) {
-            ted::write_row_group(out, v.data_ids, q_pos[rb], (hits >> (rb * 4)) & 0xfu, chunk,
-                                 acc_col, lane, found[rb]);
+            agents::write_row_group(out, v.data_ids, q_pos[rb], (hits >> (rb * 4)) & 0xfu, chunk,
+                                    acc_col, lane, found[rb]);
           }
         }
       }
@@ -182,11 +185,11 @@ __global__ void __launch_bounds__(block_threads, 2)
     if constexpr (Pass == pass::count) {
 #pragma unroll
       for (int rb = 0; rb < 4; ++rb) {
-        const std::uint32_t total = ted::row_lanes_sum(found[rb]);
+        const std::uint32_t total = agents::row_lanes_sum(found[rb]);
         if (q_active[rb] && (lane & 3) == 0) agents::store_count<Halving>(out, q_pos[rb], total);
       }
     }
   }
 }
 
-}  // namespace epsjoin::detail::meta
+}  // namespace epsjoin::detail::meta16q

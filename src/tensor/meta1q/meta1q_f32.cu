@@ -1,13 +1,12 @@
-// The FP16 direct-formula kernels (meta-1q, gds-join's FP16 arithmetic) in float (see
-// meta1q_launch_impl.cuh).
+// meta-1q's kernel in float (see meta1q_launch_impl.cuh).
 
 #include "tensor/meta1q/meta1q_launch_impl.cuh"
 
-namespace epsjoin::detail::meta {
+namespace epsjoin::detail::meta1q {
 
-template void launch_direct<float>(const join_view<float>&, const direct_view&,
-                                   const row_join::work_item*, std::uint32_t, const row_output&, pass,
-                                   const row_join::launch_config&, const direct_kernel&,
+template void launch_meta1q<float>(const join_view<float>&, const fp16::direct_view&,
+                                   const row_join::work_item*, std::uint32_t, const row_output&,
+                                   pass, const row_join::launch_config&, const fp16::direct_kernel&,
                                    cudaStream_t);
 
-}  // namespace epsjoin::detail::meta
+}  // namespace epsjoin::detail::meta1q

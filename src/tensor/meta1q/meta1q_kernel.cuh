@@ -10,17 +10,23 @@
 // for the differences and the Gram matrix alike. Only 16 of the 256 Gram entries are used: this
 // is the papers' design, kept for comparison with meta-16q's expanded formula. A warp takes the
 // queries of one cell (a work item) against each tile of candidates in turn, so a tile is read
-// once for up to 32 queries. The decisions are meta1q_view.cuh's, exact or approximate.
+// once for up to 32 queries. The decisions are direct_view.cuh's, exact or approximate.
 
 #include <cuda_fp16.h>
 
 #include <cstdint>
 
-#include "tensor/meta1q/meta1q_view.cuh"
+#include "gpu/agents/candidate_ranges.cuh"
+#include "gpu/agents/row_writes.cuh"
+#include "gpu/agents/work_fetch.cuh"
+#include "tensor/common/half_mma.cuh"
+#include "tensor/fp16/direct_view.cuh"
 
-namespace epsjoin::detail::meta {
+namespace epsjoin::detail::meta1q {
 
 using row_join::block_threads;
+using row_join::full_mask;
+using row_join::pass;
 using row_join::warps_per_block;
 using row_join::work_item;
 
@@ -82,8 +88,8 @@ __device__ __forceinline__ void difference_gram_step(const std::uint32_t (&a)[4]
     const float2 qh = __half22float2(*reinterpret_cast<const __half2*>(&q_high));
     float low_upper[2] = {-ql.x, -ql.y}, low_lower[2] = {-ql.x, -ql.y};
     float high_upper[2] = {-qh.x, -qh.y}, high_lower[2] = {-qh.x, -qh.y};
-    hmma_m16n8k16(low_upper, low_lower, a, identity_low);
-    hmma_m16n8k16(high_upper, high_lower, a, identity_high);
+    tensor::hmma_m16n8k16(low_upper, low_lower, a, identity_low);
+    tensor::hmma_m16n8k16(high_upper, high_lower, a, identity_high);
     e[0] = pack_half2(low_upper[0], low_upper[1]);
     e[1] = pack_half2(low_lower[0], low_lower[1]);
     e[2] = pack_half2(high_upper[0], high_upper[1]);
@@ -95,8 +101,8 @@ __device__ __forceinline__ void difference_gram_step(const std::uint32_t (&a)[4]
     hmma_m16n8k16_half(gram_half[0][0], gram_half[0][1], e, b_first);
     hmma_m16n8k16_half(gram_half[1][0], gram_half[1][1], e, b_second);
   } else {
-    hmma_m16n8k16(gram[0][0], gram[0][1], e, b_first);
-    hmma_m16n8k16(gram[1][0], gram[1][1], e, b_second);
+    tensor::hmma_m16n8k16(gram[0][0], gram[0][1], e, b_first);
+    tensor::hmma_m16n8k16(gram[1][0], gram[1][1], e, b_second);
   }
 }
 
@@ -127,14 +133,14 @@ __device__ __forceinline__ void gram_diagonal(const float (&gram)[2][2][2],
 /// j > i in the queries' own cell.
 template <class T, bool Halving, pass Pass, bool HalfSums, int KSteps>
 __global__ void __launch_bounds__(block_threads)
-    meta_1q_kernel(join_view<T> v, direct_view m, const work_item* items, std::uint32_t n_items,
-                   unsigned* queue, row_output out) {
+    meta1q_kernel(row_join::join_view<T> v, fp16::direct_view m, const work_item* items,
+                  std::uint32_t n_items, unsigned* queue, row_join::row_output out) {
   const unsigned lane = threadIdx.x & 31, g = lane >> 2, t2 = (lane & 3) * 2;
   const bool diagonal = (g >> 1) == (lane & 3);
   const unsigned below = (1u << lane) - 1;
   const std::uint32_t one_here = pack_half2(t2 == g ? 1.0f : 0.0f, t2 + 1 == g ? 1.0f : 0.0f);
   const std::uint32_t static_item = blockIdx.x * warps_per_block + (threadIdx.x >> 5);
-  const unsigned dp = padded_dims(v.d), k_steps = dp / 16;
+  const unsigned dp = fp16::padded_dims(v.d), k_steps = dp / 16;
 
   for (bool first_round = true;; first_round = false) {
     const std::uint32_t it = agents::next_item(queue, static_item, first_round);
@@ -179,7 +185,7 @@ __global__ void __launch_bounds__(block_threads)
                 diagonal && col < cols &&
                 (own_cell ? j[which] > pos : Halving || !v.self_join || j[which] != pos);
             if (candidate) {
-              hit[which] = direct_decide<T, Pass == pass::count>(
+              hit[which] = fp16::direct_decide<T, Pass == pass::count>(
                   m, v, s[which], __fadd_ru(q_norm, c_norm[which]), pos, j[which]);
             }
           }
@@ -255,4 +261,4 @@ __global__ void __launch_bounds__(block_threads)
   }
 }
 
-}  // namespace epsjoin::detail::meta
+}  // namespace epsjoin::detail::meta1q

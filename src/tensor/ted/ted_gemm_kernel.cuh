@@ -17,7 +17,9 @@
 
 #include <cstdint>
 
+#include "gpu/agents/async_copy.cuh"
 #include "gpu/agents/tile_scheduler.cuh"
+#include "gpu/agents/tile_writes.cuh"
 #include "tensor/ted/ted_kernel.cuh"
 
 namespace epsjoin::detail::ted::gemm {
@@ -52,54 +54,12 @@ constexpr std::size_t max_dims(std::size_t shared_limit) {
 
 static_assert(max_dims<double>(227 * 1024) == 320, "an H100 block holds 227 KiB");
 
+using agents::copy_async;
+using agents::copy_commit;
+using agents::copy_wait;
 using agents::query_span;
-
-/// Copies one element into shared memory, or zeros it (`valid` false: nothing is read).
-template <class T>
-__device__ __forceinline__ void copy_async(T* shared, const T* global, bool valid) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const auto to = static_cast<unsigned>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(to), "l"(global),
-               "n"(sizeof(T)), "r"(valid ? static_cast<unsigned>(sizeof(T)) : 0u));
-#else
-  *shared = valid ? *global : T(0);
-#endif
-}
-
-__device__ __forceinline__ void copy_commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::);
-#endif
-}
-
-template <int Pending>
-__device__ __forceinline__ void copy_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending));
-#endif
-}
-
-/// Records a tile's hits with one atomic per warp (bit rb * 8 + 2 cb + h of `hits`: query row
-/// block rb, candidate column 8 cb + acc_col + h); under halving each hit for both rows.
-template <bool Halving>
-__device__ __forceinline__ void record_hits(const row_output& out, const std::uint32_t* data_ids,
-                                            unsigned hits, std::uint32_t row0, std::uint32_t col0,
-                                            unsigned acc_col, unsigned lane) {
-  constexpr unsigned per_hit = Halving ? 2 : 1;
-  const unsigned mine = __popc(hits) * per_hit;
-  if (!__any_sync(full_mask, mine != 0)) return;
-  unsigned long long at = reserve_records(out, mine, lane);
-  for (unsigned bits = hits; bits != 0; bits &= bits - 1) {
-    const int bit = __ffs(bits) - 1;
-    const std::uint32_t i = row0 + (bit >> 3) * 8;
-    const std::uint32_t j = col0 + ((bit & 7) >> 1) * 8 + acc_col + (bit & 1);
-    if (at + per_hit <= out.record_capacity) {
-      out.records[at] = {i, data_ids[j]};
-      if constexpr (Halving) out.records[at + 1] = {j, out.query_ids[i]};
-    }
-    at += per_hit;
-  }
-}
+using agents::record_hits;
+using agents::row_lanes_sum;
 
 /// The MMA instruction of the main loop. The m16n8 shapes (sm_90 on) do 2, 4 or 8 times the work
 /// of one m8n8k4.

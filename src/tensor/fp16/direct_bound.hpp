@@ -31,7 +31,7 @@
 #include "core/hd.hpp"
 #include "tensor/fp16/half_bound.hpp"
 
-namespace epsjoin::detail::meta {
+namespace epsjoin::detail::fp16 {
 
 /// The largest finite FP16 value: an FP16 sum at or past it has overflowed.
 inline constexpr double half_max = 65504.0;
@@ -87,4 +87,4 @@ inline int cap_for_half_sums(int exponent, double eps) {
   return std::min(exponent, 6 - x);
 }
 
-}  // namespace epsjoin::detail::meta
+}  // namespace epsjoin::detail::fp16

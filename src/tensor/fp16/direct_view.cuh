@@ -1,19 +1,19 @@
 #pragma once
 // What the kernels of the FP16 direct formula (meta-1q on tensor cores, gds-join's FP16
 // arithmetic on CUDA cores) read besides the join's own view: the FP16 copies (half_points.cuh)
-// and meta1q_bound.hpp's band in FP32, with the decision every one of their pairs goes through.
+// and direct_bound.hpp's band in FP32, with the decision every one of their pairs goes through.
 
 #include <cuda_fp16.h>
 
 #include <cstdint>
 
-#include "tensor/meta1q/meta1q_bound.hpp"
+#include "tensor/fp16/direct_bound.hpp"
 #include "tensor/fp16/half_points.cuh"
-#include "tensor/meta16q/meta16q_gemm_kernel.cuh"
+#include "tensor/fp16/half_recheck.cuh"
 
-namespace epsjoin::detail::meta {
+namespace epsjoin::detail::fp16 {
 
-/// meta1q_bound.hpp's band in FP32, each constant rounded towards a wider band.
+/// direct_bound.hpp's band in FP32, each constant rounded towards a wider band.
 struct direct_float_band {
   float quant_per_norm = 0, quant_fixed = 0;  ///< up
   float eps_in = 0;                           ///< eps (1 - rho), down
@@ -50,7 +50,7 @@ struct direct_view {
   unsigned long long* tally = nullptr;
 };
 
-/// meta1q_bound.hpp's direct_thresholds_for in FP32 with directed rounding: lo down, hi up.
+/// direct_bound.hpp's direct_thresholds_for in FP32 with directed rounding: lo down, hi up.
 __device__ __forceinline__ void direct_thresholds(const direct_float_band& b, float norm_sum,
                                                   float& lo, float& hi) {
   const float delta = __fmaf_ru(b.quant_per_norm, norm_sum, b.quant_fixed);
@@ -86,4 +86,4 @@ __device__ __forceinline__ bool direct_decide(const direct_view& m, const join_v
   return direct_decide_within<T, Tally>(m, v, s, lo, hi, pos, j);
 }
 
-}  // namespace epsjoin::detail::meta
+}  // namespace epsjoin::detail::fp16

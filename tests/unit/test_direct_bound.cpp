@@ -1,4 +1,4 @@
-// The FP16 direct formula's bound (src/tensor/meta1q/meta1q_bound.hpp), emulated on the CPU: FP16
+// The FP16 direct formula's bound (src/tensor/fp16/direct_bound.hpp), emulated on the CPU: FP16
 // rounding by _Float16, differences rounded to FP16, squares summed in float or in _Float16.
 // Pairs the thresholds call surely in are within eps and pairs they call surely out are not,
 // about the centre and crowded at an edge of FP16's range, for d from 1 to 128; and the band is
@@ -9,11 +9,11 @@
 #include <random>
 #include <vector>
 
-#include "tensor/meta1q/meta1q_bound.hpp"
+#include "tensor/fp16/direct_bound.hpp"
 
 namespace {
 
-using namespace epsjoin::detail::meta;
+using namespace epsjoin::detail::fp16;
 
 struct emulated {
   double s;       // s' as the kernels compute it
