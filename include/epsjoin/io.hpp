@@ -14,6 +14,7 @@
 /// @endcode
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 
@@ -54,9 +55,21 @@ void write_dataset(const std::string& path, dataset_view data,
 void write_csr(const std::string& path, const neighbor_table& table);
 neighbor_table read_csr(const std::string& path);
 
+/// @brief Throws io_error (naming the reason) unless a file can be created at `path`; run before
+///        a long join so that a bad output path fails at once, not after the join.
+void check_output_path(const std::string& path);
+
+/// @brief Removes every result file still being written (each lives under a temporary name
+///        beside its target until it is complete). Async-signal-safe: for a program's SIGINT or
+///        SIGTERM handler, so an interrupted run leaves neither a partial file nor a stray
+///        temporary one. Files are renamed to their target only once complete.
+void remove_unfinished_outputs() noexcept;
+
 /// @brief Pairs as NumPy .npy of shape (n, 2), dtype <u4.
 void write_pairs_npy(const std::string& path, std::span<const index_pair> pairs);
 /// @brief Pairs as text, one "i,j" line per pair.
 void write_pairs_csv(const std::string& path, std::span<const index_pair> pairs);
+/// @brief Neighbour counts as text, one decimal count a line, in query order.
+void write_counts(const std::string& path, std::span<const std::uint64_t> counts);
 
 }  // namespace epsjoin

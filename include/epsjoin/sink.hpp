@@ -25,6 +25,10 @@
 
 namespace epsjoin {
 
+namespace detail {
+class output_file;
+}
+
 /// @brief What a sink is about to receive.
 struct sink_info {
   std::size_t n_queries = 0;  ///< query ids are in [0, n_queries)
@@ -150,7 +154,9 @@ enum class pair_file_format {
 
 /// @brief Streams pairs to a file as they arrive, so the result may exceed memory.
 ///        A self-join writes each unordered pair once (i < j, and (i, i) when self pairs were
-///        asked for) unless `ordered` is set.
+///        asked for) unless `ordered` is set. The file is created at construction (a bad path
+///        fails before any join) under a temporary name beside `path`, and renamed to `path`
+///        only by a successful finish(): a failed or interrupted join leaves no file at `path`.
 class pair_file_sink final : public result_sink {
  public:
   pair_file_sink(std::string path, pair_file_format format, bool ordered = false);
@@ -167,7 +173,7 @@ class pair_file_sink final : public result_sink {
   bool ordered_;
   bool self_join_ = true;
   bool keep_self_ = false;
-  std::FILE* file_ = nullptr;
+  std::unique_ptr<detail::output_file> file_;
   std::mutex mutex_;
   std::vector<index_pair> scratch_;
   std::string text_;

@@ -6,6 +6,7 @@
 #include "core/expects.hpp"
 #include "core/parallel.hpp"
 #include "epsjoin/sink.hpp"
+#include "io/io_file.hpp"
 #include "io/npy_format.hpp"
 
 namespace epsjoin {
@@ -159,29 +160,30 @@ void callback_sink::consume(std::span<const index_pair> pairs) {
 // ---- pair_file_sink ---------------------------------------------------------------------
 
 pair_file_sink::pair_file_sink(std::string path, pair_file_format format, bool ordered)
-    : path_(std::move(path)), format_(format), ordered_(ordered) {}
-
-pair_file_sink::~pair_file_sink() {
-  if (file_ != nullptr) std::fclose(file_);
+    : path_(std::move(path)), format_(format), ordered_(ordered) {
+  file_ = std::make_unique<detail::output_file>(path_);
 }
+
+pair_file_sink::~pair_file_sink() = default;
 
 void pair_file_sink::write_header(std::uint64_t rows) {
   if (format_ != pair_file_format::npy) return;
   const std::string header =
       detail::npy_header("<u4", rows, 2, detail::npy_fixed_header_bytes);
-  EPSJOIN_ENSURE(std::fseek(file_, 0, SEEK_SET) == 0 &&
-                     std::fwrite(header.data(), 1, header.size(), file_) == header.size(),
-                 io_error, path_, ": cannot write: ", std::strerror(errno));
+  if (file_->written() == 0) {
+    file_->write(header.data(), header.size());
+  } else {
+    file_->write_at(0, header.data(), header.size());
+  }
 }
 
 void pair_file_sink::begin(const sink_info& info) {
   self_join_ = info.self_join;
   keep_self_ = info.include_self;
   written_ = 0;
-  if (file_ != nullptr) std::fclose(file_);
-  file_ = std::fopen(path_.c_str(), "wb");
-  EPSJOIN_ENSURE(file_ != nullptr, io_error, path_, ": cannot open for writing: ",
-                 std::strerror(errno));
+  // A sink used again after finish() writes its file anew.
+  if (file_ == nullptr) file_ = std::make_unique<detail::output_file>(path_);
+  EPSJOIN_ENSURE(file_->written() == 0, error, "pair_file_sink::begin called twice");
   write_header(0);
 }
 
@@ -194,10 +196,8 @@ void pair_file_sink::consume(std::span<const index_pair> pairs) {
       scratch_.push_back(p);
     }
   }
-  std::size_t ok = 0;
   if (format_ == pair_file_format::npy) {
-    ok = std::fwrite(scratch_.data(), sizeof(index_pair), scratch_.size(), file_) ==
-         scratch_.size();
+    file_->write(scratch_.data(), sizeof(index_pair) * scratch_.size());
   } else {
     text_.clear();
     char line[32];
@@ -205,19 +205,16 @@ void pair_file_sink::consume(std::span<const index_pair> pairs) {
       const int len = std::snprintf(line, sizeof line, "%u,%u\n", p.query, p.neighbor);
       text_.append(line, static_cast<std::size_t>(len));
     }
-    ok = std::fwrite(text_.data(), 1, text_.size(), file_) == text_.size();
+    file_->write(text_.data(), text_.size());
   }
-  EPSJOIN_ENSURE(ok, io_error, path_, ": write failed after ", written_, " pairs: ",
-                 std::strerror(errno));
   written_ += scratch_.size();
 }
 
 void pair_file_sink::finish() {
   if (file_ == nullptr) return;
   write_header(written_);
-  const bool ok = std::fclose(file_) == 0;
-  file_ = nullptr;
-  EPSJOIN_ENSURE(ok, io_error, path_, ": cannot finish writing: ", std::strerror(errno));
+  std::unique_ptr<detail::output_file> file = std::move(file_);
+  file->commit();
 }
 
 }  // namespace epsjoin

@@ -44,15 +44,24 @@ std::size_t input_file::read_some(void* dst, std::size_t bytes) {
   return got;
 }
 
-output_file::output_file(const std::string& path) : path_(path) {
-  file_ = std::fopen(path.c_str(), "wb");
+output_file::output_file(const std::string& path)
+    : path_(path), temporary_(unfinished_name(path)) {
+  registration_ = std::make_unique<unfinished_output>(temporary_);
+  file_ = std::fopen(temporary_.c_str(), "wb");
   if (file_ == nullptr) io_fail(path_, "cannot open for writing: ", std::strerror(errno));
 }
 
 output_file::~output_file() {
   if (file_ == nullptr) return;
   std::fclose(file_);
-  std::remove(path_.c_str());
+  std::remove(temporary_.c_str());
+}
+
+void output_file::write_at(std::uint64_t offset, const void* src, std::size_t bytes) {
+  const bool ok = std::fseek(file_, static_cast<long>(offset), SEEK_SET) == 0 &&
+                  std::fwrite(src, 1, bytes, file_) == bytes &&
+                  std::fseek(file_, 0, SEEK_END) == 0;
+  if (!ok) io_fail(path_, "write failed: ", std::strerror(errno));
 }
 
 void output_file::write(const void* src, std::size_t bytes) {
@@ -69,9 +78,15 @@ void output_file::commit() {
   std::FILE* f = file_;
   file_ = nullptr;
   const bool closed = std::fclose(f) == 0;
-  if (flushed && closed) return;
-  std::remove(path_.c_str());
-  io_fail(path_, "write failed: ", std::strerror(flushed ? errno : flush_errno));
+  const int close_errno = errno;
+  if (flushed && closed) {
+    if (std::rename(temporary_.c_str(), path_.c_str()) == 0) return;
+    const int rename_errno = errno;
+    std::remove(temporary_.c_str());
+    io_fail(path_, "cannot move the finished file into place: ", std::strerror(rename_errno));
+  }
+  std::remove(temporary_.c_str());
+  io_fail(path_, "write failed: ", std::strerror(flushed ? close_errno : flush_errno));
 }
 
 }  // namespace epsjoin::detail

@@ -13,8 +13,11 @@
 #include <type_traits>
 #include <utility>
 
+#include <memory>
+
 #include "core/expects.hpp"
 #include "epsjoin/error.hpp"
+#include "io/unfinished.hpp"
 
 namespace epsjoin::detail {
 
@@ -62,8 +65,9 @@ class input_file {
   std::uint64_t size_ = 0;
 };
 
-/// A file being written. Until commit() succeeds the file is incomplete, so the destructor of an
-/// uncommitted file (an exception on the way) removes it instead of leaving a truncated file.
+/// A file being written. It is written under a temporary name beside `path` (registered for the
+/// signal handlers, io/unfinished.hpp) and renamed to `path` by commit(), so `path` appears only
+/// complete; the destructor of an uncommitted file (an exception on the way) removes it.
 class output_file {
  public:
   explicit output_file(const std::string& path);
@@ -72,11 +76,17 @@ class output_file {
   output_file& operator=(const output_file&) = delete;
 
   void write(const void* src, std::size_t bytes);
-  /// Flushes and closes; throws io_error if any byte could not be written.
+  /// Overwrites bytes at `offset` (a header whose counts are known only at the end).
+  void write_at(std::uint64_t offset, const void* src, std::size_t bytes);
+  std::uint64_t written() const noexcept { return written_; }
+  /// Flushes, closes and renames to the target; throws io_error if any byte could not be
+  /// written.
   void commit();
 
  private:
   std::string path_;
+  std::string temporary_;
+  std::unique_ptr<unfinished_output> registration_;
   std::FILE* file_ = nullptr;
   std::uint64_t written_ = 0;
 };

@@ -118,6 +118,23 @@ void write_pairs_npy(const std::string& path, std::span<const index_pair> pairs)
   out.commit();
 }
 
+void write_counts(const std::string& path, std::span<const std::uint64_t> counts) {
+  detail::output_file out(path);
+  std::string buf;
+  buf.reserve(flush_bytes + 32);
+  char digits[24];
+  for (const std::uint64_t c : counts) {
+    buf.append(digits, std::to_chars(digits, digits + sizeof digits, c).ptr);
+    buf.push_back('\n');
+    if (buf.size() >= flush_bytes) {
+      out.write(buf.data(), buf.size());
+      buf.clear();
+    }
+  }
+  out.write(buf.data(), buf.size());
+  out.commit();
+}
+
 void write_pairs_csv(const std::string& path, std::span<const index_pair> pairs) {
   detail::output_file out(path);
   std::string buf;

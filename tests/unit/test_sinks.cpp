@@ -1,6 +1,8 @@
 // Sinks: CSR symmetry and layout, unique pairs vs CSR, counts, the streaming pair file.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -152,13 +154,38 @@ TEST(pair_file_sink, streams_csv_and_reports_unwritable_paths) {
   EXPECT_NE(text.find("3,4\n"), std::string::npos);
   std::remove(path.c_str());
 
-  epsjoin::pair_file_sink bad("/nonexistent-dir/x.npy", epsjoin::pair_file_format::npy);
+  // The file is created with the sink, so a bad path fails before any join runs.
   try {
-    bad.begin({1, 1, true, false});
+    epsjoin::pair_file_sink bad("/nonexistent-dir/x.npy", epsjoin::pair_file_format::npy);
     FAIL() << "expected io_error";
   } catch (const epsjoin::io_error& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/x.npy"), std::string::npos);
   }
+}
+
+// A sink that never finishes (an error or a stop on the way) leaves nothing at its path, and
+// no temporary file beside it either.
+TEST(pair_file_sink, leaves_no_file_unless_finished) {
+  const std::string dir = testing::TempDir() + "/epsjoin_unfinished";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/pairs.npy";
+  {
+    epsjoin::pair_file_sink sink(path, epsjoin::pair_file_format::npy);
+    sink.begin({4, 4, true, false});
+    const std::vector<epsjoin::index_pair> pairs = {{0, 1}, {1, 0}};
+    sink.consume(pairs);
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir)) << "an unfinished sink left a file in " << dir;
+  {
+    epsjoin::pair_file_sink sink(path, epsjoin::pair_file_format::npy);
+    sink.begin({4, 4, true, false});
+    // Before finish() the target does not exist: only complete files appear under its name.
+    EXPECT_FALSE(std::filesystem::exists(path));
+    sink.finish();
+  }
+  EXPECT_TRUE(std::filesystem::exists(path));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

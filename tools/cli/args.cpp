@@ -1,6 +1,7 @@
 #include "args.hpp"
 
 #include <charconv>
+#include <string_view>
 #include <cmath>
 #include <sstream>
 
@@ -36,6 +37,25 @@ std::size_t parsed_args::get_size(const std::string& name, std::size_t fallback)
     throw usage_error{"--" + name + " expects a non-negative integer, got '" + text + "'"};
   }
   return value;
+}
+
+std::uint64_t parsed_args::get_bytes(const std::string& name, std::uint64_t fallback) const {
+  if (!has(name)) return fallback;
+  const std::string text = get(name);
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  const std::string_view suffix(end, static_cast<std::size_t>(text.data() + text.size() - end));
+  int shift = -1;
+  if (suffix.empty()) shift = 0;
+  if (suffix == "K" || suffix == "k") shift = 10;
+  if (suffix == "M" || suffix == "m") shift = 20;
+  if (suffix == "G" || suffix == "g") shift = 30;
+  if (suffix == "T" || suffix == "t") shift = 40;
+  if (ec != std::errc() || shift < 0 || value == 0 || value > (UINT64_MAX >> shift)) {
+    throw usage_error{"--" + name + " expects a positive byte count such as 2G, 512M or " +
+                      "1000000, got '" + text + "'"};
+  }
+  return value << shift;
 }
 
 parsed_args parse(const command_spec& spec, const std::vector<std::string>& args) {

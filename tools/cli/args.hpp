@@ -3,6 +3,7 @@
 // drives parsing, validation and --help.
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -36,6 +37,8 @@ class parsed_args {
   /// Numeric conversions that name the flag in their error.
   double get_double(const std::string& name, double fallback) const;
   std::size_t get_size(const std::string& name, std::size_t fallback) const;
+  /// A byte count: an integer with an optional binary suffix K, M, G or T (KiB, MiB, ...).
+  std::uint64_t get_bytes(const std::string& name, std::uint64_t fallback) const;
 
  private:
   friend parsed_args parse(const command_spec&, const std::vector<std::string>&);

@@ -40,6 +40,11 @@ const command_spec& join_command() {
           {"pattern", "P", "shorthand for --param pattern=P (grid engines: full, unicomp, lid-unicomp)"},
           {"precision", "P", "distance arithmetic: f64 (default, exact) or f32"},
           {"threads", "N", "CPU threads (default: all hardware threads)"},
+          {"memory-limit", "BYTES",
+           "host memory the join may plan within, e.g. 8G (suffixes K, M, G, T; default: what "
+           "the machine and its cgroup allow)"},
+          {"device-memory-limit", "BYTES",
+           "GPU memory the join may plan within, e.g. 20G (default: what the device has free)"},
           {"output", "FILE", "write the result here (default: no file, counts only)"},
           {"format", "F",
            "csr: binary neighbour table (docs/formats.md); pairs: .npy of (i, j) uint32 rows; "
@@ -77,13 +82,6 @@ std::string default_format(const std::string& output) {
   if (ends_with(".npy")) return "pairs";
   if (ends_with(".csv") || ends_with(".txt")) return "csv";
   return "csr";
-}
-
-void write_counts(const std::string& path, const std::vector<std::uint64_t>& counts) {
-  std::ofstream out(path);
-  if (!out) throw io_error(path + ": cannot open for writing");
-  for (std::uint64_t c : counts) out << c << '\n';
-  if (!out) throw io_error(path + ": write failed");
 }
 
 void check_engine_name(const std::string& name) {
@@ -131,6 +129,7 @@ int run_join(const parsed_args& args) {
   if (options.include_self && !self) throw usage_error{"--include-self applies to self-joins only"};
 
   const std::string output = args.get("output");
+  if (args.has("output") && output.empty()) throw usage_error{"--output needs a file name"};
   const std::string format = args.get("format", default_format(output));
   if (format != "csr" && format != "pairs" && format != "csv" && format != "count") {
     throw usage_error{"--format must be csr, pairs, csv or count, got '" + format + "'"};
@@ -141,8 +140,11 @@ int run_join(const parsed_args& args) {
   }
   const bool quiet = args.has("quiet");
   const bool json = args.has("json");
+  // Before the input is read and joined: a bad output path should cost nothing.
+  if (!output.empty()) check_output_path(output);
 
   resources res(static_cast<unsigned>(args.get_size("threads", 0)));
+  res.set_memory({args.get_bytes("memory-limit", 0), args.get_bytes("device-memory-limit", 0)});
   const std::size_t dim = args.get_size("dim", 0);
   const loaded_points data =
       load_points(args.get("input"), args.get("generate"), dim, args.has("paper"));

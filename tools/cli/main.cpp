@@ -1,6 +1,10 @@
 // The epsjoin program: argument parsing and I/O around the public API, nothing more.
 
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <string>
 #include <vector>
@@ -8,6 +12,7 @@
 #include "commands.hpp"
 #include "epsjoin/build_info.hpp"
 #include "epsjoin/error.hpp"
+#include "epsjoin/io.hpp"
 
 namespace {
 
@@ -37,9 +42,22 @@ void print_overview() {
       "example: epsjoin join --generate expo:2:2000000 --eps 0.0002 --engine auto\n");
 }
 
+/// SIGINT and SIGTERM: remove the result files still being written, say so, then die of the
+/// signal (so the exit status is the shell's 128 + N). Only async-signal-safe calls.
+extern "C" void on_stop_signal(int signal) {
+  epsjoin::remove_unfinished_outputs();
+  const char* message = signal == SIGINT ? "epsjoin: interrupted (SIGINT); no result file was left\n"
+                                         : "epsjoin: terminated (SIGTERM); no result file was left\n";
+  (void)!::write(STDERR_FILENO, message, std::strlen(message));
+  std::signal(signal, SIG_DFL);
+  std::raise(signal);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     if (args.size() >= 2) args = {args[1], "--help"};

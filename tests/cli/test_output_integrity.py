@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""A result file appears under its name only when it is complete: a bad output path fails
+before the join, a full disk and a SIGINT leave no file (and no temporary file) behind, each
+with a message that says why; memory limits are accepted as byte counts.
+
+usage: test_output_integrity.py PATH/TO/epsjoin   (standard library only; run by CTest)
+"""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+BIN = None
+
+
+def run(*args):
+    return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=300)
+
+
+def leftovers(directory):
+    return sorted(os.listdir(directory))
+
+
+class BadPaths(unittest.TestCase):
+    def test_unwritable_output_fails_before_the_join(self):
+        for name in ["x.csr", "x.npy", "x.csv", "x.txt"]:
+            with self.subTest(name=name):
+                start = time.monotonic()
+                # 20M points would take seconds to generate and join: the check comes first.
+                p = run("join", "--generate", "uniform:2:20000000", "--eps", "0.001",
+                        "--output", "/nonexistent-dir/" + name)
+                self.assertEqual(p.returncode, 1, p.stderr)
+                self.assertIn("/nonexistent-dir/" + name, p.stderr)
+                self.assertIn("No such file or directory", p.stderr)
+                self.assertLess(time.monotonic() - start, 2.0)
+
+    def test_empty_output_name_is_a_usage_error(self):
+        p = run("join", "--generate", "uniform:2:100", "--eps", "0.1", "--output", "")
+        self.assertEqual(p.returncode, 2, p.stderr)
+
+    def test_memory_limits_take_byte_counts(self):
+        ok = run("join", "--generate", "uniform:2:2000", "--eps", "0.05", "--engine", "cpu-grid",
+                 "--memory-limit", "64M", "--device-memory-limit", "1G", "--json")
+        self.assertEqual(ok.returncode, 0, ok.stderr)
+        for bad in ["0", "-1", "2X", "G", "99999999999999999999"]:
+            with self.subTest(limit=bad):
+                p = run("join", "--generate", "uniform:2:100", "--eps", "0.1",
+                        "--memory-limit", bad)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn("--memory-limit", p.stderr)
+
+
+@unittest.skipUnless(os.geteuid() == 0, "mounting a small tmpfs needs root")
+class FullDisk(unittest.TestCase):
+    """A 1 MiB tmpfs: every format's result is larger, so every write fails part way."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", self.dir],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            os.rmdir(self.dir)
+            self.skipTest("cannot mount a tmpfs here: " + p.stderr.strip())
+
+    def tearDown(self):
+        subprocess.run(["umount", self.dir], check=False)
+        os.rmdir(self.dir)
+
+    def test_no_format_leaves_a_file_on_a_full_disk(self):
+        for name, fmt in [("p.npy", "pairs"), ("p.csv", "csv"), ("t.csr", "csr"),
+                          ("c.txt", "count")]:
+            with self.subTest(format=fmt):
+                # 600k points, about 1.3M unique pairs: some MiB in every format, counts 1.2 MiB.
+                p = run("join", "--generate", "uniform:2:600000", "--eps", "0.0015",
+                        "--engine", "cpu-grid", "--format", fmt,
+                        "--output", os.path.join(self.dir, name))
+                self.assertEqual(p.returncode, 1, p.stderr)
+                self.assertIn("No space left on device", p.stderr)
+                self.assertEqual(leftovers(self.dir), [])
+
+
+class Interrupt(unittest.TestCase):
+    def test_sigint_leaves_no_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            target = os.path.join(d, "pairs.csv")
+            # The oracle on 60k points takes seconds on any machine; the file is open meanwhile.
+            proc = subprocess.Popen([BIN, "join", "--generate", "uniform:3:60000", "--eps",
+                                     "0.05", "--engine", "brute-cpu", "--threads", "1",
+                                     "--output", target],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            deadline = time.monotonic() + 30
+            # Wait until the output exists under its temporary name: the run is under way.
+            while time.monotonic() < deadline and not leftovers(d):
+                time.sleep(0.02)
+            self.assertTrue(leftovers(d), "the run never created its temporary file")
+            self.assertFalse(os.path.exists(target), "the target appeared before completion")
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=60)
+            self.assertEqual(proc.returncode, -signal.SIGINT, err)
+            self.assertIn("interrupted", err)
+            self.assertEqual(leftovers(d), [])
+
+
+if __name__ == "__main__":
+    BIN = os.path.abspath(sys.argv.pop(1))
+    unittest.main(verbosity=2)
