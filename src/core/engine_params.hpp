@@ -66,6 +66,8 @@ class param_reader {
   void memory_override(std::string_view key);
 
   bool has(std::string_view key) const { return values_.contains(std::string(key)); }
+  /// Every value given, declared or not (for an engine that keys a cache by all of them).
+  const param_map& values() const { return values_; }
   const std::vector<param_spec>& specs() const { return specs_; }
 
  private:
