@@ -44,6 +44,16 @@ join_stats join(resources& res, dataset_view queries, dataset_view data,
 neighbor_table self_join(resources& res, dataset_view data, const join_options& options,
                          join_stats* stats = nullptr);
 
+/// @brief One parameter an engine takes (join_options::params), for listings such as
+/// `epsjoin info`.
+struct engine_param_info {
+  std::string key;
+  /// "tuning" (what users tune), "ablation" (switches that reproduce the papers' variants) or
+  /// "debug" (test-only sizes that override the memory budget).
+  std::string kind;
+  std::string description;  ///< one line
+};
+
 /// @brief One registered engine.
 struct engine_info {
   std::string name;
@@ -54,6 +64,8 @@ struct engine_info {
   /// Relative band around eps inside which the engine may disagree with the exact answer
   /// (1e-12 for exact FP64 engines).
   double error_band = 1e-12;
+  /// Every parameter the engine takes; any other key is an error.
+  std::vector<engine_param_info> params;
 };
 
 /// @brief Every engine epsjoin knows, available or not, in registry order.

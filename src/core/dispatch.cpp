@@ -124,19 +124,6 @@ const engine& resolve_engine(const join_request& request, std::string& reason) {
   return *e;
 }
 
-void validate_params(const engine& e, const join_options& options) {
-  const auto keys = e.param_keys();
-  for (const auto& [key, value] : options.params) {
-    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
-      std::string known;
-      for (auto k : keys) known += concat(known.empty() ? "" : ", ", k);
-      throw invalid_argument(concat("engine '", e.name(), "' has no parameter '", key, "'",
-                                    known.empty() ? std::string(" (it takes none)")
-                                                  : concat("; it takes: ", known)));
-    }
-  }
-}
-
 void emit_self_pairs(result_sink& sink, std::size_t n) {
   if (sink.counts_only()) {
     std::vector<std::uint32_t> ids, ones;
@@ -162,13 +149,15 @@ void emit_self_pairs(result_sink& sink, std::size_t n) {
 
 // Count, size the rows, then run again scattering pairs into them (see rows_by_two_passes).
 void run_two_passes(const engine& e, join_request& request, counting_sink& counted,
-                    const sink_info& info) {
+                    const sink_info& info, const join_options& fill_options,
+                    const engine_params& fill_params) {
   stopwatch clock;
   join_stats count_stats = request.stats;
   count_sink per_query(true);
   per_query.begin(info);
   join_request count_request{request.res,     request.queries, request.data, request.self_join,
-                             request.options, per_query,       count_stats,  request.budget};
+                             request.options, per_query,       count_stats,  request.budget,
+                             request.params};
   e.run(count_request);
   per_query.finish();
   // A query has fewer neighbours than there are points, and ids are 32-bit.
@@ -178,9 +167,9 @@ void run_two_passes(const engine& e, join_request& request, counting_sink& count
 
   row_scatter_sink scatter(dest, counts);
   scatter.begin(info);
-  const join_options fill_options = e.fill_pass_options(request.options);
-  join_request fill_request{request.res,  request.queries, request.data, request.self_join,
-                            fill_options, scatter,         request.stats, request.budget};
+  join_request fill_request{request.res,  request.queries, request.data,   request.self_join,
+                            fill_options, scatter,         request.stats,  request.budget,
+                            &fill_params};
   e.run(fill_request);
   scatter.finish();
   scatter.check_complete();
@@ -208,9 +197,11 @@ join_stats run_join(resources& res, dataset_view queries, dataset_view data, boo
   stats.threads = res.threads();
 
   counting_sink counted(sink);
-  join_request request{res, queries, data, self, options, counted, stats, {}};
+  join_request request{res, queries, data, self, options, counted, stats, {}, nullptr};
   const engine& e = resolve_engine(request, stats.engine_reason);
-  validate_params(e, options);
+  // Parsed once, here, before any work: a bad parameter fails the join before it starts.
+  const std::unique_ptr<const engine_params> params = e.parse_params(options.params);
+  request.params = params.get();
   request.budget = memory_budget(res.memory(), read_memory_overrides(options.params));
   stats.engine = std::string(e.name());
 
@@ -218,7 +209,10 @@ join_stats run_join(resources& res, dataset_view queries, dataset_view data, boo
   counted.begin(info);
   if (queries.n > 0 && data.n > 0) {
     if (e.rows_by_two_passes() && counted.accepts_rows() && !counted.counts_only()) {
-      run_two_passes(e, request, counted, info);
+      const join_options fill_options = e.fill_pass_options(options);
+      const std::unique_ptr<const engine_params> fill_params =
+          e.parse_params(fill_options.params);
+      run_two_passes(e, request, counted, info, fill_options, *fill_params);
     } else {
       e.run(request);
     }
@@ -264,6 +258,9 @@ std::vector<engine_info> engines() {
     info.unavailable_reason = e->unavailable_reason();
     info.available = info.unavailable_reason.empty();
     info.error_band = e->error_band();
+    for (const detail::param_spec& p : e->param_specs()) {
+      info.params.push_back({p.key, std::string(detail::kind_name(p.kind)), p.description});
+    }
     list.push_back(std::move(info));
   }
   return list;

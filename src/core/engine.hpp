@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/engine_params.hpp"
 #include "core/memory_budget.hpp"
 #include "epsjoin/join.hpp"
 
@@ -25,6 +26,17 @@ struct join_request {
   join_stats& stats;
   /// What every planner of the join asks before it sizes a buffer, segment or batch.
   memory_budget budget;
+  /// The engine's parameters, parsed by dispatch from options.params before any work
+  /// (engine::parse_params); engines read these, never the strings.
+  const engine_params* params = nullptr;
+
+  /// The parameters as the engine's own struct; a mismatch is a bug in dispatch, not the input.
+  template <class P>
+  const P& params_as() const {
+    const P* typed = dynamic_cast<const P*>(params);
+    if (typed == nullptr) throw error("internal: the request carries another engine's parameters");
+    return *typed;
+  }
 };
 
 class engine {
@@ -46,8 +58,20 @@ class engine {
   /// faster with other settings than it counts (cpu-grid: the FULL pattern, so each row is
   /// written in one run by the thread of its query instead of half of it scattered).
   virtual join_options fill_pass_options(const join_options& options) const { return options; }
-  /// Keys of join_options::params the engine understands; dispatch rejects any other key.
+  /// Declares and reads the engine's parameters (core/engine_params.hpp): every key with its
+  /// kind and description, through `reader`, whatever the map holds (over an empty map it
+  /// must give the defaults, as that is how the keys are listed). The default serves engines
+  /// not yet converted: it accepts param_keys() and keeps the strings (string_params).
+  virtual std::unique_ptr<const engine_params> read_params(param_reader& reader) const;
+  /// Keys of an engine that does not override read_params (the tensor engines until their
+  /// conversion); typed engines declare their keys in read_params instead.
   virtual std::vector<std::string_view> param_keys() const { return {}; }
+  /// The typed parameters from the strings: rejects a key the engine does not declare first
+  /// (unknown_param_message), then bad values, with errors that name the key. Dispatch calls
+  /// it once per join, before any work.
+  std::unique_ptr<const engine_params> parse_params(const param_map& values) const;
+  /// Every key the engine takes, with its kind and description, in declaration order.
+  std::vector<param_spec> param_specs() const;
   virtual void run(join_request& request) const = 0;
 };
 

@@ -12,7 +12,7 @@ namespace epsjoin::detail {
 
 /// Sizes forced by tests and ablations instead of what the budget allows, so the multi-segment,
 /// multi-chunk and multi-batch paths run on small inputs. 0 leaves a size to the budget.
-/// Parsed once from the join's parameters of the same names (see memory_override_keys).
+/// Parsed once from the join's parameters of the same names (engines accept them through param_reader::memory_override).
 struct memory_overrides {
   std::uint64_t segment_ids = 0;  ///< ids per device segment of the row pipeline
   std::uint64_t chunk_ids = 0;    ///< ids per pinned chunk of the row pipeline
@@ -48,8 +48,8 @@ class memory_budget {
   memory_overrides overrides_;
 };
 
-/// The overrides among a join's parameters (each engine lists the ones it honours in its
-/// param_keys); absent keys leave their size to the budget.
+/// The overrides among a join's parameters (each engine declares the ones it honours, as
+/// param_reader::memory_override); absent keys leave their size to the budget.
 memory_overrides read_memory_overrides(const param_map& params);
 
 /// Host memory of this machine as its cgroup (v2 memory.max, v1 memory.limit_in_bytes) bounds it.

@@ -33,7 +33,7 @@ namespace {
 using cpu::grid_task;
 using cpu::join_inputs;
 
-struct grid_params {
+struct cpu_grid_params final : engine_params {
   grid::access_pattern pattern = grid::access_pattern::lid_unicomp;
   cpu::lookup_method lookup = cpu::lookup_method::rows;
   bool masks = false;  // measured: in dense data they rarely narrow the box and cost a lookup per dim
@@ -53,48 +53,70 @@ bool parse_switch(const std::string& key, const std::string& v) {
   throw invalid_argument(concat("cpu-grid: ", key, " must be on or off, got '", v, "'"));
 }
 
-grid_params parse_params(const join_options& options) {
-  grid_params p;
-  for (const auto& [key, v] : options.params) {
-    if (key == "pattern") {
-      if (v == "lid-unicomp") p.pattern = grid::access_pattern::lid_unicomp;
-      else if (v == "unicomp") p.pattern = grid::access_pattern::unicomp;
-      else if (v == "full") p.pattern = grid::access_pattern::full;
-      else throw invalid_argument(concat("cpu-grid: pattern must be lid-unicomp, unicomp or full, got '", v, "'"));
-    } else if (key == "lookup") {
-      if (v == "rows") p.lookup = cpu::lookup_method::rows;
-      else if (v == "binary") p.lookup = cpu::lookup_method::binary;
-      else if (v == "tree") p.lookup = cpu::lookup_method::tree;
-      else throw invalid_argument(concat("cpu-grid: lookup must be rows, tree or binary, got '", v, "'"));
-    } else if (key == "masks") {
-      p.masks = parse_switch(key, v);
-    } else if (key == "reorder") {
-      p.reorder = parse_switch(key, v);
-    } else if (key == "max_indexed_dims") {
-      EPSJOIN_EXPECTS(v.size() == 1 && v[0] >= '0' && v[0] <= '0' + grid::max_indexed_dims,
-                      "cpu-grid: max_indexed_dims must be 0 to ", grid::max_indexed_dims,
-                      ", got '", v, "'");
-      p.max_k = v[0] - '0';
-    } else if (key == "early_exit") {
-      EPSJOIN_EXPECTS(v == "0" || v == "8" || v == "16",
-                      "cpu-grid: early_exit must be 0, 8 or 16 (dimensions between checks; ",
-                      "0 never), got '", v, "'");
-      p.early_exit = std::stoi(v);
-    } else if (key == "gather") {
-      EPSJOIN_EXPECTS(v == "off" || (v.size() == 1 && v[0] >= '1' && v[0] <= '9'),
-                      "cpu-grid: gather must be off or 1 to 9 (the fewest candidate ranges of a ",
-                      "task copied into one buffer), got '", v, "'");
-      p.gather_min_spans = v == "off" ? 0u : static_cast<unsigned>(v[0] - '0');
-    } else if (key == "simd") {
-      if (v == "auto") p.avx2 = true;
-      else if (v == "baseline") p.avx2 = false;
-      else throw invalid_argument(concat("cpu-grid: simd must be auto or baseline, got '", v, "'"));
-    } else if (key == "layout") {
-      if (v == "auto") p.layout = grid_params::layout_kind::automatic;
-      else if (v == "columns") p.layout = grid_params::layout_kind::columns;
-      else if (v == "rows") p.layout = grid_params::layout_kind::rows;
-      else throw invalid_argument(concat("cpu-grid: layout must be auto, columns or rows, got '", v, "'"));
-    }
+// cpu-grid's messages predate the shared readers (tests and scripts quote them), so each key is
+// declared through reader.text and checked here.
+std::unique_ptr<const engine_params> read_cpu_grid_params(param_reader& r) {
+  using kind = param_kind;
+  auto p = std::make_unique<cpu_grid_params>();
+  if (const std::string* v = r.text("pattern", kind::ablation,
+                                    "lid-unicomp | unicomp | full: neighbour cells a cell examines "
+                                    "(each pair once, halved; or all 3^k)")) {
+    if (*v == "lid-unicomp") p->pattern = grid::access_pattern::lid_unicomp;
+    else if (*v == "unicomp") p->pattern = grid::access_pattern::unicomp;
+    else if (*v == "full") p->pattern = grid::access_pattern::full;
+    else throw invalid_argument(concat("cpu-grid: pattern must be lid-unicomp, unicomp or full, got '", *v, "'"));
+  }
+  if (const std::string* v = r.text("lookup", kind::ablation,
+                                    "rows | tree | binary: how a neighbour cell is found")) {
+    if (*v == "rows") p->lookup = cpu::lookup_method::rows;
+    else if (*v == "binary") p->lookup = cpu::lookup_method::binary;
+    else if (*v == "tree") p->lookup = cpu::lookup_method::tree;
+    else throw invalid_argument(concat("cpu-grid: lookup must be rows, tree or binary, got '", *v, "'"));
+  }
+  if (const std::string* v = r.text("masks", kind::ablation,
+                                    "on | off: per-dimension masks of non-empty cells")) {
+    p->masks = parse_switch("masks", *v);
+  }
+  if (const std::string* v = r.text("max_indexed_dims", kind::tuning,
+                                    "0 to 8: most dimensions the grid indexes (default 6)")) {
+    EPSJOIN_EXPECTS(v->size() == 1 && (*v)[0] >= '0' && (*v)[0] <= '0' + grid::max_indexed_dims,
+                    "cpu-grid: max_indexed_dims must be 0 to ", grid::max_indexed_dims,
+                    ", got '", *v, "'");
+    p->max_k = (*v)[0] - '0';
+  }
+  if (const std::string* v = r.text("reorder", kind::ablation,
+                                    "on | off: index the dimensions by variance, widest first")) {
+    p->reorder = parse_switch("reorder", *v);
+  }
+  if (const std::string* v = r.text("early_exit", kind::tuning,
+                                    "0 | 8 | 16: row layout, dimensions between checks of the "
+                                    "partial sum (0 never)")) {
+    EPSJOIN_EXPECTS(*v == "0" || *v == "8" || *v == "16",
+                    "cpu-grid: early_exit must be 0, 8 or 16 (dimensions between checks; ",
+                    "0 never), got '", *v, "'");
+    p->early_exit = std::stoi(*v);
+  }
+  if (const std::string* v = r.text("layout", kind::tuning,
+                                    "auto | columns | rows: how points are stored for the kernels")) {
+    if (*v == "auto") p->layout = cpu_grid_params::layout_kind::automatic;
+    else if (*v == "columns") p->layout = cpu_grid_params::layout_kind::columns;
+    else if (*v == "rows") p->layout = cpu_grid_params::layout_kind::rows;
+    else throw invalid_argument(concat("cpu-grid: layout must be auto, columns or rows, got '", *v, "'"));
+  }
+  if (const std::string* v = r.text("simd", kind::ablation,
+                                    "auto | baseline: AVX2 kernels where the CPU has them, or "
+                                    "the x86-64 baseline")) {
+    if (*v == "auto") p->avx2 = true;
+    else if (*v == "baseline") p->avx2 = false;
+    else throw invalid_argument(concat("cpu-grid: simd must be auto or baseline, got '", *v, "'"));
+  }
+  if (const std::string* v = r.text("gather", kind::tuning,
+                                    "off | 1 to 9: fewest candidate ranges of a task copied "
+                                    "into one buffer (default 2)")) {
+    EPSJOIN_EXPECTS(*v == "off" || (v->size() == 1 && (*v)[0] >= '1' && (*v)[0] <= '9'),
+                    "cpu-grid: gather must be off or 1 to 9 (the fewest candidate ranges of a ",
+                    "task copied into one buffer), got '", *v, "'");
+    p->gather_min_spans = *v == "off" ? 0u : static_cast<unsigned>((*v)[0] - '0');
   }
   return p;
 }
@@ -123,7 +145,7 @@ bool fits_float(const join_request& req, const grid::column_stats& data_stats, u
 }
 
 template <class T>
-void run_precision(join_request& req, const grid_params& params, const grid::column_stats& cstats,
+void run_precision(join_request& req, const cpu_grid_params& params, const grid::column_stats& cstats,
                    join_stats& stats) {
   stopwatch clock;
   const unsigned threads = std::max(1u, req.res.threads());
@@ -151,7 +173,7 @@ void run_precision(join_request& req, const grid_params& params, const grid::col
 
   // Columns for d <= 8 unless rows are asked for (columns cannot hold more dimensions).
   const bool by_column =
-      data.d <= cpu::soa_max_dims && params.layout != grid_params::layout_kind::rows;
+      data.d <= cpu::soa_max_dims && params.layout != cpu_grid_params::layout_kind::rows;
   std::vector<double> center(data.d, 0.0);
   for (std::size_t j = 0; j < data.d; ++j) center[j] = 0.5 * (cstats.min[j] + cstats.max[j]);
   const cpu::point_block<T> dblock = cpu::gather_block<T>(data, data_index.permutation,
@@ -270,12 +292,11 @@ class cpu_grid final : public engine {
     if (fill.params.find("pattern") == fill.params.end()) fill.params["pattern"] = "full";
     return fill;
   }
-  std::vector<std::string_view> param_keys() const override {
-    return {"pattern", "lookup",     "masks",  "max_indexed_dims",
-            "reorder", "early_exit", "layout", "simd",  "gather"};
+  std::unique_ptr<const engine_params> read_params(param_reader& reader) const override {
+    return read_cpu_grid_params(reader);
   }
   void run(join_request& req) const override {
-    const grid_params params = parse_params(req.options);
+    const cpu_grid_params& params = req.params_as<cpu_grid_params>();
     const unsigned threads = std::max(1u, req.res.threads());
     stopwatch clock;
     const dataset_view data = req.self_join ? req.queries : req.data;

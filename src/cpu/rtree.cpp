@@ -44,16 +44,27 @@ class rows_as {
   const T* rows_ = nullptr;
 };
 
-std::size_t index_dims_param(const join_options& options, std::size_t d) {
-  const auto it = options.params.find("index_dims");
-  if (it == options.params.end()) return std::min(d, max_index_dims);
-  const std::string& text = it->second;
+struct cpu_rtree_params final : engine_params {
+  std::size_t index_dims = 0;  ///< 0: as many as the tree takes (max_index_dims), at most d
+};
+
+std::unique_ptr<const engine_params> read_cpu_rtree_params(param_reader& r) {
+  auto p = std::make_unique<cpu_rtree_params>();
+  const std::string* text = r.text("index_dims", param_kind::tuning,
+                                   "1 to 8: dimensions the tree indexes, the widest-spread ones");
+  if (text == nullptr) return p;
   std::size_t k = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), k);
+  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), k);
   EPSJOIN_EXPECTS(
-      ec == std::errc() && end == text.data() + text.size() && k >= 1 && k <= max_index_dims,
-      "cpu-rtree: index_dims must be an integer from 1 to ", max_index_dims, ", got '", text, "'");
-  return std::min(k, d);
+      ec == std::errc() && end == text->data() + text->size() && k >= 1 && k <= max_index_dims,
+      "cpu-rtree: index_dims must be an integer from 1 to ", max_index_dims, ", got '", *text,
+      "'");
+  p->index_dims = k;
+  return p;
+}
+
+std::size_t index_dims_param(const cpu_rtree_params& p, std::size_t d) {
+  return std::min(p.index_dims == 0 ? max_index_dims : p.index_dims, d);
 }
 
 /// The k dimensions of widest spread (variance) of the indexed data, widest first, so a tree
@@ -93,7 +104,7 @@ void run_typed(join_request& req) {
   const rows_as<T> data(req.data);
   const rows_as<T> queries(req.self_join ? dataset_view{} : req.queries);
   const std::size_t d = req.data.d;
-  const std::size_t k = index_dims_param(req.options, d);
+  const std::size_t k = index_dims_param(req.params_as<cpu_rtree_params>(), d);
 
   rtree_impl::setup<T> s;
   s.data = data.get();
@@ -122,7 +133,9 @@ class cpu_rtree final : public engine {
            "single thread by design; indexes up to 8 dimensions (the widest-spread ones when "
            "d > 8) and refines all d";
   }
-  std::vector<std::string_view> param_keys() const override { return {"index_dims"}; }
+  std::unique_ptr<const engine_params> read_params(param_reader& reader) const override {
+    return read_cpu_rtree_params(reader);
+  }
 
   void run(join_request& req) const override {
     if (req.options.precision == scalar_type::f32) {

@@ -28,6 +28,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <tuple>
 
 #include "core/builtin_engines.hpp"
@@ -55,7 +56,7 @@ std::map<calibration_key, hetero::reference_times> calibrations;
 template <class T>
 class hegjoin_runner {
  public:
-  hegjoin_runner(join_request& req, row_join_settings rows, kernel_choice kernel)
+  hegjoin_runner(join_request& req, row_join_params rows, kernel_choice kernel)
       : req_(req), rows_(std::move(rows)), kernels_(kernel) {}
 
   void run(const hetero::share_settings& share) {
@@ -92,7 +93,8 @@ class hegjoin_runner {
       join_stats stats;
       counts.begin({req_.queries.n, req_.data.n, req_.self_join, false});
       join_request sub{req_.res,  req_.queries, req_.data, req_.self_join,
-                       options,   counts,       stats,     req_.budget};
+                       options,   counts,       stats,     req_.budget,
+                       req_.params};
       hetero::share_settings s = base;
       s.strategy = partition_strategy::static_candidates;
       s.gpu_fraction = fraction;
@@ -107,9 +109,120 @@ class hegjoin_runner {
 
  private:
   join_request& req_;
-  row_join_settings rows_;
+  row_join_params rows_;
   lbjoin_kernels<T> kernels_;
 };
+
+/// hegjoin's parameters. What depends on the machine or the join (the CPU threads' default,
+/// ref_eps's default, the calibration) is settled in run(); the rest here.
+struct hegjoin_params final : engine_params {
+  row_join_params rows;
+  kernel_choice kernel;
+  hetero::share_settings share;  ///< all but cpu_threads' default, gpu_fraction and summary
+  std::optional<unsigned> cpu_threads;  ///< absent: the resource's threads less one
+  std::string partition = "dynamic";
+  std::optional<double> gpu_fraction;  ///< static partitions: given, skipping the model
+  /// Static partitions: the model's reference times, when any is given (ref_eps defaults to
+  /// the join's eps).
+  bool ref_given = false;
+  std::optional<double> ref_eps;
+  double ref_gpu_seconds = 0, ref_cpu_seconds = 0;
+  std::optional<std::string> calibration_cache;  ///< absent: the default file
+  /// Every parameter but calibration_cache, as key=value; part of a calibration's key.
+  std::string configuration;
+};
+
+// In the order the engine read them before the parse was typed, so the same input meets the
+// same error first. Keys that apply in some configurations only are declared up front (text)
+// and read where they apply.
+std::unique_ptr<const engine_params> read_hegjoin_params(param_reader& r) {
+  using kind = param_kind;
+  auto p = std::make_unique<hegjoin_params>();
+  for (const auto& [k, v] : r.values()) {
+    if (k != "calibration_cache") p->configuration += concat(k, "=", v, ";");
+  }
+  // No queue switch: batches on two streams cannot share one queue counter.
+  p->rows = read_row_join_params(r, false, false);
+  p->rows.queue = false;
+  hetero::share_settings& share = p->share;
+  const bool ego = r.choice("cpu_engine", kind::tuning,
+                            "grid (a host copy of the GPU's index) | super-ego (an EGO index of "
+                            "its own; full rows)",
+                            {"grid", "super-ego"}, "grid") == "super-ego";
+  r.text("ego_leaf", kind::tuning, "super-ego side: the index's brute-force part size");
+  r.text("ego_query_leaf", kind::tuning, "super-ego side: a chunk's brute-force part size");
+  if (ego) {
+    const std::string* pattern = r.text("pattern", kind::ablation, "");
+    EPSJOIN_EXPECTS(pattern == nullptr || *pattern == "full",
+                    "hegjoin: cpu_engine=super-ego computes full rows; it needs pattern=full, "
+                    "not ", pattern == nullptr ? std::string() : *pattern);
+    p->rows.lid_unicomp = false;
+    share.cpu_engine = hetero::cpu_engine_kind::super_ego;
+    share.ego.leaf = r.uint("ego_leaf", kind::tuning, "", 0, 0, 1u << 16);
+    share.ego.query_leaf = r.uint("ego_query_leaf", kind::tuning, "", 8, 1, 1u << 16);
+  } else {
+    for (const char* key : {"ego_leaf", "ego_query_leaf"}) {
+      EPSJOIN_EXPECTS(!r.has(key), "hegjoin: parameter ", key,
+                      " applies to cpu_engine=super-ego only");
+    }
+  }
+  // The tiled kernel only: the CPU side mirrors its arithmetic (hetero/cpu_rows.cpp and core/within_eps.hpp).
+  p->kernel = read_kernel_choice(r, true);
+  p->partition = r.choice("partition", kind::tuning,
+                          "dynamic | static-queries | static-candidates: how the work is shared "
+                          "(sec. 4.4.2)",
+                          {"dynamic", "static-queries", "static-candidates"}, "dynamic");
+  share.strategy = p->partition == "dynamic"          ? partition_strategy::dynamic
+                   : p->partition == "static-queries" ? partition_strategy::static_queries
+                                                      : partition_strategy::static_candidates;
+  r.text("cpu_threads", kind::tuning, "CPU workers (default: the threads less the GPU's driver)");
+  if (r.has("cpu_threads")) {
+    p->cpu_threads = static_cast<unsigned>(r.uint("cpu_threads", kind::tuning, "", 0, 0, 4096));
+  }
+  share.cpu_chunk_queries = static_cast<std::uint32_t>(
+      r.uint("cpu_chunk", kind::tuning, "queries per CPU chunk (default 1024)", 1024, 1, 1u << 30));
+  share.gpu_batches = static_cast<unsigned>(
+      r.uint("gpu_batches", kind::tuning, "fewest batches the GPU's work is cut into (default 8)",
+             8, 1, 1u << 20));
+  share.min_batch_items = static_cast<std::uint32_t>(
+      r.uint("batch_items", kind::tuning, "fewest items (warps) in a GPU batch (default 32768)",
+             1u << 15, 1, 1u << 31));
+  r.text("gpu_fraction", kind::tuning, "static partitions: the GPU's share, skipping the model");
+  r.text("ref_eps", kind::tuning, "static partitions: the model's reference eps");
+  r.text("ref_gpu_seconds", kind::tuning, "static partitions: the GPU's time at ref_eps");
+  r.text("ref_cpu_seconds", kind::tuning, "static partitions: the CPU's time at ref_eps");
+  r.text("calibration_cache", kind::tuning,
+         "file the model's calibrations are kept in, or off");
+  const bool dynamic = share.strategy == partition_strategy::dynamic;
+  for (const char* key : {"gpu_fraction", "ref_eps", "ref_gpu_seconds", "ref_cpu_seconds"}) {
+    EPSJOIN_EXPECTS(!dynamic || !r.has(key), "parameter ", key,
+                    " applies to the static partitions only (partition=", p->partition, ")");
+  }
+  EPSJOIN_EXPECTS(dynamic || !r.has("cpu_yield"),
+                  "parameter cpu_yield applies to partition=dynamic only (a static partition's "
+                  "CPU part is the CPU's to finish)");
+  share.cpu_yields = r.on_off("cpu_yield", kind::ablation,
+                              "dynamic: a CPU worker leaves the rest to the GPU once it would "
+                              "finish after it",
+                              true);
+  if (dynamic) return p;
+  if (r.has("gpu_fraction")) {
+    p->gpu_fraction = r.real("gpu_fraction", kind::tuning, "", 1, 0, 1);
+    return p;
+  }
+  p->ref_given = r.has("ref_gpu_seconds") || r.has("ref_cpu_seconds") || r.has("ref_eps");
+  if (p->ref_given) {
+    if (r.has("ref_eps")) p->ref_eps = r.real("ref_eps", kind::tuning, "", 0, 1e-300, 1e300);
+    p->ref_gpu_seconds = r.real("ref_gpu_seconds", kind::tuning, "", 0, 1e-9, 1e9);
+    p->ref_cpu_seconds = r.real("ref_cpu_seconds", kind::tuning, "", 0, 1e-9, 1e9);
+    EPSJOIN_EXPECTS(r.has("ref_gpu_seconds") && r.has("ref_cpu_seconds"),
+                    "the static model needs both ref_gpu_seconds and ref_cpu_seconds");
+  }
+  if (const std::string* file = r.text("calibration_cache", kind::tuning, "")) {
+    p->calibration_cache = *file;
+  }
+  return p;
+}
 
 class hegjoin_engine final : public engine {
  public:
@@ -120,14 +233,8 @@ class hegjoin_engine final : public engine {
            "super-ego) on the cores, one work deque in workload order";
   }
   std::string unavailable_reason() const override { return gpu_unavailable_reason(0); }
-  std::vector<std::string_view> param_keys() const override {
-    std::vector<std::string_view> keys = {"sort",        "fill",      "index_dims",
-                                          "segment_ids", "chunk_ids", "pattern"};
-    keys.insert(keys.end(), {"stage_dims", "partition", "gpu_fraction", "ref_eps",
-                             "ref_gpu_seconds", "ref_cpu_seconds", "calibration_cache",
-                             "cpu_threads", "cpu_chunk", "gpu_batches", "batch_items",
-                             "cpu_engine", "ego_leaf", "ego_query_leaf", "cpu_yield"});
-    return keys;
+  std::unique_ptr<const engine_params> read_params(param_reader& reader) const override {
+    return read_hegjoin_params(reader);
   }
 
   void run(join_request& req) const override {
@@ -137,69 +244,30 @@ class hegjoin_engine final : public engine {
  private:
   template <class T>
   void run_typed(join_request& req) const {
-    const param_map& params = req.options.params;
-    row_join_settings rows = read_row_join_settings(params, false);
-    rows.queue = false;
-    hetero::share_settings share;
-    const bool ego =
-        param_choice(params, "cpu_engine", {"grid", "super-ego"}, "grid") == "super-ego";
-    if (ego) {
-      EPSJOIN_EXPECTS(!params.contains("pattern") || params.at("pattern") == "full",
-                      "hegjoin: cpu_engine=super-ego computes full rows; it needs pattern=full, "
-                      "not ", params.at("pattern"));
-      rows.lid_unicomp = false;
-      share.cpu_engine = hetero::cpu_engine_kind::super_ego;
-      share.ego.leaf = param_uint(params, "ego_leaf", 0, 0, 1u << 16);
-      share.ego.query_leaf = param_uint(params, "ego_query_leaf", 8, 1, 1u << 16);
-    } else {
-      for (const char* key : {"ego_leaf", "ego_query_leaf"}) {
-        EPSJOIN_EXPECTS(!params.contains(key), "hegjoin: parameter ", key,
-                        " applies to cpu_engine=super-ego only");
-      }
-    }
-    // The tiled kernel only: the CPU side mirrors its arithmetic (hetero/cpu_rows.cpp and core/within_eps.hpp).
-    const kernel_choice kernel = read_kernel_choice(params);
+    const hegjoin_params& p = req.params_as<hegjoin_params>();
+    row_join_params rows = p.rows;
+    hetero::share_settings share = p.share;
+    const bool ego = share.cpu_engine == hetero::cpu_engine_kind::super_ego;
     rows.summary =
-        concat(kernel.summary, ", sort ", rows.sort ? "on" : "off", ", queue off, pattern ",
+        concat(p.kernel.summary, ", sort ", rows.sort ? "on" : "off", ", queue off, pattern ",
                rows.lid_unicomp && req.self_join ? "lid-unicomp" : "full",
                ", CPU side ", ego ? "super-ego" : "grid");
-
-    const std::string partition = param_choice(
-        params, "partition", {"dynamic", "static-queries", "static-candidates"}, "dynamic");
-    share.strategy = partition == "dynamic"          ? partition_strategy::dynamic
-                     : partition == "static-queries" ? partition_strategy::static_queries
-                                                     : partition_strategy::static_candidates;
     // One core drives the GPU (its launches, copies and the deque's front); the rest join.
     const unsigned threads = req.res.threads();
-    share.cpu_threads = static_cast<unsigned>(
-        param_uint(params, "cpu_threads", threads > 1 ? threads - 1 : 1, 0, 4096));
-    share.cpu_chunk_queries =
-        static_cast<std::uint32_t>(param_uint(params, "cpu_chunk", 1024, 1, 1u << 30));
-    share.gpu_batches = static_cast<unsigned>(param_uint(params, "gpu_batches", 8, 1, 1u << 20));
-    share.min_batch_items =
-        static_cast<std::uint32_t>(param_uint(params, "batch_items", 1u << 15, 1, 1u << 31));
-    const bool dynamic = share.strategy == partition_strategy::dynamic;
-    for (const char* key : {"gpu_fraction", "ref_eps", "ref_gpu_seconds", "ref_cpu_seconds"}) {
-      EPSJOIN_EXPECTS(!dynamic || !params.contains(key), "parameter ", key,
-                      " applies to the static partitions only (partition=", partition, ")");
-    }
-    EPSJOIN_EXPECTS(dynamic || !params.contains("cpu_yield"),
-                    "parameter cpu_yield applies to partition=dynamic only (a static partition's "
-                    "CPU part is the CPU's to finish)");
-    share.cpu_yields = param_choice(params, "cpu_yield", {"on", "off"}, "on") == "on";
-    hegjoin_runner<T> runner(req, rows, kernel);
-    if (dynamic) {
+    share.cpu_threads = p.cpu_threads.value_or(threads > 1 ? threads - 1 : 1);
+    hegjoin_runner<T> runner(req, rows, p.kernel);
+    if (share.strategy == partition_strategy::dynamic) {
       share.summary = "dynamic";
-    } else if (params.contains("gpu_fraction")) {
-      share.gpu_fraction = param_real(params, "gpu_fraction", 1, 0, 1);
-      share.summary = concat(partition, ", GPU fraction ", share.gpu_fraction, " (given)");
+    } else if (p.gpu_fraction) {
+      share.gpu_fraction = *p.gpu_fraction;
+      share.summary = concat(p.partition, ", GPU fraction ", share.gpu_fraction, " (given)");
     } else {
-      const hetero::reference_times ref = reference(req, runner, share, params);
+      const hetero::reference_times ref = reference(req, runner, share, p);
       const hetero::partition_model m =
           predict_partition(static_cast<int>(req.data.d), req.options.eps, ref);
       share.gpu_fraction = m.gpu_fraction;
       share.summary =
-          concat(partition, ", GPU fraction ", m.gpu_fraction, " from ref_eps=", ref.eps,
+          concat(p.partition, ", GPU fraction ", m.gpu_fraction, " from ref_eps=", ref.eps,
                  " ref_gpu_seconds=", ref.gpu_seconds, " ref_cpu_seconds=", ref.cpu_seconds,
                  " (predicted GPU ", m.gpu_seconds, " s, CPU ", m.cpu_seconds, " s, both ",
                  m.hybrid_seconds, " s)");
@@ -212,29 +280,19 @@ class hegjoin_engine final : public engine {
   template <class T>
   static hetero::reference_times reference(join_request& req, hegjoin_runner<T>& runner,
                                            const hetero::share_settings& share,
-                                           const param_map& params) {
-    const bool given = params.contains("ref_gpu_seconds") || params.contains("ref_cpu_seconds") ||
-                       params.contains("ref_eps");
-    if (given) {
+                                           const hegjoin_params& p) {
+    if (p.ref_given) {
       hetero::reference_times t;
-      t.eps = param_real(params, "ref_eps", req.options.eps, 1e-300, 1e300);
-      t.gpu_seconds = param_real(params, "ref_gpu_seconds", 0, 1e-9, 1e9);
-      t.cpu_seconds = param_real(params, "ref_cpu_seconds", 0, 1e-9, 1e9);
-      EPSJOIN_EXPECTS(params.contains("ref_gpu_seconds") && params.contains("ref_cpu_seconds"),
-                      "the static model needs both ref_gpu_seconds and ref_cpu_seconds");
+      t.eps = p.ref_eps.value_or(req.options.eps);
+      t.gpu_seconds = p.ref_gpu_seconds;
+      t.cpu_seconds = p.ref_cpu_seconds;
       return t;
     }
     const double eps = req.options.eps / 2;
-    std::string configuration;
-    for (const auto& [k, v] : params) {
-      if (k != "calibration_cache") configuration += concat(k, "=", v, ";");
-    }
-    configuration += concat("threads=", share.cpu_threads);
+    const std::string configuration = concat(p.configuration, "threads=", share.cpu_threads);
     const std::string file =
-        params.contains("calibration_cache")
-            ? (params.at("calibration_cache") == "off" ? std::string()
-                                                       : params.at("calibration_cache"))
-            : hetero::default_calibration_path();
+        p.calibration_cache ? (*p.calibration_cache == "off" ? std::string() : *p.calibration_cache)
+                            : hetero::default_calibration_path();
     const calibration_key key{req.queries.data,
                               req.queries.n,
                               req.data.data,

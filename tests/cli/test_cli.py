@@ -147,6 +147,19 @@ class Outputs(unittest.TestCase):
         self.assertFalse(cross["self_join"])
         self.assertEqual(cross["n_queries"], 300)
 
+    def test_info_lists_parameters_by_kind(self):
+        info = run("info").stdout
+        self.assertIn("engine parameters (--param KEY=VALUE):", info)
+        section = info.split("engine parameters")[1]
+        grid = section.split("\n  cpu-grid\n")[1].split("\n  ")[0]
+        self.assertRegex(grid, r"max_indexed_dims +tuning +0 to 8")
+        kinds = [line.split()[1] for line in section.split("\n  cpu-grid\n")[1].splitlines()
+                 if line.startswith("    ")][:9]
+        self.assertEqual(kinds, sorted(kinds, key=["tuning", "ablation", "debug"].index))
+        p = run("join", "--generate", "uniform:2:10", "--eps", "0.1", "--engine", "cpu-grid",
+                "--param", "nope=1", ok=False)
+        self.assertIn("it takes: tuning: max_indexed_dims", p.stderr)
+
     def test_help_documents_every_flag(self):
         overview = run("--help").stdout
         for command in ["join", "gen", "info"]:

@@ -12,7 +12,8 @@ const command_spec& info_command() {
       "info",
       "info",
       "Prints how this epsjoin was built, the CPU threads and CUDA devices it sees, and every\n"
-      "engine with whether it can run here.",
+      "engine with whether it can run here and the parameters it takes (--param KEY=VALUE),\n"
+      "grouped by kind: tuning (what to tune), ablation (the papers' variants), debug (tests).",
       {},
       ""};
   return spec;
@@ -39,6 +40,17 @@ int run_info(const parsed_args&) {
                 e.available ? "" : ("  [unavailable: " + e.unavailable_reason + "]").c_str());
   }
   std::printf("  %-12s %-7s %s\n", "auto", "-", "picks the fastest available engine for the input");
+  std::printf("engine parameters (--param KEY=VALUE):\n");
+  for (const engine_info& e : engines()) {
+    if (e.params.empty()) continue;
+    std::printf("  %s\n", e.name.c_str());
+    for (const char* kind : {"tuning", "ablation", "debug"}) {
+      for (const engine_param_info& p : e.params) {
+        if (p.kind != kind) continue;
+        std::printf("    %-18s %-8s %s\n", p.key.c_str(), kind, p.description.c_str());
+      }
+    }
+  }
   return 0;
 }
 

@@ -35,7 +35,9 @@ const command_spec& join_command() {
           {"eps", "X", "the radius (not its square); finite and > 0; required"},
           {"engine", "NAME",
            "engine to run (default auto: the fastest available); 'epsjoin info' lists them"},
-          {"param", "KEY=VALUE", "engine-specific setting, e.g. pattern=full; unknown keys are errors",
+          {"param", "KEY=VALUE",
+           "engine-specific setting, e.g. pattern=full; unknown keys are errors ('epsjoin info' "
+           "lists each engine's, by kind)",
            true},
           {"pattern", "P", "shorthand for --param pattern=P (grid engines: full, unicomp, lid-unicomp)"},
           {"precision", "P", "distance arithmetic: f64 (default, exact) or f32"},

@@ -31,7 +31,7 @@ using namespace ego;
 
 // Engine parameters (join_options::params); defaults are the fastest measured, on Expo2D and
 // Expo4D with 1e6 points and Expo16D with 1e5 points (exponential, lambda 40), S ~ 100.
-struct super_ego_params {
+struct super_ego_params final : engine_params {
   // leaf: parts of at most this many points are joined by brute force. 0 (the default) picks
   // 128 in up to 8 dimensions and 256 above: fastest measured on Expo2D/4D 1e6 (64-128 within
   // 3% of each other) and Expo16D 1e5 (256; 128 was 6% and 64 25% slower).
@@ -62,36 +62,50 @@ std::size_t parse_size(const std::string& key, const std::string& text, std::siz
   return value;
 }
 
-super_ego_params parse_params(const std::map<std::string, std::string>& params) {
-  super_ego_params p;
-  for (const auto& [key, value] : params) {
-    if (key == "leaf") {
-      p.leaf = parse_size(key, value, 1, std::size_t{1} << 16);
-    } else if (key == "chunk") {
-      p.chunk = parse_size(key, value, 1, std::size_t{1} << 31);
-    } else if (key == "reorder") {
-      if (value == "selectivity" || value == "on") {
-        p.reorder = reorder_rule::selectivity;
-      } else if (value == "variance") {
-        p.reorder = reorder_rule::variance;
-      } else {
-        EPSJOIN_EXPECTS(value == "off", "super-ego: reorder must be selectivity, variance or "
-                                        "off, got '", value, "'");
-        p.reorder = reorder_rule::off;
-      }
-    } else if (key == "sort") {
-      EPSJOIN_EXPECTS(value == "radix" || value == "merge",
-                      "super-ego: sort must be radix or merge, got '", value, "'");
-      p.sort = value == "radix" ? sort_method::radix : sort_method::merge;
-    } else if (key == "simd") {
-      EPSJOIN_EXPECTS(value == "on" || value == "off",
-                      "super-ego: simd must be on or off, got '", value, "'");
-      p.simd = value == "on";
-    } else if (key == "prune") {
-      EPSJOIN_EXPECTS(value == "box" || value == "ego",
-                      "super-ego: prune must be box or ego, got '", value, "'");
-      p.prune = value == "box" ? prune_rule::box : prune_rule::ego;
+// super-ego's messages predate the shared readers, so each key is declared through
+// reader.text and checked here.
+std::unique_ptr<const engine_params> read_super_ego_params(param_reader& r) {
+  using kind = param_kind;
+  auto p = std::make_unique<super_ego_params>();
+  if (const std::string* v = r.text("leaf", kind::tuning,
+                                    "1 to 65536: brute force below this many points a side "
+                                    "(default 128 up to 8 dimensions, 256 above)")) {
+    p->leaf = parse_size("leaf", *v, 1, std::size_t{1} << 16);
+  }
+  if (const std::string* v = r.text("chunk", kind::tuning,
+                                    "queries per work-queue chunk (default 1024)")) {
+    p->chunk = parse_size("chunk", *v, 1, std::size_t{1} << 31);
+  }
+  if (const std::string* v = r.text("reorder", kind::ablation,
+                                    "selectivity | variance | off: dimension order rule")) {
+    if (*v == "selectivity" || *v == "on") {
+      p->reorder = reorder_rule::selectivity;
+    } else if (*v == "variance") {
+      p->reorder = reorder_rule::variance;
+    } else {
+      EPSJOIN_EXPECTS(*v == "off", "super-ego: reorder must be selectivity, variance or "
+                                   "off, got '", *v, "'");
+      p->reorder = reorder_rule::off;
     }
+  }
+  if (const std::string* v = r.text("sort", kind::ablation,
+                                    "radix | merge: how points are EGO-sorted")) {
+    EPSJOIN_EXPECTS(*v == "radix" || *v == "merge",
+                    "super-ego: sort must be radix or merge, got '", *v, "'");
+    p->sort = *v == "radix" ? sort_method::radix : sort_method::merge;
+  }
+  if (const std::string* v = r.text("prune", kind::ablation,
+                                    "box | ego: bounding boxes of parts, or SUPER-EGO's rule")) {
+    EPSJOIN_EXPECTS(*v == "box" || *v == "ego",
+                    "super-ego: prune must be box or ego, got '", *v, "'");
+    p->prune = *v == "box" ? prune_rule::box : prune_rule::ego;
+  }
+  if (const std::string* v = r.text("simd", kind::ablation,
+                                    "on | off: 32-byte vectors where the CPU has AVX2, or "
+                                    "16-byte only")) {
+    EPSJOIN_EXPECTS(*v == "on" || *v == "off",
+                    "super-ego: simd must be on or off, got '", *v, "'");
+    p->simd = *v == "on";
   }
   return p;
 }
@@ -214,13 +228,12 @@ class super_ego final : public engine {
   }
   // Counting costs a fraction of sorting |R| pairs by query (measured: bench/RESULTS.md).
   bool rows_by_two_passes() const override { return true; }
-  std::vector<std::string_view> param_keys() const override {
-    // leaf=N (brute-force below N points a side), chunk=N (queries per work-queue chunk),
-    // reorder=selectivity|variance|off, sort=radix|merge, prune=box|ego, simd=on|off.
-    return {"leaf", "chunk", "reorder", "sort", "prune", "simd"};
+  std::unique_ptr<const engine_params> read_params(param_reader& reader) const override {
+    return read_super_ego_params(reader);
   }
   void run(join_request& req) const override {
-    super_ego_params p = parse_params(req.options.params);
+    // A copy: the leaf's default depends on the data's dimension.
+    super_ego_params p = req.params_as<super_ego_params>();
     if (p.leaf == 0) p.leaf = req.queries.d <= 8 ? 128 : 256;
     if (req.options.precision == scalar_type::f32) {
       run_typed<float>(req, p);

@@ -77,6 +77,8 @@ void launch_brute(const brute_view<T>& v, const strided_batch& b, const result_t
   EPSJOIN_CHECK_LAUNCH();
 }
 
+struct brute_gpu_params final : engine_params {};
+
 class brute_gpu_engine final : public engine {
  public:
   std::string_view name() const override { return "brute-gpu"; }
@@ -85,7 +87,12 @@ class brute_gpu_engine final : public engine {
     return "every pair on the GPU, one thread per query (paper 001's baseline)";
   }
   std::string unavailable_reason() const override { return gpu_unavailable_reason(0); }
-  std::vector<std::string_view> param_keys() const override { return {"batch_pairs", "batches"}; }
+  // Only the pair pipeline's batch sizes, which dispatch reads into the memory budget.
+  std::unique_ptr<const engine_params> read_params(param_reader& reader) const override {
+    reader.memory_override("batch_pairs");
+    reader.memory_override("batches");
+    return std::make_unique<brute_gpu_params>();
+  }
 
   void run(join_request& req) const override {
     with_precision(req.options.precision, [&]<class T>() { run_typed<T>(req); });

@@ -45,6 +45,14 @@ class gds_kernels final : public row_join_kernel<T> {
   unsigned lanes_;
 };
 
+enum class gds_arithmetic { join, fp16, fp16_fp32 };
+
+struct gds_join_params final : engine_params {
+  row_join_params rows;
+  unsigned lanes = 8;
+  gds_arithmetic arithmetic = gds_arithmetic::join;
+};
+
 class gds_join_engine final : public engine {
  public:
   std::string_view name() const override { return "gds-join"; }
@@ -55,26 +63,33 @@ class gds_join_engine final : public engine {
            "FP16 arithmetic (exact by default) with arithmetic=fp16|fp16-fp32";
   }
   std::string unavailable_reason() const override { return gpu_unavailable_reason(0); }
-  std::vector<std::string_view> param_keys() const override {
-    std::vector<std::string_view> keys = row_join_param_keys(true);
-    keys.push_back("lanes");
-    keys.push_back("arithmetic");
-    return keys;
+  std::unique_ptr<const engine_params> read_params(param_reader& reader) const override {
+    auto p = std::make_unique<gds_join_params>();
+    p->rows = read_row_join_params(reader, true);
+    p->lanes = static_cast<unsigned>(reader.uint(
+        "lanes", param_kind::tuning, "1, 2, 4, 8, 16 or 32: lanes per query (default 8)", 8, 1,
+        32));
+    EPSJOIN_EXPECTS((p->lanes & (p->lanes - 1)) == 0,
+                    "parameter lanes must be 1, 2, 4, 8, 16 or 32, got ", p->lanes);
+    p->rows.summary = concat(p->lanes, " lanes per query, ", p->rows.summary);
+    const std::string arithmetic = reader.choice(
+        "arithmetic", param_kind::ablation,
+        "join (the join's precision) | fp16 | fp16-fp32: FP16 copies, summed in FP16 or FP32",
+        {"join", "fp16", "fp16-fp32"}, "join");
+    p->arithmetic = arithmetic == "fp16"        ? gds_arithmetic::fp16
+                    : arithmetic == "fp16-fp32" ? gds_arithmetic::fp16_fp32
+                                                : gds_arithmetic::join;
+    return p;
   }
 
   void run(join_request& req) const override {
-    const param_map& params = req.options.params;
-    row_join_settings s = read_row_join_settings(params, true);
-    const auto lanes = static_cast<unsigned>(param_uint(params, "lanes", 8, 1, 32));
-    EPSJOIN_EXPECTS((lanes & (lanes - 1)) == 0,
-                    "parameter lanes must be 1, 2, 4, 8, 16 or 32, got ", lanes);
-    s.summary = concat(lanes, " lanes per query, ", s.summary);
-    const std::string arithmetic =
-        param_choice(params, "arithmetic", {"join", "fp16", "fp16-fp32"}, "join");
-    if (arithmetic != "join") {
+    const gds_join_params& p = req.params_as<gds_join_params>();
+    const row_join_params& s = p.rows;
+    const unsigned lanes = p.lanes;
+    if (p.arithmetic != gds_arithmetic::join) {
       fp16::direct_kernel kernel;
       kernel.tensor_cores = false;
-      kernel.half_sums = arithmetic == "fp16";
+      kernel.half_sums = p.arithmetic == gds_arithmetic::fp16;
       kernel.lanes = lanes;
       fp16::run_direct_join(
           req, s, kernel, {gds::launch_half_query<float>, gds::launch_half_query<double>}, name());

@@ -37,6 +37,11 @@ void launch_grid_join(const grid_join_view<T>& view, const strided_batch& batch,
 
 namespace {
 
+struct gpu_sj_params final : engine_params {
+  grid::access_pattern pattern = grid::access_pattern::lid_unicomp;
+  std::string pattern_name = "lid-unicomp";  ///< for the stats notes
+};
+
 class gpu_sj_engine final : public engine {
  public:
   std::string_view name() const override { return "gpu-sj"; }
@@ -45,8 +50,16 @@ class gpu_sj_engine final : public engine {
     return "GPU-SJ (paper 001): device eps-grid, one thread per query, FULL/UNICOMP/LID-UNICOMP";
   }
   std::string unavailable_reason() const override { return gpu_unavailable_reason(0); }
-  std::vector<std::string_view> param_keys() const override {
-    return {"pattern", "batch_pairs", "batches"};
+  std::unique_ptr<const engine_params> read_params(param_reader& reader) const override {
+    auto p = std::make_unique<gpu_sj_params>();
+    p->pattern_name = reader.choice("pattern", param_kind::ablation,
+                                    "lid-unicomp | unicomp | full: neighbour cells a query "
+                                    "examines (paper 001's patterns)",
+                                    {"full", "unicomp", "lid-unicomp"}, "lid-unicomp");
+    p->pattern = parse_pattern(p->pattern_name);
+    reader.memory_override("batch_pairs");
+    reader.memory_override("batches");
+    return p;
   }
 
   void run(join_request& req) const override {
@@ -56,9 +69,8 @@ class gpu_sj_engine final : public engine {
  private:
   template <class T>
   void run_typed(join_request& req) const {
-    const auto& params = req.options.params;
-    const grid::access_pattern pattern = parse_pattern(
-        param_choice(params, "pattern", {"full", "unicomp", "lid-unicomp"}, "lid-unicomp"));
+    const gpu_sj_params& params = req.params_as<gpu_sj_params>();
+    const grid::access_pattern pattern = params.pattern;
     gpu_state& gpu = acquire_gpu(req.res);
     cudaStream_t stream = gpu.slots[0]->stream.get();
 
@@ -101,8 +113,7 @@ class gpu_sj_engine final : public engine {
     deliver_gpu_results(req, gpu, queries.n_points, req.queries.n, launch, count);
     req.stats.notes.push_back(
         {"grid", concat(plan.reason, "; ", data_index.n_cells, " non-empty cells; pattern ",
-                        param_choice(params, "pattern", {"full", "unicomp", "lid-unicomp"},
-                                     "lid-unicomp"))});
+                        params.pattern_name)});
   }
 };
 

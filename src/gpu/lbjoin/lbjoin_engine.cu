@@ -23,6 +23,11 @@ namespace {
 using namespace lbjoin;
 using namespace row_join;
 
+struct lbjoin_params final : engine_params {
+  row_join_params rows;
+  kernel_choice kernel;
+};
+
 class lbjoin_engine final : public engine {
  public:
   std::string_view name() const override { return "lbjoin"; }
@@ -32,20 +37,19 @@ class lbjoin_engine final : public engine {
            "workload order, work queue; rows counted then filled in place";
   }
   std::string unavailable_reason() const override { return gpu_unavailable_reason(0); }
-  std::vector<std::string_view> param_keys() const override {
-    std::vector<std::string_view> keys = row_join_param_keys(false);
-    keys.insert(keys.end(), kernel_param_keys.begin(), kernel_param_keys.end());
-    return keys;
+  std::unique_ptr<const engine_params> read_params(param_reader& reader) const override {
+    auto p = std::make_unique<lbjoin_params>();
+    p->rows = read_row_join_params(reader, false);
+    p->kernel = read_kernel_choice(reader, false);
+    p->rows.summary = concat(p->kernel.summary, ", ", p->rows.summary);
+    return p;
   }
 
   void run(join_request& req) const override {
-    const param_map& params = req.options.params;
-    row_join_settings s = read_row_join_settings(params, false);
-    const kernel_choice k = read_kernel_choice(params);
-    s.summary = concat(k.summary, ", ", s.summary);
+    const lbjoin_params& p = req.params_as<lbjoin_params>();
     with_precision(req.options.precision, [&]<class T>() {
-      lbjoin_kernels<T> kernels(k);
-      run_row_join<T>(req, s, kernels);
+      lbjoin_kernels<T> kernels(p.kernel);
+      run_row_join<T>(req, p.rows, kernels);
     });
   }
 };

@@ -18,19 +18,30 @@ struct kernel_choice {
   std::string summary;
 };
 
-inline constexpr std::array<std::string_view, 3> kernel_param_keys = {"kernel", "lanes",
-                                                                       "stage_dims"};
-
-inline kernel_choice read_kernel_choice(const param_map& params) {
+/// Declares and reads the kernel switches. `tiled_only` (hegjoin, whose CPU side repeats the
+/// tiled kernel's arithmetic bit for bit) takes stage_dims alone.
+inline kernel_choice read_kernel_choice(param_reader& r, bool tiled_only) {
   kernel_choice k;
-  const std::string kernel = param_choice(params, "kernel", {"tiled", "query"}, "tiled");
-  k.lanes = static_cast<unsigned>(param_uint(params, "lanes", 8, 1, 32));
-  EPSJOIN_EXPECTS((k.lanes & (k.lanes - 1)) == 0,
-                  "parameter lanes must be 1, 2, 4, 8, 16 or 32, got ", k.lanes);
+  std::string kernel = "tiled";
+  if (!tiled_only) {
+    kernel = r.choice("kernel", param_kind::ablation,
+                      "tiled (a warp per cell tile) | query (k lanes per query)", {"tiled", "query"},
+                      "tiled");
+    k.lanes = static_cast<unsigned>(r.uint("lanes", param_kind::tuning,
+                                           "1, 2, 4, 8, 16 or 32: lanes per query of the query "
+                                           "kernel (default 8)",
+                                           8, 1, 32));
+    EPSJOIN_EXPECTS((k.lanes & (k.lanes - 1)) == 0,
+                    "parameter lanes must be 1, 2, 4, 8, 16 or 32, got ", k.lanes);
+  }
   k.kind = kernel == "tiled" ? kernel_kind::tiled : kernel_kind::query;
   // 16 staged dimensions once there are 16: Expo16D 1M at S 500, 1.97 s against 2.24 s; at
   // S 50 the two are within 3% (bench/RESULTS.md, issue 7).
-  k.stage_dims = param_choice(params, "stage_dims", {"8", "16"}, "16") == "16" ? 16u : 8u;
+  k.stage_dims = r.choice("stage_dims", param_kind::tuning,
+                          "8 | 16: dimensions the tiled kernel stages at a time (d >= 16)",
+                          {"8", "16"}, "16") == "16"
+                     ? 16u
+                     : 8u;
   k.summary = concat("kernel ", kernel,
                      k.kind == kernel_kind::query ? concat(" (", k.lanes, " lanes)") : "");
   return k;

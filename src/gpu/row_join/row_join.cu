@@ -46,27 +46,40 @@ std::vector<work_item> work_source<T>::device_fill_items(std::span<const row_seg
               "which fill items are its own");
 }
 
-row_join_settings read_row_join_settings(const param_map& params, bool brute_force_mode) {
-  row_join_settings s;
-  s.sort = param_choice(params, "sort", {"on", "off"}, "on") == "on";
-  s.queue = param_choice(params, "queue", {"on", "off"}, "off") == "on";
+row_join_params read_row_join_params(param_reader& r, bool brute_force_mode, bool takes_queue) {
+  using kind = param_kind;
+  row_join_params s;
+  s.sort = r.on_off("sort", kind::ablation, "work items heaviest first (SORTBYWL)", true);
+  if (takes_queue) {
+    s.queue = r.on_off("queue", kind::ablation,
+                       "persistent warps take items from an atomic counter (WORKQUEUE)", false);
+  }
   // LID-UNICOMP by default: it halves the distances, which is what counts once d >= 4 (Expo8D
   // 2M: 0.39 s against 0.63 s with full), and costs nothing measurable at d = 2.
-  s.lid_unicomp =
-      param_choice(params, "pattern", {"full", "lid-unicomp"}, "lid-unicomp") == "lid-unicomp";
-  const std::string fill = param_choice(params, "fill", {"auto", "records", "second-pass"}, "auto");
+  s.lid_unicomp = r.choice("pattern", kind::ablation,
+                           "lid-unicomp (self-joins: each distance once, both rows written) | "
+                           "full",
+                           {"full", "lid-unicomp"}, "lid-unicomp") == "lid-unicomp";
+  const std::string fill =
+      r.choice("fill", kind::ablation,
+               "auto | records (hits recorded while counting) | second-pass (distances again)",
+               {"auto", "records", "second-pass"}, "auto");
   s.fill = fill == "records"       ? fill_mode::records
            : fill == "second-pass" ? fill_mode::second_pass
                                    : fill_mode::automatic;
   // As many indexed dimensions as the grid allows (8): fewer candidates beat the longer
   // neighbour-cell walk (Expo8D 2M at eps 0.0178: 0.91 s indexing 8 against 1.21 s indexing 6;
   // Expo16D 1M at eps 0.0396: 1.41 s against 1.61 s).
-  s.index_dims = static_cast<int>(
-      param_uint(params, "index_dims", grid::max_indexed_dims, 1, grid::max_indexed_dims));
+  s.index_dims = static_cast<int>(r.uint("index_dims", kind::tuning,
+                                         "1 to 8: most dimensions the grid indexes (default 8)",
+                                         grid::max_indexed_dims, 1, grid::max_indexed_dims));
+  r.memory_override("segment_ids");
+  r.memory_override("chunk_ids");
   bool brute = false;
   if (brute_force_mode) {
-    brute = param_choice(params, "mode", {"indexed", "brute-force"}, "indexed") == "brute-force";
-    EPSJOIN_EXPECTS(!brute || !params.contains("index_dims"),
+    brute = r.choice("mode", kind::ablation, "indexed | brute-force (no index: every pair)",
+                     {"indexed", "brute-force"}, "indexed") == "brute-force";
+    EPSJOIN_EXPECTS(!brute || !r.has("index_dims"),
                     "parameter index_dims means nothing with mode=brute-force (no index)");
     if (brute) s.index_dims = 0;
   }
@@ -75,15 +88,28 @@ row_join_settings read_row_join_settings(const param_map& params, bool brute_for
   return s;
 }
 
+row_join_settings read_row_join_settings(const param_map& params, bool brute_force_mode) {
+  param_reader reader(params);
+  return read_row_join_params(reader, brute_force_mode);
+}
+
 std::vector<std::string_view> row_join_param_keys(bool brute_force_mode) {
-  std::vector<std::string_view> keys = {"sort",       "queue",       "pattern",  "fill",
-                                        "index_dims", "segment_ids", "chunk_ids"};
-  if (brute_force_mode) keys.push_back("mode");
+  // The keys as read_row_join_params declares them, kept for the life of the process since
+  // callers hold views of them.
+  static const auto list = [](bool brute) {
+    const param_map none;
+    param_reader reader(none);
+    read_row_join_params(reader, brute);
+    return reader.specs();
+  };
+  static const std::vector<param_spec> indexed = list(false), brute = list(true);
+  std::vector<std::string_view> keys;
+  for (const param_spec& s : brute_force_mode ? brute : indexed) keys.push_back(s.key);
   return keys;
 }
 
 template <class T>
-row_join_result run_row_join(join_request& req, const row_join_settings& s,
+row_join_result run_row_join(join_request& req, const row_join_params& s,
                              row_join_kernel<T>& kernel, work_source<T>* source) {
   work_source<T> every_item;
   const bool shared = source != nullptr;
@@ -331,9 +357,9 @@ row_join_result run_row_join(join_request& req, const row_join_settings& s,
 
 template class work_source<float>;
 template class work_source<double>;
-template row_join_result run_row_join<float>(join_request&, const row_join_settings&,
+template row_join_result run_row_join<float>(join_request&, const row_join_params&,
                                              row_join_kernel<float>&, work_source<float>*);
-template row_join_result run_row_join<double>(join_request&, const row_join_settings&,
+template row_join_result run_row_join<double>(join_request&, const row_join_params&,
                                               row_join_kernel<double>&, work_source<double>*);
 
 }  // namespace epsjoin::detail::row_join

@@ -23,7 +23,8 @@ namespace epsjoin::detail::row_join {
 
 enum class fill_mode { automatic, records, second_pass };
 
-struct row_join_settings {
+/// The switches every row-join engine takes; each engine's params struct embeds one.
+struct row_join_params {
   bool sort = true;          ///< work items heaviest first (SORTBYWL)
   bool queue = false;        ///< persistent warps take items from an atomic counter (WORKQUEUE)
   bool lid_unicomp = false;  ///< each distance once, both rows written
@@ -31,14 +32,20 @@ struct row_join_settings {
   int index_dims = 8;  ///< most indexed dimensions; 0 = one cell (brute force)
   std::string summary;  ///< the engine's configuration, for the stats notes
 };
+/// The name the tensor engines still use, until their conversion.
+using row_join_settings = row_join_params;
 
-/// The switches every row-join engine takes: sort, queue, pattern, fill, index_dims (1-8; with
-/// `brute_force_mode`, also mode=indexed|brute-force); it also accepts the memory budget's
-/// overrides segment_ids and chunk_ids (read by dispatch, core/memory_budget.hpp). The summary
-/// names sort, queue and pattern; engines append their own.
+/// Declares and reads sort, queue, pattern, fill, index_dims (1-8; with `brute_force_mode`,
+/// also mode=indexed|brute-force) and accepts the memory budget's overrides segment_ids and
+/// chunk_ids (read by dispatch, core/memory_budget.hpp). Without `takes_queue` (hegjoin, whose
+/// batches on two streams cannot share one queue counter) the queue switch is not a key. The
+/// summary names sort, queue and pattern; engines append their own.
+row_join_params read_row_join_params(param_reader& reader, bool brute_force_mode,
+                                     bool takes_queue = true);
+
+/// The same parse over the strings, and its keys: for the engines that still read the map
+/// (ted-join, meta-16q, meta-1q, until their move is done).
 row_join_settings read_row_join_settings(const param_map& params, bool brute_force_mode);
-
-/// The keys read_row_join_settings reads.
 std::vector<std::string_view> row_join_param_keys(bool brute_force_mode);
 
 /// What the index leaves to compare, for kernels that choose their method by it.
@@ -147,7 +154,7 @@ enum class row_join_result {
 /// and a row holds the device's part, then the rest. With the default source the result is
 /// always `done`.
 template <class T>
-row_join_result run_row_join(join_request& req, const row_join_settings& settings,
+row_join_result run_row_join(join_request& req, const row_join_params& settings,
                              row_join_kernel<T>& kernel, work_source<T>* source = nullptr);
 
 }  // namespace epsjoin::detail::row_join

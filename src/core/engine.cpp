@@ -1,0 +1,44 @@
+// The engine interface's parameter parsing, shared by every engine (core/engine.hpp).
+
+#include "core/engine.hpp"
+
+#include <algorithm>
+
+namespace epsjoin::detail {
+
+std::unique_ptr<const engine_params> engine::read_params(param_reader& reader) const {
+  auto p = std::make_unique<string_params>();
+  for (std::string_view key : param_keys()) {
+    const bool budget_key = key == "segment_ids" || key == "chunk_ids" ||
+                            key == "batch_pairs" || key == "batches";
+    if (budget_key) {
+      reader.memory_override(key);
+    } else if (const std::string* text =
+                   reader.text(key, param_kind::tuning, "(read as a string by the engine)")) {
+      p->values.emplace(std::string(key), *text);
+    }
+  }
+  return p;
+}
+
+std::vector<param_spec> engine::param_specs() const {
+  const param_map none;
+  param_reader reader(none);
+  read_params(reader);
+  return reader.specs();
+}
+
+std::unique_ptr<const engine_params> engine::parse_params(const param_map& values) const {
+  // Unknown keys first, as before the parse was typed: a misspelt key says so even when
+  // another value is bad too.
+  const std::vector<param_spec> specs = param_specs();
+  for (const auto& [key, value] : values) {
+    const bool known = std::any_of(specs.begin(), specs.end(),
+                                   [&](const param_spec& s) { return s.key == key; });
+    if (!known) throw invalid_argument(unknown_param_message(name(), key, specs));
+  }
+  param_reader reader(values);
+  return read_params(reader);
+}
+
+}  // namespace epsjoin::detail
