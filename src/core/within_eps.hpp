@@ -16,7 +16,7 @@
 
 #include <cmath>
 
-#include "core/hd.hpp"
+#include "core/host_device.hpp"
 
 namespace epsjoin::detail {
 

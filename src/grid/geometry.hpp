@@ -18,7 +18,7 @@
 
 #include <cstdint>
 
-#include "core/hd.hpp"
+#include "core/host_device.hpp"
 
 namespace epsjoin::detail::grid {
 

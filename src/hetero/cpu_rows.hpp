@@ -34,7 +34,7 @@ struct host_join_view {
   std::span<const T> data_points;            ///< [data x d] index order
   std::span<const std::uint32_t> data_ids;   ///< data position -> caller's id
   /// Per item: its cell's candidate ranges (under halving, the last one is the item's own cell
-  /// from its first query's successor on); set only for the items the CPU may take (cpu_share
+  /// from its first query's successor on); set only for the items the CPU may take (split_join
   /// fetches them from the device as the CPU's end of the deque grows).
   std::span<const host_range* const> item_ranges;
   std::span<const std::uint32_t> item_range_count;

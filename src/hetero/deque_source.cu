@@ -173,7 +173,7 @@ void gather_host_points(const dataset_view& rows, std::span<const std::uint32_t>
 }
 
 template <class T>
-double count_with_cpu(cpu_share<T>& cpu, host_index<T>& host,
+double count_with_cpu(split_join<T>& cpu, host_index<T>& host,
                       const row_join::count_context<T>& ctx) {
   gpu_state& gpu = ctx.gpu;
   const grid::device_index<T>& queries = ctx.queries;
@@ -421,12 +421,12 @@ template struct host_index<double>;
 template <class T>
 std::vector<work_item> deque_source<T>::device_fill_items(
     std::span<const row_segment> segments, std::vector<std::uint32_t>& item_begin) const {
-  return gpu_fill_items(host_.items, cpu_.gpu_items(), segments, item_begin);
+  return gpu_fill_items(host_.items, split_.gpu_items(), segments, item_begin);
 }
 
 template <class T>
 double deque_source<T>::count(const row_join::count_context<T>& ctx) {
-  return count_with_cpu(cpu_, host_, ctx);
+  return count_with_cpu(split_, host_, ctx);
 }
 
 template class deque_source<float>;

@@ -13,7 +13,7 @@
 #include "gpu/gpu_sj/neighbor_ranges.cuh"
 #include "gpu/row_join/row_join.cuh"
 #include "grid/device_index.cuh"
-#include "hetero/cpu_share.hpp"
+#include "hetero/split_join.hpp"
 
 namespace epsjoin::detail::hetero {
 
@@ -48,30 +48,30 @@ struct host_sources {
 template <class T>
 class deque_source final : public row_join::work_source<T> {
  public:
-  explicit deque_source(cpu_share<T>& cpu) : cpu_(cpu) {}
+  explicit deque_source(split_join<T>& split) : split_(split) {}
   bool allows_queue() const override { return false; }
   /// Gathers what the CPU needs, then feeds the GPU batches from the deque (at most one in
   /// flight per stream) until its part is done, and waits for the CPU workers.
   double count(const row_join::count_context<T>& ctx) override;
-  void report(join_stats& stats) const override { cpu_.report(stats); }
-  std::uint32_t device_items(std::uint32_t /*n_items*/) const override { return cpu_.gpu_items(); }
-  bool found_elsewhere() const override { return cpu_.found_any(); }
+  void report(join_stats& stats) const override { split_.report(stats); }
+  std::uint32_t device_items(std::uint32_t /*n_items*/) const override { return split_.gpu_items(); }
+  bool found_elsewhere() const override { return split_.found_any(); }
   std::vector<std::uint32_t> counts_elsewhere(std::uint32_t positions) const override {
-    return cpu_.counts_by_position(positions);
+    return split_.counts_by_position(positions);
   }
   std::vector<work_item> device_fill_items(std::span<const row_segment> segments,
                                            std::vector<std::uint32_t>& item_begin) const override;
   void deliver_elsewhere(const delivery& out, std::span<const std::uint32_t> device_counts,
                          unsigned threads) override {
     if (out.form() == delivery_form::rows) {
-      cpu_.deliver_rows(out.destination(), device_counts, threads);
+      split_.deliver_rows(out.destination(), device_counts, threads);
     } else {
-      cpu_.deliver_pairs(out.sink());
+      split_.deliver_pairs(out.sink());
     }
   }
 
  private:
-  cpu_share<T>& cpu_;
+  split_join<T>& split_;
   host_index<T> host_;
 };
 

@@ -1,7 +1,7 @@
 // hegjoin: one join shared by the GPU and the CPU (dissertation ch. 4). lbjoin's pipeline builds
 // the device grid and the work items once; the items, heaviest first, go through a work deque
 // from which the GPU takes batches at the heavy end and CPU workers chunks at the light end
-// (hetero/cpu_share.hpp). The CPU joins its items against a host copy of the same index, so
+// (hetero/split_join.hpp). The CPU joins its items against a host copy of the same index, so
 // neither side repeats the other's preprocessing. Parameters:
 //   partition     dynamic | static-queries | static-candidates (sec. 4.4.2)
 //   gpu_fraction  static: the GPU's share, skipping the model
@@ -62,7 +62,7 @@ class hegjoin_runner {
   void run(const hetero::share_settings& share) {
     const std::size_t notes_before = req_.stats.notes.size();
     {
-      hetero::cpu_share<T> cpu(share);
+      hetero::split_join<T> cpu(share);
       hetero::deque_source<T> source(cpu);
       if (run_row_join<T>(req_, rows_, kernels_, &source) == row_join_result::done) return;
     }
@@ -76,7 +76,7 @@ class hegjoin_runner {
     if (const auto at = rows_.summary.find(halving); at != std::string::npos) {
       rows_.summary.replace(at, halving.size(), "pattern full (re-run with full)");
     }
-    hetero::cpu_share<T> cpu(share);
+    hetero::split_join<T> cpu(share);
     hetero::deque_source<T> source(cpu);
     run_row_join<T>(req_, rows_, kernels_, &source);
   }
@@ -98,7 +98,7 @@ class hegjoin_runner {
       hetero::share_settings s = base;
       s.strategy = partition_strategy::static_candidates;
       s.gpu_fraction = fraction;
-      hetero::cpu_share<T> cpu(s);
+      hetero::split_join<T> cpu(s);
       hetero::deque_source<T> source(cpu);
       run_row_join<T>(sub, rows_, kernels_, &source);
       (fraction == 1.0 ? t.gpu_seconds : t.cpu_seconds) =

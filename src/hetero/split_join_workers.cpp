@@ -1,7 +1,7 @@
-// cpu_share's CPU workers: their lifetime, how they take items from the CPU's end of the deque
+// split_join's CPU workers: their lifetime, how they take items from the CPU's end of the deque
 // (fetching the items' ranges from the device as it grows), and the GPU's end handed out batch by batch.
 
-#include "hetero/cpu_share.hpp"
+#include "hetero/split_join.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -14,7 +14,7 @@
 namespace epsjoin::detail::hetero {
 
 template <class T>
-cpu_share<T>::cpu_share(share_settings settings) : s_(std::move(settings)) {
+split_join<T>::split_join(share_settings settings) : s_(std::move(settings)) {
   EPSJOIN_EXPECTS(s_.gpu_fraction >= 0 && s_.gpu_fraction <= 1,
                   "the GPU's fraction lies in [0, 1], got ", s_.gpu_fraction);
   EPSJOIN_EXPECTS(s_.cpu_chunk_queries > 0 && s_.gpu_batches > 0,
@@ -22,14 +22,14 @@ cpu_share<T>::cpu_share(share_settings settings) : s_(std::move(settings)) {
 }
 
 template <class T>
-cpu_share<T>::~cpu_share() {
+split_join<T>::~split_join() {
   for (std::thread& t : workers_) {
     if (t.joinable()) t.join();
   }
 }
 
 template <class T>
-void cpu_share<T>::start(const host_join_view<T>& view, range_fetcher fetch) {
+void split_join<T>::start(const host_join_view<T>& view, range_fetcher fetch) {
   EPSJOIN_EXPECTS(!view.halving || (view.self_join && view.d > 0),
                   "the CPU side halves self-joins only");
   EPSJOIN_EXPECTS(!by_item_count_ || queries_prefix_.size() == n_items_ + 1,
@@ -58,11 +58,11 @@ void cpu_share<T>::start(const host_join_view<T>& view, range_fetcher fetch) {
   fetch_ = std::move(fetch);
   rows_.resize(s_.cpu_threads);
   worker_end_.assign(s_.cpu_threads, 0.0);
-  for (unsigned w = 0; w < s_.cpu_threads; ++w) workers_.emplace_back(&cpu_share::work, this, w);
+  for (unsigned w = 0; w < s_.cpu_threads; ++w) workers_.emplace_back(&split_join::work, this, w);
 }
 
 template <class T>
-void cpu_share<T>::reach(std::uint32_t first) {
+void split_join<T>::reach(std::uint32_t first) {
   // Windows of a fixed number of items (four chunks per worker): at 8-D an item's cell has
   // thousands of ranges, so a window that grew geometrically would end in one long fetch that
   // every worker waits for while the GPU runs dry of competition. The worker that comes within
@@ -100,7 +100,7 @@ void cpu_share<T>::reach(std::uint32_t first) {
 }
 
 template <class T>
-void cpu_share<T>::work(unsigned worker) {
+void split_join<T>::work(unsigned worker) {
   work_deque& deque = cpu_deque_ ? *cpu_deque_ : *gpu_deque_;
   // Only under dynamic partitioning can the GPU take what the CPU leaves.
   const bool may_yield = s_.cpu_yields && dynamic();
@@ -141,7 +141,7 @@ void cpu_share<T>::work(unsigned worker) {
 }
 
 template <class T>
-bool cpu_share<T>::leave_to_gpu(const item_range& next, std::uint32_t items,
+bool split_join<T>::leave_to_gpu(const item_range& next, std::uint32_t items,
                                 std::uint64_t candidates, double seconds) const {
   gpu_mark last, before;
   {
@@ -177,7 +177,7 @@ bool cpu_share<T>::leave_to_gpu(const item_range& next, std::uint32_t items,
 }
 
 template <class T>
-void cpu_share<T>::gpu_progress(std::uint32_t items_done) {
+void split_join<T>::gpu_progress(std::uint32_t items_done) {
   const double now = clock_.seconds();
   std::lock_guard lock(progress_mutex_);
   if (items_done <= gpu_last_.done || now <= gpu_last_.at) return;
@@ -186,7 +186,7 @@ void cpu_share<T>::gpu_progress(std::uint32_t items_done) {
 }
 
 template <class T>
-item_range cpu_share<T>::next_gpu_batch() {
+item_range split_join<T>::next_gpu_batch() {
   // Only the GPU moves the front, so the front read here is exact; the back may move meanwhile,
   // which take_front clamps.
   if (by_item_count_) {
@@ -218,18 +218,18 @@ item_range cpu_share<T>::next_gpu_batch() {
 }
 
 template <class T>
-bool cpu_share<T>::cpu_work_left() const {
+bool split_join<T>::cpu_work_left() const {
   const work_deque* cpu_part = cpu_deque_ ? cpu_deque_.get() : gpu_deque_.get();
   return cpu_part != nullptr && cpu_part->remaining() > 0;
 }
 
 template <class T>
-void cpu_share<T>::gpu_finished() {
+void split_join<T>::gpu_finished() {
   gpu_.seconds = clock_.seconds();
 }
 
 template <class T>
-void cpu_share<T>::wait() {
+void split_join<T>::wait() {
   for (std::thread& t : workers_) {
     if (t.joinable()) t.join();
   }
@@ -250,7 +250,7 @@ void cpu_share<T>::wait() {
 }
 
 template <class T>
-void cpu_share<T>::stop() noexcept {
+void split_join<T>::stop() noexcept {
   constexpr std::uint32_t everything = ~std::uint32_t{0};
   if (gpu_deque_) (void)gpu_deque_->take_front(everything);
   if (cpu_deque_) (void)cpu_deque_->take_front(everything);
@@ -259,31 +259,31 @@ void cpu_share<T>::stop() noexcept {
   }
 }
 
-template cpu_share<float>::cpu_share(share_settings settings);
-template cpu_share<double>::cpu_share(share_settings settings);
-template cpu_share<float>::~cpu_share();
-template cpu_share<double>::~cpu_share();
-template void cpu_share<float>::start(const host_join_view<float>& view, range_fetcher fetch);
-template void cpu_share<double>::start(const host_join_view<double>& view, range_fetcher fetch);
-template void cpu_share<float>::reach(std::uint32_t first);
-template void cpu_share<double>::reach(std::uint32_t first);
-template void cpu_share<float>::work(unsigned worker);
-template void cpu_share<double>::work(unsigned worker);
-template bool cpu_share<float>::leave_to_gpu(const item_range& next, std::uint32_t items,
+template split_join<float>::split_join(share_settings settings);
+template split_join<double>::split_join(share_settings settings);
+template split_join<float>::~split_join();
+template split_join<double>::~split_join();
+template void split_join<float>::start(const host_join_view<float>& view, range_fetcher fetch);
+template void split_join<double>::start(const host_join_view<double>& view, range_fetcher fetch);
+template void split_join<float>::reach(std::uint32_t first);
+template void split_join<double>::reach(std::uint32_t first);
+template void split_join<float>::work(unsigned worker);
+template void split_join<double>::work(unsigned worker);
+template bool split_join<float>::leave_to_gpu(const item_range& next, std::uint32_t items,
                                 std::uint64_t candidates, double seconds) const;
-template bool cpu_share<double>::leave_to_gpu(const item_range& next, std::uint32_t items,
+template bool split_join<double>::leave_to_gpu(const item_range& next, std::uint32_t items,
                                 std::uint64_t candidates, double seconds) const;
-template void cpu_share<float>::gpu_progress(std::uint32_t items_done);
-template void cpu_share<double>::gpu_progress(std::uint32_t items_done);
-template item_range cpu_share<float>::next_gpu_batch();
-template item_range cpu_share<double>::next_gpu_batch();
-template bool cpu_share<float>::cpu_work_left() const;
-template bool cpu_share<double>::cpu_work_left() const;
-template void cpu_share<float>::gpu_finished();
-template void cpu_share<double>::gpu_finished();
-template void cpu_share<float>::wait();
-template void cpu_share<double>::wait();
-template void cpu_share<float>::stop() noexcept;
-template void cpu_share<double>::stop() noexcept;
+template void split_join<float>::gpu_progress(std::uint32_t items_done);
+template void split_join<double>::gpu_progress(std::uint32_t items_done);
+template item_range split_join<float>::next_gpu_batch();
+template item_range split_join<double>::next_gpu_batch();
+template bool split_join<float>::cpu_work_left() const;
+template bool split_join<double>::cpu_work_left() const;
+template void split_join<float>::gpu_finished();
+template void split_join<double>::gpu_finished();
+template void split_join<float>::wait();
+template void split_join<double>::wait();
+template void split_join<float>::stop() noexcept;
+template void split_join<double>::stop() noexcept;
 
 }  // namespace epsjoin::detail::hetero

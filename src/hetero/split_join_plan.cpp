@@ -1,7 +1,7 @@
-// cpu_share's planning: which items each side may take, static or dynamic, and the
+// split_join's planning: which items each side may take, static or dynamic, and the
 // candidate prefixes both ends of the deque are measured by.
 
-#include "hetero/cpu_share.hpp"
+#include "hetero/split_join.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -14,7 +14,7 @@
 namespace epsjoin::detail::hetero {
 
 template <class T>
-void cpu_share<T>::plan(std::span<const host_item> items, std::span<const std::uint64_t> candidates,
+void split_join<T>::plan(std::span<const host_item> items, std::span<const std::uint64_t> candidates,
                         unsigned gpu_streams) {
   EPSJOIN_EXPECTS(gpu_streams > 0, "hegjoin needs at least one GPU stream");
   const auto n = static_cast<std::uint32_t>(items.size());
@@ -52,7 +52,7 @@ void cpu_share<T>::plan(std::span<const host_item> items, std::span<const std::u
 }
 
 template <class T>
-void cpu_share<T>::plan_dynamic(std::uint32_t n_items, std::uint64_t n_queries,
+void split_join<T>::plan_dynamic(std::uint32_t n_items, std::uint64_t n_queries,
                                 std::uint64_t candidates, unsigned gpu_streams) {
   EPSJOIN_EXPECTS(s_.strategy == partition_strategy::dynamic,
                   "only dynamic partitioning plans without the items");
@@ -70,7 +70,7 @@ void cpu_share<T>::plan_dynamic(std::uint32_t n_items, std::uint64_t n_queries,
 }
 
 template <class T>
-void cpu_share<T>::begin_plan(std::uint32_t n_items, std::uint64_t n_queries,
+void split_join<T>::begin_plan(std::uint32_t n_items, std::uint64_t n_queries,
                               bool by_item_count) {
   view_ = {};
   n_items_ = n_items;
@@ -93,7 +93,7 @@ void cpu_share<T>::begin_plan(std::uint32_t n_items, std::uint64_t n_queries,
 }
 
 template <class T>
-void cpu_share<T>::set_prefixes(std::span<const host_item> items,
+void split_join<T>::set_prefixes(std::span<const host_item> items,
                                 std::span<const std::uint64_t> candidates) {
   const std::size_t n = items.size();
   candidates_prefix_.assign(n + 1, 0);
@@ -105,7 +105,7 @@ void cpu_share<T>::set_prefixes(std::span<const host_item> items,
 }
 
 template <class T>
-void cpu_share<T>::workload(std::span<const host_item> items,
+void split_join<T>::workload(std::span<const host_item> items,
                             std::span<const std::uint64_t> candidates) {
   EPSJOIN_EXPECTS(by_item_count_ && items.size() == n_items_ && candidates.size() == n_items_,
                   "the workload of ", items.size(), " items follows plan_dynamic of ", n_items_);
@@ -113,25 +113,25 @@ void cpu_share<T>::workload(std::span<const host_item> items,
   set_prefixes(items, candidates);
 }
 
-template void cpu_share<float>::plan(std::span<const host_item> items, std::span<const std::uint64_t> candidates,
+template void split_join<float>::plan(std::span<const host_item> items, std::span<const std::uint64_t> candidates,
                         unsigned gpu_streams);
-template void cpu_share<double>::plan(std::span<const host_item> items, std::span<const std::uint64_t> candidates,
+template void split_join<double>::plan(std::span<const host_item> items, std::span<const std::uint64_t> candidates,
                         unsigned gpu_streams);
-template void cpu_share<float>::plan_dynamic(std::uint32_t n_items, std::uint64_t n_queries,
+template void split_join<float>::plan_dynamic(std::uint32_t n_items, std::uint64_t n_queries,
                                 std::uint64_t candidates, unsigned gpu_streams);
-template void cpu_share<double>::plan_dynamic(std::uint32_t n_items, std::uint64_t n_queries,
+template void split_join<double>::plan_dynamic(std::uint32_t n_items, std::uint64_t n_queries,
                                 std::uint64_t candidates, unsigned gpu_streams);
-template void cpu_share<float>::begin_plan(std::uint32_t n_items, std::uint64_t n_queries,
+template void split_join<float>::begin_plan(std::uint32_t n_items, std::uint64_t n_queries,
                               bool by_item_count);
-template void cpu_share<double>::begin_plan(std::uint32_t n_items, std::uint64_t n_queries,
+template void split_join<double>::begin_plan(std::uint32_t n_items, std::uint64_t n_queries,
                               bool by_item_count);
-template void cpu_share<float>::set_prefixes(std::span<const host_item> items,
+template void split_join<float>::set_prefixes(std::span<const host_item> items,
                                 std::span<const std::uint64_t> candidates);
-template void cpu_share<double>::set_prefixes(std::span<const host_item> items,
+template void split_join<double>::set_prefixes(std::span<const host_item> items,
                                 std::span<const std::uint64_t> candidates);
-template void cpu_share<float>::workload(std::span<const host_item> items,
+template void split_join<float>::workload(std::span<const host_item> items,
                             std::span<const std::uint64_t> candidates);
-template void cpu_share<double>::workload(std::span<const host_item> items,
+template void split_join<double>::workload(std::span<const host_item> items,
                             std::span<const std::uint64_t> candidates);
 
 }  // namespace epsjoin::detail::hetero

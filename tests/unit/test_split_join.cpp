@@ -1,4 +1,4 @@
-// hegjoin's CPU side without a GPU (src/hetero/cpu_share.hpp): a fake GPU thread takes batches
+// hegjoin's CPU side without a GPU (src/hetero/split_join.hpp): a fake GPU thread takes batches
 // from the deque's front while the CPU workers join chunks from its back, on a hand-made index in
 // which every item is one query and its one range is the whole data set (a brute-force join).
 // Under halving all points are one cell and item i is position n - 1 - i, so its range is the
@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "hetero/cpu_share.hpp"
+#include "hetero/split_join.hpp"
 
 namespace {
 
@@ -114,7 +114,7 @@ struct fake_join {
 /// dynamic partitioning planned before the items are known (plan_dynamic), as hegjoin does.
 /// `pause`: the GPU's first batch is reported done at once, 50 ms before the workers start, so its
 /// rate seems far beyond theirs; then the GPU waits this long before it goes on.
-std::vector<std::uint32_t> run_shared(const fake_join& job, cpu_share<double>& share,
+std::vector<std::uint32_t> run_shared(const fake_join& job, split_join<double>& share,
                                       bool early = false,
                                       std::chrono::milliseconds pause = std::chrono::milliseconds(0)) {
   if (early) {
@@ -153,7 +153,7 @@ std::vector<std::uint32_t> run_shared(const fake_join& job, cpu_share<double>& s
 void check_split_once(const fake_join& job, const share_settings& settings, const char* what,
                       bool early, std::chrono::milliseconds pause, side_totals* cpu_out) {
   SCOPED_TRACE(what);
-  cpu_share<double> share(settings);
+  split_join<double> share(settings);
   const std::vector<std::uint32_t> gpu_items = run_shared(job, share, early, pause);
   const std::uint32_t g = share.gpu_items();
   ASSERT_EQ(gpu_items.size(), g);
@@ -236,7 +236,7 @@ share_settings settings(partition_strategy strategy, double fraction, unsigned t
   return s;
 }
 
-TEST(cpu_share, every_strategy_covers_each_row_once) {
+TEST(split_join, every_strategy_covers_each_row_once) {
   const fake_join job(700, 11);
   check_split(job, settings(partition_strategy::dynamic, 1, 4, 8, 16), "dynamic");
   check_split(job, settings(partition_strategy::dynamic, 1, 4, 1, 1), "dynamic, tiny takes");
@@ -250,7 +250,7 @@ TEST(cpu_share, every_strategy_covers_each_row_once) {
 }
 
 // Dynamic partitioning planned before the items reach the host: GPU batches by item count.
-TEST(cpu_share, dynamic_plan_before_the_items) {
+TEST(split_join, dynamic_plan_before_the_items) {
   for (const bool halves : {false, true}) {
     const fake_join job(700, 31, halves);
     SCOPED_TRACE(halves ? "halving" : "full");
@@ -263,7 +263,7 @@ TEST(cpu_share, dynamic_plan_before_the_items) {
   check_split(none, settings(partition_strategy::dynamic, 1, 4, 1, 1), "no rows", true);
   // The GPU took everything before the CPU side had the items: the totals stand for the shares.
   const fake_join job(300, 9);
-  cpu_share<double> share(settings(partition_strategy::dynamic, 1, 4, 8, 16));
+  split_join<double> share(settings(partition_strategy::dynamic, 1, 4, 8, 16));
   share.plan_dynamic(300, 300, 300 * 300, 2);
   while (!share.next_gpu_batch().empty()) {
   }
@@ -272,14 +272,14 @@ TEST(cpu_share, dynamic_plan_before_the_items) {
   EXPECT_EQ(share.gpu().candidates, 300u * 300u);
   EXPECT_EQ(share.gpu().queries, 300u);
   EXPECT_EQ(share.cpu().items, 0u);
-  cpu_share<double> other(settings(partition_strategy::static_queries, 0.5, 4, 8, 16));
+  split_join<double> other(settings(partition_strategy::static_queries, 0.5, 4, 8, 16));
   EXPECT_THROW(other.plan_dynamic(300, 300, 1, 2), epsjoin::invalid_argument);
 }
 
 // Dynamic partitioning with a GPU that seems to finish half the join within microseconds, then
 // pauses: each worker measures one chunk, expects its next to end after the GPU would have
 // finished, and leaves the rest to the GPU; without cpu_yields the workers take the rest.
-TEST(cpu_share, workers_leave_the_rest_to_a_faster_gpu) {
+TEST(split_join, workers_leave_the_rest_to_a_faster_gpu) {
   const auto pause = std::chrono::milliseconds(200);
   for (const bool halves : {false, true}) {
     const fake_join job(2000, 47, halves);
@@ -296,7 +296,7 @@ TEST(cpu_share, workers_leave_the_rest_to_a_faster_gpu) {
   }
 }
 
-TEST(cpu_share, halving_writes_both_rows_of_each_pair_once) {
+TEST(split_join, halving_writes_both_rows_of_each_pair_once) {
   const fake_join job(700, 12, true);
   check_split(job, settings(partition_strategy::dynamic, 1, 4, 8, 16), "dynamic");
   check_split(job, settings(partition_strategy::dynamic, 1, 4, 1, 1), "dynamic, tiny takes");
@@ -311,7 +311,7 @@ TEST(cpu_share, halving_writes_both_rows_of_each_pair_once) {
 // The super-ego side (cpu_engine=super-ego) against the same direct computation: its own EGO
 // index, hits confirmed with the grid side's rounding, in the unrolled (d = 3) and any-d (d = 12)
 // leaf loops, with index leaves small enough that the recursion runs deep.
-TEST(cpu_share, super_ego_side_finds_the_grid_sides_rows) {
+TEST(split_join, super_ego_side_finds_the_grid_sides_rows) {
   for (const int d : {3, 12}) {
     const fake_join job(700, 21 + d, false, d);
     for (const std::size_t query_leaf : {1, 8}) {
@@ -337,16 +337,16 @@ TEST(cpu_share, super_ego_side_finds_the_grid_sides_rows) {
   check_split(one, s, "one row, CPU");
 }
 
-TEST(cpu_share, super_ego_side_refuses_halving) {
+TEST(split_join, super_ego_side_refuses_halving) {
   const fake_join job(50, 5, true);
   share_settings s = settings(partition_strategy::static_candidates, 0, 2, 8, 4);
   s.cpu_engine = cpu_engine_kind::super_ego;
-  cpu_share<double> share(s);
+  split_join<double> share(s);
   share.plan(job.items, job.candidates, 2);
   EXPECT_THROW(share.start(job.view(), job.fetcher()), epsjoin::invalid_argument);
 }
 
-TEST(cpu_share, degenerate_sizes) {
+TEST(split_join, degenerate_sizes) {
   const fake_join one(1, 3), none(0, 4);
   check_split(one, settings(partition_strategy::dynamic, 1, 4, 1, 1), "one row");
   check_split(one, settings(partition_strategy::static_candidates, 0, 4, 1, 1), "one row, CPU");
@@ -355,9 +355,9 @@ TEST(cpu_share, degenerate_sizes) {
 
 // The driver abandons the CPU side when the GPU empties the deque before the workers could start:
 // the share then has no rows, delivers nothing, and counts nothing.
-TEST(cpu_share, workers_never_started) {
+TEST(split_join, workers_never_started) {
   const fake_join job(300, 9, true);
-  cpu_share<double> share(settings(partition_strategy::dynamic, 1, 4, 8, 16));
+  split_join<double> share(settings(partition_strategy::dynamic, 1, 4, 8, 16));
   share.plan(job.items, job.candidates, 2);
   while (!share.next_gpu_batch().empty()) {
   }
@@ -376,21 +376,21 @@ TEST(cpu_share, workers_never_started) {
   EXPECT_EQ(share.cpu().queries, 0u);
 }
 
-TEST(cpu_share, static_split_without_workers_is_an_error) {
+TEST(split_join, static_split_without_workers_is_an_error) {
   const fake_join job(50, 5);
-  cpu_share<double> share(settings(partition_strategy::static_queries, 0.5, 0, 8, 4));
+  split_join<double> share(settings(partition_strategy::static_queries, 0.5, 0, 8, 4));
   EXPECT_THROW(share.plan(job.items, job.candidates, 2), epsjoin::invalid_argument);
 }
 
 // Many shared joins at once, each with its own fake GPU and workers.
-TEST(cpu_share, concurrent_jobs_stay_correct) {
+TEST(split_join, concurrent_jobs_stay_correct) {
   std::vector<std::thread> jobs;
   std::atomic<int> failures{0};
   for (int t = 0; t < 6; ++t) {
     jobs.emplace_back([t, &failures] {
       const fake_join job(300 + 50 * t, 100 + t, t % 2 == 1);
       for (int k = 0; k < 3; ++k) {
-        cpu_share<double> share(
+        split_join<double> share(
             settings(k == 1 ? partition_strategy::static_queries : partition_strategy::dynamic, 0.4,
                      3, static_cast<std::uint32_t>(1 + 5 * k), 2));
         const std::vector<std::uint32_t> gpu_items = run_shared(job, share, k == 2);

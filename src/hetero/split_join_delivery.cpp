@@ -1,6 +1,6 @@
-// cpu_share's delivery: the rows its workers found, into the caller's row table or sink.
+// split_join's delivery: the rows its workers found, into the caller's row table or sink.
 
-#include "hetero/cpu_share.hpp"
+#include "hetero/split_join.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -27,7 +27,7 @@ void fill_parallel(uninit_vector<U>& v, U value, unsigned threads) {
 
 }  // namespace
 template <class T>
-side_totals cpu_share<T>::cpu() const {
+side_totals split_join<T>::cpu() const {
   side_totals c;
   c.items = n_items_ - gpu_items_;
   for (const cpu_rows& r : rows_) {
@@ -39,14 +39,14 @@ side_totals cpu_share<T>::cpu() const {
 }
 
 template <class T>
-bool cpu_share<T>::found_any() const {
+bool split_join<T>::found_any() const {
   // Under halving every reverse hit is some row's own hit, so own hits tell.
   return std::any_of(rows_.begin(), rows_.end(),
                      [](const cpu_rows& r) { return !r.neighbors.empty(); });
 }
 
 template <class T>
-std::vector<std::uint32_t> cpu_share<T>::counts_by_position(std::uint32_t positions) const {
+std::vector<std::uint32_t> split_join<T>::counts_by_position(std::uint32_t positions) const {
   EPSJOIN_EXPECTS(!delivered_, "the CPU's counts are asked for before its rows are delivered");
   std::vector<std::uint32_t> counts(positions, 0);
   if (view_.halving) {
@@ -61,7 +61,7 @@ std::vector<std::uint32_t> cpu_share<T>::counts_by_position(std::uint32_t positi
 }
 
 template <class T>
-void cpu_share<T>::deliver_rows(const row_destination& dest,
+void split_join<T>::deliver_rows(const row_destination& dest,
                                 std::span<const std::uint32_t> gpu_counts, unsigned threads) {
   EPSJOIN_EXPECTS(!delivered_, "the CPU's rows are delivered once");
   delivered_ = true;
@@ -158,7 +158,7 @@ void cpu_share<T>::deliver_rows(const row_destination& dest,
 }
 
 template <class T>
-void cpu_share<T>::deliver_pairs(result_sink& sink) const {
+void split_join<T>::deliver_pairs(result_sink& sink) const {
   constexpr std::size_t batch = std::size_t{1} << 20;
   std::vector<index_pair> pairs;
   pairs.reserve(batch);
@@ -183,17 +183,17 @@ void cpu_share<T>::deliver_pairs(result_sink& sink) const {
   if (!pairs.empty()) sink.consume(pairs);
 }
 
-template side_totals cpu_share<float>::cpu() const;
-template side_totals cpu_share<double>::cpu() const;
-template bool cpu_share<float>::found_any() const;
-template bool cpu_share<double>::found_any() const;
-template std::vector<std::uint32_t> cpu_share<float>::counts_by_position(std::uint32_t positions) const;
-template std::vector<std::uint32_t> cpu_share<double>::counts_by_position(std::uint32_t positions) const;
-template void cpu_share<float>::deliver_rows(const row_destination& dest,
+template side_totals split_join<float>::cpu() const;
+template side_totals split_join<double>::cpu() const;
+template bool split_join<float>::found_any() const;
+template bool split_join<double>::found_any() const;
+template std::vector<std::uint32_t> split_join<float>::counts_by_position(std::uint32_t positions) const;
+template std::vector<std::uint32_t> split_join<double>::counts_by_position(std::uint32_t positions) const;
+template void split_join<float>::deliver_rows(const row_destination& dest,
                                 std::span<const std::uint32_t> gpu_counts, unsigned threads);
-template void cpu_share<double>::deliver_rows(const row_destination& dest,
+template void split_join<double>::deliver_rows(const row_destination& dest,
                                 std::span<const std::uint32_t> gpu_counts, unsigned threads);
-template void cpu_share<float>::deliver_pairs(result_sink& sink) const;
-template void cpu_share<double>::deliver_pairs(result_sink& sink) const;
+template void split_join<float>::deliver_pairs(result_sink& sink) const;
+template void split_join<double>::deliver_pairs(result_sink& sink) const;
 
 }  // namespace epsjoin::detail::hetero

@@ -1,6 +1,6 @@
-// cpu_share's report: what each side did, in the join's stats.
+// split_join's report: what each side did, in the join's stats.
 
-#include "hetero/cpu_share.hpp"
+#include "hetero/split_join.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -13,7 +13,7 @@
 namespace epsjoin::detail::hetero {
 
 template <class T>
-void cpu_share<T>::report(join_stats& stats) const {
+void split_join<T>::report(join_stats& stats) const {
   const side_totals c = cpu();
   const double all_queries = static_cast<double>(gpu_.queries + c.queries);
   const double all_candidates = static_cast<double>(gpu_.candidates + c.candidates);
@@ -61,7 +61,7 @@ void cpu_share<T>::report(join_stats& stats) const {
                                       rate(gpu_.candidates + c.candidates, total), "/s")});
 }
 
-template void cpu_share<float>::report(join_stats& stats) const;
-template void cpu_share<double>::report(join_stats& stats) const;
+template void split_join<float>::report(join_stats& stats) const;
+template void split_join<double>::report(join_stats& stats) const;
 
 }  // namespace epsjoin::detail::hetero

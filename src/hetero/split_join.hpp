@@ -1,10 +1,10 @@
 #pragma once
-// hegjoin's split of one join between the GPU and the CPU (dissertation sec. 4.4): the work items
-// in non-increasing workload order go through a work deque; the GPU (the row-join driver's
+// split_join: hegjoin's split of one join between the GPU and the CPU (dissertation sec. 4.4): the work items
+// in non-increasing workload order go through a work deque; the GPU (the row-join pipeline's
 // thread) takes batches from the heavy front, CPU workers chunks from the light back. Under the
 // static strategies each side gets a fixed part up front (the GPU the heaviest prefix) and takes
 // only from its own part. Either way the GPU's items are a prefix of the order, which is what lets
-// the driver fill the GPU's rows and leave the rest to this class.
+// the pipeline fill the GPU's rows and leave the rest to this class.
 
 #include <atomic>
 #include <cstdint>
@@ -74,12 +74,12 @@ using range_fetcher =
                        std::vector<std::uint32_t>& counts)>;
 
 template <class T>
-class cpu_share {
+class split_join {
  public:
-  explicit cpu_share(share_settings settings);
-  ~cpu_share();
-  cpu_share(const cpu_share&) = delete;
-  cpu_share& operator=(const cpu_share&) = delete;
+  explicit split_join(share_settings settings);
+  ~split_join();
+  split_join(const split_join&) = delete;
+  split_join& operator=(const split_join&) = delete;
 
   /// Splits `items` (workload order) whose distances are `candidates` for a GPU that keeps
   /// `gpu_streams` batches in flight, and starts the clock.
