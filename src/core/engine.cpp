@@ -6,19 +6,9 @@
 
 namespace epsjoin::detail {
 
-std::unique_ptr<const engine_params> engine::read_params(param_reader& reader) const {
-  auto p = std::make_unique<string_params>();
-  for (std::string_view key : param_keys()) {
-    const bool budget_key = key == "segment_ids" || key == "chunk_ids" ||
-                            key == "batch_pairs" || key == "batches";
-    if (budget_key) {
-      reader.memory_override(key);
-    } else if (const std::string* text =
-                   reader.text(key, param_kind::tuning, "(read as a string by the engine)")) {
-      p->values.emplace(std::string(key), *text);
-    }
-  }
-  return p;
+std::unique_ptr<const engine_params> engine::read_params(param_reader& /*reader*/) const {
+  // No keys: parse_params has already refused any key given, so there is nothing to read.
+  return std::make_unique<engine_params>();
 }
 
 std::vector<param_spec> engine::param_specs() const {

@@ -60,12 +60,9 @@ class engine {
   virtual join_options fill_pass_options(const join_options& options) const { return options; }
   /// Declares and reads the engine's parameters (core/engine_params.hpp): every key with its
   /// kind and description, through `reader`, whatever the map holds (over an empty map it
-  /// must give the defaults, as that is how the keys are listed). The default serves engines
-  /// not yet converted: it accepts param_keys() and keeps the strings (string_params).
+  /// must give the defaults, as that is how the keys are listed). The default declares none,
+  /// for engines that take no parameters.
   virtual std::unique_ptr<const engine_params> read_params(param_reader& reader) const;
-  /// Keys of an engine that does not override read_params (the tensor engines until their
-  /// conversion); typed engines declare their keys in read_params instead.
-  virtual std::vector<std::string_view> param_keys() const { return {}; }
   /// The typed parameters from the strings: rejects a key the engine does not declare first
   /// (unknown_param_message), then bad values, with errors that name the key. Dispatch calls
   /// it once per join, before any work.

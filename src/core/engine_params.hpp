@@ -37,12 +37,6 @@ struct engine_params {
   virtual ~engine_params() = default;
 };
 
-/// The parameters of an engine not yet converted to a typed struct: the map, validated
-/// against its param_keys() only. (The tensor engines, until their move is done.)
-struct string_params final : engine_params {
-  param_map values;
-};
-
 /// Reads one engine's parameters from the strings, declaring each key as it reads it. The
 /// readers throw invalid_argument naming the key and the accepted values.
 class param_reader {

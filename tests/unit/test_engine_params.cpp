@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,17 @@ TEST(engine_params, unknown_keys_name_the_accepted_ones_grouped_by_kind) {
             "engine 'brute-gpu' has no parameter 'pattern'; it takes: debug: batch_pairs, "
             "batches");
   // hegjoin has no work queue: its batches on two streams cannot share one counter.
+  EXPECT_EQ(parse_error("ted-join", {{"nope", "1"}}),
+            "engine 'ted-join' has no parameter 'nope'; it takes: tuning: index_dims, tile_cols, "
+            "kernel, mma; ablation: sort, queue, pattern, fill, mode, short_circuit; debug: "
+            "segment_ids, chunk_ids");
+  EXPECT_EQ(parse_error("meta-16q", {{"nope", "1"}}),
+            "engine 'meta-16q' has no parameter 'nope'; it takes: tuning: warp_rows, kernel, "
+            "index_dims; ablation: accumulate, sort, queue, pattern, fill, mode; debug: "
+            "segment_ids, chunk_ids");
+  EXPECT_EQ(parse_error("meta-1q", {{"nope", "1"}}),
+            "engine 'meta-1q' has no parameter 'nope'; it takes: tuning: index_dims; ablation: "
+            "accumulate, sort, queue, pattern, fill, mode; debug: segment_ids, chunk_ids");
   EXPECT_NE(parse_error("hegjoin", {{"queue", "on"}}).find("has no parameter 'queue'"),
             std::string::npos);
   EXPECT_NE(parse_error("hegjoin", {{"lanes", "8"}}).find("has no parameter 'lanes'"),
@@ -153,8 +165,6 @@ std::vector<value_case> gpu_cases() {
        "parameter lanes must be an integer in [1, 32], got '64'"},
       {"gds-join", "arithmetic", {"join", "fp16", "fp16-fp32"}, "fp8",
        "parameter arithmetic must be one of join, fp16, fp16-fp32; got 'fp8'"},
-      {"gds-join", "mode", {"indexed", "brute-force"}, "grid",
-       "parameter mode must be one of indexed, brute-force; got 'grid'"},
       {"hegjoin", "partition", {"dynamic", "static-queries", "static-candidates"}, "random",
        "parameter partition must be one of dynamic, static-queries, static-candidates; got "
        "'random'"},
@@ -165,8 +175,30 @@ std::vector<value_case> gpu_cases() {
       {"hegjoin", "cpu_yield", {"on", "off"}, "auto",
        "parameter cpu_yield must be one of on, off; got 'auto'"},
   };
+  for (const char* e : {"ted-join", "meta-16q"}) {
+    cases.push_back({e, "kernel", {"auto", "tiles", "gemm"}, "cublas",
+                     "parameter kernel must be one of auto, tiles, gemm; got 'cublas'"});
+  }
+  cases.push_back({"ted-join", "short_circuit", {"on", "off"}, "yes",
+                   "parameter short_circuit must be one of on, off; got 'yes'"});
+  cases.push_back({"ted-join", "tile_cols", {"auto", "16", "32"}, "8",
+                   "parameter tile_cols must be one of auto, 16, 32; got '8'"});
+  cases.push_back({"ted-join", "mma", {"auto", "m8n8k4", "m16n8k4", "m16n8k8", "m16n8k16"},
+                   "m8n8k8",
+                   "parameter mma must be one of auto, m8n8k4, m16n8k4, m16n8k8, m16n8k16; got "
+                   "'m8n8k8'"});
+  cases.push_back({"meta-16q", "warp_rows", {"auto", "32", "64"}, "16",
+                   "parameter warp_rows must be one of auto, 32, 64; got '16'"});
+  cases.push_back({"meta-16q", "accumulate", {"fp32"}, "fp64",
+                   "parameter accumulate must be one of fp32, fp16; got 'fp64'"});
+  cases.push_back({"meta-1q", "accumulate", {"fp32", "fp16"}, "fp64",
+                   "parameter accumulate must be one of fp32, fp16; got 'fp64'"});
+  for (const char* e : {"gds-join", "ted-join", "meta-16q", "meta-1q"}) {
+    cases.push_back({e, "mode", {"indexed", "brute-force"}, "grid",
+                     "parameter mode must be one of indexed, brute-force; got 'grid'"});
+  }
   // The row-join switches, in every engine that embeds them.
-  for (const char* e : {"lbjoin", "gds-join", "hegjoin"}) {
+  for (const char* e : {"lbjoin", "gds-join", "hegjoin", "ted-join", "meta-16q", "meta-1q"}) {
     cases.push_back({e, "sort", {"on", "off"}, "1", "parameter sort must be one of on, off; got '1'"});
     cases.push_back({e, "fill", {"auto", "records", "second-pass"}, "none",
                      "parameter fill must be one of auto, records, second-pass; got 'none'"});
@@ -174,7 +206,7 @@ std::vector<value_case> gpu_cases() {
                      "parameter index_dims must be an integer in [1, 8], got '9'"});
     cases.push_back({e, "segment_ids", {"1", "1000"}, "", ""});
   }
-  for (const char* e : {"lbjoin", "gds-join"}) {
+  for (const char* e : {"lbjoin", "gds-join", "ted-join", "meta-16q", "meta-1q"}) {
     cases.push_back({e, "queue", {"on", "off"}, "yes",
                      "parameter queue must be one of on, off; got 'yes'"});
     cases.push_back({e, "pattern", {"full", "lid-unicomp"}, "unicomp",
@@ -226,16 +258,57 @@ TEST(engine_params, hegjoin_checks_what_applies_to_its_configuration) {
             "parameter index_dims means nothing with mode=brute-force (no index)");
 }
 
-TEST(engine_params, engines_not_yet_typed_keep_their_strings) {
+TEST(engine_params, tensor_engines_check_what_applies_to_their_kernels) {
   if (!has_cuda_engines()) GTEST_SKIP() << "built without CUDA";
-  // ted-join reads the map itself until its conversion: the default parse keeps the values.
-  const auto p = engine_named("ted-join").parse_params({{"kernel", "gemm"}, {"segment_ids", "9"}});
-  const auto* strings = dynamic_cast<const string_params*>(p.get());
-  ASSERT_NE(strings, nullptr);
-  EXPECT_EQ(strings->values.at("kernel"), "gemm");
-  EXPECT_NE(parse_error("ted-join", {{"nope", "1"}}).find("has no parameter 'nope'"),
-            std::string::npos);
+  // A tiles parameter asks for the tiles kernel; naming gemm with it is refused.
+  for (const char* key : {"short_circuit", "tile_cols"}) {
+    const std::string value = std::string(key) == "tile_cols" ? "32" : "on";
+    EXPECT_EQ(parse_error("ted-join", {{key, value}, {"kernel", "gemm"}}),
+              "short_circuit and tile_cols are the tiles kernel's (kernel=tiles), not gemm's");
+    EXPECT_EQ(parse_error("ted-join", {{key, value}, {"kernel", "tiles"}}), "");
+  }
+  EXPECT_EQ(parse_error("meta-16q", {{"warp_rows", "64"}, {"kernel", "tiles"}}),
+            "warp_rows is the gemm kernel's, not the tiles kernel's");
+  EXPECT_EQ(parse_error("meta-16q", {{"warp_rows", "64"}, {"kernel", "gemm"}}), "");
+  EXPECT_EQ(parse_error("meta-16q", {{"accumulate", "fp16"}}),
+            "meta-16q does not accumulate in FP16: the expanded formula |q|^2 + |c|^2 - 2 q.c "
+            "cancels catastrophically there (dissertation ch. 6; tests/unit/test_half_bound.cpp "
+            "shows most squared distances off by more than a quarter), so only accumulate=fp32 "
+            "is offered");
+  for (const char* e : {"ted-join", "meta-16q", "meta-1q"}) {
+    EXPECT_EQ(parse_error(e, {{"mode", "brute-force"}, {"index_dims", "4"}}),
+              "parameter index_dims means nothing with mode=brute-force (no index)");
+  }
 }
+
+TEST(engine_params, tensor_engines_declare_their_kinds) {
+  if (!has_cuda_engines()) GTEST_SKIP() << "built without CUDA";
+  const auto kinds_of = [](const std::string& name) {
+    std::vector<std::pair<std::string, param_kind>> kinds;
+    for (const param_spec& s : engine_named(name).param_specs()) kinds.emplace_back(s.key, s.kind);
+    return kinds;
+  };
+  using k = param_kind;
+  const std::vector<std::pair<std::string, param_kind>> rows = {
+      {"sort", k::ablation},     {"queue", k::ablation},      {"pattern", k::ablation},
+      {"fill", k::ablation},     {"index_dims", k::tuning},   {"segment_ids", k::debug},
+      {"chunk_ids", k::debug},   {"mode", k::ablation}};
+  auto ted = rows;
+  ted.insert(ted.end(), {{"short_circuit", k::ablation},
+                         {"tile_cols", k::tuning},
+                         {"kernel", k::tuning},
+                         {"mma", k::tuning}});
+  EXPECT_EQ(kinds_of("ted-join"), ted);
+  std::vector<std::pair<std::string, param_kind>> meta16q = {
+      {"accumulate", k::ablation}, {"warp_rows", k::tuning}, {"kernel", k::tuning}};
+  meta16q.insert(meta16q.end(), rows.begin(), rows.end());
+  EXPECT_EQ(kinds_of("meta-16q"), meta16q);
+  std::vector<std::pair<std::string, param_kind>> meta1q = {{"accumulate", k::ablation}};
+  meta1q.insert(meta1q.end(), rows.begin(), rows.end());
+  EXPECT_EQ(kinds_of("meta-1q"), meta1q);
+}
+
+struct other_params final : engine_params {};
 
 TEST(engine_params, a_request_hands_out_only_its_own_engines_params) {
   resources res(1);
@@ -244,9 +317,9 @@ TEST(engine_params, a_request_hands_out_only_its_own_engines_params) {
   join_stats stats;
   const auto typed = engine_named("cpu-rtree").parse_params({});
   join_request req{res, {}, {}, true, options, sink, stats, {}, typed.get()};
-  EXPECT_THROW(req.params_as<string_params>(), error);
+  EXPECT_THROW(req.params_as<other_params>(), error);
   req.params = nullptr;
-  EXPECT_THROW(req.params_as<string_params>(), error);
+  EXPECT_THROW(req.params_as<other_params>(), error);
 }
 
 }  // namespace

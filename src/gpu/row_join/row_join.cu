@@ -88,26 +88,6 @@ row_join_params read_row_join_params(param_reader& r, bool brute_force_mode, boo
   return s;
 }
 
-row_join_settings read_row_join_settings(const param_map& params, bool brute_force_mode) {
-  param_reader reader(params);
-  return read_row_join_params(reader, brute_force_mode);
-}
-
-std::vector<std::string_view> row_join_param_keys(bool brute_force_mode) {
-  // The keys as read_row_join_params declares them, kept for the life of the process since
-  // callers hold views of them.
-  static const auto list = [](bool brute) {
-    const param_map none;
-    param_reader reader(none);
-    read_row_join_params(reader, brute);
-    return reader.specs();
-  };
-  static const std::vector<param_spec> indexed = list(false), brute = list(true);
-  std::vector<std::string_view> keys;
-  for (const param_spec& s : brute_force_mode ? brute : indexed) keys.push_back(s.key);
-  return keys;
-}
-
 template <class T>
 row_join_result run_row_join(join_request& req, const row_join_params& s,
                              row_join_kernel<T>& kernel, work_source<T>* source) {

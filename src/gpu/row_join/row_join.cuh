@@ -15,7 +15,6 @@
 
 #include "batch/rows.cuh"
 #include "core/engine.hpp"
-#include "core/params.hpp"
 #include "gpu/row_join/kernel_contract.cuh"
 #include "grid/device_index.cuh"
 
@@ -32,8 +31,6 @@ struct row_join_params {
   int index_dims = 8;  ///< most indexed dimensions; 0 = one cell (brute force)
   std::string summary;  ///< the engine's configuration, for the stats notes
 };
-/// The name the tensor engines still use, until their conversion.
-using row_join_settings = row_join_params;
 
 /// Declares and reads sort, queue, pattern, fill, index_dims (1-8; with `brute_force_mode`,
 /// also mode=indexed|brute-force) and accepts the memory budget's overrides segment_ids and
@@ -42,11 +39,6 @@ using row_join_settings = row_join_params;
 /// summary names sort, queue and pattern; engines append their own.
 row_join_params read_row_join_params(param_reader& reader, bool brute_force_mode,
                                      bool takes_queue = true);
-
-/// The same parse over the strings, and its keys: for the engines that still read the map
-/// (ted-join, meta-16q, meta-1q, until their move is done).
-row_join_settings read_row_join_settings(const param_map& params, bool brute_force_mode);
-std::vector<std::string_view> row_join_param_keys(bool brute_force_mode);
 
 /// What the index leaves to compare, for kernels that choose their method by it.
 struct index_summary {

@@ -8,24 +8,35 @@
 #include <string_view>
 
 #include "core/expects.hpp"
-#include "core/params.hpp"
+#include "core/engine_params.hpp"
 
 namespace epsjoin::detail::tensor {
 
 enum class kernel_choice { automatic, tiles, gemm };
 
-/// Reads `kernel` (auto | tiles | gemm; "auto" when absent) into `name`. `params_kernel`: the
-/// kernel the engine's own kernel parameters belong to; `asked` whether one of them is given (it
-/// then asks for that kernel); `refusal` the error when the other kernel is named with them.
-inline kernel_choice read_kernel_choice(const param_map& params, kernel_choice params_kernel,
-                                        bool asked, std::string_view refusal, std::string& name) {
-  name = param_choice(params, "kernel", {"auto", "tiles", "gemm"}, "auto");
+/// A tensor engine's kernel as its parameters ask: `choice` for its decision, `name` for the
+/// summary ("auto" when absent).
+struct kernel_param {
+  kernel_choice choice = kernel_choice::automatic;
+  std::string name = "auto";
+};
+
+/// Declares and reads `kernel` (auto | tiles | gemm). `params_kernel`: the kernel the engine's
+/// own kernel parameters belong to; `asked` whether one of them is given (it then asks for that
+/// kernel); `refusal` the error when the other kernel is named with them.
+inline kernel_param read_kernel_choice(param_reader& reader, kernel_choice params_kernel,
+                                       bool asked, std::string_view refusal) {
+  kernel_param k;
+  k.name = reader.choice("kernel", param_kind::tuning,
+                         "auto | tiles (over the index's candidates) | gemm (every pair)",
+                         {"auto", "tiles", "gemm"}, "auto");
   const std::string_view other = params_kernel == kernel_choice::tiles ? "gemm" : "tiles";
-  EPSJOIN_EXPECTS(name != other || !asked, refusal);
-  return name == "gemm"    ? kernel_choice::gemm
-         : name == "tiles" ? kernel_choice::tiles
-         : asked           ? params_kernel
-                           : kernel_choice::automatic;
+  EPSJOIN_EXPECTS(k.name != other || !asked, refusal);
+  k.choice = k.name == "gemm"    ? kernel_choice::gemm
+             : k.name == "tiles" ? kernel_choice::tiles
+             : asked             ? params_kernel
+                                 : kernel_choice::automatic;
+  return k;
 }
 
 /// The kernel that runs and why, for the "kernel" note.

@@ -1,13 +1,13 @@
 #pragma once
 // What the three tensor-core engines (ted-join, meta-16q, meta-1q) share around their kernels:
-// the engine's face (processor "tensor", the row pipeline's parameters plus its own), and the
-// row-join plug-in's bookkeeping for the exact mode: the counting pass's tally of band
-// re-checks and approximate-only / exact-only pairs, read after the join for the notes.
+// the engine's face (processor "tensor"; each reads the row pipeline's parameters and its own in
+// its read_params), and the row-join plug-in's bookkeeping for the exact mode: the counting
+// pass's tally of band re-checks and approximate-only / exact-only pairs, read after the join
+// for the notes.
 
 #include <cstdint>
 #include <limits>
 #include <string_view>
-#include <vector>
 
 #include "core/engine.hpp"
 #include "gpu/decision_tally.cuh"
@@ -18,16 +18,6 @@ namespace epsjoin::detail::tensor {
 class tensor_engine : public engine {
  public:
   std::string_view processor() const final { return "tensor"; }
-  std::vector<std::string_view> param_keys() const final {
-    std::vector<std::string_view> keys = row_join::row_join_param_keys(true);
-    const std::vector<std::string_view> own = own_param_keys();
-    keys.insert(keys.end(), own.begin(), own.end());
-    return keys;
-  }
-
- protected:
-  /// The engine's parameters besides the pipeline's.
-  virtual std::vector<std::string_view> own_param_keys() const = 0;
 };
 
 /// A tensor engine's row_join plug-in. launch() notes which layout the counting pass ran under

@@ -66,7 +66,7 @@ class direct_kernels final : public tensor::tensor_kernels<T> {
 
 }  // namespace
 
-void run_direct_join(join_request& req, row_join_settings s, const direct_kernel& kernel,
+void run_direct_join(join_request& req, row_join_params s, const direct_kernel& kernel,
                      const direct_launchers& launchers, std::string_view engine) {
   gpu_state& gpu = acquire_gpu(req.res);
   if (gpu.properties.major < 8) {

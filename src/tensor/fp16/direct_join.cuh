@@ -13,7 +13,7 @@ namespace epsjoin::detail::fp16 {
 /// Joins `req` with `kernel`, launched by `launchers`; the FP16 copies are scaled on the device
 /// (half_points.cuh; FP16 sums also cap the scale, direct_bound.hpp). `engine` names the engine
 /// in messages.
-void run_direct_join(join_request& req, row_join::row_join_settings settings,
+void run_direct_join(join_request& req, row_join::row_join_params settings,
                      const direct_kernel& kernel, const direct_launchers& launchers,
                      std::string_view engine);
 

@@ -128,6 +128,12 @@ class meta_kernels final : public tensor::tensor_kernels<T> {
   fp16::half_points points_;
 };
 
+struct meta16q_params final : engine_params {
+  unsigned warp_rows = 0;  ///< 32, 64, or 0 for the larger that fits
+  tensor::kernel_param kernel;
+  row_join_params rows;
+};
+
 class meta_16q_engine final : public tensor::tensor_engine {
  public:
   std::string_view name() const override { return "meta-16q"; }
@@ -138,26 +144,37 @@ class meta_16q_engine final : public tensor::tensor_engine {
   std::string unavailable_reason() const override {
     return gpu_unavailable_reason(0, 8, "FP16 MMA with cp.async");
   }
-  std::vector<std::string_view> own_param_keys() const override {
-    return {"kernel", "warp_rows", "accumulate"};
+  std::unique_ptr<const engine_params> read_params(param_reader& reader) const override {
+    auto p = std::make_unique<meta16q_params>();
+    // Accepted as a key so the papers' fp16 variant is refused with the reason, not as unknown.
+    EPSJOIN_EXPECTS(
+        reader.choice("accumulate", param_kind::ablation,
+                      "fp32 (fp16, the papers' variant, is refused: it cancels catastrophically)",
+                      {"fp32", "fp16"}, "fp32") == "fp32",
+        "meta-16q does not accumulate in FP16: the expanded formula |q|^2 + |c|^2 - "
+        "2 q.c cancels catastrophically there (dissertation ch. 6; "
+        "tests/unit/test_half_bound.cpp shows most squared distances off by more "
+        "than a quarter), so only accumulate=fp32 is offered");
+    // 64 rows where they fit: each shared-memory word then feeds more MMAs.
+    const std::string rows =
+        reader.choice("warp_rows", param_kind::tuning,
+                      "auto | 32 | 64: the gemm kernel's query rows of a warp's tile (auto: 64 "
+                      "where shared memory holds them)",
+                      {"auto", "32", "64"}, "auto");
+    p->warp_rows = rows == "auto" ? 0u : static_cast<unsigned>(std::stoul(rows));
+    // warp_rows belongs to the gemm kernel and asks for it.
+    p->kernel = tensor::read_kernel_choice(reader, kernel_choice::gemm, reader.has("warp_rows"),
+                                           "warp_rows is the gemm kernel's, not the tiles kernel's");
+    p->rows = read_row_join_params(reader, true);
+    return p;
   }
 
   void run(join_request& req) const override {
-    const param_map& params = req.options.params;
-    EPSJOIN_EXPECTS(param_choice(params, "accumulate", {"fp32", "fp16"}, "fp32") == "fp32",
-                    "meta-16q does not accumulate in FP16: the expanded formula |q|^2 + |c|^2 - "
-                    "2 q.c cancels catastrophically there (dissertation ch. 6; "
-                    "tests/unit/test_half_bound.cpp shows most squared distances off by more "
-                    "than a quarter), so only accumulate=fp32 is offered");
-    // 64 rows where they fit: each shared-memory word then feeds more MMAs.
-    const std::string rows = param_choice(params, "warp_rows", {"auto", "32", "64"}, "auto");
-    const unsigned warp_rows = rows == "auto" ? 0u : static_cast<unsigned>(std::stoul(rows));
-    // warp_rows belongs to the gemm kernel and asks for it.
-    std::string kernel_name;
-    const kernel_choice kernel = tensor::read_kernel_choice(
-        params, kernel_choice::gemm, params.contains("warp_rows"),
-        "warp_rows is the gemm kernel's, not the tiles kernel's", kernel_name);
-    row_join_settings s = read_row_join_settings(params, true);
+    const meta16q_params& p = req.params_as<meta16q_params>();
+    const unsigned warp_rows = p.warp_rows;
+    const kernel_choice kernel = p.kernel.choice;
+    const std::string& kernel_name = p.kernel.name;
+    row_join_params s = p.rows;
     gpu_state& gpu = acquire_gpu(req.res);
     if (gpu.properties.major < 8) {
       throw unavailable(

@@ -22,6 +22,11 @@ namespace {
 
 using namespace row_join;
 
+struct meta1q_params final : engine_params {
+  bool half_sums = false;  ///< accumulate=fp16
+  row_join_params rows;
+};
+
 class meta_1q_engine final : public tensor::tensor_engine {
  public:
   std::string_view name() const override { return "meta-1q"; }
@@ -33,15 +38,22 @@ class meta_1q_engine final : public tensor::tensor_engine {
   std::string unavailable_reason() const override {
     return gpu_unavailable_reason(0, 8, "FP16 MMA m16n8k16");
   }
-  std::vector<std::string_view> own_param_keys() const override { return {"accumulate"}; }
+  std::unique_ptr<const engine_params> read_params(param_reader& reader) const override {
+    auto p = std::make_unique<meta1q_params>();
+    p->half_sums = reader.choice("accumulate", param_kind::ablation,
+                                 "fp32 | fp16: the sums of the squared differences",
+                                 {"fp32", "fp16"}, "fp32") == "fp16";
+    p->rows = read_row_join_params(reader, true);
+    return p;
+  }
 
   void run(join_request& req) const override {
-    const param_map& params = req.options.params;
+    const meta1q_params& p = req.params_as<meta1q_params>();
     fp16::direct_kernel kernel;
     kernel.tensor_cores = true;
-    kernel.half_sums = param_choice(params, "accumulate", {"fp32", "fp16"}, "fp32") == "fp16";
-    fp16::run_direct_join(req, read_row_join_settings(params, true), kernel,
-                          {launch_meta1q<float>, launch_meta1q<double>}, name());
+    kernel.half_sums = p.half_sums;
+    fp16::run_direct_join(req, p.rows, kernel, {launch_meta1q<float>, launch_meta1q<double>},
+                          name());
   }
 };
 

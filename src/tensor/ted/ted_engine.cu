@@ -169,6 +169,14 @@ class ted_kernels final : public tensor::tensor_kernels<T> {
   device_buffer<double> data_norms_, query_norms_;
 };
 
+struct ted_params final : engine_params {
+  row_join_params rows;
+  bool short_circuit = false;
+  unsigned tile_cols = 0;  // 0: default_tile_cols
+  tensor::kernel_param kernel;
+  std::string mma = "auto";  ///< its shape is chosen once the device is known
+};
+
 class ted_join_engine final : public tensor::tensor_engine {
  public:
   std::string_view name() const override { return "ted-join"; }
@@ -179,31 +187,44 @@ class ted_join_engine final : public tensor::tensor_engine {
   std::string unavailable_reason() const override {
     return gpu_unavailable_reason(0, 8, "FP64 tensor cores");
   }
-  std::vector<std::string_view> own_param_keys() const override {
-    return {"kernel", "mma", "short_circuit", "tile_cols"};
+  std::unique_ptr<const engine_params> read_params(param_reader& reader) const override {
+    auto p = std::make_unique<ted_params>();
+    p->rows = read_row_join_params(reader, true);
+    // Off by default: checking the partial distances costs more than the dropped tiles save
+    // (Expo24D/32D/64D 1M: 4%, 14%, 37% faster without; brute force at 64-D: 36%).
+    p->short_circuit = reader.on_off(
+        "short_circuit", param_kind::ablation,
+        "on | off: tiles kernel drops a tile once every partial distance is past eps (default off)", false);
+    const std::string tile =
+        reader.choice("tile_cols", param_kind::tuning,
+                      "auto | 16 | 32: the tiles kernel's candidates per warp step (auto = 16)",
+                      {"auto", "16", "32"}, "auto");
+    p->tile_cols = tile == "auto" ? 0u : static_cast<unsigned>(std::stoul(tile));
+    // A tiles parameter asks for the tiles kernel.
+    p->kernel = tensor::read_kernel_choice(
+        reader, kernel_choice::tiles, reader.has("short_circuit") || reader.has("tile_cols"),
+        "short_circuit and tile_cols are the tiles kernel's (kernel=tiles), not gemm's");
+    p->mma = reader.choice("mma", param_kind::tuning,
+                           "auto | m8n8k4 | m16n8k4 | m16n8k8 | m16n8k16: the FP64 MMA "
+                           "instruction (auto: m16n8k8 on sm_90, else m8n8k4)",
+                           {"auto", "m8n8k4", "m16n8k4", "m16n8k8", "m16n8k16"}, "auto");
+    return p;
   }
 
   void run(join_request& req) const override {
-    const param_map& params = req.options.params;
-    row_join_settings s = read_row_join_settings(params, true);
-    // Off by default: checking the partial distances costs more than the dropped tiles save
-    // (Expo24D/32D/64D 1M: 4%, 14%, 37% faster without; brute force at 64-D: 36%).
-    const bool short_circuit = param_choice(params, "short_circuit", {"on", "off"}, "off") == "on";
-    const std::string tile = param_choice(params, "tile_cols", {"auto", "16", "32"}, "auto");
-    const unsigned tile_cols = tile == "auto" ? 0u : static_cast<unsigned>(std::stoul(tile));
-    // A tiles parameter asks for the tiles kernel.
-    std::string kernel_name;
-    const kernel_choice kernel = tensor::read_kernel_choice(
-        params, kernel_choice::tiles,
-        params.contains("short_circuit") || params.contains("tile_cols"),
-        "short_circuit and tile_cols are the tiles kernel's (kernel=tiles), not gemm's",
-        kernel_name);
+    const ted_params& p = req.params_as<ted_params>();
+    row_join_params s = p.rows;
+    const bool short_circuit = p.short_circuit;
+    const unsigned tile_cols = p.tile_cols;
+    const kernel_choice kernel = p.kernel.choice;
+    const std::string& kernel_name = p.kernel.name;
     gpu_state& gpu = acquire_gpu(req.res);
     if (gpu.properties.major < 8) {
       throw unavailable(concat(gpu.properties.name, " has no FP64 tensor cores (sm_80 or newer)"));
     }
-    const std::string mma =
-        param_choice(params, "mma", {"auto", "m8n8k4", "m16n8k4", "m16n8k8", "m16n8k16"}, "auto");
+    // Checked here, after the device is known, so an sm_80 device refuses a newer shape
+    // before the tiles kernel's own refusal, as it always did.
+    const std::string& mma = p.mma;
     EPSJOIN_EXPECTS(mma == "auto" || mma == "m8n8k4" || gpu.properties.major >= 9, "mma=", mma,
                     " needs sm_90 or newer; ", gpu.properties.name, " is sm_", gpu.properties.major,
                     gpu.properties.minor);
