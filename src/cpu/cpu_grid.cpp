@@ -230,7 +230,7 @@ void run_precision(join_request& req, const cpu_grid_params& params, const grid:
         private_counts[w].assign(queries.n_points(), 0);
         workers[w].private_counts = private_counts[w].data();
       });
-    } else if (settings.halved) {
+    } else if (settings.halved && threads == 1) {
       workers[0].private_counts = counts.data();  // one thread: its own array is the result
     }
   } else {

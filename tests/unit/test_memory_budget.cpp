@@ -71,26 +71,72 @@ TEST(memory_budget, resources_carry_the_limits) {
   EXPECT_EQ(res.memory().device_bytes, 5 * gib);
 }
 
-// A CPU engine under a tiny host limit plans its scratch within it and still answers exactly.
+// A CPU engine under a tiny host limit plans its scratch within it (no per-thread count arrays,
+// no stored ranges) and still answers exactly. Several threads on a lattice with ties at eps:
+// the shared count array's adds must all be atomic (a worker once added to it plainly).
 TEST(memory_budget, cpu_grid_under_a_tiny_host_limit_counts_the_same) {
   std::vector<double> coords;
-  for (int i = 0; i < 4000; ++i) {
-    coords.push_back((i * 7919 % 4000) / 4000.0);
-    coords.push_back((i * 104729 % 4000) / 4000.0);
+  for (int i = 0; i < 6000; ++i) {
+    coords.push_back((i * 7919 % 6000) / 6000.0);
+    coords.push_back((i * 104729 % 6000) / 6000.0);
   }
   const dataset_view view{coords.data(), coords.size() / 2, 2};
   join_options opt;
-  opt.eps = 0.01;
+  opt.eps = 0.05;
+  opt.engine = "brute-cpu";
+  resources oracle_res(2);
+  count_sink oracle;
+  self_join(oracle_res, view, opt, oracle);
+  ASSERT_GT(oracle.total(), 0u);
   opt.engine = "cpu-grid";
-  resources roomy(2);
-  count_sink a;
-  self_join(roomy, view, opt, a);
-  resources tight(2);
-  tight.set_memory({64 * 1024, 0});
-  count_sink b;
-  self_join(tight, view, opt, b);
-  EXPECT_GT(a.total(), 0u);
-  EXPECT_EQ(a.total(), b.total());
+  for (int round = 0; round < 8; ++round) {
+    resources tight(4);
+    tight.set_memory({64 * 1024, 0});
+    count_sink counts(true);
+    self_join(tight, view, opt, counts);
+    ASSERT_EQ(counts.total(), oracle.total()) << "round " << round;
+  }
+}
+
+}  // namespace
+}  // namespace epsjoin::detail
+
+namespace epsjoin::detail {
+namespace {
+
+// The neighbour table's size is known once the rows are counted: a table larger than the limit
+// is refused then, with what it needs and what to do, before any of it is allocated.
+TEST(memory_budget, an_in_memory_table_over_the_limit_is_refused_before_allocation) {
+  std::vector<double> coords;
+  for (int i = 0; i < 3000; ++i) {
+    coords.push_back((i * 7919 % 3000) / 3000.0);
+    coords.push_back((i * 104729 % 3000) / 3000.0);
+  }
+  const dataset_view view{coords.data(), coords.size() / 2, 2};
+  join_options opt;
+  opt.eps = 0.05;
+  opt.engine = "cpu-grid";
+  resources res(2);
+  res.set_memory({4096, 0});
+  csr_sink table;
+  try {
+    self_join(res, view, opt, table);
+    FAIL() << "expected out_of_memory";
+  } catch (const out_of_memory& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("the neighbour table needs"), std::string::npos) << what;
+    EXPECT_NE(what.find("4.0 KiB are allowed"), std::string::npos) << what;
+    EXPECT_NE(what.find("--output FILE"), std::string::npos) << what;
+  }
+  EXPECT_EQ(table.table().offsets.size(), 0u) << "the table was allocated before the refusal";
+  // The same join counted, or with room, goes through.
+  count_sink counts;
+  self_join(res, view, opt, counts);
+  EXPECT_GT(counts.total(), 0u);
+  res.set_memory({0, 0});
+  csr_sink roomy;
+  self_join(res, view, opt, roomy);
+  EXPECT_EQ(roomy.table().neighbors.size(), counts.total());
 }
 
 }  // namespace
