@@ -71,6 +71,9 @@ class result_sink {
   virtual row_destination begin_rows(std::span<const std::uint32_t> counts);
   /// @brief Called once, after the last batch.
   virtual void finish() {}
+  /// @brief True when the sink keeps the whole result in host memory (a table or a pair list),
+  ///        so a result larger than the memory limit is refused before anything is allocated.
+  virtual bool keeps_result_in_memory() const { return false; }
 };
 
 /// @brief Builds the CSR `neighbor_table` in memory.
@@ -83,6 +86,7 @@ class csr_sink final : public result_sink {
   bool accepts_rows() const override { return true; }
   row_destination begin_rows(std::span<const std::uint32_t> counts) override;
   void finish() override;
+  bool keeps_result_in_memory() const override { return true; }
   const neighbor_table& table() const noexcept { return table_; }
   neighbor_table release() noexcept { return std::move(table_); }
 
@@ -103,6 +107,7 @@ class unique_pairs_sink final : public result_sink {
   void begin(const sink_info& info) override;
   void consume(std::span<const index_pair> pairs) override;
   void finish() override;
+  bool keeps_result_in_memory() const override { return true; }
   const std::vector<index_pair>& pairs() const noexcept { return pairs_; }
 
  private:

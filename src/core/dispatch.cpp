@@ -27,15 +27,23 @@ constexpr std::size_t max_points = std::numeric_limits<std::uint32_t>::max();
 class counting_sink final : public result_sink {
  public:
   explicit counting_sink(result_sink& inner) : inner_(inner) {}
+  /// Rows bound for a sink that keeps them in memory are checked against this budget first.
+  void set_budget(const memory_budget* budget) { budget_ = budget; }
   void begin(const sink_info& info) override {
     add_self_to_rows_ = info.self_join && info.include_self;
     inner_.begin(info);
   }
   bool accepts_rows() const override { return inner_.accepts_rows(); }
   row_destination begin_rows(std::span<const std::uint32_t> counts) override {
-    rows_delivered_ = true;
     std::uint64_t sum = 0;
     for (std::uint32_t c : counts) sum += c;
+    if (budget_ != nullptr && inner_.keeps_result_in_memory()) {
+      // The table's exact size is known here, before any of it is allocated.
+      const std::uint64_t ids = sum + (add_self_to_rows_ ? counts.size() : 0);
+      budget_->require_host((counts.size() + 1) * sizeof(std::uint64_t) + ids * sizeof(std::uint32_t),
+                            "the neighbour table");
+    }
+    rows_delivered_ = true;
     pairs_.fetch_add(sum, std::memory_order_relaxed);
     if (!add_self_to_rows_) return inner_.begin_rows(counts);
     std::vector<std::uint32_t> with_self(counts.begin(), counts.end());
@@ -71,6 +79,7 @@ class counting_sink final : public result_sink {
   std::atomic<std::uint64_t> pairs_{0};
   bool add_self_to_rows_ = false;
   bool rows_delivered_ = false;
+  const memory_budget* budget_ = nullptr;
 };
 
 void validate_points(dataset_view v, const char* what, unsigned threads) {
@@ -203,6 +212,7 @@ join_stats run_join(resources& res, dataset_view queries, dataset_view data, boo
   const std::unique_ptr<const engine_params> params = e.parse_params(options.params);
   request.params = params.get();
   request.budget = memory_budget(res.memory(), read_memory_overrides(options.params));
+  counted.set_budget(&request.budget);
   stats.engine = std::string(e.name());
 
   const sink_info info{queries.n, data.n, self, self && options.include_self};

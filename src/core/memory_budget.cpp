@@ -3,8 +3,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <string>
+
+#include "core/expects.hpp"
+#include "epsjoin/error.hpp"
 
 namespace epsjoin::detail {
 
@@ -47,6 +51,61 @@ memory_overrides read_memory_overrides(const param_map& params) {
   o.batch_pairs = param_uint(params, "batch_pairs", 0, 1);
   o.batches = param_uint(params, "batches", 0, 0);
   return o;
+}
+
+namespace {
+
+/// MemAvailable from /proc/meminfo in bytes, or 0 when it cannot be read.
+std::uint64_t mem_available() {
+  std::ifstream in("/proc/meminfo");
+  std::string key, unit;
+  std::uint64_t value = 0;
+  while (in >> key >> value >> unit) {
+    if (key == "MemAvailable:") return value * 1024;
+  }
+  return 0;
+}
+
+/// What the cgroup (v2) still allows: memory.max less memory.current; 0 when unbounded.
+std::uint64_t cgroup_left() {
+  const std::uint64_t max = read_cgroup_limit("/sys/fs/cgroup/memory.max");
+  if (max == 0) return 0;
+  const std::uint64_t current = read_cgroup_limit("/sys/fs/cgroup/memory.current");
+  return max > current ? max - current : 1;
+}
+
+std::string human_bytes(std::uint64_t bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double value = static_cast<double>(bytes);
+  int u = 0;
+  while (value >= 1024 && u < 5) {
+    value /= 1024;
+    ++u;
+  }
+  if (u == 0) return concat(bytes, " bytes");
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f %s", value, units[u]);
+  return text;
+}
+
+}  // namespace
+
+std::uint64_t memory_budget::host_available() const {
+  if (limits_.host_bytes > 0) return limits_.host_bytes;
+  std::uint64_t available = mem_available();
+  if (available == 0) available = machine_host_bytes();
+  const std::uint64_t left = cgroup_left();
+  return left > 0 ? std::min(available, left) : available;
+}
+
+void memory_budget::require_host(std::uint64_t bytes, const char* what) const {
+  const std::uint64_t available = host_available();
+  if (bytes <= available) return;
+  throw out_of_memory(concat(
+      what, " needs ", human_bytes(bytes), " of host memory but ", human_bytes(available),
+      limits_.host_bytes > 0 ? " are allowed (the memory limit)" : " are available",
+      ": write it to a file (epsjoin join --output FILE streams it), count it instead "
+      "(--format count), or raise the limit (--memory-limit)"));
 }
 
 std::uint64_t memory_budget::host_bytes() const {

@@ -28,6 +28,12 @@ class memory_budget {
 
   /// Host bytes a join may use: the user's limit, else what the machine and its cgroup allow.
   std::uint64_t host_bytes() const;
+  /// Host bytes a result held in memory may take now: the user's limit when set, else what the
+  /// machine has available (MemAvailable) and its cgroup has left, whichever is less.
+  std::uint64_t host_available() const;
+  /// Throws out_of_memory, before anything is allocated, when a result of `bytes` held in memory
+  /// would not fit host_available(); the message says what it needs, what there is and what to do.
+  void require_host(std::uint64_t bytes, const char* what) const;
   /// Host scratch one planner may keep for speed only (stored neighbour ranges, per-thread count
   /// arrays): 1 GiB, or a sixteenth of host_bytes() under a smaller limit. Past it, planners
   /// recompute instead of storing.

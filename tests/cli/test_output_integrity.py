@@ -41,6 +41,20 @@ class BadPaths(unittest.TestCase):
         p = run("join", "--generate", "uniform:2:100", "--eps", "0.1", "--output", "")
         self.assertEqual(p.returncode, 2, p.stderr)
 
+    def test_an_in_memory_table_over_the_limit_is_refused(self):
+        p = run("join", "--generate", "uniform:2:20000", "--eps", "0.02", "--engine", "cpu-grid",
+                "--format", "csr", "--memory-limit", "64K")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        self.assertEqual(len(lines), 1, p.stderr)
+        self.assertIn("the neighbour table needs", lines[0])
+        self.assertIn("64.0 KiB are allowed", lines[0])
+        # Counting the same join needs no table.
+        ok = run("join", "--generate", "uniform:2:20000", "--eps", "0.02", "--engine", "cpu-grid",
+                 "--format", "count", "--memory-limit", "64K", "--json")
+        self.assertEqual(ok.returncode, 0, ok.stderr)
+        self.assertIn('"total_seconds"', ok.stdout)
+
     def test_memory_limits_take_byte_counts(self):
         ok = run("join", "--generate", "uniform:2:2000", "--eps", "0.05", "--engine", "cpu-grid",
                  "--memory-limit", "64M", "--device-memory-limit", "1G", "--json")

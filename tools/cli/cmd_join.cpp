@@ -99,6 +99,7 @@ void check_engine_name(const std::string& name) {
 }  // namespace
 
 int run_join(const parsed_args& args) {
+  const auto command_start = std::chrono::steady_clock::now();
   // Everything that can be checked without the data is checked before loading it.
   if (args.has("input") == args.has("generate")) {
     throw usage_error{"give exactly one of --input FILE and --generate SPEC"};
@@ -201,6 +202,9 @@ int run_join(const parsed_args& args) {
   if (counter != nullptr && !output.empty()) write_counts(output, counter->per_point());
   report.write_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count();
+  report.streamed = format == "pairs" || format == "csv";
+  report.total_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - command_start).count();
 
   if (json) {
     std::printf("%s\n", json_summary(report).c_str());

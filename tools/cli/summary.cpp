@@ -79,7 +79,9 @@ std::string human_summary(const run_report& r) {
   if (r.run_seconds.size() > 1) out << " (median of " << r.run_seconds.size() << " runs)";
   for (const stage_time& st : s.stages) out << ", " << st.name << " " << fixed(st.seconds, 3) << " s";
   out << "\n              input " << fixed(r.load_seconds, 3) << " s";
-  if (!r.output.empty()) out << ", writing " << fixed(r.write_seconds, 3) << " s";
+  if (!r.output.empty() && r.streamed) out << ", writing streamed during the join";
+  if (!r.output.empty() && !r.streamed) out << ", writing " << fixed(r.write_seconds, 3) << " s";
+  out << "; total " << fixed(r.total_seconds, 3) << " s";
   out << "\n";
   for (const auto& [name, value] : s.notes) out << "  " << name << ": " << value << "\n";
   if (!r.output.empty()) out << "  output      " << r.output << " (" << r.format << ")\n";
@@ -98,7 +100,8 @@ std::string json_summary(const run_report& r) {
       << ",\"seconds\":" << json_number(s.seconds)
       << ",\"candidates_per_second\":" << json_number(s.candidates_per_second())
       << ",\"load_seconds\":" << json_number(r.load_seconds)
-      << ",\"write_seconds\":" << json_number(r.write_seconds) << ",\"stages\":{";
+      << ",\"write_seconds\":" << json_number(r.write_seconds)
+      << ",\"total_seconds\":" << json_number(r.total_seconds) << ",\"stages\":{";
   for (std::size_t i = 0; i < s.stages.size(); ++i) {
     out << (i ? "," : "") << json_string(s.stages[i].name) << ":" << json_number(s.stages[i].seconds);
   }

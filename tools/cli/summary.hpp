@@ -14,7 +14,9 @@ struct run_report {
   std::string output;       // file written, empty if none
   std::string format;       // csr, pairs, csv, count
   double load_seconds = 0;  // reading or generating the input
-  double write_seconds = 0; // writing the output file after the join
+  double write_seconds = 0; // writing the output file after the join (pair files: during it)
+  bool streamed = false;    // the output was written during the join (pair files)
+  double total_seconds = 0; // the whole command: input, every run, writing (what `time` sees)
   std::vector<double> run_seconds;  // every run's join time (--repeat); stats is the median run
 };
 
