@@ -5,7 +5,7 @@ old and the new binary in turn (interleaved, so drift in the machine hits both a
 Markdown table. A refactor that claims "no engine slower" shows it with this table.
 
 usage: bench/compare_builds.py OLD_EPSJOIN NEW_EPSJOIN [--rounds R] [--repeat N] [--cpu-only]
-       [--out FILE.jsonl]
+       [--only ENGINE[:DATA]] [--out FILE.jsonl]
 Standard library only.
 """
 import argparse
@@ -54,9 +54,13 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--cpu-only", action="store_true")
+    p.add_argument("--only", action="append", default=[],
+                   help="run only this engine (or engine:data, e.g. meta-16q:uniform:64:131072)")
     p.add_argument("--out")
     a = p.parse_args()
     cases = CPU_CASES if a.cpu_only else GPU_CASES + CPU_CASES
+    if a.only:
+        cases = [c for c in cases if c[0] in a.only or f"{c[0]}:{c[1]}" in a.only]
     log = open(a.out, "w") if a.out else None
     print("| engine | data | eps | pairs | old s (median) | new s (median) | new / old |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
