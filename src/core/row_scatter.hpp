@@ -16,36 +16,50 @@ namespace epsjoin::detail {
 class row_scatter_sink final : public result_sink {
  public:
   row_scatter_sink(row_destination dest, std::span<const std::uint32_t> counts) : dest_(dest) {
-    cursor_.resize(counts.size());
-    end_.resize(counts.size());
+    rows_.resize(counts.size());
     for (std::size_t q = 0; q < counts.size(); ++q) {
-      cursor_[q] = dest.starts[q];
-      end_[q] = dest.starts[q] + counts[q];
+      rows_[q] = {dest.starts[q], dest.starts[q] + counts[q]};
     }
   }
 
   void consume(std::span<const index_pair> pairs) override {
     for (const index_pair& p : pairs) {
-      const std::uint64_t at =
-          std::atomic_ref<std::uint64_t>(cursor_[p.query]).fetch_add(1, std::memory_order_relaxed);
-      EPSJOIN_ENSURE(at < end_[p.query], error, "internal: query ", p.query,
+      const std::uint64_t at = std::atomic_ref<std::uint64_t>(rows_[p.query].cursor)
+                                   .fetch_add(1, std::memory_order_relaxed);
+      EPSJOIN_ENSURE(at < rows_[p.query].end, error, "internal: query ", p.query,
                      " got more neighbours in the second pass than it counted in the first");
       dest_.neighbors[at] = p.neighbor;
     }
   }
 
+  /// Where query q's next neighbour goes, for an engine that writes a row itself in one run: it
+  /// writes there, then reports how many with wrote(). No pair is formed and no per-pair atomic
+  /// is paid. A row written this way has that one writer and receives no consume().
+  std::uint32_t* row(std::uint32_t q) const { return dest_.neighbors + rows_[q].cursor; }
+  /// Query q's row received n more neighbours at row(q) (its single writer's call).
+  void wrote(std::uint32_t q, std::uint64_t n) {
+    row_span& r = rows_[q];
+    r.cursor += n;
+    EPSJOIN_ENSURE(r.cursor <= r.end, error, "internal: query ", q,
+                   " got more neighbours in the second pass than it counted in the first");
+  }
+
   /// Throws unless every row received exactly the neighbours it counted.
   void check_complete() const {
-    for (std::size_t q = 0; q < cursor_.size(); ++q) {
-      EPSJOIN_ENSURE(cursor_[q] == end_[q], error, "internal: query ", q, " got ", end_[q] - cursor_[q],
+    for (std::size_t q = 0; q < rows_.size(); ++q) {
+      EPSJOIN_ENSURE(rows_[q].cursor == rows_[q].end, error, "internal: query ", q, " got ",
+                     rows_[q].end - rows_[q].cursor,
                      " fewer neighbours in the second pass than it counted in the first");
     }
   }
 
  private:
+  // Cursor and end side by side: a row's bookkeeping is one cache line's read, not two.
+  struct row_span {
+    std::uint64_t cursor, end;
+  };
   row_destination dest_;
-  std::vector<std::uint64_t> cursor_;
-  std::vector<std::uint64_t> end_;
+  std::vector<row_span> rows_;
 };
 
 }  // namespace epsjoin::detail

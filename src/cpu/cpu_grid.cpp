@@ -234,7 +234,13 @@ void run_precision(join_request& req, const cpu_grid_params& params, const grid:
       workers[0].private_counts = counts.data();  // one thread: its own array is the result
     }
   } else {
-    for (auto& w : workers) w.emitter.emplace(req.sink);
+    // The fill pass of a row sink (dispatch's two passes) under the FULL pattern: each query's
+    // task owns its row, so the rows are written in place and no pair is formed.
+    auto* const rows = settings.halved ? nullptr : dynamic_cast<row_scatter_sink*>(&req.sink);
+    for (auto& w : workers) {
+      w.rows = rows;
+      if (rows == nullptr) w.emitter.emplace(req.sink);
+    }
   }
   if (dblock.by_column) {
     cpu::execute_columns<T>(req, in, settings.halved, qblock, dblock, workers);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstring>
 #include <optional>
 #include <span>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "core/emitter.hpp"
+#include "core/row_scatter.hpp"
 #include "cpu/grid_kernels.hpp"
 #include "cpu/grid_points.hpp"
 #include "cpu/grid_schedule.hpp"
@@ -40,6 +42,9 @@ struct join_inputs {
 template <class T>
 struct worker_state {
   std::optional<detail::pair_emitter> emitter;
+  /// Rows written in place instead of pairs emitted: the fill pass of a row sink under the FULL
+  /// pattern, where the task of a query owns its whole row. Null: pairs through the emitter.
+  detail::row_scatter_sink* rows = nullptr;
   std::vector<point_range> scratch, spans;
   std::vector<std::uint32_t> slice;
   std::vector<kernels::lane_count<T>> local_counts;  // candidate-side counts of one task
@@ -206,6 +211,8 @@ class grid_executor {
     // The one input id a one-sided self-join must not pair q with (none otherwise).
     const std::uint32_t self_id = in_.skip_self ? q_id : ~std::uint32_t{0};
     std::uint64_t q_count = 0;
+    std::uint32_t* const row = !Counts && !Halved && w.rows != nullptr ? w.rows->row(q_id) : nullptr;
+    std::uint64_t row_len = 0;
     for (std::size_t k = 0; k < cand.spans.size(); ++k) {
       const point_range span = cand.spans[k];
       const std::uint32_t begin =
@@ -231,6 +238,31 @@ class grid_executor {
                   if constexpr (Halved) local[i] += 1;
                 }
               }
+            }
+          }
+        } else if (!Halved && row != nullptr) {
+          alignas(64) T s[kernels::block_len + kernels::counter_pad];
+          kernels::block_distances<Bytes>(set, qv, c0, len, hi, s);
+          // As below, but the ids go straight into q's row, and only true neighbours are
+          // written: the row has room for exactly its count, and past it lies another task's row.
+          // A bit mask of the sure hits, then one store a hit: most candidates of a block are
+          // not neighbours, and a store per candidate cost 6x the count (uniform 2-D, S 50).
+          static_assert(kernels::block_len <= 64);
+          std::uint64_t sure = 0, maybe = 0;
+          for (unsigned i = 0; i < len; ++i) {
+            sure |= static_cast<std::uint64_t>(s[i] <= lo) << i;
+            if constexpr (recheck) maybe |= static_cast<std::uint64_t>(s[i] <= hi) << i;
+          }
+          for (std::uint64_t bits = sure; bits != 0; bits &= bits - 1) {
+            const std::uint32_t c_id = c_ids[c0 + static_cast<unsigned>(std::countr_zero(bits))];
+            if (c_id != self_id) row[row_len++] = c_id;
+          }
+          if (recheck && (maybe & ~sure) != 0) {
+            for (unsigned i = 0; i < len; ++i) {
+              const std::uint32_t c_id = c_ids[c0 + i];
+              if (!(s[i] > lo && s[i] <= hi) || c_id == self_id) continue;
+              ++w.rechecks;
+              if (exact(q_id, c_id)) row[row_len++] = c_id;
             }
           }
         } else {
@@ -266,6 +298,7 @@ class grid_executor {
         }
       }
     }
+    if (row != nullptr) w.rows->wrote(q_id, row_len);
     if constexpr (Counts) {
       if constexpr (Halved) {
         add_count(in_, w, q, static_cast<std::uint32_t>(q_count));
