@@ -198,8 +198,13 @@ int run_join(const parsed_args& args) {
   report.output = output;
 
   const auto write_start = std::chrono::steady_clock::now();
-  if (csr != nullptr && !output.empty()) write_csr(output, csr->table());
-  if (counter != nullptr && !output.empty()) write_counts(output, counter->per_point());
+  {
+    progress_bar writing("writing " + output, !output.empty() && (csr != nullptr || counter) &&
+                                                  !quiet && !json && progress_bar::stderr_is_terminal(),
+                         false);
+    if (csr != nullptr && !output.empty()) write_csr(output, csr->table());
+    if (counter != nullptr && !output.empty()) write_counts(output, counter->per_point());
+  }
   report.write_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count();
   report.streamed = format == "pairs" || format == "csv";

@@ -11,8 +11,10 @@ namespace epsjoin::cli {
 
 class progress_bar {
  public:
-  /// `enabled` false makes every call a no-op (not a terminal, --quiet, --json).
-  progress_bar(std::string label, bool enabled);
+  /// `enabled` false makes every call a no-op (not a terminal, --quiet, --json). A bar that is
+  /// never updated (`measured` false: a step with no fractions, such as writing a file) shows
+  /// its label and the time spent only.
+  progress_bar(std::string label, bool enabled, bool measured = true);
   ~progress_bar();
   progress_bar(const progress_bar&) = delete;
   progress_bar& operator=(const progress_bar&) = delete;
@@ -25,6 +27,7 @@ class progress_bar {
  private:
   void run();
   std::string label_;
+  bool measured_ = true;
   std::atomic<double> fraction_{0.0};
   std::mutex mutex_;
   std::condition_variable wake_;
