@@ -36,6 +36,11 @@ class row_scatter_sink final : public result_sink {
   /// writes there, then reports how many with wrote(). No pair is formed and no per-pair atomic
   /// is paid. A row written this way has that one writer and receives no consume().
   std::uint32_t* row(std::uint32_t q) const { return dest_.neighbors + rows_[q].cursor; }
+  /// Starts loading query q's bookkeeping: an engine asks for it two queries ahead, since
+  /// queries come in the index's order and their rows in any order.
+  void prefetch(std::uint32_t q) const { __builtin_prefetch(&rows_[q], 1); }
+  /// Starts loading the start of query q's row, once its bookkeeping is in (one query ahead).
+  void prefetch_row(std::uint32_t q) const { __builtin_prefetch(row(q), 1); }
   /// Query q's row received n more neighbours at row(q) (its single writer's call).
   void wrote(std::uint32_t q, std::uint64_t n) {
     row_span& r = rows_[q];

@@ -212,6 +212,11 @@ class grid_executor {
     const std::uint32_t self_id = in_.skip_self ? q_id : ~std::uint32_t{0};
     std::uint64_t q_count = 0;
     std::uint32_t* const row = !Counts && !Halved && w.rows != nullptr ? w.rows->row(q_id) : nullptr;
+    if (row != nullptr) {
+      const auto& order = in_.queries->permutation;
+      if (q + 2 < order.size()) w.rows->prefetch(order[q + 2]);
+      if (q + 1 < order.size()) w.rows->prefetch_row(order[q + 1]);
+    }
     std::uint64_t row_len = 0;
     for (std::size_t k = 0; k < cand.spans.size(); ++k) {
       const point_range span = cand.spans[k];
