@@ -118,14 +118,17 @@ void write_pairs_npy(const std::string& path, std::span<const index_pair> pairs)
   out.commit();
 }
 
-void write_counts(const std::string& path, std::span<const std::uint64_t> counts) {
+namespace {
+
+/// Writes one text line per item to `path`, a buffer of flush_bytes at a time; `line` appends
+/// the item's line (with its newline) to the buffer.
+template <class Item, class Line>
+void write_lines(const std::string& path, std::span<const Item> items, Line&& line) {
   detail::output_file out(path);
   std::string buf;
-  buf.reserve(flush_bytes + 32);
-  char digits[24];
-  for (const std::uint64_t c : counts) {
-    buf.append(digits, std::to_chars(digits, digits + sizeof digits, c).ptr);
-    buf.push_back('\n');
+  buf.reserve(flush_bytes + 64);
+  for (const Item& item : items) {
+    line(buf, item);
     if (buf.size() >= flush_bytes) {
       out.write(buf.data(), buf.size());
       buf.clear();
@@ -135,23 +138,27 @@ void write_counts(const std::string& path, std::span<const std::uint64_t> counts
   out.commit();
 }
 
-void write_pairs_csv(const std::string& path, std::span<const index_pair> pairs) {
-  detail::output_file out(path);
-  std::string buf;
-  buf.reserve(flush_bytes + 32);
-  char tmp[16];
-  for (const index_pair& p : pairs) {
-    buf.append(tmp, std::to_chars(tmp, tmp + sizeof tmp, p.query).ptr);
-    buf.push_back(',');
-    buf.append(tmp, std::to_chars(tmp, tmp + sizeof tmp, p.neighbor).ptr);
+void append_number(std::string& buf, std::uint64_t value) {
+  char digits[24];
+  buf.append(digits, std::to_chars(digits, digits + sizeof digits, value).ptr);
+}
+
+}  // namespace
+
+void write_counts(const std::string& path, std::span<const std::uint64_t> counts) {
+  write_lines(path, counts, [](std::string& buf, std::uint64_t c) {
+    append_number(buf, c);
     buf.push_back('\n');
-    if (buf.size() >= flush_bytes) {
-      out.write(buf.data(), buf.size());
-      buf.clear();
-    }
-  }
-  out.write(buf.data(), buf.size());
-  out.commit();
+  });
+}
+
+void write_pairs_csv(const std::string& path, std::span<const index_pair> pairs) {
+  write_lines(path, pairs, [](std::string& buf, const index_pair& p) {
+    append_number(buf, p.query);
+    buf.push_back(',');
+    append_number(buf, p.neighbor);
+    buf.push_back('\n');
+  });
 }
 
 }  // namespace epsjoin
