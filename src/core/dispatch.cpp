@@ -29,8 +29,12 @@ constexpr std::size_t max_points = std::numeric_limits<std::uint32_t>::max();
 class counting_sink final : public result_sink {
  public:
   explicit counting_sink(result_sink& inner) : inner_(inner) {}
-  /// Rows bound for a sink that keeps them in memory are checked against this budget first.
-  void set_budget(const memory_budget* budget) { budget_ = budget; }
+  /// Rows bound for a sink that keeps them in memory are checked against this budget first;
+  /// self pairs are put in on `threads` threads.
+  void set_budget(const memory_budget* budget, unsigned threads) {
+    budget_ = budget;
+    threads_ = std::max(1u, threads);
+  }
   void begin(const sink_info& info) override {
     add_self_to_rows_ = info.self_join && info.include_self;
     inner_.begin(info);
@@ -53,8 +57,7 @@ class counting_sink final : public result_sink {
     const row_destination dest = inner_.begin_rows(with_self);
     // In parallel: these are the first writes to the table's pages, and faulting in gigabytes
     // of fresh memory from one thread would cost more than the join.
-    const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-    parallel_for(threads, counts.size(), std::size_t{1} << 14, [&](std::size_t b, std::size_t e, unsigned) {
+    parallel_for(threads_, counts.size(), std::size_t{1} << 14, [&](std::size_t b, std::size_t e, unsigned) {
       for (std::size_t q = b; q < e; ++q) dest.neighbors[dest.starts[q]] = static_cast<std::uint32_t>(q);
     });
     return {dest.neighbors + 1, dest.starts};
@@ -82,6 +85,7 @@ class counting_sink final : public result_sink {
   bool add_self_to_rows_ = false;
   bool rows_delivered_ = false;
   const memory_budget* budget_ = nullptr;
+  unsigned threads_ = 1;
 };
 
 void validate_points(dataset_view v, const char* what, unsigned threads) {
@@ -240,7 +244,7 @@ join_stats run_join(resources& res, dataset_view queries, dataset_view data, boo
   const std::unique_ptr<const engine_params> params = e.parse_params(options.params);
   request.params = params.get();
   request.budget = memory_budget(res.memory(), read_memory_overrides(options.params));
-  counted.set_budget(&request.budget);
+  counted.set_budget(&request.budget, res.threads());
   stats.engine = std::string(e.name());
 
   const sink_info info{queries.n, data.n, self, self && options.include_self};
