@@ -20,6 +20,7 @@
 #include "core/builtin_engines.hpp"
 #include "core/cpu_isa.hpp"
 #include "core/delivery.hpp"
+#include "core/row_scatter.hpp"
 #include "core/expects.hpp"
 #include "core/parallel.hpp"
 #include "core/timer.hpp"
@@ -187,99 +188,156 @@ void run_precision(join_request& req, const cpu_grid_params& params, const grid:
   stats.add_stage("index", clock.seconds());
   clock.restart();
 
-  cpu::plan_settings settings;
-  settings.range_budget_bytes = req.budget.host_scratch_bytes();
-  settings.halved = self && params.pattern != grid::access_pattern::full;
-  settings.pattern = self ? params.pattern : grid::access_pattern::full;
-  settings.lookup = params.lookup;
-  settings.use_masks = params.masks;
-  settings.threads = threads;
-  const cpu::grid_schedule schedule = cpu::plan_schedule(queries, data_index, settings);
-  stats.add_stage("plan", clock.seconds());
-  clock.restart();
-
-  join_inputs<T> in{};
-  in.queries = &queries;
-  in.data = &data_index;
-  in.query_input = self ? data : req.queries;
-  in.data_input = data;
-  in.schedule = &schedule;
-  in.settings = &settings;
-  in.eps2 = req.options.eps * req.options.eps;
-  if constexpr (std::is_same_v<T, float>) {
-    in.limit = cpu::float_thresholds(req.options.eps, data.d, dblock.rounding, qblock.rounding);
-  } else {
-    in.limit = cpu::double_thresholds(req.options.eps);
-  }
-  in.skip_self = self && !settings.halved;
-  in.avx2 = params.avx2 && isa::cpu_has_v3();
-  in.gather_min_spans = params.gather_min_spans;
-  std::vector<std::uint32_t> counts;
-  std::vector<std::vector<std::uint32_t>> private_counts;
-  std::vector<cpu::worker_state<T>> workers(threads);
+  // One pass over a schedule of `pattern`: counts by position (counts mode), pairs to the sink,
+  // or each query's row written in place (`rows`, FULL pattern only: a query's task owns its row).
+  struct pass_result {
+    std::vector<std::uint32_t> counts;
+    std::uint64_t candidates = 0, rechecks = 0, gathered = 0;
+    std::size_t tasks = 0, stored_ranges = 0;
+    bool avx2 = false;
+  };
   const delivery out(req.sink, threads);
-  if (out.form() == delivery_form::counts) {
-    counts.assign(queries.n_points(), 0);
-    in.counts = counts.data();
-    // A halved join counts both sides of a pair, the candidate's in cells other threads may be
-    // counting too: a private array per thread when they fit, atomic adds otherwise.
-    if (settings.halved && threads > 1 &&
-        std::uint64_t{threads} * queries.n_points() * 4 <= req.budget.host_scratch_bytes()) {
-      private_counts.resize(threads);
-      parallel_for(threads, threads, 1, [&](std::size_t w, std::size_t, unsigned) {
-        private_counts[w].assign(queries.n_points(), 0);
-        workers[w].private_counts = private_counts[w].data();
-      });
-    } else if (settings.halved && threads == 1) {
-      workers[0].private_counts = counts.data();  // one thread: its own array is the result
+  // Progress: a pass reports from 0 to 1; `span` places it within the whole join.
+  auto run_pass = [&](grid::access_pattern pattern, bool count_only, row_scatter_sink* rows,
+                      double span_begin, double span_end) -> pass_result {
+    join_options pass_options = req.options;
+    if (req.options.progress) {
+      pass_options.progress = [&, span_begin, span_end](double f) {
+        req.options.progress(span_begin + (span_end - span_begin) * f);
+      };
     }
-  } else {
-    // The fill pass of a row sink (dispatch's two passes) under the FULL pattern: each query's
-    // task owns its row, so the rows are written in place and no pair is formed.
-    auto* const rows = settings.halved ? nullptr : dynamic_cast<row_scatter_sink*>(&req.sink);
-    for (auto& w : workers) {
-      w.rows = rows;
-      if (rows == nullptr) w.emitter.emplace(req.sink);
-    }
-  }
-  if (dblock.by_column) {
-    cpu::execute_columns<T>(req, in, settings.halved, qblock, dblock, workers);
-  } else {
-    cpu::execute_rows<T>(req, in, settings.halved, qblock, dblock, params.early_exit, workers);
-  }
-  std::uint64_t rechecks = 0, gathered = 0;
-  for (auto& w : workers) {
-    if (w.emitter) w.emitter->flush();
-    rechecks += w.rechecks;
-    gathered += w.gathered_tasks;
-  }
-  if (!private_counts.empty()) {
-    parallel_for(threads, counts.size(), std::size_t{1} << 16,
-                 [&](std::size_t begin, std::size_t end, unsigned) {
-      for (const auto& part : private_counts) {
-        for (std::size_t p = begin; p < end; ++p) counts[p] += part[p];
-      }
-    });
-  }
-  if (out.form() == delivery_form::counts) out.counts(queries.permutation, counts);
-  stats.add_stage("execute", clock.seconds());
+    join_request pass_req{req.res,  req.queries, req.data,  req.self_join, pass_options,
+                          req.sink, req.stats,   req.budget, req.params};
+    cpu::plan_settings settings;
+    settings.range_budget_bytes = req.budget.host_scratch_bytes();
+    settings.halved = self && pattern != grid::access_pattern::full;
+    settings.pattern = self ? pattern : grid::access_pattern::full;
+    settings.lookup = params.lookup;
+    settings.use_masks = params.masks;
+    settings.threads = threads;
+    const cpu::grid_schedule schedule = cpu::plan_schedule(queries, data_index, settings);
 
-  stats.candidates += schedule.total_work;
-  const grid::geometry& g = plan.geo;
+    join_inputs<T> in{};
+    in.queries = &queries;
+    in.data = &data_index;
+    in.query_input = self ? data : req.queries;
+    in.data_input = data;
+    in.schedule = &schedule;
+    in.settings = &settings;
+    in.eps2 = req.options.eps * req.options.eps;
+    if constexpr (std::is_same_v<T, float>) {
+      in.limit = cpu::float_thresholds(req.options.eps, data.d, dblock.rounding, qblock.rounding);
+    } else {
+      in.limit = cpu::double_thresholds(req.options.eps);
+    }
+    in.skip_self = self && !settings.halved;
+    in.avx2 = params.avx2 && isa::cpu_has_v3();
+    in.gather_min_spans = params.gather_min_spans;
+    pass_result result;
+    std::vector<std::uint32_t>& counts = result.counts;
+    std::vector<std::vector<std::uint32_t>> private_counts;
+    std::vector<cpu::worker_state<T>> workers(threads);
+    if (count_only) {
+      counts.assign(queries.n_points(), 0);
+      in.counts = counts.data();
+      // A halved join counts both sides of a pair, the candidate's in cells other threads may be
+      // counting too: a private array per thread when they fit, atomic adds otherwise.
+      if (settings.halved && threads > 1 &&
+          std::uint64_t{threads} * queries.n_points() * 4 <= req.budget.host_scratch_bytes()) {
+        private_counts.resize(threads);
+        parallel_for(threads, threads, 1, [&](std::size_t w, std::size_t, unsigned) {
+          private_counts[w].assign(queries.n_points(), 0);
+          workers[w].private_counts = private_counts[w].data();
+        });
+      } else if (settings.halved && threads == 1) {
+        workers[0].private_counts = counts.data();  // one thread: its own array is the result
+      }
+    } else {
+      EPSJOIN_ENSURE(rows == nullptr || !settings.halved, error,
+                     "internal: rows are written in place under the FULL pattern only");
+      for (auto& w : workers) {
+        w.rows = rows;
+        if (rows == nullptr) w.emitter.emplace(req.sink);
+      }
+    }
+    if (dblock.by_column) {
+      cpu::execute_columns<T>(pass_req, in, settings.halved, qblock, dblock, workers);
+    } else {
+      cpu::execute_rows<T>(pass_req, in, settings.halved, qblock, dblock, params.early_exit,
+                           workers);
+    }
+    for (auto& w : workers) {
+      if (w.emitter) w.emitter->flush();
+      result.rechecks += w.rechecks;
+      result.gathered += w.gathered_tasks;
+    }
+    if (!private_counts.empty()) {
+      parallel_for(threads, counts.size(), std::size_t{1} << 16,
+                   [&](std::size_t begin, std::size_t end, unsigned) {
+        for (const auto& part : private_counts) {
+          for (std::size_t p = begin; p < end; ++p) counts[p] += part[p];
+        }
+      });
+    }
+    result.candidates = schedule.total_work;
+    result.tasks = schedule.tasks.size();
+    result.stored_ranges = schedule.stored_ranges;
+    result.avx2 = in.avx2;
+    return result;
+  };
+
+  pass_result last;
+  std::uint64_t candidates = 0, rechecks = 0;
+  std::string pattern_note = pattern_name(self ? params.pattern : grid::access_pattern::full);
+  if (out.form() == delivery_form::counts) {
+    last = run_pass(params.pattern, true, nullptr, 0, 1);
+    out.counts(queries.permutation, last.counts);
+    stats.add_stage("execute", clock.seconds());
+  } else if (out.form() == delivery_form::pairs) {
+    last = run_pass(params.pattern, false, nullptr, 0, 1);
+    stats.add_stage("execute", clock.seconds());
+  } else {
+    // Rows: count (the cheap pattern), lay the rows out, then fill them in place under the FULL
+    // pattern, whose task of a query writes its whole row in one run; the index is built once.
+    // The count computes half the distances and writes nothing: a quarter of the progress.
+    pass_result counted = run_pass(params.pattern, true, nullptr, 0, 0.25);
+    candidates += counted.candidates;
+    rechecks += counted.rechecks;
+    std::vector<std::uint32_t> by_query(req.queries.n, 0);
+    parallel_for(threads, counted.counts.size(), std::size_t{1} << 16,
+                 [&](std::size_t begin, std::size_t end, unsigned) {
+      for (std::size_t p = begin; p < end; ++p) by_query[queries.permutation[p]] = counted.counts[p];
+    });
+    counted.counts = {};
+    stats.add_stage("count", clock.seconds());
+    clock.restart();
+    delivery rows_out(req.sink, threads);
+    row_scatter_sink rows(rows_out.lay_out(by_query), by_query);
+    stats.add_stage("rows", clock.seconds());
+    clock.restart();
+    last = run_pass(grid::access_pattern::full, false, &rows, 0.25, 1);
+    rows.check_complete();
+    stats.add_stage("fill", clock.seconds());
+    pattern_note = concat(pattern_note, " (count), full (fill)");
+  }
+  candidates += last.candidates;
+  rechecks += last.rechecks;
+
+  stats.candidates += candidates;
   stats.notes.emplace_back("grid", plan.reason);
   stats.notes.emplace_back("non-empty cells", std::to_string(data_index.n_cells()));
-  stats.notes.emplace_back("pattern", pattern_name(settings.pattern));
-  stats.notes.emplace_back("tasks", concat(schedule.tasks.size(), " (", gathered,
+  stats.notes.emplace_back("pattern", pattern_note);
+  stats.notes.emplace_back("tasks", concat(last.tasks, " (", last.gathered,
                                            " with candidates gathered)"));
-  stats.notes.emplace_back("neighbour ranges stored", concat(schedule.stored_ranges, " (cells over ",
+  stats.notes.emplace_back("neighbour ranges stored", concat(last.stored_ranges, " (cells over ",
                                                              "the budget look theirs up again)"));
   stats.notes.emplace_back("layout", by_column ? "columns" : "rows");
-  stats.notes.emplace_back("simd", in.avx2 ? "x86-64-v3 (32-byte vectors)" : "baseline (16-byte vectors)");
+  stats.notes.emplace_back("simd", last.avx2 ? "x86-64-v3 (32-byte vectors)"
+                                             : "baseline (16-byte vectors)");
   stats.notes.emplace_back("index build (ids/sort/cells/masks s)",
                            concat(bt.ids, " / ", bt.sort, " / ", bt.cells, " / ", bt.masks));
   if (std::is_same_v<T, float>) stats.notes.emplace_back("float64 re-checks", std::to_string(rechecks));
   if (!self) stats.notes.emplace_back("queries outside the grid", std::to_string(queries.outside));
-  (void)g;
 }
 
 class cpu_grid final : public engine {
@@ -289,15 +347,8 @@ class cpu_grid final : public engine {
   std::string_view description() const override {
     return "eps-grid of GPU-SJ on CPU threads: LID-UNICOMP halving, heaviest cells first";
   }
-  // Counting costs a fraction of sorting |R| pairs by query (measured: bench/RESULTS.md).
-  bool rows_by_two_passes() const override { return true; }
-  // Halving scatters half of every row to other threads' queries, one random write each; the
-  // FULL pattern computes twice the distances but writes each row in one sequential run.
-  join_options fill_pass_options(const join_options& options) const override {
-    join_options fill = options;
-    if (fill.params.find("pattern") == fill.params.end()) fill.params["pattern"] = "full";
-    return fill;
-  }
+  // A sink that takes rows gets them from cpu-grid's own two passes over one index (count, then
+  // each row written in place under the FULL pattern), not from dispatch's.
   std::unique_ptr<const engine_params> read_params(param_reader& reader) const override {
     return read_cpu_grid_params(reader);
   }

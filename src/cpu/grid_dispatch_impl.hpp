@@ -34,7 +34,8 @@ void execute_output(detail::join_request& req, const join_inputs<T>& in, Set qse
 template <class T, class Set>
 void execute_kind(detail::join_request& req, const join_inputs<T>& in, bool halved, Set qset,
                   Set dset, std::vector<worker_state<T>>& workers) {
-  const bool counts = req.sink.counts_only();
+  // The pass counts when it has somewhere to count to (a row sink is counted before it is filled).
+  const bool counts = in.counts != nullptr;
   if (halved) {
     counts ? execute_output<T, Set, true, true>(req, in, qset, dset, workers)
            : execute_output<T, Set, true, false>(req, in, qset, dset, workers);
