@@ -74,6 +74,9 @@ class result_sink {
   /// @brief True when the sink keeps the whole result in host memory (a table or a pair list),
   ///        so a result larger than the memory limit is refused before anything is allocated.
   virtual bool keeps_result_in_memory() const { return false; }
+  /// @brief Host bytes the sink keeps per pair it receives through `consume` (after `begin`);
+  ///        pairs beyond the memory limit stop the join with a clear error, not the machine.
+  virtual double bytes_kept_per_pair() const { return 0; }
 };
 
 /// @brief Builds the CSR `neighbor_table` in memory.
@@ -87,6 +90,8 @@ class csr_sink final : public result_sink {
   row_destination begin_rows(std::span<const std::uint32_t> counts) override;
   void finish() override;
   bool keeps_result_in_memory() const override { return true; }
+  /// 8 bytes a pair while collected, 4 in the table they are sorted into.
+  double bytes_kept_per_pair() const override { return 12; }
   const neighbor_table& table() const noexcept { return table_; }
   neighbor_table release() noexcept { return std::move(table_); }
 
@@ -108,6 +113,8 @@ class unique_pairs_sink final : public result_sink {
   void consume(std::span<const index_pair> pairs) override;
   void finish() override;
   bool keeps_result_in_memory() const override { return true; }
+  /// A self-join keeps one pair of each two it receives.
+  double bytes_kept_per_pair() const override { return keep_all_ ? 8 : 4; }
   const std::vector<index_pair>& pairs() const noexcept { return pairs_; }
 
  private:

@@ -38,6 +38,13 @@ class counting_sink final : public result_sink {
   void begin(const sink_info& info) override {
     add_self_to_rows_ = info.self_join && info.include_self;
     inner_.begin(info);
+    // Pairs kept in memory cannot be sized before they arrive: they are bounded as they come,
+    // against what is available when the join starts.
+    bytes_per_pair_ = inner_.bytes_kept_per_pair();
+    if (budget_ != nullptr && bytes_per_pair_ > 0) {
+      available_ = budget_->host_available();
+      pairs_allowed_ = static_cast<std::uint64_t>(static_cast<double>(available_) / bytes_per_pair_);
+    }
   }
   bool accepts_rows() const override { return inner_.accepts_rows(); }
   row_destination begin_rows(std::span<const std::uint32_t> counts) override {
@@ -65,7 +72,13 @@ class counting_sink final : public result_sink {
   /// True when the engine delivered rows (and so the self pairs are already in them).
   bool rows_delivered() const { return rows_delivered_; }
   void consume(std::span<const index_pair> pairs) override {
-    pairs_.fetch_add(pairs.size(), std::memory_order_relaxed);
+    const std::uint64_t total = pairs_.fetch_add(pairs.size(), std::memory_order_relaxed) + pairs.size();
+    if (total > pairs_allowed_) {
+      // The message of the row path's refusal, with what has arrived so far as the lower bound.
+      budget_->require_host(
+          static_cast<std::uint64_t>(static_cast<double>(total) * bytes_per_pair_), available_,
+          "the result (so far)");
+    }
     inner_.consume(pairs);
   }
   bool counts_only() const override { return inner_.counts_only(); }
@@ -86,6 +99,9 @@ class counting_sink final : public result_sink {
   bool rows_delivered_ = false;
   const memory_budget* budget_ = nullptr;
   unsigned threads_ = 1;
+  double bytes_per_pair_ = 0;
+  std::uint64_t available_ = 0;
+  std::uint64_t pairs_allowed_ = UINT64_MAX;
 };
 
 void validate_points(dataset_view v, const char* what, unsigned threads) {

@@ -99,7 +99,11 @@ std::uint64_t memory_budget::host_available() const {
 }
 
 void memory_budget::require_host(std::uint64_t bytes, const char* what) const {
-  const std::uint64_t available = host_available();
+  require_host(bytes, host_available(), what);
+}
+
+void memory_budget::require_host(std::uint64_t bytes, std::uint64_t available,
+                                 const char* what) const {
   if (bytes <= available) return;
   throw out_of_memory(concat(
       what, " needs ", human_bytes(bytes), " of host memory but ", human_bytes(available),

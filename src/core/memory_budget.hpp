@@ -34,6 +34,8 @@ class memory_budget {
   /// Throws out_of_memory, before anything is allocated, when a result of `bytes` held in memory
   /// would not fit host_available(); the message says what it needs, what there is and what to do.
   void require_host(std::uint64_t bytes, const char* what) const;
+  /// The same against `available` bytes measured earlier (a result that grows as it arrives).
+  void require_host(std::uint64_t bytes, std::uint64_t available, const char* what) const;
   /// Host scratch one planner may keep for speed only (stored neighbour ranges, per-thread count
   /// arrays): 1 GiB, or a sixteenth of host_bytes() under a smaller limit. Past it, planners
   /// recompute instead of storing.

@@ -141,3 +141,39 @@ TEST(memory_budget, an_in_memory_table_over_the_limit_is_refused_before_allocati
 
 }  // namespace
 }  // namespace epsjoin::detail
+
+namespace epsjoin::detail {
+namespace {
+
+// An engine that emits pairs into a sink that keeps them cannot size the result first: the
+// pairs are bounded as they arrive, and the join stops with the same message, not the machine.
+TEST(memory_budget, pairs_kept_in_memory_are_bounded_as_they_arrive) {
+  std::vector<double> coords;
+  for (int i = 0; i < 3000; ++i) {
+    coords.push_back((i * 7919 % 3000) / 3000.0);
+    coords.push_back((i * 104729 % 3000) / 3000.0);
+  }
+  const dataset_view view{coords.data(), coords.size() / 2, 2};
+  join_options opt;
+  opt.eps = 0.05;
+  for (const char* engine : {"super-ego", "cpu-rtree", "cpu-grid"}) {
+    SCOPED_TRACE(engine);
+    opt.engine = engine;
+    resources res(2);
+    res.set_memory({64 * 1024, 0});
+    unique_pairs_sink kept;
+    try {
+      self_join(res, view, opt, kept);
+      FAIL() << "expected out_of_memory";
+    } catch (const out_of_memory& e) {
+      EXPECT_NE(std::string(e.what()).find("64.0 KiB are allowed"), std::string::npos) << e.what();
+    }
+    // A sink that does not keep the pairs is not bounded by them.
+    count_sink counts;
+    self_join(res, view, opt, counts);
+    EXPECT_GT(counts.total(), 0u);
+  }
+}
+
+}  // namespace
+}  // namespace epsjoin::detail
