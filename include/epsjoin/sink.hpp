@@ -27,6 +27,7 @@ namespace epsjoin {
 
 namespace detail {
 class output_file;
+class mapped_output;
 }
 
 /// @brief What a sink is about to receive.
@@ -156,6 +157,36 @@ class callback_sink final : public result_sink {
  private:
   std::mutex mutex_;
   std::function<void(std::span<const index_pair>)> callback_;
+};
+
+/// @brief Writes the CSR neighbour table (binary, docs/formats.md) to a file. An engine that
+///        delivers rows writes them straight into the file through a shared mapping of it, so
+///        the table need not fit in the process's memory (the kernel writes the pages back);
+///        its space is reserved first, so a full disk fails then, with its reason. Pairs from
+///        other engines are collected and written at finish(). Like every writer, the file
+///        appears under `path` only once complete.
+class csr_file_sink final : public result_sink {
+ public:
+  /// @param sort_neighbors sort each row by neighbour id
+  explicit csr_file_sink(std::string path, bool sort_neighbors = false);
+  ~csr_file_sink() override;
+  void begin(const sink_info& info) override;
+  void consume(std::span<const index_pair> pairs) override;
+  bool accepts_rows() const override { return true; }
+  row_destination begin_rows(std::span<const std::uint32_t> counts) override;
+  void finish() override;
+  /// Pairs delivered as pairs are collected in memory first.
+  double bytes_kept_per_pair() const override { return collected_.bytes_kept_per_pair(); }
+
+ private:
+  std::string path_;
+  bool sort_neighbors_;
+  csr_sink collected_;
+  std::unique_ptr<detail::mapped_output> file_;
+  std::size_t n_queries_ = 0;
+  bool rows_ = false;
+  std::uint64_t* offsets_ = nullptr;
+  std::uint32_t* neighbors_ = nullptr;
 };
 
 /// @brief Layouts a pair stream can be written in.

@@ -1,16 +1,17 @@
 // Sinks: CSR symmetry and layout, unique pairs vs CSR, counts, the streaming pair file.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <thread>
 
 #include "epsjoin/error.hpp"
+#include "epsjoin/epsjoin.hpp"
+#include "epsjoin/io.hpp"
 #include "epsjoin/sink.hpp"
 
 namespace {
@@ -185,6 +186,74 @@ TEST(pair_file_sink, leaves_no_file_unless_finished) {
     sink.finish();
   }
   EXPECT_TRUE(std::filesystem::exists(path));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+
+namespace {
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Rows written through the file's mapping give the bytes write_csr gives for the same table,
+// whether an engine delivers rows (cpu-grid) or pairs (cpu-rtree), with or without self pairs.
+TEST(csr_file_sink, writes_what_write_csr_writes) {
+  std::vector<double> coords;
+  for (int i = 0; i < 4000; ++i) {
+    coords.push_back((i * 7919 % 4000) / 4000.0);
+    coords.push_back((i * 104729 % 4000) / 4000.0);
+  }
+  const epsjoin::dataset_view view{coords.data(), coords.size() / 2, 2};
+  const std::string dir = testing::TempDir() + "/epsjoin_csr_file_sink";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  for (const char* engine : {"cpu-grid", "cpu-rtree"}) {
+    for (const bool include_self : {false, true}) {
+      SCOPED_TRACE(std::string(engine) + (include_self ? " with self pairs" : ""));
+      epsjoin::join_options opt;
+      opt.eps = 0.03;
+      opt.engine = engine;
+      opt.include_self = include_self;
+      epsjoin::resources res(2);
+      epsjoin::csr_sink table(true);
+      epsjoin::self_join(res, view, opt, table);
+      epsjoin::write_csr(dir + "/expected.csr", table.table());
+      {
+        epsjoin::csr_file_sink file(dir + "/written.csr", true);
+        epsjoin::self_join(res, view, opt, file);
+      }
+      EXPECT_EQ(file_bytes(dir + "/written.csr"), file_bytes(dir + "/expected.csr"));
+    }
+  }
+  // An empty input writes the empty table as write_csr does.
+  {
+    epsjoin::join_options opt;
+    opt.eps = 0.03;
+    opt.engine = "cpu-grid";
+    epsjoin::resources res(1);
+    epsjoin::csr_file_sink file(dir + "/empty.csr");
+    epsjoin::self_join(res, epsjoin::dataset_view{coords.data(), 0, 2}, opt, file);
+  }
+  EXPECT_EQ(epsjoin::read_csr(dir + "/empty.csr").n_pairs(), 0u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(csr_file_sink, leaves_no_file_unless_finished) {
+  const std::string dir = testing::TempDir() + "/epsjoin_csr_unfinished";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  {
+    epsjoin::csr_file_sink sink(dir + "/t.csr");
+    sink.begin({3, 3, true, false});
+    const std::vector<std::uint32_t> counts = {1, 0, 1};
+    const epsjoin::row_destination dest = sink.begin_rows(counts);
+    dest.neighbors[dest.starts[0]] = 2;
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+  EXPECT_THROW(epsjoin::csr_file_sink("/nonexistent-dir/t.csr"), epsjoin::io_error);
   std::filesystem::remove_all(dir);
 }
 

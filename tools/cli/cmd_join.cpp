@@ -167,7 +167,10 @@ int run_join(const parsed_args& args) {
   run_report report;
   std::vector<join_stats> runs;
   for (std::size_t run = 0; run < repeat; ++run) {
-    if (format == "csr") {
+    if (format == "csr" && !output.empty()) {
+      sink.reset();  // the previous run's file is complete before it is written again
+      sink = std::make_unique<csr_file_sink>(output, args.has("sort"));
+    } else if (format == "csr") {
       sink = std::make_unique<csr_sink>(args.has("sort"));
       csr = static_cast<csr_sink*>(sink.get());
     } else if (format == "count") {
@@ -207,7 +210,7 @@ int run_join(const parsed_args& args) {
   }
   report.write_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count();
-  report.streamed = format == "pairs" || format == "csv";
+  report.streamed = format == "pairs" || format == "csv" || (format == "csr" && csr == nullptr);
   report.total_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - command_start).count();
 

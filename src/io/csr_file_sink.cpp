@@ -1,0 +1,138 @@
+// The CSR file sink: rows written straight into the file through a shared mapping of it.
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "core/parallel.hpp"
+#include "epsjoin/io.hpp"
+#include "epsjoin/sink.hpp"
+#include "io/io_file.hpp"
+
+namespace epsjoin {
+
+namespace detail {
+
+/// The file under its temporary name, its space reserved, mapped for writing.
+class mapped_output {
+ public:
+  mapped_output(const std::string& path, std::uint64_t bytes)
+      : path_(path), temporary_(unfinished_name(path)), registration_(temporary_), bytes_(bytes) {
+    fd_ = ::open(temporary_.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+    if (fd_ < 0) io_fail(path_, "cannot open for writing: ", std::strerror(errno));
+    // Reserved now, so a full disk is an error here and not a SIGBUS in the middle of a row.
+    if (const int err = ::posix_fallocate(fd_, 0, static_cast<off_t>(std::max<std::uint64_t>(bytes, 1)));
+        err != 0) {
+      discard();
+      io_fail(path_, "cannot reserve ", bytes, " bytes: ", std::strerror(err));
+    }
+    void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+    if (p == MAP_FAILED) {
+      const int err = errno;
+      discard();
+      io_fail(path_, "cannot map for writing: ", std::strerror(err));
+    }
+    data_ = static_cast<char*>(p);
+  }
+  ~mapped_output() {
+    if (fd_ >= 0) discard();
+  }
+  mapped_output(const mapped_output&) = delete;
+  mapped_output& operator=(const mapped_output&) = delete;
+
+  char* data() const noexcept { return data_; }
+
+  /// Unmaps, closes and moves the file into place.
+  void commit() {
+    const bool unmapped = ::munmap(data_, bytes_) == 0;
+    data_ = nullptr;
+    const bool closed = ::close(fd_) == 0;
+    fd_ = -1;
+    if (!unmapped || !closed || std::rename(temporary_.c_str(), path_.c_str()) != 0) {
+      const int err = errno;
+      ::unlink(temporary_.c_str());
+      io_fail(path_, "write failed: ", std::strerror(err));
+    }
+  }
+
+ private:
+  void discard() noexcept {
+    if (data_ != nullptr) ::munmap(data_, bytes_);
+    data_ = nullptr;
+    ::close(fd_);
+    fd_ = -1;
+    ::unlink(temporary_.c_str());
+  }
+  std::string path_, temporary_;
+  unfinished_output registration_;
+  std::uint64_t bytes_;
+  int fd_ = -1;
+  char* data_ = nullptr;
+};
+
+}  // namespace detail
+
+namespace {
+constexpr char csr_magic[8] = {'E', 'P', 'S', 'J', 'C', 'S', 'R', '1'};
+constexpr std::uint64_t csr_header_bytes = 24;
+}  // namespace
+
+csr_file_sink::csr_file_sink(std::string path, bool sort_neighbors)
+    : path_(std::move(path)), sort_neighbors_(sort_neighbors), collected_(sort_neighbors) {
+  check_output_path(path_);
+}
+
+csr_file_sink::~csr_file_sink() = default;
+
+void csr_file_sink::begin(const sink_info& info) {
+  n_queries_ = info.n_queries;
+  rows_ = false;
+  collected_.begin(info);
+}
+
+void csr_file_sink::consume(std::span<const index_pair> pairs) { collected_.consume(pairs); }
+
+row_destination csr_file_sink::begin_rows(std::span<const std::uint32_t> counts) {
+  EPSJOIN_ENSURE(counts.size() == n_queries_ && !rows_, error, "csr_file_sink: begin_rows with ",
+                 counts.size(), " rows for ", n_queries_, " queries, or twice");
+  rows_ = true;
+  std::uint64_t total = 0;
+  for (const std::uint32_t c : counts) total += c;
+  const std::uint64_t offsets_bytes = (n_queries_ + 1) * sizeof(std::uint64_t);
+  file_ = std::make_unique<detail::mapped_output>(
+      path_, csr_header_bytes + offsets_bytes + total * sizeof(std::uint32_t));
+  char* const base = file_->data();
+  const std::uint64_t header[2] = {n_queries_, total};
+  std::memcpy(base, csr_magic, sizeof csr_magic);
+  std::memcpy(base + sizeof csr_magic, header, sizeof header);
+  // The header is 24 bytes, so the offsets are 8-aligned in the page-aligned mapping.
+  offsets_ = reinterpret_cast<std::uint64_t*>(base + csr_header_bytes);
+  neighbors_ = reinterpret_cast<std::uint32_t*>(base + csr_header_bytes + offsets_bytes);
+  offsets_[0] = 0;
+  for (std::size_t q = 0; q < n_queries_; ++q) offsets_[q + 1] = offsets_[q] + counts[q];
+  return {neighbors_, offsets_};
+}
+
+void csr_file_sink::finish() {
+  if (!rows_) {
+    // Pairs were collected: the table is built in memory and written as write_csr writes it.
+    collected_.finish();
+    write_csr(path_, collected_.table());
+    return;
+  }
+  if (sort_neighbors_) {
+    const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+    detail::parallel_for(threads, n_queries_, 1024, [&](std::size_t b, std::size_t e, unsigned) {
+      for (std::size_t i = b; i < e; ++i) std::sort(neighbors_ + offsets_[i], neighbors_ + offsets_[i + 1]);
+    });
+  }
+  std::unique_ptr<detail::mapped_output> file = std::move(file_);
+  file->commit();
+}
+
+}  // namespace epsjoin
