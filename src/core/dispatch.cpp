@@ -4,7 +4,6 @@
 #include <atomic>
 #include <cmath>
 #include <memory>
-#include <functional>
 #include <limits>
 #include <thread>
 
@@ -12,6 +11,7 @@
 #include "core/engine.hpp"
 #include "core/expects.hpp"
 #include "core/parallel.hpp"
+#include "core/progress.hpp"
 #include "core/row_scatter.hpp"
 #include "core/timer.hpp"
 #include "epsjoin/join.hpp"
@@ -178,25 +178,6 @@ void emit_self_pairs(result_sink& sink, std::size_t n) {
   }
 }
 
-/// The caller's progress callback, never going back (engines report each pass from 0 to 1, and
-/// a join of two passes must not show 100% and then drop), with the pass from `begin` to `end`
-/// of the whole join.
-std::function<void(double)> progress_span(const join_options& options, double begin, double end,
-                                          std::shared_ptr<std::atomic<double>> shown) {
-  if (!options.progress) return {};
-  return [report = options.progress, begin, end, shown = std::move(shown)](double f) {
-    const double at = begin + (end - begin) * std::clamp(f, 0.0, 1.0);
-    double before = shown->load(std::memory_order_relaxed);
-    while (at > before && !shown->compare_exchange_weak(before, at)) {
-    }
-    if (at > before) report(at);
-  };
-}
-
-// The share of a two-pass join's time its counting pass takes, for the progress bar only: the
-// count computes half the distances (LID-UNICOMP) and writes nothing.
-constexpr double count_pass_share = 0.25;
-
 // Count, size the rows, then run again scattering pairs into them (see rows_by_two_passes).
 void run_two_passes(const engine& e, join_request& request, counting_sink& counted,
                     const sink_info& info, join_options fill_options,
@@ -207,8 +188,8 @@ void run_two_passes(const engine& e, join_request& request, counting_sink& count
   per_query.begin(info);
   auto shown = std::make_shared<std::atomic<double>>(0.0);
   join_options count_options = request.options;
-  count_options.progress = progress_span(request.options, 0, count_pass_share, shown);
-  fill_options.progress = progress_span(request.options, count_pass_share, 1, shown);
+  count_options.progress = progress_span(request.options.progress, 0, count_pass_share, shown);
+  fill_options.progress = progress_span(request.options.progress, count_pass_share, 1, shown);
   join_request count_request{request.res,   request.queries, request.data, request.self_join,
                              count_options, per_query,       count_stats,  request.budget,
                              request.params};
@@ -253,7 +234,8 @@ join_stats run_join(resources& res, dataset_view queries, dataset_view data, boo
   counting_sink counted(sink);
   // The progress the caller sees never goes back, whatever an engine's passes report.
   join_options run_options = options;
-  run_options.progress = progress_span(options, 0, 1, std::make_shared<std::atomic<double>>(0.0));
+  run_options.progress = progress_span(options.progress, 0, 1,
+                                       std::make_shared<std::atomic<double>>(0.0));
   join_request request{res, queries, data, self, run_options, counted, stats, {}, nullptr};
   const engine& e = resolve_engine(request, stats.engine_reason);
   // Parsed once, here, before any work: a bad parameter fails the join before it starts.

@@ -29,9 +29,7 @@ std::uint64_t read_cgroup_limit(const char* path) {
   }
 }
 
-}  // namespace
-
-std::uint64_t machine_host_bytes() {
+std::uint64_t read_machine_host_bytes() {
   const std::uint64_t physical = static_cast<std::uint64_t>(sysconf(_SC_PHYS_PAGES)) *
                                  static_cast<std::uint64_t>(sysconf(_SC_PAGE_SIZE));
   std::uint64_t bytes = physical;
@@ -41,6 +39,15 @@ std::uint64_t machine_host_bytes() {
     // cgroup v1 reports "no limit" as a huge number; anything above physical memory is that.
     if (limit > 0 && limit < bytes) bytes = limit;
   }
+  return bytes;
+}
+
+}  // namespace
+
+std::uint64_t machine_host_bytes() {
+  // Read once: the machine's memory and its cgroup's limit do not change under a running join,
+  // and planners ask for it several times a join.
+  static const std::uint64_t bytes = read_machine_host_bytes();
   return bytes;
 }
 

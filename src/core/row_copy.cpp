@@ -103,4 +103,11 @@ void emit_rows_as_pairs(const row_layout& layout, std::uint64_t first,
   });
 }
 
+void sort_rows(std::span<const std::uint64_t> offsets, std::uint32_t* neighbors, unsigned threads) {
+  const std::size_t rows = offsets.empty() ? 0 : offsets.size() - 1;
+  parallel_for(threads, rows, 1024, [&](std::size_t b, std::size_t e, unsigned) {
+    for (std::size_t i = b; i < e; ++i) std::sort(neighbors + offsets[i], neighbors + offsets[i + 1]);
+  });
+}
+
 }  // namespace epsjoin::detail

@@ -21,6 +21,10 @@ struct row_layout {
 void copy_rows(const row_layout& layout, std::uint64_t first, std::span<const std::uint32_t> piece,
                const row_destination& dest, unsigned threads);
 
+/// Sorts each row of a CSR layout (row i: neighbors[offsets[i], offsets[i + 1])) by id, on
+/// `threads` threads.
+void sort_rows(std::span<const std::uint64_t> offsets, std::uint32_t* neighbors, unsigned threads);
+
 /// Hands layout elements [first, first + piece.size()) to `sink` as (query, neighbour) pairs.
 void emit_rows_as_pairs(const row_layout& layout, std::uint64_t first,
                         std::span<const std::uint32_t> piece, result_sink& sink, unsigned threads);

@@ -5,6 +5,7 @@
 
 #include "core/expects.hpp"
 #include "core/parallel.hpp"
+#include "core/row_copy.hpp"
 #include "epsjoin/sink.hpp"
 #include "io/io_file.hpp"
 #include "io/npy_format.hpp"
@@ -90,13 +91,8 @@ void csr_sink::finish() {
 
 void csr_sink::sort_rows() {
   if (sort_neighbors_) {
-    const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-    detail::parallel_for(threads, n_queries_, 1024, [&](std::size_t b, std::size_t e, unsigned) {
-      for (std::size_t i = b; i < e; ++i) {
-        std::sort(table_.neighbors.begin() + static_cast<std::ptrdiff_t>(table_.offsets[i]),
-                  table_.neighbors.begin() + static_cast<std::ptrdiff_t>(table_.offsets[i + 1]));
-      }
-    });
+    detail::sort_rows(table_.offsets, table_.neighbors.data(),
+                      std::max(1u, std::thread::hardware_concurrency()));
   }
 }
 

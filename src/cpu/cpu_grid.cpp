@@ -23,6 +23,7 @@
 #include "core/row_scatter.hpp"
 #include "core/expects.hpp"
 #include "core/parallel.hpp"
+#include "core/progress.hpp"
 #include "core/timer.hpp"
 #include "cpu/grid_dispatch.hpp"
 #include "grid/plan.hpp"
@@ -198,14 +199,11 @@ void run_precision(join_request& req, const cpu_grid_params& params, const grid:
   };
   const delivery out(req.sink, threads);
   // Progress: a pass reports from 0 to 1; `span` places it within the whole join.
+  const auto shown = std::make_shared<std::atomic<double>>(0.0);
   auto run_pass = [&](grid::access_pattern pattern, bool count_only, row_scatter_sink* rows,
                       double span_begin, double span_end) -> pass_result {
     join_options pass_options = req.options;
-    if (req.options.progress) {
-      pass_options.progress = [&, span_begin, span_end](double f) {
-        req.options.progress(span_begin + (span_end - span_begin) * f);
-      };
-    }
+    pass_options.progress = progress_span(req.options.progress, span_begin, span_end, shown);
     join_request pass_req{req.res,  req.queries, req.data,  req.self_join, pass_options,
                           req.sink, req.stats,   req.budget, req.params};
     cpu::plan_settings settings;
@@ -299,8 +297,7 @@ void run_precision(join_request& req, const cpu_grid_params& params, const grid:
   } else {
     // Rows: count (the cheap pattern), lay the rows out, then fill them in place under the FULL
     // pattern, whose task of a query writes its whole row in one run; the index is built once.
-    // The count computes half the distances and writes nothing: a quarter of the progress.
-    pass_result counted = run_pass(params.pattern, true, nullptr, 0, 0.25);
+    pass_result counted = run_pass(params.pattern, true, nullptr, 0, count_pass_share);
     candidates += counted.candidates;
     rechecks += counted.rechecks;
     std::vector<std::uint32_t> by_query(req.queries.n, 0);
@@ -315,7 +312,7 @@ void run_precision(join_request& req, const cpu_grid_params& params, const grid:
     row_scatter_sink rows(rows_out.lay_out(by_query), by_query);
     stats.add_stage("rows", clock.seconds());
     clock.restart();
-    last = run_pass(grid::access_pattern::full, false, &rows, 0.25, 1);
+    last = run_pass(grid::access_pattern::full, false, &rows, count_pass_share, 1);
     rows.check_complete();
     stats.add_stage("fill", clock.seconds());
     pattern_note = concat(pattern_note, " (count), full (fill)");

@@ -5,16 +5,13 @@
 #include <string_view>
 
 #include "epsjoin/io.hpp"
+#include "io/csr_format.hpp"
 #include "io/io_file.hpp"
 
 namespace epsjoin {
 
-namespace {
-
-constexpr std::string_view csr_magic = "EPSJCSR1";
-constexpr std::uint64_t csr_header_bytes = 24;
-
-}  // namespace
+using detail::csr_header_bytes;
+using detail::csr_magic;
 
 void write_csr(const std::string& path, const neighbor_table& table) {
   const auto& offsets = table.offsets;

@@ -12,6 +12,8 @@
 #include "core/parallel.hpp"
 #include "epsjoin/io.hpp"
 #include "epsjoin/sink.hpp"
+#include "core/row_copy.hpp"
+#include "io/csr_format.hpp"
 #include "io/io_file.hpp"
 
 namespace epsjoin {
@@ -77,10 +79,8 @@ class mapped_output {
 
 }  // namespace detail
 
-namespace {
-constexpr char csr_magic[8] = {'E', 'P', 'S', 'J', 'C', 'S', 'R', '1'};
-constexpr std::uint64_t csr_header_bytes = 24;
-}  // namespace
+using detail::csr_header_bytes;
+using detail::csr_magic;
 
 csr_file_sink::csr_file_sink(std::string path, bool sort_neighbors)
     : path_(std::move(path)), sort_neighbors_(sort_neighbors), collected_(sort_neighbors) {
@@ -108,8 +108,8 @@ row_destination csr_file_sink::begin_rows(std::span<const std::uint32_t> counts)
       path_, csr_header_bytes + offsets_bytes + total * sizeof(std::uint32_t));
   char* const base = file_->data();
   const std::uint64_t header[2] = {n_queries_, total};
-  std::memcpy(base, csr_magic, sizeof csr_magic);
-  std::memcpy(base + sizeof csr_magic, header, sizeof header);
+  std::memcpy(base, csr_magic.data(), csr_magic.size());
+  std::memcpy(base + csr_magic.size(), header, sizeof header);
   // The header is 24 bytes, so the offsets are 8-aligned in the page-aligned mapping.
   offsets_ = reinterpret_cast<std::uint64_t*>(base + csr_header_bytes);
   neighbors_ = reinterpret_cast<std::uint32_t*>(base + csr_header_bytes + offsets_bytes);
@@ -126,10 +126,8 @@ void csr_file_sink::finish() {
     return;
   }
   if (sort_neighbors_) {
-    const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-    detail::parallel_for(threads, n_queries_, 1024, [&](std::size_t b, std::size_t e, unsigned) {
-      for (std::size_t i = b; i < e; ++i) std::sort(neighbors_ + offsets_[i], neighbors_ + offsets_[i + 1]);
-    });
+    detail::sort_rows({offsets_, n_queries_ + 1}, neighbors_,
+                      std::max(1u, std::thread::hardware_concurrency()));
   }
   std::unique_ptr<detail::mapped_output> file = std::move(file_);
   file->commit();

@@ -10,6 +10,17 @@ namespace epsjoin::detail {
 namespace {
 
 constexpr std::uint64_t mib = std::uint64_t{1} << 20;
+
+// n points on a 2-D lattice of spacing 1/n, many pairs at exactly the same distances: ties at
+// eps for every engine, and the same points in every test.
+std::vector<double> lattice(int n) {
+  std::vector<double> coords;
+  for (int i = 0; i < n; ++i) {
+    coords.push_back(static_cast<double>(i * 7919 % n) / n);
+    coords.push_back(static_cast<double>(i * 104729 % n) / n);
+  }
+  return coords;
+}
 constexpr std::uint64_t gib = std::uint64_t{1} << 30;
 
 TEST(memory_budget, machine_host_bytes_bound_the_default) {
@@ -75,11 +86,7 @@ TEST(memory_budget, resources_carry_the_limits) {
 // no stored ranges) and still answers exactly. Several threads on a lattice with ties at eps:
 // the shared count array's adds must all be atomic (a worker once added to it plainly).
 TEST(memory_budget, cpu_grid_under_a_tiny_host_limit_counts_the_same) {
-  std::vector<double> coords;
-  for (int i = 0; i < 6000; ++i) {
-    coords.push_back((i * 7919 % 6000) / 6000.0);
-    coords.push_back((i * 104729 % 6000) / 6000.0);
-  }
+  const std::vector<double> coords = lattice(6000);
   const dataset_view view{coords.data(), coords.size() / 2, 2};
   join_options opt;
   opt.eps = 0.05;
@@ -98,20 +105,11 @@ TEST(memory_budget, cpu_grid_under_a_tiny_host_limit_counts_the_same) {
   }
 }
 
-}  // namespace
-}  // namespace epsjoin::detail
-
-namespace epsjoin::detail {
-namespace {
 
 // The neighbour table's size is known once the rows are counted: a table larger than the limit
 // is refused then, with what it needs and what to do, before any of it is allocated.
 TEST(memory_budget, an_in_memory_table_over_the_limit_is_refused_before_allocation) {
-  std::vector<double> coords;
-  for (int i = 0; i < 3000; ++i) {
-    coords.push_back((i * 7919 % 3000) / 3000.0);
-    coords.push_back((i * 104729 % 3000) / 3000.0);
-  }
+  const std::vector<double> coords = lattice(3000);
   const dataset_view view{coords.data(), coords.size() / 2, 2};
   join_options opt;
   opt.eps = 0.05;
@@ -139,20 +137,11 @@ TEST(memory_budget, an_in_memory_table_over_the_limit_is_refused_before_allocati
   EXPECT_EQ(roomy.table().neighbors.size(), counts.total());
 }
 
-}  // namespace
-}  // namespace epsjoin::detail
-
-namespace epsjoin::detail {
-namespace {
 
 // An engine that emits pairs into a sink that keeps them cannot size the result first: the
 // pairs are bounded as they arrive, and the join stops with the same message, not the machine.
 TEST(memory_budget, pairs_kept_in_memory_are_bounded_as_they_arrive) {
-  std::vector<double> coords;
-  for (int i = 0; i < 3000; ++i) {
-    coords.push_back((i * 7919 % 3000) / 3000.0);
-    coords.push_back((i * 104729 % 3000) / 3000.0);
-  }
+  const std::vector<double> coords = lattice(3000);
   const dataset_view view{coords.data(), coords.size() / 2, 2};
   join_options opt;
   opt.eps = 0.05;

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "core/builtin_engines.hpp"
+#include "core/delivery.hpp"
 #include "core/expects.hpp"
 #include "core/parallel.hpp"
 #include "core/static_dim.hpp"
@@ -151,7 +152,7 @@ join_counters join_all(join_request& req, const join_inputs<T>& in, const super_
 template <class T, int D>
 join_counters join_dispatch_out(join_request& req, const join_inputs<T>& in,
                                 const super_ego_params& p) {
-  if (req.sink.counts_only()) {
+  if (delivery(req.sink, req.res.threads()).form() == delivery_form::counts) {
     return join_all<T, D, count_output<T>>(req, in, p, [&] {
       return count_output<T>(req.sink, in.a, in.b, in.self_join,
                              std::min(std::max(p.chunk, p.leaf), in.a.n),
