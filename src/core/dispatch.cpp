@@ -180,14 +180,14 @@ void emit_self_pairs(result_sink& sink, std::size_t n) {
 
 // Count, size the rows, then run again scattering pairs into them (see rows_by_two_passes).
 void run_two_passes(const engine& e, join_request& request, counting_sink& counted,
-                    const sink_info& info, join_options fill_options,
-                    const engine_params& fill_params) {
+                    const sink_info& info) {
   stopwatch clock;
   join_stats count_stats = request.stats;
   count_sink per_query(true);
   per_query.begin(info);
   auto shown = std::make_shared<std::atomic<double>>(0.0);
   join_options count_options = request.options;
+  join_options fill_options = request.options;
   count_options.progress = progress_span(request.options.progress, 0, count_pass_share, shown);
   fill_options.progress = progress_span(request.options.progress, count_pass_share, 1, shown);
   join_request count_request{request.res,   request.queries, request.data, request.self_join,
@@ -204,7 +204,7 @@ void run_two_passes(const engine& e, join_request& request, counting_sink& count
   scatter.begin(info);
   join_request fill_request{request.res,  request.queries, request.data,   request.self_join,
                             fill_options, scatter,         request.stats,  request.budget,
-                            &fill_params};
+                            request.params};
   e.run(fill_request);
   scatter.finish();
   scatter.check_complete();
@@ -249,10 +249,7 @@ join_stats run_join(resources& res, dataset_view queries, dataset_view data, boo
   counted.begin(info);
   if (queries.n > 0 && data.n > 0) {
     if (e.rows_by_two_passes() && counted.accepts_rows() && !counted.counts_only()) {
-      const join_options fill_options = e.fill_pass_options(run_options);
-      const std::unique_ptr<const engine_params> fill_params =
-          e.parse_params(fill_options.params);
-      run_two_passes(e, request, counted, info, fill_options, *fill_params);
+      run_two_passes(e, request, counted, info);
     } else {
       e.run(request);
     }

@@ -54,10 +54,6 @@ class engine {
   /// when counting is cheap next to sorting |R| pairs; engines that write rows themselves
   /// leave it false and call `sink.begin_rows`.
   virtual bool rows_by_two_passes() const { return false; }
-  /// With rows_by_two_passes: the options of the filling pass, for an engine that fills rows
-  /// faster with other settings than it counts (cpu-grid: the FULL pattern, so each row is
-  /// written in one run by the thread of its query instead of half of it scattered).
-  virtual join_options fill_pass_options(const join_options& options) const { return options; }
   /// Declares and reads the engine's parameters (core/engine_params.hpp): every key with its
   /// kind and description, through `reader`, whatever the map holds (over an empty map it
   /// must give the defaults, as that is how the keys are listed). The default declares none,
