@@ -70,8 +70,7 @@ std::uint64_t segment_capacity(std::uint64_t total_ids, const memory_budget& bud
 void run_row_segments(gpu_state& gpu, const row_counts& rc, std::span<const row_segment> segments,
                       std::size_t n_queries, const segment_filler& fill, delivery& out,
                       const memory_budget& budget, join_stats& stats,
-                      const std::function<void(double)>& progress,
-                      std::span<const std::uint32_t> beside_counts) {
+                      const std::function<void(double)>& progress, rows_beside* beside) {
   stopwatch clock;
   const bool rows = out.form() == delivery_form::rows;
   // Laying the rows out in the sink touches every page of a fresh table (for a large result the
@@ -82,9 +81,10 @@ void run_row_segments(gpu_state& gpu, const row_counts& rc, std::span<const row_
     if (rows) {
       std::vector<std::uint32_t> by_query(n_queries, 0);
       for (std::size_t p = 0; p < rc.ids.size(); ++p) {
-        by_query[rc.ids[p]] = rc.counts[p] + (beside_counts.empty() ? 0 : beside_counts[p]);
+        by_query[rc.ids[p]] = rc.counts[p] + (beside != nullptr ? beside->counts[p] : 0);
       }
-      out.lay_out(by_query);
+      const row_destination dest = out.lay_out(by_query);
+      if (beside != nullptr) beside->destination = dest;
     }
     stats.add_stage("rows", rows_clock.seconds());
   };

@@ -50,14 +50,19 @@ std::vector<row_segment> plan_segments(const row_counts& rc, std::span<const std
 /// budget's segment_ids override.
 std::uint64_t segment_capacity(std::uint64_t total_ids, const memory_budget& budget);
 
-/// Runs the segments and delivers every row through `out` (rows or pairs form). `beside_counts`
-/// (by query position; empty: none) are rows the device does not fill (hegjoin's CPU share): a
-/// row sink's table also holds room for them, after the device's part of each row, and the
-/// caller writes them through out.destination().
+/// Rows the device does not fill (hegjoin's CPU share): their counts by query position, added
+/// to the layout handed to a row sink, and where the sink put them.
+struct rows_beside {
+  std::span<const std::uint32_t> counts;
+  row_destination destination;
+};
+
+/// Runs the segments and delivers every row through `out` (rows or pairs form). With `beside`,
+/// a row sink's table also holds room for those rows; the caller writes them to
+/// beside->destination.
 void run_row_segments(gpu_state& gpu, const row_counts& rc, std::span<const row_segment> segments,
                       std::size_t n_queries, const segment_filler& fill, delivery& out,
                       const memory_budget& budget, join_stats& stats,
-                      const std::function<void(double)>& progress,
-                      std::span<const std::uint32_t> beside_counts = {});
+                      const std::function<void(double)>& progress, rows_beside* beside = nullptr);
 
 }  // namespace epsjoin::detail

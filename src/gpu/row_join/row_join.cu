@@ -169,9 +169,8 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
   // Recording the hits during the count lets the rows be filled by a scatter instead of a
   // second pass over every candidate: worth it where candidates far outnumber results (d >= 6:
   // Expo8D 2M, the fill kernels took as long as the count).
-  delivery out(req.sink, req.res.threads());
   const bool want_records =
-      kernel.can_record() && out.form() != delivery_form::counts &&
+      kernel.can_record() && !req.sink.counts_only() &&
       (s.fill == fill_mode::records || (s.fill == fill_mode::automatic && view.d >= 6));
   device_buffer<unsigned long long> record_count(1);
   if (want_records) {
@@ -209,6 +208,7 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
   // Whether any pair was found elsewhere: if not (the device took every item, or the others'
   // were all empty), the rows are the device's alone, without the per-position passes.
   const bool found_elsewhere = source->found_elsewhere();
+  delivery out(req.sink, req.res.threads());
   if (out.form() == delivery_form::counts) {
     if (!found_elsewhere) {
       out.counts(rc.ids, rc.counts);
@@ -326,8 +326,9 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
     return row_join_result::done;
   }
   const std::vector<std::uint32_t> elsewhere = source->counts_elsewhere(nq);
+  rows_beside beside{elsewhere, {}};
   run_row_segments(gpu, rc, segments, req.queries.n, fill, out, req.budget, req.stats,
-                   req.options.progress, elsewhere);
+                   req.options.progress, &beside);
   clock.restart();
   source->deliver_elsewhere(out, rc.counts, req.res.threads());
   req.stats.add_stage("cpu rows", clock.seconds());
