@@ -31,6 +31,19 @@ row_destination delivery::lay_out(std::span<const std::uint32_t> counts_by_query
   return destination_;
 }
 
+void delivery::lay_out_query_rows(std::span<const std::uint32_t> counts_by_query,
+                                  std::span<const std::uint64_t> offsets) {
+  EPSJOIN_ENSURE(offsets.size() == counts_by_query.size() + 1, error, "internal: ",
+                 offsets.size(), " offsets for ", counts_by_query.size(), " rows");
+  lay_out(counts_by_query);
+  query_offsets_ = offsets;
+  contiguous_ = is_contiguous(offsets, destination_, threads_);
+}
+
+void delivery::query_rows(std::uint64_t first, std::span<const std::uint32_t> piece) const {
+  copy_query_rows(query_offsets_, first, piece, destination_, contiguous_, threads_);
+}
+
 void delivery::rows(const row_layout& layout, std::uint64_t first,
                     std::span<const std::uint32_t> piece) const {
   if (form_ == delivery_form::rows) {

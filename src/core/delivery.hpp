@@ -31,6 +31,7 @@ class delivery {
 
   delivery_form form() const noexcept { return form_; }
   result_sink& sink() const noexcept { return *sink_; }
+  unsigned threads() const noexcept { return threads_; }
 
   /// counts[k] more neighbours for query ids[k] (zeros skipped), handed over on the threads.
   void counts(std::span<const std::uint32_t> ids, std::span<const std::uint32_t> counts) const;
@@ -41,6 +42,15 @@ class delivery {
   /// into the laid-out rows (rows form) or handed over as pairs (pairs form).
   void rows(const row_layout& layout, std::uint64_t first,
             std::span<const std::uint32_t> piece) const;
+  /// Rows form, for an engine that lays its rows out in query order: the sink lays out rows of
+  /// counts_by_query[q] neighbours, and `offsets` ([queries + 1], the prefix sums of
+  /// counts_by_query) is that layout. Called once, before query_rows().
+  void lay_out_query_rows(std::span<const std::uint32_t> counts_by_query,
+                          std::span<const std::uint64_t> offsets);
+  /// Elements [first, first + piece.size()) of the query-order layout, copied into their rows:
+  /// in one run where the sink's rows lie as the layout does, row by row where they do not
+  /// (a sink that adds self pairs leaves a slot before each row).
+  void query_rows(std::uint64_t first, std::span<const std::uint32_t> piece) const;
   /// A per-thread buffer of pairs for the pairs form (flush it before it goes).
   pair_emitter emitter() const { return pair_emitter(*sink_); }
   /// The destination lay_out returned.
@@ -51,6 +61,8 @@ class delivery {
   unsigned threads_;
   delivery_form form_;
   row_destination destination_;
+  std::span<const std::uint64_t> query_offsets_;
+  bool contiguous_ = false;
 };
 
 }  // namespace epsjoin::detail

@@ -1,6 +1,7 @@
 #include "core/row_copy.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -18,18 +19,19 @@ namespace {
 // Below this many ids a piece is not worth another thread.
 constexpr std::uint64_t min_ids_per_thread = std::uint64_t{1} << 16;
 
-// Calls f(p, begin, end) for every position p whose row meets layout [lo, hi), with the
+// Calls f(p, begin, end) for every row p of the CSR `offsets` that meets [lo, hi), with the
 // intersection [begin, end) in layout coordinates.
 template <class F>
-void for_each_row_part(const row_layout& layout, std::uint64_t lo, std::uint64_t hi, F&& f) {
+void for_each_row_part(std::span<const std::uint64_t> offsets, std::uint64_t lo, std::uint64_t hi,
+                       F&& f) {
   if (lo >= hi) return;
-  // The last position whose row starts at or before lo (rows may be empty, so skip ahead).
-  auto it = std::upper_bound(layout.offsets.begin(), layout.offsets.end() - 1, lo);
-  std::size_t p = static_cast<std::size_t>(it - layout.offsets.begin()) - 1;
-  const std::size_t positions = layout.ids.size();
-  for (; p < positions && layout.offsets[p] < hi; ++p) {
-    const std::uint64_t b = std::max(lo, layout.offsets[p]);
-    const std::uint64_t e = std::min(hi, layout.offsets[p + 1]);
+  // The last row that starts at or before lo (rows may be empty, so skip ahead).
+  auto it = std::upper_bound(offsets.begin(), offsets.end() - 1, lo);
+  std::size_t p = static_cast<std::size_t>(it - offsets.begin()) - 1;
+  const std::size_t rows = offsets.size() - 1;
+  for (; p < rows && offsets[p] < hi; ++p) {
+    const std::uint64_t b = std::max(lo, offsets[p]);
+    const std::uint64_t e = std::min(hi, offsets[p + 1]);
     if (b < e) f(p, b, e);
   }
 }
@@ -75,10 +77,37 @@ void split_piece(std::uint64_t first, std::size_t size, unsigned threads, Body&&
 void copy_rows(const row_layout& layout, std::uint64_t first, std::span<const std::uint32_t> piece,
                const row_destination& dest, unsigned threads) {
   split_piece(first, piece.size(), threads, [&](std::uint64_t lo, std::uint64_t hi) {
-    for_each_row_part(layout, lo, hi, [&](std::size_t p, std::uint64_t b, std::uint64_t e) {
+    for_each_row_part(layout.offsets, lo, hi, [&](std::size_t p, std::uint64_t b, std::uint64_t e) {
       std::uint32_t* to = dest.neighbors + dest.starts[layout.ids[p]] + (b - layout.offsets[p]);
       copy_ids(to, piece.data() + (b - first), e - b);
     });
+    end_streaming();
+  });
+}
+
+bool is_contiguous(std::span<const std::uint64_t> offsets, const row_destination& dest,
+                   unsigned threads) {
+  const std::size_t rows = offsets.empty() ? 0 : offsets.size() - 1;
+  std::atomic<bool> same{true};
+  parallel_for(threads, rows, std::size_t{1} << 18, [&](std::size_t b, std::size_t e, unsigned) {
+    if (!same.load(std::memory_order_relaxed)) return;
+    if (!std::equal(offsets.begin() + b, offsets.begin() + e, dest.starts + b)) same = false;
+  });
+  return same.load();
+}
+
+void copy_query_rows(std::span<const std::uint64_t> offsets, std::uint64_t first,
+                     std::span<const std::uint32_t> piece, const row_destination& dest,
+                     bool contiguous, unsigned threads) {
+  split_piece(first, piece.size(), threads, [&](std::uint64_t lo, std::uint64_t hi) {
+    if (contiguous) {
+      copy_ids(dest.neighbors + lo, piece.data() + (lo - first), hi - lo);
+    } else {
+      for_each_row_part(offsets, lo, hi, [&](std::size_t q, std::uint64_t b, std::uint64_t e) {
+        copy_ids(dest.neighbors + dest.starts[q] + (b - offsets[q]), piece.data() + (b - first),
+                 e - b);
+      });
+    }
     end_streaming();
   });
 }
@@ -89,7 +118,7 @@ void emit_rows_as_pairs(const row_layout& layout, std::uint64_t first,
   split_piece(first, piece.size(), threads, [&](std::uint64_t lo, std::uint64_t hi) {
     std::vector<index_pair> pairs;
     pairs.reserve(batch);
-    for_each_row_part(layout, lo, hi, [&](std::size_t p, std::uint64_t b, std::uint64_t e) {
+    for_each_row_part(layout.offsets, lo, hi, [&](std::size_t p, std::uint64_t b, std::uint64_t e) {
       const std::uint32_t query = layout.ids[p];
       for (std::uint64_t at = b; at < e; ++at) {
         pairs.push_back({query, piece[at - first]});

@@ -21,6 +21,17 @@ struct row_layout {
 void copy_rows(const row_layout& layout, std::uint64_t first, std::span<const std::uint32_t> piece,
                const row_destination& dest, unsigned threads);
 
+/// True when `dest` lays its rows out exactly as the CSR `offsets` ([rows + 1]) does, so that a
+/// run of the layout is a run of the destination.
+bool is_contiguous(std::span<const std::uint64_t> offsets, const row_destination& dest,
+                   unsigned threads);
+
+/// Copies elements [first, first + piece.size()) of rows laid out in query order by the CSR
+/// `offsets` into their rows at `dest` (one copy when `contiguous`), on `threads` threads.
+void copy_query_rows(std::span<const std::uint64_t> offsets, std::uint64_t first,
+                     std::span<const std::uint32_t> piece, const row_destination& dest,
+                     bool contiguous, unsigned threads);
+
 /// Sorts each row of a CSR layout (row i: neighbors[offsets[i], offsets[i + 1])) by id, on
 /// `threads` threads.
 void sort_rows(std::span<const std::uint64_t> offsets, std::uint32_t* neighbors, unsigned threads);

@@ -102,3 +102,65 @@ TEST(emit_rows_as_pairs, every_pair_once_with_its_query) {
 }
 
 }  // namespace
+
+namespace {
+
+// A query-order layout of random rows; its destination either the same layout or one with a
+// gap of `gap` ids before each row (what a sink that adds self pairs hands out).
+struct query_rows_case {
+  std::vector<std::uint64_t> offsets;  // the layout, query order
+  std::vector<std::uint32_t> layout;
+  std::vector<std::uint64_t> starts;   // the destination's
+  std::vector<std::uint32_t> table;
+};
+
+query_rows_case make_query_rows(std::mt19937_64& rng, std::size_t n, std::uint32_t gap) {
+  query_rows_case c;
+  c.offsets.push_back(0);
+  for (std::size_t q = 0; q < n; ++q) {
+    const std::uint32_t len = rng() % 3 == 0 ? 0 : static_cast<std::uint32_t>(rng() % (rng() % 7 == 0 ? 300 : 6));
+    c.starts.push_back(c.layout.size() + q * gap + gap);
+    for (std::uint32_t k = 0; k < len; ++k) c.layout.push_back(static_cast<std::uint32_t>(rng()));
+    c.offsets.push_back(c.layout.size());
+  }
+  c.starts.push_back(c.layout.size() + n * gap);
+  if (gap == 0) c.starts = c.offsets;
+  c.table.assign(c.layout.size() + n * gap, 0xdeadbeefu);
+  return c;
+}
+
+}  // namespace
+
+TEST(copy_query_rows, pieces_land_in_their_rows_with_and_without_gaps) {
+  std::mt19937_64 rng(epsjoin::test::test_seed());
+  for (std::uint32_t gap : {0u, 1u}) {
+    for (std::size_t n : {0u, 1u, 7u, 500u, 3000u}) {
+      query_rows_case c = make_query_rows(rng, n, gap);
+      const epsjoin::row_destination dest{c.table.data(), c.starts.data()};
+      const bool contiguous = epsjoin::detail::is_contiguous(c.offsets, dest, 3);
+      EXPECT_EQ(contiguous, gap == 0 || n == 0) << "n " << n << " gap " << gap;
+      const std::vector<std::uint64_t> at = cuts(rng, c.layout.size());
+      for (std::size_t k = 0; k + 1 < at.size(); ++k) {
+        const std::span<const std::uint32_t> piece(c.layout.data() + at[k], at[k + 1] - at[k]);
+        epsjoin::detail::copy_query_rows(c.offsets, at[k], piece, dest, contiguous, 3);
+      }
+      for (std::size_t q = 0; q < n; ++q) {
+        for (std::uint64_t i = c.offsets[q]; i < c.offsets[q + 1]; ++i) {
+          ASSERT_EQ(c.table[c.starts[q] + (i - c.offsets[q])], c.layout[i]) << "n " << n << " row " << q;
+        }
+        // The gap before each row is left alone.
+        if (gap > 0) ASSERT_EQ(c.table[c.starts[q] - 1], 0xdeadbeefu) << "n " << n << " row " << q;
+      }
+    }
+  }
+}
+
+TEST(copy_query_rows, a_destination_that_differs_in_one_row_is_not_contiguous) {
+  std::vector<std::uint64_t> offsets(1 << 20);
+  std::iota(offsets.begin(), offsets.end(), 0u);
+  std::vector<std::uint64_t> starts = offsets;
+  std::vector<std::uint32_t> table(offsets.size());
+  EXPECT_TRUE(epsjoin::detail::is_contiguous(offsets, {table.data(), starts.data()}, 4));
+  starts[starts.size() / 2 + 123] += 1;
+  EXPECT_FALSE(epsjoin::detail::is_contiguous(offsets, {table.data(), starts.data()}, 4));
+}

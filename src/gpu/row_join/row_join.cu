@@ -1,7 +1,9 @@
 // The row-join pipeline (row_join.cuh): count, lay out, fill in place.
 
 #include <algorithm>
+#include <optional>
 
+#include "batch/query_rows.cuh"
 #include "core/timer.hpp"
 #include "gpu/join_indexes.cuh"
 #include "gpu/row_join/row_join.cuh"
@@ -192,7 +194,20 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
       {gpu, queries, data_index, ranges, ordered, work.n, view, halving_ranges,
        req.self_join ? req.data : req.queries, req.data, plan.dim_order,
        std::max(1u, req.res.threads() > 1 ? req.res.threads() - 1 : 1), count_items, req.stats});
-  const row_counts rc = fetch_row_counts(counts.data(), queries.permutation.data(), nq, stream);
+  // Whether any pair was found elsewhere: if not (the device took every item, or the others'
+  // were all empty), the rows are the device's alone, without the per-position passes.
+  const bool found_elsewhere = source->found_elsewhere();
+  delivery out(req.sink, req.res.threads());
+  // Rows of the device's alone, in a table that fits on the device, are laid out there in query
+  // order (query_rows.cuh); otherwise per position on the host, in segments (rows.cuh).
+  std::optional<query_layout> by_query;
+  if (out.form() == delivery_form::rows && !found_elsewhere) {
+    by_query = lay_out_by_query(gpu, counts.data(), queries.permutation.data(), nq, stream);
+    if (segment_capacity(by_query->total, req.budget) < by_query->total) by_query.reset();
+  }
+  row_counts rc;
+  if (!by_query) rc = fetch_row_counts(counts.data(), queries.permutation.data(), nq, stream);
+  const std::uint64_t total = by_query ? by_query->total : rc.offsets.back();
   unsigned long long recorded = 0;
   if (count_out.records != nullptr) {
     EPSJOIN_CUDA_TRY(
@@ -203,12 +218,8 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
   req.stats.notes.push_back(
       {"configuration", concat(s.summary, "; ", work.n, " work items; ", data_index.n_cells,
                                " non-empty cells; ", plan.reason)});
-  kernel.report(req.stats, rc.offsets.back());
+  kernel.report(req.stats, total);
   source->report(req.stats);
-  // Whether any pair was found elsewhere: if not (the device took every item, or the others'
-  // were all empty), the rows are the device's alone, without the per-position passes.
-  const bool found_elsewhere = source->found_elsewhere();
-  delivery out(req.sink, req.res.threads());
   if (out.form() == delivery_form::counts) {
     if (!found_elsewhere) {
       out.counts(rc.ids, rc.counts);
@@ -224,9 +235,10 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
 
   // Filling pass, segment by segment.
   clock.restart();
-  const std::uint64_t total = rc.offsets.back();
-  const std::uint64_t capacity = segment_capacity(total, req.budget);
-  const std::vector<row_segment> segments = plan_segments(rc, work.host_first, capacity);
+  const std::vector<row_segment> segments =
+      !by_query     ? plan_segments(rc, work.host_first, segment_capacity(total, req.budget))
+      : total > 0 ? std::vector<row_segment>{{0, nq, 0, total}}
+                  : std::vector<row_segment>{};
   // The records fill the rows when they all fit and the table is one segment.
   const bool scatter_fill = count_out.records != nullptr && segments.size() == 1 &&
                             recorded <= count_out.record_capacity && recorded == total;
@@ -320,6 +332,10 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
            item_begin[k + 1] - item_begin[k], out, pass::fill, halving_fill, on);
   };
   // The counting pass ran on `stream`; the fill kernels run on the same stream.
+  if (by_query) {
+    run_query_rows(gpu, *by_query, nq, fill, out, req.budget, req.stats, req.options.progress);
+    return row_join_result::done;
+  }
   if (!found_elsewhere) {
     run_row_segments(gpu, rc, segments, req.queries.n, fill, out, req.budget, req.stats,
                      req.options.progress);

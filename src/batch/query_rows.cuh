@@ -1,0 +1,37 @@
+#pragma once
+// The row pipeline's fast path (rows.cuh has the general one), taken when the whole table fits in
+// device memory: the rows are laid out on the device in the caller's query order (the counting
+// pass's per-position counts scattered by query and scanned there, each position's row start
+// gathered back), filled by one launch, and copied out in chunks that are runs of the sink's
+// table, placed by every host thread while the link brings the next chunks. No per-position
+// array crosses the link and no row is permuted on the host.
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "batch/rows.cuh"
+#include "epsjoin/result.hpp"
+
+namespace epsjoin::detail {
+
+/// Rows laid out in query order on the device.
+struct query_layout {
+  std::uint32_t queries = 0;
+  std::uint64_t total = 0;                          ///< ids in the whole table
+  device_buffer<std::uint64_t> offsets;             ///< [queries + 1] where query q's row starts
+  device_buffer<std::uint64_t> row_offset;          ///< [positions] where position p's row starts
+};
+
+/// Lays the rows out from the counting pass's per-position `counts` and the position -> query
+/// id map `ids` (a permutation of [0, positions)); waits for the total.
+query_layout lay_out_by_query(gpu_state& gpu, const std::uint32_t* counts, const std::uint32_t* ids,
+                              std::uint32_t positions, cudaStream_t stream);
+
+/// Fills the whole table (`fill`'s segment is every position) and delivers it through `out`'s
+/// query-row form. The fill runs on gpu.slots[0]'s stream, after what is queued there.
+void run_query_rows(gpu_state& gpu, const query_layout& layout, std::uint32_t positions,
+                    const segment_filler& fill, delivery& out, const memory_budget& budget,
+                    join_stats& stats, const std::function<void(double)>& progress);
+
+}  // namespace epsjoin::detail
