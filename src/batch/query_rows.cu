@@ -34,14 +34,16 @@ using host_offsets = std::vector<std::uint64_t, default_init_allocator<std::uint
 }  // namespace
 
 query_layout lay_out_by_query(gpu_state& gpu, const std::uint32_t* counts, const std::uint32_t* ids,
-                              std::uint32_t positions, cudaStream_t stream) {
+                              std::uint32_t positions, std::uint32_t queries, cudaStream_t stream) {
+  EPSJOIN_ENSURE(positions <= queries, error, "internal: ", positions, " query positions for ",
+                 queries, " queries");
   query_layout layout;
-  layout.queries = positions;
-  layout.offsets.reserve(std::size_t{positions} + 1);
+  layout.queries = queries;
+  layout.offsets.reserve(std::size_t{queries} + 1);
   layout.row_offset.reserve(std::max<std::uint32_t>(positions, 1));
-  // The entry past the last query stays 0 and becomes the total.
-  EPSJOIN_CUDA_TRY(cudaMemsetAsync(layout.offsets.data() + positions, 0, sizeof(std::uint64_t),
-                                   stream));
+  // Queries without a position keep an empty row; the entry past the last becomes the total.
+  EPSJOIN_CUDA_TRY(cudaMemsetAsync(layout.offsets.data(), 0,
+                                   sizeof(std::uint64_t) * (std::size_t{queries} + 1), stream));
   if (positions > 0) {
     scatter_counts_kernel<<<grid_size(positions, block), block, 0, stream>>>(counts, ids, positions,
                                                                            layout.offsets.data());
@@ -50,14 +52,14 @@ query_layout lay_out_by_query(gpu_state& gpu, const std::uint32_t* counts, const
   // In place (CUB allows it for scans): the counts become the row starts.
   std::uint64_t* offsets = layout.offsets.data();
   cub_call(gpu.scratch, [&](void* temp, std::size_t& bytes) {
-    return cub::DeviceScan::ExclusiveSum(temp, bytes, offsets, offsets, positions + 1, stream);
+    return cub::DeviceScan::ExclusiveSum(temp, bytes, offsets, offsets, queries + 1, stream);
   });
   if (positions > 0) {
     gather_starts_kernel<<<grid_size(positions, block), block, 0, stream>>>(
         offsets, ids, positions, layout.row_offset.data());
     EPSJOIN_CHECK_LAUNCH();
   }
-  EPSJOIN_CUDA_TRY(cudaMemcpyAsync(&layout.total, offsets + positions, sizeof layout.total,
+  EPSJOIN_CUDA_TRY(cudaMemcpyAsync(&layout.total, offsets + queries, sizeof layout.total,
                                    cudaMemcpyDeviceToHost, stream));
   EPSJOIN_CUDA_TRY(cudaStreamSynchronize(stream));
   return layout;

@@ -23,10 +23,12 @@ struct query_layout {
   device_buffer<std::uint64_t> row_offset;          ///< [positions] where position p's row starts
 };
 
-/// Lays the rows out from the counting pass's per-position `counts` and the position -> query
-/// id map `ids` (a permutation of [0, positions)); waits for the total.
+/// Lays the rows of `queries` queries out from the counting pass's per-position `counts` and the
+/// position -> query id map `ids` (distinct ids in [0, queries); an A x B join's query index may
+/// leave out queries that cannot have neighbours, whose rows are then empty); waits for the
+/// total.
 query_layout lay_out_by_query(gpu_state& gpu, const std::uint32_t* counts, const std::uint32_t* ids,
-                              std::uint32_t positions, cudaStream_t stream);
+                              std::uint32_t positions, std::uint32_t queries, cudaStream_t stream);
 
 /// Fills the whole table (`fill`'s segment is every position) and delivers it through `out`'s
 /// query-row form. The fill runs on gpu.slots[0]'s stream, after what is queued there.

@@ -202,7 +202,8 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
   // order (query_rows.cuh); otherwise per position on the host, in segments (rows.cuh).
   std::optional<query_layout> by_query;
   if (out.form() == delivery_form::rows && !found_elsewhere) {
-    by_query = lay_out_by_query(gpu, counts.data(), queries.permutation.data(), nq, stream);
+    by_query = lay_out_by_query(gpu, counts.data(), queries.permutation.data(), nq,
+                                static_cast<std::uint32_t>(req.queries.n), stream);
     if (segment_capacity(by_query->total, req.budget) < by_query->total) by_query.reset();
   }
   row_counts rc;
