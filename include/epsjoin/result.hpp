@@ -52,6 +52,9 @@ struct default_init_allocator : std::allocator<T> {
 
 /// @brief A vector of point ids whose `resize` does not zero.
 using id_vector = std::vector<std::uint32_t, default_init_allocator<std::uint32_t>>;
+/// @brief A vector of row offsets whose `resize` does not zero (the sinks write every entry, on
+///        every thread: a table's offsets are gigabytes at a billion queries).
+using offset_vector = std::vector<std::uint64_t, default_init_allocator<std::uint64_t>>;
 
 /// @brief One result pair: a query id and the id of a point within eps of it.
 struct index_pair {
@@ -64,7 +67,7 @@ struct index_pair {
 /// @brief CSR neighbour table: the neighbours of query i are
 ///        neighbors[offsets[i] .. offsets[i + 1]). Symmetric for a self-join.
 struct neighbor_table {
-  std::vector<std::uint64_t> offsets;   ///< [n_queries + 1]
+  offset_vector offsets;                ///< [n_queries + 1]
   id_vector neighbors;                   ///< [|R|]
 
   std::size_t n_queries() const noexcept { return offsets.empty() ? 0 : offsets.size() - 1; }

@@ -28,6 +28,7 @@ namespace epsjoin {
 namespace detail {
 class output_file;
 class mapped_output;
+class written_output;
 }
 
 /// @brief What a sink is about to receive.
@@ -70,6 +71,21 @@ class result_sink {
   ///        row completely at the returned destination (rows concurrently, in any order) before
   ///        `finish`. Called at most once, and then instead of `consume`.
   virtual row_destination begin_rows(std::span<const std::uint32_t> counts);
+  /// @brief True when the sink can take the table as blocks of complete rows in query order
+  ///        (`begin_row_blocks`, `consume_row_block`). Engines that lay their rows out in query
+  ///        order (the GPU engines, when the table fits in device memory) then stream it with
+  ///        bounded host memory; the others use rows or pairs, which such a sink takes too.
+  virtual bool accepts_row_blocks() const { return false; }
+  /// @brief Row-block delivery: query q will get counts[q] neighbours. Called at most once, and
+  ///        then instead of `begin_rows` and `consume`.
+  virtual void begin_row_blocks(std::span<const std::uint32_t> counts);
+  /// @brief The complete rows of queries [first_query, first_query + offsets.size() - 1): row
+  ///        first_query + i is neighbors[offsets[i] - offsets[0] .. offsets[i + 1] - offsets[0]),
+  ///        offsets being positions in the whole table. Blocks come from one thread, in increasing
+  ///        query order, each starting where the last ended, and together cover every query
+  ///        (rows may be empty). The spans are valid only during the call.
+  virtual void consume_row_block(std::size_t first_query, std::span<const std::uint64_t> offsets,
+                                 std::span<const std::uint32_t> neighbors);
   /// @brief Called once, after the last batch.
   virtual void finish() {}
   /// @brief True when the sink keeps the whole result in host memory (a table or a pair list),
@@ -104,6 +120,38 @@ class csr_sink final : public result_sink {
   std::mutex mutex_;
   std::vector<std::vector<index_pair>> batches_;
   neighbor_table table_;
+};
+
+/// @brief Hands the CSR table to a callback as blocks of complete rows, in increasing query
+///        order (see `result_sink::consume_row_block`), each row sorted by id when asked. Engines
+///        that fill the table in query order stream it through in blocks of at most 64 MiB of
+///        ids; for the others the table is built in memory first (as `csr_sink` builds it, under
+///        the same memory limit) and handed over in such blocks at `finish`.
+class row_block_sink final : public result_sink {
+ public:
+  using callback = std::function<void(std::size_t first_query, std::span<const std::uint64_t> offsets,
+                                      std::span<const std::uint32_t> neighbors)>;
+  explicit row_block_sink(callback on_block, bool sort_neighbors = false);
+  void begin(const sink_info& info) override;
+  void consume(std::span<const index_pair> pairs) override { collected_.consume(pairs); }
+  bool accepts_rows() const override { return true; }
+  row_destination begin_rows(std::span<const std::uint32_t> counts) override;
+  bool accepts_row_blocks() const override { return true; }
+  void begin_row_blocks(std::span<const std::uint32_t> counts) override;
+  void consume_row_block(std::size_t first_query, std::span<const std::uint64_t> offsets,
+                         std::span<const std::uint32_t> neighbors) override;
+  void finish() override;
+  /// True for the rows and pairs it may have to collect; blocks pass straight through.
+  bool keeps_result_in_memory() const override { return true; }
+  double bytes_kept_per_pair() const override { return collected_.bytes_kept_per_pair(); }
+
+ private:
+  callback on_block_;
+  bool sort_neighbors_;
+  bool streamed_ = false;
+  std::size_t n_queries_ = 0, next_query_ = 0;
+  std::vector<std::uint32_t> sorted_;
+  csr_sink collected_;
 };
 
 /// @brief Keeps each unordered pair once, as (i, j) with i < j (self-join; plus (i, i) when
@@ -174,6 +222,11 @@ class csr_file_sink final : public result_sink {
   void consume(std::span<const index_pair> pairs) override;
   bool accepts_rows() const override { return true; }
   row_destination begin_rows(std::span<const std::uint32_t> counts) override;
+  /// Blocks are appended with plain writes: memory stays bounded by a block.
+  bool accepts_row_blocks() const override { return true; }
+  void begin_row_blocks(std::span<const std::uint32_t> counts) override;
+  void consume_row_block(std::size_t first_query, std::span<const std::uint64_t> offsets,
+                         std::span<const std::uint32_t> neighbors) override;
   void finish() override;
   /// Pairs delivered as pairs are collected in memory first.
   double bytes_kept_per_pair() const override { return collected_.bytes_kept_per_pair(); }
@@ -183,6 +236,9 @@ class csr_file_sink final : public result_sink {
   bool sort_neighbors_;
   csr_sink collected_;
   std::unique_ptr<detail::mapped_output> file_;
+  std::unique_ptr<detail::written_output> stream_;
+  std::uint64_t neighbors_at_ = 0;  ///< file position of the first neighbour (row blocks)
+  std::vector<std::uint32_t> sorted_;
   std::size_t n_queries_ = 0;
   bool rows_ = false;
   std::uint64_t* offsets_ = nullptr;

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstring>
 #include <cub/device/device_scan.cuh>
 
 #include "batch/query_rows.cuh"
@@ -29,7 +30,38 @@ __global__ void gather_starts_kernel(const std::uint64_t* __restrict__ offsets,
 }
 
 /// A host array that a device copy overwrites whole: not zeroed first.
-using host_offsets = std::vector<std::uint64_t, default_init_allocator<std::uint64_t>>;
+using host_offsets = offset_vector;
+
+/// Copies `bytes` from `device` to `host` through the ring's pinned buffers (of `slot_bytes`
+/// each, in flight together) on `stream`, each piece placed by `threads` threads: a pageable
+/// copy would go through the driver's own small staging buffer on one thread.
+template <class Ring>
+void copy_through_ring(Ring& ring, std::size_t slot_bytes, const void* device, void* host,
+                       std::size_t bytes, cudaStream_t stream, unsigned threads) {
+  const std::size_t pieces = (bytes + slot_bytes - 1) / slot_bytes;
+  std::vector<cuda_event> ready(ring.size());
+  auto issue = [&](std::size_t k) {
+    const std::size_t at = k * slot_bytes;
+    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(ring[k % ring.size()].data(),
+                                     static_cast<const char*>(device) + at,
+                                     std::min(slot_bytes, bytes - at), cudaMemcpyDeviceToHost, stream));
+    ready[k % ring.size()].record(stream);
+  };
+  std::size_t issued = 0;
+  while (issued < std::min(pieces, ring.size())) issue(issued++);
+  for (std::size_t k = 0; k < pieces; ++k) {
+    EPSJOIN_CUDA_TRY(cudaEventSynchronize(ready[k % ring.size()].get()));
+    const std::size_t at = k * slot_bytes, size = std::min(slot_bytes, bytes - at);
+    const char* from = reinterpret_cast<const char*>(ring[k % ring.size()].data());
+    char* to = static_cast<char*>(host) + at;
+    constexpr std::size_t grain = std::size_t{1} << 20;
+    parallel_for(threads, (size + grain - 1) / grain, 1, [&](std::size_t b, std::size_t e, unsigned) {
+      const std::size_t lo = b * grain, hi = std::min(size, e * grain);
+      std::memcpy(to + lo, from + lo, hi - lo);
+    });
+    if (issued < pieces) issue(issued++);
+  }
+}
 
 }  // namespace
 
@@ -82,55 +114,100 @@ void run_query_rows(gpu_state& gpu, const query_layout& layout, std::uint32_t po
     filled.record(compute);
   }
 
-  // While the device fills: the layout to the host (the copy blocks this thread, not the GPU),
-  // and the sink's table laid out, its first pages faulted in by the sink.
+  const std::uint64_t chunk_ids =
+      budget.overrides().chunk_ids > 0 ? budget.overrides().chunk_ids : default_chunk_ids;
+  auto& ring = gpu.row_chunks;
+  const std::uint64_t offset_ids = 2 * (std::uint64_t{layout.queries} + 1);
+  for (auto& r : ring) r.reserve(std::max<std::uint64_t>(std::min(chunk_ids, std::max(total, offset_ids)), 1));
+  const std::uint64_t ring_ids = std::min<std::uint64_t>(ring[0].capacity(), chunk_ids);
+
+  // While the device fills: the layout to the host through the pinned ring, every thread
+  // copying out (and so faulting in the host array), then the counts the sink lays out.
   host_offsets offsets(std::size_t{layout.queries} + 1);
-  EPSJOIN_CUDA_TRY(cudaMemcpyAsync(offsets.data(), layout.offsets.data(),
-                                   sizeof(std::uint64_t) * offsets.size(), cudaMemcpyDeviceToHost,
-                                   copy));
-  EPSJOIN_CUDA_TRY(cudaStreamSynchronize(copy));
+  copy_through_ring(ring, ring_ids * sizeof(std::uint32_t), layout.offsets.data(), offsets.data(),
+                    sizeof(std::uint64_t) * offsets.size(), copy, threads);
   id_vector counts(layout.queries);
   parallel_for(threads, counts.size(), std::size_t{1} << 18, [&](std::size_t b, std::size_t e, unsigned) {
     for (std::size_t q = b; q < e; ++q) counts[q] = static_cast<std::uint32_t>(offsets[q + 1] - offsets[q]);
   });
   stats.add_stage("upload", clock.seconds());
 
-  const std::uint64_t chunk_ids =
-      budget.overrides().chunk_ids > 0 ? budget.overrides().chunk_ids : default_chunk_ids;
-  auto& ring = gpu.row_chunks;
-  for (auto& r : ring) r.reserve(std::max<std::uint64_t>(std::min(chunk_ids, total), 1));
-  const std::uint64_t ring_ids = std::min<std::uint64_t>(ring[0].capacity(), chunk_ids);
-  const std::size_t chunks = static_cast<std::size_t>((total + ring_ids - 1) / ring_ids);
+  // The chunks: runs of the table of at most a ring slot; for a sink that takes row blocks, cut
+  // at the last row end within the slot (a row longer than a slot spans several chunks).
+  const bool blocks = out.takes_row_blocks();
+  std::vector<std::uint64_t> cut{0};
+  while (cut.back() < total) {
+    std::uint64_t end = std::min(total, cut.back() + ring_ids);
+    if (blocks && end < total) {
+      const std::uint64_t row_end = *(std::upper_bound(offsets.begin(), offsets.end(), end) - 1);
+      if (row_end > cut.back()) end = row_end;
+    }
+    cut.push_back(end);
+  }
+  const std::size_t chunks = cut.size() - 1;
   std::vector<cuda_event> chunk_ready(ring.size());
   std::size_t issued = 0;
   auto issue = [&](std::size_t g) {
-    const std::uint64_t first = g * ring_ids;
-    const std::uint64_t size = std::min(ring_ids, total - first);
     const std::size_t slot = g % ring.size();
     EPSJOIN_CUDA_TRY(cudaStreamWaitEvent(copy, filled.get(), 0));
-    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(ring[slot].data(), table.data() + first,
-                                     sizeof(std::uint32_t) * size, cudaMemcpyDeviceToHost, copy));
+    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(ring[slot].data(), table.data() + cut[g],
+                                     sizeof(std::uint32_t) * (cut[g + 1] - cut[g]),
+                                     cudaMemcpyDeviceToHost, copy));
     chunk_ready[slot].record(copy);
   };
   while (issued < std::min(chunks, ring.size())) issue(issued++);
 
   clock.restart();
-  out.lay_out_query_rows(counts, offsets);
+  if (blocks) {
+    out.begin_row_blocks(counts);
+  } else {
+    out.lay_out_query_rows(counts, offsets);
+  }
   stats.add_stage("rows", clock.seconds());
 
+  // Row blocks: the rows from next_query that end at or before `end`.
+  std::size_t next_query = 0;
+  auto deliver = [&](std::span<const std::uint32_t> ids, std::uint64_t end) {
+    const std::size_t last =
+        end == total ? layout.queries
+                     : static_cast<std::size_t>(std::upper_bound(offsets.begin() + next_query,
+                                                                 offsets.end(), end) -
+                                                offsets.begin()) - 1;
+    out.row_block(next_query, {offsets.data() + next_query, last - next_query + 1}, ids);
+    next_query = last;
+  };
+  std::vector<std::uint32_t> carry;  // a row longer than a chunk, gathered until it ends
   double waiting = 0, placing = 0;
   for (std::size_t g = 0; g < chunks; ++g) {
     stopwatch wait;
     EPSJOIN_CUDA_TRY(cudaEventSynchronize(chunk_ready[g % ring.size()].get()));
     waiting += wait.seconds();
     wait.restart();
-    const std::uint64_t first = g * ring_ids;
-    const std::uint64_t size = std::min(ring_ids, total - first);
-    out.query_rows(first, {ring[g % ring.size()].data(), static_cast<std::size_t>(size)});
+    const std::span<const std::uint32_t> piece(ring[g % ring.size()].data(),
+                                               static_cast<std::size_t>(cut[g + 1] - cut[g]));
+    if (!blocks) {
+      out.query_rows(cut[g], piece);
+    } else {
+      const bool row_ends =
+          cut[g + 1] == total || std::binary_search(offsets.begin(), offsets.end(), cut[g + 1]);
+      if (row_ends && carry.empty()) {
+        deliver(piece, cut[g + 1]);
+      } else {
+        carry.insert(carry.end(), piece.begin(), piece.end());
+        if (row_ends) {
+          deliver(carry, cut[g + 1]);
+          carry.clear();
+        }
+      }
+    }
     placing += wait.seconds();
     // The slot just placed takes the chunk after the ones in flight.
     if (issued < chunks) issue(issued++);
-    if (progress) progress(static_cast<double>(first + size) / static_cast<double>(total));
+    if (progress) progress(static_cast<double>(cut[g + 1]) / static_cast<double>(total));
+  }
+  // Trailing empty rows (or every row of an empty table).
+  if (blocks && next_query < layout.queries) {
+    out.row_block(next_query, {offsets.data() + next_query, layout.queries - next_query + 1}, {});
   }
   EPSJOIN_CUDA_TRY(cudaStreamSynchronize(compute));
   EPSJOIN_CUDA_TRY(cudaStreamSynchronize(copy));
@@ -139,7 +216,7 @@ void run_query_rows(gpu_state& gpu, const query_layout& layout, std::uint32_t po
   if (total > 0) stats.notes.push_back({"fill kernels seconds", concat(filled.since(kernel_start) * 1e-3)});
   stats.notes.push_back({"segments", concat("1 of ", total, " ids, laid out in query order on the "
                                             "device; ", chunks, " pinned chunks of up to ",
-                                            ring_ids, " ids")});
+                                            ring_ids, " ids", blocks ? ", handed over as row blocks" : "")});
 }
 
 }  // namespace epsjoin::detail

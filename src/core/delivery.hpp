@@ -51,6 +51,16 @@ class delivery {
   /// in one run where the sink's rows lie as the layout does, row by row where they do not
   /// (a sink that adds self pairs leaves a slot before each row).
   void query_rows(std::uint64_t first, std::span<const std::uint32_t> piece) const;
+  /// Rows form, for an engine that fills its rows in query order: true when the sink takes
+  /// them as blocks of complete rows (`result_sink::consume_row_block`), which bounds memory.
+  bool takes_row_blocks() const { return form_ == delivery_form::rows && sink_->accepts_row_blocks(); }
+  void begin_row_blocks(std::span<const std::uint32_t> counts_by_query) const {
+    sink_->begin_row_blocks(counts_by_query);
+  }
+  void row_block(std::size_t first_query, std::span<const std::uint64_t> offsets,
+                 std::span<const std::uint32_t> neighbors) const {
+    sink_->consume_row_block(first_query, offsets, neighbors);
+  }
   /// A per-thread buffer of pairs for the pairs form (flush it before it goes).
   pair_emitter emitter() const { return pair_emitter(*sink_); }
   /// The destination lay_out returned.

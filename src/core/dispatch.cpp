@@ -48,8 +48,7 @@ class counting_sink final : public result_sink {
   }
   bool accepts_rows() const override { return inner_.accepts_rows(); }
   row_destination begin_rows(std::span<const std::uint32_t> counts) override {
-    std::uint64_t sum = 0;
-    for (std::uint32_t c : counts) sum += c;
+    const std::uint64_t sum = sum_counts(counts);
     if (budget_ != nullptr && inner_.keeps_result_in_memory()) {
       // The table's exact size is known here, before any of it is allocated.
       const std::uint64_t ids = sum + (add_self_to_rows_ ? counts.size() : 0);
@@ -59,15 +58,36 @@ class counting_sink final : public result_sink {
     rows_delivered_ = true;
     pairs_.fetch_add(sum, std::memory_order_relaxed);
     if (!add_self_to_rows_) return inner_.begin_rows(counts);
-    std::vector<std::uint32_t> with_self(counts.begin(), counts.end());
-    for (std::uint32_t& c : with_self) ++c;
-    const row_destination dest = inner_.begin_rows(with_self);
+    const row_destination dest = inner_.begin_rows(plus_one(counts));
     // In parallel: these are the first writes to the table's pages, and faulting in gigabytes
     // of fresh memory from one thread would cost more than the join.
     parallel_for(threads_, counts.size(), std::size_t{1} << 14, [&](std::size_t b, std::size_t e, unsigned) {
       for (std::size_t q = b; q < e; ++q) dest.neighbors[dest.starts[q]] = static_cast<std::uint32_t>(q);
     });
     return {dest.neighbors + 1, dest.starts};
+  }
+  bool accepts_row_blocks() const override { return inner_.accepts_row_blocks(); }
+  void begin_row_blocks(std::span<const std::uint32_t> counts) override {
+    pairs_.fetch_add(sum_counts(counts), std::memory_order_relaxed);
+    rows_delivered_ = true;
+    if (!add_self_to_rows_) return inner_.begin_row_blocks(counts);
+    inner_.begin_row_blocks(plus_one(counts));
+  }
+  void consume_row_block(std::size_t first_query, std::span<const std::uint64_t> offsets,
+                         std::span<const std::uint32_t> neighbors) override {
+    if (!add_self_to_rows_) return inner_.consume_row_block(first_query, offsets, neighbors);
+    // Each row gains its query in front: row i moves by first_query + i (whole-table positions).
+    block_offsets_.resize(offsets.size());
+    block_ids_.resize(neighbors.size() + offsets.size() - 1);
+    for (std::size_t i = 0; i < offsets.size(); ++i) block_offsets_[i] = offsets[i] + first_query + i;
+    const std::uint64_t base = block_offsets_[0];
+    for (std::size_t i = 0; i + 1 < offsets.size(); ++i) {
+      std::uint32_t* row = block_ids_.data() + (block_offsets_[i] - base);
+      row[0] = static_cast<std::uint32_t>(first_query + i);
+      std::copy(neighbors.begin() + static_cast<std::ptrdiff_t>(offsets[i] - offsets[0]),
+                neighbors.begin() + static_cast<std::ptrdiff_t>(offsets[i + 1] - offsets[0]), row + 1);
+    }
+    inner_.consume_row_block(first_query, block_offsets_, block_ids_);
   }
   /// True when the engine delivered rows (and so the self pairs are already in them).
   bool rows_delivered() const { return rows_delivered_; }
@@ -95,8 +115,27 @@ class counting_sink final : public result_sink {
  private:
   result_sink& inner_;
   std::atomic<std::uint64_t> pairs_{0};
+  std::uint64_t sum_counts(std::span<const std::uint32_t> counts) const {
+    std::atomic<std::uint64_t> all{0};
+    parallel_for(threads_, counts.size(), std::size_t{1} << 18, [&](std::size_t b, std::size_t e, unsigned) {
+      std::uint64_t part = 0;
+      for (std::size_t q = b; q < e; ++q) part += counts[q];
+      all.fetch_add(part, std::memory_order_relaxed);
+    });
+    return all.load();
+  }
+  id_vector plus_one(std::span<const std::uint32_t> counts) const {
+    id_vector with_self(counts.size());
+    parallel_for(threads_, counts.size(), std::size_t{1} << 18, [&](std::size_t b, std::size_t e, unsigned) {
+      for (std::size_t q = b; q < e; ++q) with_self[q] = counts[q] + 1;
+    });
+    return with_self;
+  }
+
   bool add_self_to_rows_ = false;
   bool rows_delivered_ = false;
+  std::vector<std::uint64_t> block_offsets_;
+  std::vector<std::uint32_t> block_ids_;
   const memory_budget* budget_ = nullptr;
   unsigned threads_ = 1;
   double bytes_per_pair_ = 0;

@@ -132,6 +132,45 @@ void emit_rows_as_pairs(const row_layout& layout, std::uint64_t first,
   });
 }
 
+std::uint64_t lay_out_offsets(std::span<const std::uint32_t> counts, std::uint32_t extra_per_row,
+                              std::uint64_t* offsets, unsigned threads) {
+  // Two passes over blocks: each block's sum, then each block's rows from its scanned start.
+  constexpr std::size_t block = std::size_t{1} << 18;
+  const std::size_t n = counts.size();
+  const std::size_t blocks = (n + block - 1) / block;
+  std::vector<std::uint64_t> start(blocks + 1, 0);
+  parallel_for(threads, blocks, 1, [&](std::size_t b, std::size_t e, unsigned) {
+    for (std::size_t k = b; k < e; ++k) {
+      std::uint64_t sum = 0;
+      for (std::size_t q = k * block; q < std::min(n, (k + 1) * block); ++q) sum += counts[q];
+      start[k + 1] = sum + std::uint64_t{extra_per_row} * (std::min(n, (k + 1) * block) - k * block);
+    }
+  });
+  for (std::size_t k = 0; k < blocks; ++k) start[k + 1] += start[k];
+  offsets[0] = 0;
+  parallel_for(threads, blocks, 1, [&](std::size_t b, std::size_t e, unsigned) {
+    for (std::size_t k = b; k < e; ++k) {
+      std::uint64_t at = start[k];
+      for (std::size_t q = k * block; q < std::min(n, (k + 1) * block); ++q) {
+        at += counts[q] + extra_per_row;
+        offsets[q + 1] = at;
+      }
+    }
+  });
+  return start[blocks];
+}
+
+std::span<const std::uint32_t> sorted_row_block(std::span<const std::uint64_t> offsets,
+                                                std::span<const std::uint32_t> neighbors,
+                                                std::vector<std::uint32_t>& scratch) {
+  scratch.assign(neighbors.begin(), neighbors.end());
+  for (std::size_t i = 0; i + 1 < offsets.size(); ++i) {
+    std::sort(scratch.begin() + static_cast<std::ptrdiff_t>(offsets[i] - offsets[0]),
+              scratch.begin() + static_cast<std::ptrdiff_t>(offsets[i + 1] - offsets[0]));
+  }
+  return scratch;
+}
+
 void sort_rows(std::span<const std::uint64_t> offsets, std::uint32_t* neighbors, unsigned threads) {
   const std::size_t rows = offsets.empty() ? 0 : offsets.size() - 1;
   parallel_for(threads, rows, 1024, [&](std::size_t b, std::size_t e, unsigned) {

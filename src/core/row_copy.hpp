@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "epsjoin/sink.hpp"
 
@@ -32,9 +33,19 @@ void copy_query_rows(std::span<const std::uint64_t> offsets, std::uint64_t first
                      std::span<const std::uint32_t> piece, const row_destination& dest,
                      bool contiguous, unsigned threads);
 
+/// offsets[0] = 0 and offsets[q + 1] = offsets[q] + counts[q] + extra_per_row, on `threads`
+/// threads (the writes are also the first touch of a fresh table's offsets); returns the total.
+std::uint64_t lay_out_offsets(std::span<const std::uint32_t> counts, std::uint32_t extra_per_row,
+                              std::uint64_t* offsets, unsigned threads);
+
 /// Sorts each row of a CSR layout (row i: neighbors[offsets[i], offsets[i + 1])) by id, on
 /// `threads` threads.
 void sort_rows(std::span<const std::uint64_t> offsets, std::uint32_t* neighbors, unsigned threads);
+
+/// A row block (`result_sink::consume_row_block`) with each row sorted by id, in `scratch`.
+std::span<const std::uint32_t> sorted_row_block(std::span<const std::uint64_t> offsets,
+                                                std::span<const std::uint32_t> neighbors,
+                                                std::vector<std::uint32_t>& scratch);
 
 /// Hands layout elements [first, first + piece.size()) to `sink` as (query, neighbour) pairs.
 void emit_rows_as_pairs(const row_layout& layout, std::uint64_t first,

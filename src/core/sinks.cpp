@@ -20,6 +20,72 @@ row_destination result_sink::begin_rows(std::span<const std::uint32_t>) {
   throw error("this sink takes pairs, not rows (an engine ignored accepts_rows())");
 }
 
+void result_sink::begin_row_blocks(std::span<const std::uint32_t>) {
+  throw error("this sink does not take row blocks (an engine ignored accepts_row_blocks())");
+}
+
+void result_sink::consume_row_block(std::size_t, std::span<const std::uint64_t>,
+                                    std::span<const std::uint32_t>) {
+  throw error("this sink does not take row blocks (an engine ignored accepts_row_blocks())");
+}
+
+// ---- row_block_sink ---------------------------------------------------------------------
+
+row_block_sink::row_block_sink(callback on_block, bool sort_neighbors)
+    : on_block_(std::move(on_block)), sort_neighbors_(sort_neighbors), collected_(sort_neighbors) {
+  EPSJOIN_EXPECTS(static_cast<bool>(on_block_), "row_block_sink: no callback");
+}
+
+void row_block_sink::begin(const sink_info& info) {
+  n_queries_ = info.n_queries;
+  next_query_ = 0;
+  streamed_ = false;
+  collected_.begin(info);
+}
+
+row_destination row_block_sink::begin_rows(std::span<const std::uint32_t> counts) {
+  return collected_.begin_rows(counts);
+}
+
+void row_block_sink::begin_row_blocks(std::span<const std::uint32_t> counts) {
+  EPSJOIN_ENSURE(counts.size() == n_queries_ && !streamed_, error, "row_block_sink: ",
+                 counts.size(), " rows for ", n_queries_, " queries, or blocks begun twice");
+  streamed_ = true;
+}
+
+void row_block_sink::consume_row_block(std::size_t first_query,
+                                       std::span<const std::uint64_t> offsets,
+                                       std::span<const std::uint32_t> neighbors) {
+  EPSJOIN_ENSURE(streamed_ && first_query == next_query_ && !offsets.empty() &&
+                     first_query + offsets.size() - 1 <= n_queries_ &&
+                     neighbors.size() == offsets.back() - offsets.front(),
+                 error, "row_block_sink: a block of rows from ", first_query, " out of order");
+  next_query_ = first_query + offsets.size() - 1;
+  on_block_(first_query, offsets,
+            sort_neighbors_ ? detail::sorted_row_block(offsets, neighbors, sorted_) : neighbors);
+}
+
+void row_block_sink::finish() {
+  if (streamed_) {
+    EPSJOIN_ENSURE(next_query_ == n_queries_, error, "row_block_sink: blocks ended at query ",
+                   next_query_, " of ", n_queries_);
+    return;
+  }
+  // Collected (rows or pairs): handed over in blocks of about 2^24 ids, whole rows each.
+  collected_.finish();
+  neighbor_table table = collected_.release();
+  const std::span<const std::uint64_t> offsets(table.offsets);
+  constexpr std::uint64_t block_ids = std::uint64_t{1} << 24;
+  std::size_t q = 0;
+  do {
+    std::size_t end = q;
+    while (end < n_queries_ && (end == q || offsets[end + 1] - offsets[q] <= block_ids)) ++end;
+    on_block_(q, offsets.subspan(q, end - q + 1),
+              {table.neighbors.data() + offsets[q], static_cast<std::size_t>(offsets[end] - offsets[q])});
+    q = end;
+  } while (q < n_queries_);
+}
+
 // ---- csr_sink ---------------------------------------------------------------------------
 
 void csr_sink::begin(const sink_info& info) {
@@ -35,9 +101,9 @@ row_destination csr_sink::begin_rows(std::span<const std::uint32_t> counts) {
                  " queries, or after pairs were delivered");
   rows_delivered_ = true;
   table_.offsets.resize(n_queries_ + 1);
-  table_.offsets[0] = 0;
-  for (std::size_t i = 0; i < n_queries_; ++i) table_.offsets[i + 1] = table_.offsets[i] + counts[i];
-  table_.neighbors.resize(table_.offsets.back());
+  const std::uint64_t total = detail::lay_out_offsets(
+      counts, 0, table_.offsets.data(), std::max(1u, std::thread::hardware_concurrency()));
+  table_.neighbors.resize(total);
   return {table_.neighbors.data(), table_.offsets.data()};
 }
 

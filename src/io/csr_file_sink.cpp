@@ -1,4 +1,5 @@
-// The CSR file sink: rows written straight into the file through a shared mapping of it.
+// The CSR file sink: rows written straight into the file through a shared mapping of it, or
+// row blocks in query order appended with plain writes (memory bounded by a block).
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -77,6 +78,73 @@ class mapped_output {
   char* data_ = nullptr;
 };
 
+/// The file under its temporary name, written with plain writes at given positions: what is
+/// written passes through the page cache, not the process's memory.
+class written_output {
+ public:
+  explicit written_output(const std::string& path)
+      : path_(path), temporary_(unfinished_name(path)), registration_(temporary_) {
+    fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd_ < 0) io_fail(path_, "cannot open for writing: ", std::strerror(errno));
+  }
+  ~written_output() {
+    if (fd_ >= 0) discard();
+  }
+  written_output(const written_output&) = delete;
+  written_output& operator=(const written_output&) = delete;
+
+  /// Reserves the file's space where the file system can do so at once (a full disk is then an
+  /// error before the join writes anything); elsewhere a full disk fails the write that meets it.
+  void reserve(std::uint64_t bytes) {
+#if defined(__linux__)
+    if (bytes > 0 && ::fallocate(fd_, 0, 0, static_cast<off_t>(bytes)) != 0 && errno == ENOSPC) {
+      const int err = errno;
+      discard();
+      io_fail(path_, "cannot reserve ", bytes, " bytes: ", std::strerror(err));
+    }
+#else
+    (void)bytes;
+#endif
+  }
+
+  void write_at(std::uint64_t at, const void* data, std::size_t bytes) {
+    const char* p = static_cast<const char*>(data);
+    while (bytes > 0) {
+      const ssize_t n = ::pwrite(fd_, p, bytes, static_cast<off_t>(at));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int err = n < 0 ? errno : EIO;
+        discard();
+        io_fail(path_, "write failed: ", std::strerror(err));
+      }
+      p += n;
+      at += static_cast<std::uint64_t>(n);
+      bytes -= static_cast<std::size_t>(n);
+    }
+  }
+
+  /// Closes and moves the file into place.
+  void commit() {
+    const bool closed = ::close(fd_) == 0;
+    fd_ = -1;
+    if (!closed || std::rename(temporary_.c_str(), path_.c_str()) != 0) {
+      const int err = errno;
+      ::unlink(temporary_.c_str());
+      io_fail(path_, "write failed: ", std::strerror(err));
+    }
+  }
+
+ private:
+  void discard() noexcept {
+    ::close(fd_);
+    fd_ = -1;
+    ::unlink(temporary_.c_str());
+  }
+  std::string path_, temporary_;
+  unfinished_output registration_;
+  int fd_ = -1;
+};
+
 }  // namespace detail
 
 using detail::csr_header_bytes;
@@ -92,6 +160,7 @@ csr_file_sink::~csr_file_sink() = default;
 void csr_file_sink::begin(const sink_info& info) {
   n_queries_ = info.n_queries;
   rows_ = false;
+  stream_.reset();
   collected_.begin(info);
 }
 
@@ -118,7 +187,52 @@ row_destination csr_file_sink::begin_rows(std::span<const std::uint32_t> counts)
   return {neighbors_, offsets_};
 }
 
+void csr_file_sink::begin_row_blocks(std::span<const std::uint32_t> counts) {
+  EPSJOIN_ENSURE(counts.size() == n_queries_ && !rows_, error, "csr_file_sink: row blocks with ",
+                 counts.size(), " rows for ", n_queries_, " queries, or twice");
+  rows_ = true;
+  stream_ = std::make_unique<detail::written_output>(path_);
+  // The offsets go out in pieces, computed as they are written.
+  constexpr std::size_t piece = std::size_t{1} << 20;
+  std::vector<std::uint64_t> offsets;
+  offsets.reserve(piece);
+  std::uint64_t total = 0, at = csr_header_bytes;
+  offsets.push_back(0);
+  for (std::size_t q = 0; q < n_queries_; ++q) {
+    total += counts[q];
+    offsets.push_back(total);
+    if (offsets.size() == piece) {
+      stream_->write_at(at, offsets.data(), offsets.size() * sizeof(std::uint64_t));
+      at += offsets.size() * sizeof(std::uint64_t);
+      offsets.clear();
+    }
+  }
+  stream_->write_at(at, offsets.data(), offsets.size() * sizeof(std::uint64_t));
+  neighbors_at_ = csr_header_bytes + (n_queries_ + 1) * sizeof(std::uint64_t);
+  stream_->reserve(neighbors_at_ + total * sizeof(std::uint32_t));
+  char header[csr_header_bytes];
+  const std::uint64_t sizes[2] = {n_queries_, total};
+  std::memcpy(header, csr_magic.data(), csr_magic.size());
+  std::memcpy(header + csr_magic.size(), sizes, sizeof sizes);
+  stream_->write_at(0, header, sizeof header);
+}
+
+void csr_file_sink::consume_row_block(std::size_t, std::span<const std::uint64_t> offsets,
+                                      std::span<const std::uint32_t> neighbors) {
+  EPSJOIN_ENSURE(stream_ != nullptr && !offsets.empty(), error,
+                 "csr_file_sink: a row block before begin_row_blocks");
+  const std::span<const std::uint32_t> ids =
+      sort_neighbors_ ? detail::sorted_row_block(offsets, neighbors, sorted_) : neighbors;
+  stream_->write_at(neighbors_at_ + offsets.front() * sizeof(std::uint32_t), ids.data(),
+                    ids.size_bytes());
+}
+
 void csr_file_sink::finish() {
+  if (stream_ != nullptr) {
+    std::unique_ptr<detail::written_output> file = std::move(stream_);
+    file->commit();
+    return;
+  }
   if (!rows_) {
     // Pairs were collected: the table is built in memory and written as write_csr writes it.
     collected_.finish();

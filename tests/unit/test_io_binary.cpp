@@ -172,7 +172,7 @@ TEST(io_csr, empty_tables) {
   EXPECT_EQ(read_bytes(f), std::string("EPSJCSR1") + bytes_of(std::uint64_t{0}) +
                                bytes_of(std::uint64_t{0}) + bytes_of(std::uint64_t{0}));
   neighbor_table back = epsjoin::read_csr(f);
-  EXPECT_EQ(back.offsets, std::vector<std::uint64_t>{0});
+  EXPECT_EQ(back.offsets, epsjoin::offset_vector{0});
   EXPECT_TRUE(back.neighbors.empty());
 
   neighbor_table rows;

@@ -35,7 +35,7 @@ TEST(csr_sink, builds_sorted_symmetric_rows) {
   feed(sink);
   const auto& t = sink.table();
   ASSERT_EQ(t.n_queries(), 5u);
-  EXPECT_EQ(t.offsets, (std::vector<std::uint64_t>{0, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(t.offsets, (epsjoin::offset_vector{0, 2, 3, 4, 5, 6}));
   EXPECT_EQ(t.neighbors, (epsjoin::id_vector{1, 2, 0, 0, 4, 3}));
   for (std::uint32_t i = 0; i < 5; ++i) {
     for (std::uint32_t j : t.row(i)) {
@@ -59,7 +59,7 @@ TEST(csr_sink, takes_rows_in_place_and_sorts_them) {
   for (auto& w : writers) w.join();
   sink.finish();
   const auto& t = sink.table();
-  EXPECT_EQ(t.offsets, (std::vector<std::uint64_t>{0, 2, 2, 5, 6}));
+  EXPECT_EQ(t.offsets, (epsjoin::offset_vector{0, 2, 2, 5, 6}));
   EXPECT_EQ(t.neighbors, (epsjoin::id_vector{2, 3, 0, 1, 3, 2}));
 }
 
