@@ -33,6 +33,16 @@ def npy(rows, d, descr="<f8", version=1):
     return b"\x93NUMPY" + bytes([version, 0]) + length + header.encode() + values
 
 
+def csr(rows):
+    """An epsjoin CSR file holding `rows`, lists of neighbour ids."""
+    offsets = [0]
+    for r in rows:
+        offsets.append(offsets[-1] + len(r))
+    ids = [j for r in rows for j in r]
+    return (b"EPSJCSR1" + struct.pack("<QQ", len(rows), len(ids)) +
+            struct.pack("<%dQ" % len(offsets), *offsets) + struct.pack("<%dI" % len(ids), *ids))
+
+
 def write(folder, name, data):
     path = CORPUS / folder / name
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -82,6 +92,9 @@ def main():
         padded = header + " " * (-(10 + len(header) + 1) % 16) + "\n"
         write("npy", "header_%d.npy" % k, b"\x93NUMPY\x01\x00" + struct.pack("<H", len(padded)) +
               padded.encode() + bytes(16))
+    write("csr", "no_queries.csr", csr([]))
+    write("csr", "rows.csr", csr([[1, 2], [], [0, 4294967295, 7]]))
+    write("csr", "one_empty_row.csr", csr([[]]))
     for k, spec in enumerate(SPECS):
         write("spec", "spec_%d" % k, spec)
     for k, line in enumerate(CLI):

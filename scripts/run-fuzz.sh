@@ -3,7 +3,7 @@
 # after the other, each on one core, from the seeds in fuzz/corpus/ plus what earlier runs found.
 # Usage: scripts/run-fuzz.sh [--runs N | --seconds S] [TARGET...]
 #   default: 60 seconds each, every target (fuzz_text fuzz_npy fuzz_raw fuzz_generate_spec
-#   fuzz_cli_args). Stops at the first crash, leak or hang; the input is kept under
+#   fuzz_cli_args fuzz_csr). Stops at the first crash, leak or hang; the input is kept under
 #   build-fuzz/fuzz/work/TARGET/artifacts/. See docs/fuzzing.md.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,7 +18,8 @@ while (($#)); do
     *) targets+=("$1"); shift ;;
   esac
 done
-((${#targets[@]})) || targets=(fuzz_text fuzz_npy fuzz_raw fuzz_generate_spec fuzz_cli_args)
+((${#targets[@]})) ||
+  targets=(fuzz_text fuzz_npy fuzz_raw fuzz_generate_spec fuzz_cli_args fuzz_csr)
 
 "$root/scripts/setup.sh" --fuzz
 generator=()
@@ -31,7 +32,7 @@ cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build "$build" --parallel "$(nproc)" --target "${targets[@]}"
 
 declare -A seeds=([fuzz_text]=text [fuzz_npy]=npy [fuzz_raw]=raw [fuzz_generate_spec]=spec
-                  [fuzz_cli_args]=cli)
+                  [fuzz_cli_args]=cli [fuzz_csr]=csr)
 for t in "${targets[@]}"; do
   seed=${seeds[$t]}
   work=$build/fuzz/work/$t
