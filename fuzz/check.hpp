@@ -3,8 +3,11 @@
 // one dimension, and only finite values. A fuzzer that finds otherwise stops on the abort.
 
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 
 #include "epsjoin/dataset.hpp"
 
@@ -17,6 +20,11 @@ namespace epsjoin::fuzz {
 
 inline void require(bool holds, const char* what) {
   if (!holds) broken(what);
+}
+
+/// The fuzzer's bytes as text (for the parsers that take text).
+inline std::string_view as_text(const std::uint8_t* data, std::size_t size) {
+  return {reinterpret_cast<const char*>(data), size};
 }
 
 inline void check_points(const dataset& points) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "args.hpp"
+#include "check.hpp"
 #include "commands.hpp"
 #include "input.hpp"
 
@@ -44,8 +45,7 @@ void try_read(Read&& read) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace epsjoin::cli;
-  std::vector<std::string> args =
-      split_at_nul(std::string_view(reinterpret_cast<const char*>(data), size));
+  std::vector<std::string> args = split_at_nul(epsjoin::fuzz::as_text(data, size));
   const command_spec* spec = command_named(args.front());
   if (spec == nullptr) return 0;
   args.erase(args.begin());

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <string_view>
 
 #include "check.hpp"
 #include "epsjoin/error.hpp"
@@ -42,10 +41,9 @@ void check_generated(const epsjoin::generator_spec& spec) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace epsjoin;
-  const std::string_view text(reinterpret_cast<const char*>(data), size);
   generator_spec spec;
   try {
-    spec = parse_generator_spec(text);
+    spec = parse_generator_spec(fuzz::as_text(data, size));
   } catch (const invalid_argument&) {
     return 0;
   }

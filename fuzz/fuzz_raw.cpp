@@ -1,6 +1,6 @@
 // Raw little-endian .f64 / .f32 with a dimension (docs/formats.md). The first input byte picks
 // the type (bit 0: f32) and the dimension (the other bits, 0 included, which must be refused);
-// the rest is the file. A read holds exactly the file's bytes.
+// the rest is the file. A read holds exactly the file's bytes, and writes them back the same.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -9,6 +9,7 @@
 #include "epsjoin/error.hpp"
 #include "epsjoin/io.hpp"
 #include "memory_file.hpp"
+#include "round_trip.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace epsjoin;
@@ -37,5 +38,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz::require(points.n() * points.d() * (f32 ? 4 : 8) == bytes_size &&
                     std::memcmp(values, bytes, bytes_size) == 0,
                 "raw values differ from the file's bytes");
+  fuzz::check_round_trip(points, options.format);
   return 0;
 }
