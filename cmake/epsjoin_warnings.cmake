@@ -7,4 +7,11 @@ function(epsjoin_cpu_flags target)
       $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-omit-frame-pointer>)
     target_link_options(${target} PRIVATE -fsanitize=address,undefined)
   endif()
+  if(EPSJOIN_FUZZ)
+    # Coverage for libFuzzer, and every sanitizer report fatal so the fuzzer stops at it and
+    # keeps the input.
+    target_compile_options(${target} PRIVATE -fsanitize=fuzzer-no-link,address,undefined
+                           -fno-sanitize-recover=all -fno-omit-frame-pointer)
+    target_link_options(${target} PRIVATE -fsanitize=address,undefined)
+  endif()
 endfunction()

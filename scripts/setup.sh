@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs what epsjoin needs to build and test, from Debian's archive, when it is missing.
 # Idempotent: does nothing (and needs no network) when everything is present.
+# --fuzz: also clang and its libFuzzer and sanitizer runtimes, for scripts/run-fuzz.sh.
 set -euo pipefail
 
 packages=(cmake ninja-build g++ make libgtest-dev libgmock-dev libbenchmark-dev libboost-dev
           python3)
+[[ ${1:-} == --fuzz ]] && packages+=(clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -30,7 +30,9 @@ struct generator_spec {
   std::uint64_t seed = 2137834274;
   double lambda = 40.0;         ///< exponential only
   std::size_t clusters = 16;    ///< gaussian_clusters only
-  double sigma = 0.01;          ///< gaussian_clusters only: per-coordinate standard deviation
+  /// gaussian_clusters only: per-coordinate standard deviation, in [0, 1e300] (larger ones could
+  /// overflow to infinity)
+  double sigma = 0.01;
   /// Exponential only: reproduce the papers' Expo* files exactly (std::mt19937 seeded with
   /// 2137834274, std::exponential_distribution<double>(40), point-major, redraw outside [0, 1],
   /// values rounded to 6 significant digits as their `%.6g` text files hold them).

@@ -13,6 +13,10 @@ inline constexpr std::uint64_t max_generated_n = 0xFFFFFFFFu;  // ids are uint32
 /// Smallest lambda accepted: redrawing values above 1 costs 1 / (1 - e^-lambda) draws per value
 /// on average, about 100 at lambda = 0.01 and unbounded as lambda goes to 0.
 inline constexpr double min_lambda = 0.01;
+/// Largest sigma accepted: the polar method's normals have |z| < 12.01 (its uniforms are multiples
+/// of 2^-52), so every generated coordinate stays below 1.3e301, finite. A larger sigma could
+/// overflow to infinity, which no reader would accept and the joins cannot measure.
+inline constexpr double max_sigma = 1e300;
 /// Below this many values (n * d) one thread generates everything: thread start-up would cost
 /// more than it saves.
 inline constexpr std::size_t parallel_threshold = std::size_t{1} << 17;

@@ -130,7 +130,7 @@ void apply_key(std::string_view text, std::string_view field, generator_spec& sp
     spec.clusters = static_cast<std::size_t>(*v.value);
   } else if (key == "sigma") {
     const auto v = parse_real(value);
-    if (!v || !(*v >= 0)) bad_value("a finite number >= 0");
+    if (!v || !(*v >= 0 && *v <= detail::max_sigma)) bad_value("a number in [0, 1e300]");
     spec.sigma = *v;
   } else if (key == "paper") {
     if (!bare && value != "0" && value != "1") bad_value("0 or 1 (or give paper alone)");
@@ -220,8 +220,8 @@ void validate(const generator_spec& spec) {
   if (spec.dist == distribution::gaussian_clusters) {
     EPSJOIN_EXPECTS(spec.clusters >= 1 && spec.clusters <= max_generated_n,
                     "generator: clusters = ", spec.clusters, " is outside [1, 2^32 - 1]");
-    EPSJOIN_EXPECTS(std::isfinite(spec.sigma) && spec.sigma >= 0, "generator: sigma = ", spec.sigma,
-                    " is not a finite number >= 0");
+    EPSJOIN_EXPECTS(spec.sigma >= 0 && spec.sigma <= max_sigma, "generator: sigma = ", spec.sigma,
+                    " is not a number in [0, 1e300]");
   }
   EPSJOIN_EXPECTS(!spec.paper || spec.dist == distribution::exponential,
                   "generator: paper mode exists for the exponential distribution only");

@@ -56,13 +56,11 @@ std::string read_whole_file(input_file& file) {
   return buf;
 }
 
-class text_reader {
+class text_parser {
  public:
-  text_reader(const std::string& path, std::size_t dim) : path_(path), dim_(dim) {}
+  text_parser(std::string_view path, std::size_t dim) : path_(path), dim_(dim) {}
 
-  dataset run() {
-    input_file file(path_);
-    const std::string buf = read_whole_file(file);
+  dataset run(std::string_view buf) {
     const char* p = buf.data();
     const char* const end = p + buf.size();
     if (buf.empty()) io_fail(path_, "empty file (no points)");
@@ -161,7 +159,7 @@ class text_reader {
         concat(path_, ": line ", line_, ", column ", column, ": ", std::forward<Parts>(parts)...));
   }
 
-  const std::string& path_;
+  std::string_view path_;
   std::size_t dim_;
   std::size_t line_ = 0;  // 1-based number of the line being parsed
   std::vector<double> values_;
@@ -169,6 +167,13 @@ class text_reader {
 
 }  // namespace
 
-dataset read_text(const std::string& path, std::size_t dim) { return text_reader(path, dim).run(); }
+dataset parse_text(std::string_view text, std::string_view path, std::size_t dim) {
+  return text_parser(path, dim).run(text);
+}
+
+dataset read_text(const std::string& path, std::size_t dim) {
+  input_file file(path);
+  return parse_text(read_whole_file(file), path, dim);
+}
 
 }  // namespace epsjoin::detail

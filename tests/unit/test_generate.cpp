@@ -87,6 +87,19 @@ TEST(generate, refuses_invalid_hand_built_specs) {
   EXPECT_THROW(generate(spec), epsjoin::invalid_argument);
 }
 
+// Found by fuzz_generate_spec: gauss:3:15:sigma=1e308 generated infinities. The largest sigma
+// accepted keeps every coordinate finite, even far in the tails.
+TEST(generate, sigma_is_bounded_so_points_stay_finite) {
+  epsjoin::generator_spec spec = parse_generator_spec("gauss:3:20000:clusters=4");
+  spec.sigma = 1e308;
+  EXPECT_THROW(generate(spec), epsjoin::invalid_argument);
+  spec.sigma = std::nextafter(epsjoin::detail::max_sigma, 2 * epsjoin::detail::max_sigma);
+  EXPECT_THROW(generate(spec), epsjoin::invalid_argument);
+  spec.sigma = epsjoin::detail::max_sigma;
+  const dataset pts = generate(spec);
+  for (const double v : values(pts)) ASSERT_TRUE(std::isfinite(v)) << v;
+}
+
 TEST(generate, same_spec_same_bytes_other_seed_other_values) {
   for (const std::string text : {"uniform:3:5000", "expo:2:5000", "gauss:4:5000:clusters=5"}) {
     SCOPED_TRACE(text);

@@ -156,7 +156,9 @@ TEST(generator_spec_parse, key_rejections) {
       {"gauss:2:10:clusters=0", "value \"0\" of clusters is not a whole number in [1, 2^32 - 1]"},
       {"gauss:2:10:clusters=1.5", "not a whole number in [1, 2^32 - 1] (it is not a whole"},
       {"gauss:2:10:clusters=5G", "of clusters"},
-      {"gauss:2:10:sigma=-0.1", "value \"-0.1\" of sigma is not a finite number >= 0"},
+      {"gauss:2:10:sigma=-0.1", "value \"-0.1\" of sigma is not a number in [0, 1e300]"},
+      // Found by fuzz_generate_spec: points this far out overflowed to infinity.
+      {"gauss:3:15:sigma=1e308", "value \"1e308\" of sigma is not a number in [0, 1e300]"},
       {"gauss:2:10:sigma=abc", "of sigma"},
   };
   for (const auto& [text, part] : cases) {
