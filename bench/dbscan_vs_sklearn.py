@@ -55,7 +55,12 @@ def selectivity(binary, path, eps):
 
 
 def find_eps(binary, path, target):
-    lo, hi = 1e-9, 10.0
+    # Up from a tiny eps first, so no join of the search has more than 2^d times the target's
+    # pairs; then bisect.
+    hi = 1e-6
+    while selectivity(binary, path, hi) < target:
+        hi *= 2
+    lo = hi / 2
     while hi / lo > 1.002:
         mid = (lo * hi) ** 0.5
         if selectivity(binary, path, mid) < target:
