@@ -6,7 +6,6 @@
 #include <atomic>
 #include <cmath>
 #include <memory>
-#include <numeric>
 
 #include "cluster/dbscan_sinks.hpp"
 #include "core/expects.hpp"
@@ -123,11 +122,13 @@ dbscan_result run_dbscan(resources& res, dataset_view points, double eps,
   std::vector<std::uint32_t> parent(n);
   std::span<std::uint32_t> min_core(counts);
   parallel_for(threads, n, grain, [&](std::size_t b, std::size_t e, unsigned) {
-    std::iota(parent.begin() + b, parent.begin() + e, static_cast<std::uint32_t>(b));
-    std::fill(min_core.begin() + b, min_core.begin() + e, no_core);
+    for (std::size_t i = b; i < e; ++i) {
+      parent[i] = r.core[i] ? static_cast<std::uint32_t>(i) : concurrent_union_find::not_member;
+      min_core[i] = no_core;
+    }
   });
   if (r.n_core > 0) {
-    core_merge_sink merger(r.core, concurrent_union_find(parent), min_core, threads);
+    core_merge_sink merger(concurrent_union_find(parent), min_core, threads);
     const join_stats s = self_join(
         res, points, pass_options(options, eps, progress_span(options.progress, count_share, 1, shown)),
         merger);

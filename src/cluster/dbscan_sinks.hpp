@@ -28,22 +28,20 @@ class neighbour_count_sink final : public result_sink {
 /// No core neighbour yet (the initial value of the nearest-core array).
 inline constexpr std::uint32_t no_core = UINT32_MAX;
 
-/// Pass 2: takes ordered pairs and keeps only those whose query is a core point. A core-core
-/// pair (taken once, from its smaller query) unites the two points' sets; a core-border pair
-/// lowers the border point's smallest core neighbour (`min_core`, an atomic minimum per point,
-/// filled with no_core by the caller). Pairs of a non-core query carry nothing the other
-/// direction does not, so they are dropped.
+/// Pass 2: takes ordered pairs and keeps only those whose query is a core point (the core
+/// points are the members of `sets`). A core-core pair (taken once, from its smaller query)
+/// unites the two points' sets; a core-border pair lowers the border point's smallest core
+/// neighbour (`min_core`, an atomic minimum per point, filled with no_core by the caller). Pairs
+/// of a non-core query carry nothing the other direction does not, so they are dropped.
 class core_merge_sink final : public result_sink {
  public:
   /// @param threads threads a single large batch (a GPU engine's) is split over
-  core_merge_sink(std::span<const std::uint8_t> core, concurrent_union_find sets,
-                  std::span<std::uint32_t> min_core, unsigned threads)
-      : core_(core), sets_(sets), min_core_(min_core), threads_(threads) {}
+  core_merge_sink(concurrent_union_find sets, std::span<std::uint32_t> min_core, unsigned threads)
+      : sets_(sets), min_core_(min_core), threads_(threads) {}
   void consume(std::span<const index_pair> pairs) override;
 
  private:
   void merge(std::span<const index_pair> pairs) const;
-  std::span<const std::uint8_t> core_;
   concurrent_union_find sets_;
   std::span<std::uint32_t> min_core_;
   unsigned threads_;

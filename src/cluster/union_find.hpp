@@ -7,6 +7,9 @@
 // linked node is still a root; a failed one means another thread moved that root, and the
 // union starts again from the new roots. Finds halve the path they walk (each node visited is
 // pointed at its grandparent), also by compare-and-swap, so a lost race only skips a shortcut.
+//
+// Ids may be left out of the structure (DBSCAN's non-core points): their entry holds
+// `not_member`, so one load of an entry both says whether the id takes part and starts its find.
 
 #include <atomic>
 #include <cstdint>
@@ -17,8 +20,14 @@ namespace epsjoin::detail {
 
 class concurrent_union_find {
  public:
-  /// Works on `parent`, whose entries the caller has set to their own index (every id a root).
+  /// The entry of an id that is in no set; find and unite are never called on one.
+  static constexpr std::uint32_t not_member = UINT32_MAX;
+
+  /// Works on `parent`, whose entries the caller has set to their own index (every member a
+  /// root of its own) or to not_member.
   explicit concurrent_union_find(std::span<std::uint32_t> parent) : parent_(parent) {}
+
+  bool is_member(std::uint32_t x) const { return load(x) != not_member; }
 
   std::uint32_t find(std::uint32_t x) const {
     for (;;) {
@@ -32,6 +41,9 @@ class concurrent_union_find {
       x = g;
     }
   }
+
+  /// Asks for x's parent entry ahead of a find (the ids of a join's pairs jump around memory).
+  void prefetch(std::uint32_t x) const { __builtin_prefetch(parent_.data() + x); }
 
   /// Puts a and b in one set; returns at once when they already share one.
   void unite(std::uint32_t a, std::uint32_t b) const {

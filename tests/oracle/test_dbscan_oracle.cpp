@@ -315,9 +315,11 @@ TEST(dbscan, merge_sink_splits_one_huge_batch) {
   std::shuffle(pairs.begin(), pairs.end(), std::mt19937_64(test::test_seed()));
   while (pairs.size() < (std::size_t{1} << 20)) pairs.insert(pairs.end(), pairs.begin(), pairs.end());
   std::vector<std::uint32_t> parent(1500), min_core(1500, detail::no_core);
-  for (std::uint32_t i = 0; i < 1500; ++i) parent[i] = i;
+  for (std::uint32_t i = 0; i < 1500; ++i) {
+    parent[i] = e.core[i] ? i : detail::concurrent_union_find::not_member;
+  }
   detail::concurrent_union_find sets(parent);
-  detail::core_merge_sink sink(e.core, sets, min_core, 4);
+  detail::core_merge_sink sink(sets, min_core, 4);
   sink.consume(pairs);
   for (std::size_t i = 0; i < 1500; ++i) {
     for (std::size_t j = 0; j < 1500; ++j) {
