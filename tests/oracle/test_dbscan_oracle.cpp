@@ -120,28 +120,6 @@ testing::AssertionResult same_clustering(const expected_clustering& e, const dbs
   return testing::AssertionSuccess();
 }
 
-// An eps near `target` with no pair distance within `band` (relative) of it, so engines that sum
-// in another order or in float32 cannot disagree with the oracle about any pair.
-double eps_clear_of_pairs(dataset_view v, double target, double band) {
-  std::vector<double> dist;
-  for (std::size_t i = 0; i < v.n; ++i) {
-    for (std::size_t j = i + 1; j < v.n; ++j) dist.push_back(std::sqrt(squared_distance(v, i, j)));
-  }
-  std::sort(dist.begin(), dist.end());
-  auto clear = [&](double eps) {
-    const auto at = std::lower_bound(dist.begin(), dist.end(), eps * (1 - 4 * band));
-    return at == dist.end() || *at > eps * (1 + 4 * band);
-  };
-  if (clear(target)) return target;
-  std::size_t k = static_cast<std::size_t>(std::lower_bound(dist.begin(), dist.end(), target) -
-                                           dist.begin());
-  for (; k + 1 < dist.size(); ++k) {
-    const double mid = 0.5 * (dist[k] + dist[k + 1]);
-    if (clear(mid)) return mid;
-  }
-  return dist.empty() ? target : dist.back() * 2;
-}
-
 std::vector<std::string> cpu_engines() {
   std::vector<std::string> names;
   for (const engine_info& e : engines()) {
@@ -175,7 +153,7 @@ TEST_P(dbscan_oracle, matches_brute_force_on_random_shapes) {
         const test::engine_config config{engine, {}, type};
         const double band = test::error_band(config, d);
         for (double selectivity : {2.0, 8.0, 30.0}) {
-          const double eps = eps_clear_of_pairs(
+          const double eps = test::eps_clear_of_pairs(
               points.view(), test::eps_for_selectivity(points.view(), points.view(), selectivity),
               band);
           for (std::size_t min_samples : {1, 4, 10}) {
@@ -241,7 +219,7 @@ TEST_P(dbscan_oracle, contract_cases) {
   EXPECT_EQ(run(engine, same, 1e-9, 61).n_noise, 60u);
   // min_samples 1: every point core; clusters are the eps-graph's components.
   const dataset pts = test::make_shape(test::shape_kind::clusters, 500, 2, test::test_seed());
-  const double eps = eps_clear_of_pairs(pts.view(), 0.01, 1e-12);
+  const double eps = test::eps_clear_of_pairs(pts.view(), 0.01, 1e-12);
   const dbscan_result each = run(engine, pts, eps, 1);
   EXPECT_EQ(each.n_core, 500u);
   EXPECT_TRUE(same_clustering(brute_dbscan(pts.view(), eps, 1), each));
@@ -299,7 +277,7 @@ TEST(dbscan, reports_stages_engine_and_pairs) {
 // core components and border points.
 TEST(dbscan, merge_sink_splits_one_huge_batch) {
   const dataset pts = test::make_shape(test::shape_kind::clusters, 1500, 2, test::test_seed());
-  const double eps = eps_clear_of_pairs(pts.view(), 0.012, 1e-12);
+  const double eps = test::eps_clear_of_pairs(pts.view(), 0.012, 1e-12);
   const expected_clustering e = brute_dbscan(pts.view(), eps, 6);
   std::vector<index_pair> pairs;
   for (std::uint32_t i = 0; i < 1500; ++i) {
