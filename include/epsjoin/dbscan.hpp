@@ -52,7 +52,8 @@ struct dbscan_result {
   /// Points that are not core but have a core point within eps.
   std::size_t n_border = 0;
   std::size_t n_noise = 0;
-  /// The engine the joins ran on (never "auto").
+  /// The engine the joins ran on (never "auto"); empty only when no join was needed (no points
+  /// and min_samples 1).
   std::string engine;
   /// Ordered neighbour pairs i != j within eps (the count pass's |R|).
   std::uint64_t pairs = 0;
@@ -68,7 +69,7 @@ struct dbscan_result {
 /// lie within `eps` (squared distance <= eps^2). Core points within eps of each other share a
 /// cluster. A non-core point with a core point within eps is a border point: it joins the
 /// cluster of its core neighbour of smallest index, so every engine and every run gives the same
-/// labels. Other points are noise (-1).
+/// labels. Other points are noise (-1). Host memory beyond the joins' own: 17 bytes a point.
 /// @param res         execution resources; its memory limits bound both joins
 /// @param points      [host] [n x d, row-major] points; n <= 2^32 - 1
 /// @param eps         the radius (never its square); finite and > 0
