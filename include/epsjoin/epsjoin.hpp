@@ -4,6 +4,7 @@
 
 #include "epsjoin/build_info.hpp"
 #include "epsjoin/dataset.hpp"
+#include "epsjoin/dbscan.hpp"
 #include "epsjoin/error.hpp"
 #include "epsjoin/generate.hpp"
 #include "epsjoin/io.hpp"

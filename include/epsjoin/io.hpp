@@ -69,6 +69,9 @@ void remove_unfinished_outputs() noexcept;
 void write_pairs_npy(const std::string& path, std::span<const index_pair> pairs);
 /// @brief Pairs as text, one "i,j" line per pair.
 void write_pairs_csv(const std::string& path, std::span<const index_pair> pairs);
+/// @brief Cluster labels (epsjoin::dbscan's, -1 for noise): NumPy .npy of shape (n,), dtype <i8,
+///        when `path` ends in .npy, else text, one decimal label a line, in point order.
+void write_labels(const std::string& path, std::span<const std::int64_t> labels);
 /// @brief Neighbour counts as text, one decimal count a line, in query order.
 void write_counts(const std::string& path, std::span<const std::uint64_t> counts);
 

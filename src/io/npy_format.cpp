@@ -7,10 +7,12 @@
 
 namespace epsjoin::detail {
 
-std::string npy_header(std::string_view descr, std::uint64_t rows, std::uint64_t cols,
-                       std::size_t min_bytes) {
+namespace {
+
+std::string header_with_shape(std::string_view descr, const std::string& shape,
+                              std::size_t min_bytes) {
   std::string dict = "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': (" +
-                     std::to_string(rows) + ", " + std::to_string(cols) + "), }";
+                     shape + "), }";
   constexpr std::size_t preamble = 10;  // magic (6) + version (2) + header length (2)
   std::size_t total = preamble + dict.size() + 1;
   std::size_t padded = (total + 63) / 64 * 64;
@@ -25,6 +27,18 @@ std::string npy_header(std::string_view descr, std::uint64_t rows, std::uint64_t
   out.push_back(static_cast<char>(header_len & 0xff));
   out.push_back(static_cast<char>(header_len >> 8));
   return out + dict;
+}
+
+}  // namespace
+
+std::string npy_header(std::string_view descr, std::uint64_t rows, std::uint64_t cols,
+                       std::size_t min_bytes) {
+  return header_with_shape(descr, std::to_string(rows) + ", " + std::to_string(cols), min_bytes);
+}
+
+std::string npy_vector_header(std::string_view descr, std::uint64_t n) {
+  // A one-element tuple needs its comma: (n,).
+  return header_with_shape(descr, std::to_string(n) + ",", 0);
 }
 
 namespace {

@@ -16,6 +16,9 @@ namespace epsjoin::detail {
 std::string npy_header(std::string_view descr, std::uint64_t rows, std::uint64_t cols,
                        std::size_t min_bytes = 0);
 
+/// The same for a 1-D array of `n` elements, shape (n,).
+std::string npy_vector_header(std::string_view descr, std::uint64_t n);
+
 /// Size of the header npy_header writes for any row count up to 2^64 - 1 (fixed width).
 constexpr std::size_t npy_fixed_header_bytes = 128;
 

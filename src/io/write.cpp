@@ -161,4 +161,20 @@ void write_pairs_csv(const std::string& path, std::span<const index_pair> pairs)
   });
 }
 
+void write_labels(const std::string& path, std::span<const std::int64_t> labels) {
+  if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0) {
+    detail::output_file out(path);
+    const std::string header = detail::npy_vector_header("<i8", labels.size());
+    out.write(header.data(), header.size());
+    out.write(labels.data(), labels.size_bytes());
+    out.commit();
+    return;
+  }
+  write_lines(path, labels, [](std::string& buf, std::int64_t label) {
+    char digits[24];
+    buf.append(digits, std::to_chars(digits, digits + sizeof digits, label).ptr);
+    buf.push_back('\n');
+  });
+}
+
 }  // namespace epsjoin

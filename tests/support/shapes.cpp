@@ -158,4 +158,31 @@ dataset pairs_around_eps(std::size_t d, std::size_t pairs, double eps, double re
   return dataset(std::move(values), d);
 }
 
+double eps_clear_of_pairs(dataset_view points, double target, double band) {
+  std::vector<double> dist;
+  for (std::size_t i = 0; i < points.n; ++i) {
+    for (std::size_t j = i + 1; j < points.n; ++j) {
+      double s = 0;
+      for (std::size_t k = 0; k < points.d; ++k) {
+        const double diff = points.at(i, k) - points.at(j, k);
+        s += diff * diff;
+      }
+      dist.push_back(std::sqrt(s));
+    }
+  }
+  std::sort(dist.begin(), dist.end());
+  auto clear = [&](double eps) {
+    const auto at = std::lower_bound(dist.begin(), dist.end(), eps * (1 - 4 * band));
+    return at == dist.end() || *at > eps * (1 + 4 * band);
+  };
+  if (clear(target)) return target;
+  for (auto k = static_cast<std::size_t>(std::lower_bound(dist.begin(), dist.end(), target) -
+                                         dist.begin());
+       k + 1 < dist.size(); ++k) {
+    const double mid = 0.5 * (dist[k] + dist[k + 1]);
+    if (clear(mid)) return mid;
+  }
+  return dist.empty() ? target : dist.back() * 2;
+}
+
 }  // namespace epsjoin::test

@@ -35,6 +35,11 @@ double eps_for_selectivity(dataset_view queries, dataset_view data, double selec
 dataset pairs_around_eps(std::size_t d, std::size_t pairs, double eps, double rel, double lo,
                          double hi, std::uint64_t seed);
 
+/// An eps near `target` with no pair distance of the self-join of `points` within a relative
+/// `band` of it (four times over), so engines that sum in another order or in float32 cannot
+/// disagree with an oracle about any pair. O(N^2): for small test sets.
+double eps_clear_of_pairs(dataset_view points, double target, double band);
+
 /// An eps that every pair of the two sets satisfies (twice the bounding-box diagonal).
 double eps_for_all_pairs(dataset_view queries, dataset_view data);
 

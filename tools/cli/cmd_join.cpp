@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "engine_args.hpp"
 #include "epsjoin/error.hpp"
 #include "epsjoin/io.hpp"
 #include "epsjoin/join.hpp"
@@ -86,16 +87,6 @@ std::string default_format(const std::string& output) {
   return "csr";
 }
 
-void check_engine_name(const std::string& name) {
-  if (name == "auto") return;
-  std::string known = "auto";
-  for (const engine_info& e : engines()) {
-    if (e.name == name) return;
-    known += ", " + e.name;
-  }
-  throw invalid_argument("unknown engine '" + name + "'; known engines: " + known);
-}
-
 }  // namespace
 
 int run_join(const parsed_args& args) {
@@ -113,19 +104,9 @@ int run_join(const parsed_args& args) {
   if (!(std::isfinite(options.eps) && options.eps > 0)) {
     throw usage_error{"--eps must be a finite number > 0, got '" + args.get("eps") + "'"};
   }
-  options.engine = args.get("engine", "auto");
-  check_engine_name(options.engine);
-  for (const std::string& kv : args.all("param")) {
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) throw usage_error{"--param expects KEY=VALUE, got '" + kv + "'"};
-    options.params[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  if (args.has("pattern")) options.params["pattern"] = args.get("pattern");
-  const std::string precision = args.get("precision", "f64");
-  if (precision != "f64" && precision != "f32") {
-    throw usage_error{"--precision must be f64 or f32, got '" + precision + "'"};
-  }
-  options.precision = precision == "f64" ? scalar_type::f64 : scalar_type::f32;
+  options.engine = read_engine(args);
+  options.params = read_engine_params(args);
+  options.precision = read_precision(args);
   const bool self = !args.has("queries") && !args.has("generate-queries");
   options.include_self = args.has("include-self");
   options.approximate = args.has("approximate");

@@ -25,6 +25,7 @@ struct command_entry {
 
 const command_entry commands[] = {
     {join_command, run_join},
+    {dbscan_command, run_dbscan},
     {gen_command, run_gen},
     {info_command, run_info},
 };

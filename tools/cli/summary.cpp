@@ -5,8 +5,6 @@
 
 namespace epsjoin::cli {
 
-namespace {
-
 // 1234567 -> "1,234,567": large counts are read far more easily with separators.
 std::string grouped(std::uint64_t value) {
   const std::string digits = std::to_string(value);
@@ -52,8 +50,6 @@ std::string json_number(double value) {
   std::snprintf(text, sizeof text, "%.17g", value);
   return text;
 }
-
-}  // namespace
 
 std::string human_summary(const run_report& r) {
   const join_stats& s = r.stats;

@@ -1,6 +1,7 @@
 #pragma once
 // The run summary: a human-readable block, or one JSON object for scripts.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,14 @@ struct run_report {
   double total_seconds = 0; // the whole command: input, every run, writing (what `time` sees)
   std::vector<double> run_seconds;  // every run's join time (--repeat); stats is the median run
 };
+
+/// Formatting the summaries share: 1234567 -> "1,234,567"; fixed decimals; six significant
+/// digits; a JSON string literal (escaped); a JSON number that round-trips.
+std::string grouped(std::uint64_t value);
+std::string fixed(double value, int decimals);
+std::string general(double value);
+std::string json_string(const std::string& s);
+std::string json_number(double value);
 
 std::string human_summary(const run_report& report);
 /// One JSON object; fields engine, n, d, eps, pairs, selectivity, candidates, seconds are stable.

@@ -1,0 +1,89 @@
+#pragma once
+/// @file dbscan.hpp
+/// @brief DBSCAN clustering on the ε-join, without storing any neighbourhood.
+///
+/// Two joins run through sinks: the first counts each point's neighbours (which gives the core
+/// points), the second streams pairs into a concurrent union-find over the core points and a
+/// per-point minimum over core neighbours (which places the border points). Memory beyond the
+/// join's own index is O(N): no neighbour table is ever built.
+/// @code
+///   epsjoin::resources res;
+///   epsjoin::dbscan_options opt;
+///   opt.engine = "cpu-grid";
+///   epsjoin::dbscan_result r = epsjoin::dbscan(res, points.view(), 0.3, 5, opt);
+///   // r.labels[i]: cluster of point i (0, 1, ...) or -1 for noise; r.core[i] != 0 for core points
+/// @endcode
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "epsjoin/dataset.hpp"
+#include "epsjoin/resources.hpp"
+#include "epsjoin/stats.hpp"
+
+namespace epsjoin {
+
+/// @brief How the joins under DBSCAN run; the same choices as `join_options`.
+struct dbscan_options {
+  /// Registered engine name, or "auto" (see `engines()`).
+  std::string engine = "auto";
+  /// Precision of the distance computation, as in `join_options::precision`.
+  scalar_type precision = scalar_type::f64;
+  /// Engine-specific parameters, as in `join_options::params`.
+  std::map<std::string, std::string> params;
+  /// Called now and then with the fraction done over both passes, in [0, 1]; may be empty.
+  std::function<void(double)> progress;
+};
+
+/// @brief The clustering and what it cost.
+struct dbscan_result {
+  /// [n] the cluster of each point, or -1 for noise. Clusters are numbered 0, 1, ... in the
+  /// order of their smallest point index (the first point of the input in each cluster, core or
+  /// border), so labels read in input order first meet 0, then 1, and so on.
+  std::vector<std::int64_t> labels;
+  /// [n] 1 for a core point (at least min_samples points, itself included, within eps), else 0.
+  std::vector<std::uint8_t> core;
+  std::size_t n_clusters = 0;
+  std::size_t n_core = 0;
+  /// Points that are not core but have a core point within eps.
+  std::size_t n_border = 0;
+  std::size_t n_noise = 0;
+  /// The engine the joins ran on (never "auto"); empty only when no join was needed (no points
+  /// and min_samples 1).
+  std::string engine;
+  /// Ordered neighbour pairs i != j within eps (the count pass's |R|).
+  std::uint64_t pairs = 0;
+  /// "count" (the counting join), "merge" (the pair join with the union-find), "label".
+  std::vector<stage_time> stages;
+  /// Wall time of the whole call.
+  double seconds = 0.0;
+};
+
+/// @brief DBSCAN of `points` with radius `eps` and density threshold `min_samples`.
+///
+/// A point is core when at least `min_samples` points (itself included, as scikit-learn counts)
+/// lie within `eps` (squared distance <= eps^2). Core points within eps of each other share a
+/// cluster. A non-core point with a core point within eps is a border point: it joins the
+/// cluster of its core neighbour of smallest index, so every engine and every run gives the same
+/// labels. Other points are noise (-1). Host memory beyond the joins' own: 17 bytes a point.
+/// @param res         execution resources; its memory limits bound both joins
+/// @param points      [host] [n x d, row-major] points; n <= 2^32 - 1
+/// @param eps         the radius (never its square); finite and > 0
+/// @param min_samples at least 1
+/// @param options     engine, precision, parameters, progress
+/// @throws invalid_argument for a bad eps, min_samples of 0, or anything `self_join` rejects;
+///         unavailable for an engine not built in or without its device.
+dbscan_result dbscan(resources& res, dataset_view points, double eps, std::size_t min_samples,
+                     const dbscan_options& options = {});
+
+/// @brief The same on an owning dataset.
+inline dbscan_result dbscan(resources& res, const dataset& points, double eps,
+                            std::size_t min_samples, const dbscan_options& options = {}) {
+  return dbscan(res, points.view(), eps, min_samples, options);
+}
+
+}  // namespace epsjoin

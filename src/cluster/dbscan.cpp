@@ -1,0 +1,155 @@
+// DBSCAN on two joins through sinks (include/epsjoin/dbscan.hpp): count, then merge, then label.
+
+#include "epsjoin/dbscan.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <memory>
+
+#include "cluster/dbscan_sinks.hpp"
+#include "core/expects.hpp"
+#include "core/memory_budget.hpp"
+#include "core/parallel.hpp"
+#include "core/progress.hpp"
+#include "core/timer.hpp"
+#include "epsjoin/join.hpp"
+
+namespace epsjoin {
+
+namespace detail {
+namespace {
+
+// For progress only: the count pass computes each distance once and writes nothing; the merge
+// pass computes them again and hands every pair over.
+constexpr double count_share = 0.35;
+constexpr std::size_t grain = std::size_t{1} << 14;
+
+// Per point: the neighbour count, reused as the smallest core neighbour (4), the union-find
+// parent (4), the core flag (1) and the label (8).
+constexpr std::uint64_t bytes_per_point = 17;
+
+void require_memory(const resources& res, std::size_t n) {
+  const memory_budget budget(res.memory(), {});
+  const std::uint64_t needed = bytes_per_point * n;
+  const std::uint64_t available = budget.host_available();
+  EPSJOIN_ENSURE(needed <= available, out_of_memory, "DBSCAN of ", n, " points needs ", needed,
+                 " bytes of host memory beyond the join's index but ", available,
+                 " bytes are available: raise --memory-limit or use fewer points");
+}
+
+join_options pass_options(const dbscan_options& options, double eps,
+                          std::function<void(double)> progress) {
+  join_options o;
+  o.eps = eps;
+  o.engine = options.engine;
+  o.precision = options.precision;
+  o.params = options.params;
+  o.progress = std::move(progress);
+  return o;
+}
+
+// Every core point to its root (the smallest id of its set), then labels in the order of each
+// cluster's smallest point. A border point's cluster is that of its smallest core neighbour.
+// `min_core` of a core point is never written by the merge (only non-core neighbours are), so
+// it holds a root's label here.
+void label_points(dbscan_result& r, std::span<std::uint32_t> parent,
+                  std::span<std::uint32_t> min_core, unsigned threads) {
+  const concurrent_union_find sets(parent);
+  const std::size_t n = r.labels.size();
+  parallel_for(threads, n, grain, [&](std::size_t b, std::size_t e, unsigned) {
+    for (std::size_t i = b; i < e; ++i) {
+      if (r.core[i]) parent[i] = sets.find(static_cast<std::uint32_t>(i));
+    }
+  });
+  std::uint32_t clusters = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint32_t root;
+    if (r.core[i]) {
+      root = parent[i];
+    } else if (min_core[i] != no_core) {
+      root = parent[min_core[i]];
+      ++r.n_border;
+    } else {
+      r.labels[i] = -1;
+      ++r.n_noise;
+      continue;
+    }
+    // The first point met of a cluster gives it the next number.
+    if (min_core[root] == no_core) min_core[root] = clusters++;
+    r.labels[i] = min_core[root];
+  }
+  r.n_clusters = clusters;
+}
+
+}  // namespace
+
+dbscan_result run_dbscan(resources& res, dataset_view points, double eps,
+                         std::size_t min_samples, const dbscan_options& options) {
+  stopwatch total;
+  EPSJOIN_EXPECTS(std::isfinite(eps) && eps > 0, "eps must be a finite number > 0, got ", eps);
+  EPSJOIN_EXPECTS(min_samples >= 1, "min_samples must be at least 1, got 0");
+  const std::size_t n = points.n;
+  const unsigned threads = res.threads();
+  require_memory(res, n);
+
+  dbscan_result r;
+  r.labels.resize(n);
+  r.core.assign(n, 0);
+  std::vector<std::uint32_t> counts(n, 0);
+  auto shown = std::make_shared<std::atomic<double>>(0.0);
+
+  // Pass 1: neighbour counts, self included as scikit-learn counts it. With min_samples 1
+  // every point is core and the count is not needed.
+  stopwatch clock;
+  if (min_samples > 1) {
+    neighbour_count_sink counter(counts);
+    const join_stats s = self_join(
+        res, points, pass_options(options, eps, progress_span(options.progress, 0, count_share, shown)),
+        counter);
+    r.engine = s.engine;
+    r.pairs = s.pairs;
+  }
+  parallel_for(threads, n, grain, [&](std::size_t b, std::size_t e, unsigned) {
+    for (std::size_t i = b; i < e; ++i) r.core[i] = std::uint64_t{counts[i]} + 1 >= min_samples;
+  });
+  r.n_core = static_cast<std::size_t>(std::count(r.core.begin(), r.core.end(), 1));
+  r.stages.push_back({"count", clock.seconds()});
+
+  // Pass 2: pairs into the union-find and the border points' smallest core neighbour. The count
+  // array is done with; it becomes the latter.
+  clock.restart();
+  std::vector<std::uint32_t> parent(n);
+  std::span<std::uint32_t> min_core(counts);
+  parallel_for(threads, n, grain, [&](std::size_t b, std::size_t e, unsigned) {
+    for (std::size_t i = b; i < e; ++i) {
+      parent[i] = r.core[i] ? static_cast<std::uint32_t>(i) : concurrent_union_find::not_member;
+      min_core[i] = no_core;
+    }
+  });
+  if (r.n_core > 0) {
+    core_merge_sink merger(concurrent_union_find(parent), min_core, threads);
+    const join_stats s = self_join(
+        res, points, pass_options(options, eps, progress_span(options.progress, count_share, 1, shown)),
+        merger);
+    r.engine = s.engine;
+    r.pairs = s.pairs;
+  }
+  r.stages.push_back({"merge", clock.seconds()});
+
+  clock.restart();
+  label_points(r, parent, min_core, threads);
+  r.stages.push_back({"label", clock.seconds()});
+  if (options.progress) options.progress(1.0);
+  r.seconds = total.seconds();
+  return r;
+}
+
+}  // namespace detail
+
+dbscan_result dbscan(resources& res, dataset_view points, double eps, std::size_t min_samples,
+                     const dbscan_options& options) {
+  return detail::run_dbscan(res, points, eps, min_samples, options);
+}
+
+}  // namespace epsjoin

@@ -1,0 +1,66 @@
+#include "cluster/dbscan_sinks.hpp"
+
+#include <atomic>
+
+#include "core/expects.hpp"
+#include "core/parallel.hpp"
+
+namespace epsjoin::detail {
+
+namespace {
+
+void add(std::uint32_t& count, std::uint32_t more) {
+  std::atomic_ref<std::uint32_t>(count).fetch_add(more, std::memory_order_relaxed);
+}
+
+void lower_to(std::uint32_t& value, std::uint32_t candidate) {
+  std::atomic_ref<std::uint32_t> ref(value);
+  std::uint32_t now = ref.load(std::memory_order_relaxed);
+  while (candidate < now && !ref.compare_exchange_weak(now, candidate, std::memory_order_relaxed)) {
+  }
+}
+
+// CPU engines hand over per-thread buffers of 2^15 pairs from many threads at once; a batch
+// far larger than that comes from a GPU engine's delivery thread and is worth splitting.
+constexpr std::size_t split_batch_pairs = std::size_t{1} << 20;
+
+}  // namespace
+
+void neighbour_count_sink::consume(std::span<const index_pair> pairs) {
+  for (const index_pair& p : pairs) add(counts_[p.query], 1);
+}
+
+void neighbour_count_sink::consume_counts(std::span<const std::uint32_t> queries,
+                                          std::span<const std::uint32_t> counts) {
+  EPSJOIN_ENSURE(queries.size() == counts.size(), error, "consume_counts: ", queries.size(),
+                 " query ids but ", counts.size(), " counts");
+  for (std::size_t k = 0; k < queries.size(); ++k) add(counts_[queries[k]], counts[k]);
+}
+
+void core_merge_sink::consume(std::span<const index_pair> pairs) {
+  if (pairs.size() < split_batch_pairs || threads_ <= 1) {
+    merge(pairs);
+    return;
+  }
+  parallel_for(threads_, pairs.size(), std::size_t{1} << 16,
+               [&](std::size_t b, std::size_t e, unsigned) { merge(pairs.subspan(b, e - b)); });
+}
+
+void core_merge_sink::merge(std::span<const index_pair> pairs) const {
+  // The neighbours' entries are fetched this many pairs ahead: the loop is bound by their cache
+  // misses (a join's neighbour ids jump around memory), not by its arithmetic. One entry says
+  // both whether the neighbour is core and where its find starts.
+  constexpr std::size_t ahead = 16;
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    if (k + ahead < pairs.size()) sets_.prefetch(pairs[k + ahead].neighbor);
+    const index_pair& p = pairs[k];
+    if (!sets_.is_member(p.query)) continue;
+    if (!sets_.is_member(p.neighbor)) {
+      lower_to(min_core_[p.neighbor], p.query);
+    } else if (p.query < p.neighbor) {
+      sets_.unite(p.query, p.neighbor);
+    }
+  }
+}
+
+}  // namespace epsjoin::detail

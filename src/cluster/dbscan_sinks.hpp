@@ -1,0 +1,50 @@
+#pragma once
+// The two sinks DBSCAN runs its joins into. Neither keeps a pair: each folds what arrives into
+// arrays of one entry per point, so memory stays O(N) however many pairs the join finds.
+
+#include <cstdint>
+#include <span>
+
+#include "cluster/union_find.hpp"
+#include "epsjoin/sink.hpp"
+
+namespace epsjoin::detail {
+
+/// Each point's number of neighbours (self excluded), added atomically into `counts`
+/// (zeroed by the caller): through the engines' count path, or from pairs for an engine that
+/// has none.
+class neighbour_count_sink final : public result_sink {
+ public:
+  explicit neighbour_count_sink(std::span<std::uint32_t> counts) : counts_(counts) {}
+  bool counts_only() const override { return true; }
+  void consume(std::span<const index_pair> pairs) override;
+  void consume_counts(std::span<const std::uint32_t> queries,
+                      std::span<const std::uint32_t> counts) override;
+
+ private:
+  std::span<std::uint32_t> counts_;
+};
+
+/// No core neighbour yet (the initial value of the nearest-core array).
+inline constexpr std::uint32_t no_core = UINT32_MAX;
+
+/// Pass 2: takes ordered pairs and keeps only those whose query is a core point (the core
+/// points are the members of `sets`). A core-core pair (taken once, from its smaller query)
+/// unites the two points' sets; a core-border pair lowers the border point's smallest core
+/// neighbour (`min_core`, an atomic minimum per point, filled with no_core by the caller). Pairs
+/// of a non-core query carry nothing the other direction does not, so they are dropped.
+class core_merge_sink final : public result_sink {
+ public:
+  /// @param threads threads a single large batch (a GPU engine's) is split over
+  core_merge_sink(concurrent_union_find sets, std::span<std::uint32_t> min_core, unsigned threads)
+      : sets_(sets), min_core_(min_core), threads_(threads) {}
+  void consume(std::span<const index_pair> pairs) override;
+
+ private:
+  void merge(std::span<const index_pair> pairs) const;
+  concurrent_union_find sets_;
+  std::span<std::uint32_t> min_core_;
+  unsigned threads_;
+};
+
+}  // namespace epsjoin::detail

@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""`epsjoin dbscan` end to end: its errors, its files and JSON (standard library only), and its
+clusterings against scikit-learn's DBSCAN on generated and real data (skipped when scikit-learn
+cannot be imported; `pip install scikit-learn` to run them).
+
+usage: test_dbscan.py PATH/TO/epsjoin   (run by CTest)
+"""
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+
+try:
+    import numpy as np
+    from sklearn.cluster import DBSCAN
+    from sklearn.neighbors import KDTree
+    HAVE_SKLEARN = True
+except ImportError:
+    HAVE_SKLEARN = False
+
+BIN = None
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA_DIR = os.environ.get("EPSJOIN_DATA_DIR") or os.path.join(HERE, "..", "..", "..", "shared", "data")
+
+
+def run(*args, ok=True):
+    proc = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=300)
+    if ok and proc.returncode != 0:
+        raise AssertionError(f"epsjoin {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")
+    return proc
+
+
+def read_npy_labels(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:6] == b"\x93NUMPY", "bad npy magic"
+    header_len = struct.unpack("<H", data[8:10])[0]
+    header = data[10:10 + header_len].decode()
+    assert "'<i8'" in header, header
+    n = int(header.split("'shape': (")[1].split(",")[0])
+    assert header.split("'shape': (")[1].startswith(f"{n},)"), header  # one dimension
+    body = data[10 + header_len:]
+    assert len(body) == 8 * n, (len(body), n)
+    return list(struct.unpack(f"<{n}q", body))
+
+
+class Command(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.tmp.name, name)
+
+    def assert_usage_error(self, proc, fragment):
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        lines = [l for l in proc.stderr.splitlines() if l.strip()]
+        self.assertEqual(len(lines), 1, proc.stderr)
+        self.assertIn(fragment, lines[0])
+
+    def test_help_documents_every_flag(self):
+        text = run("dbscan", "--help").stdout
+        for flag in ["--input", "--generate", "--eps", "--min-samples", "--engine", "--param",
+                     "--precision", "--threads", "--memory-limit", "--output", "--json", "--quiet"]:
+            self.assertIn(flag, text)
+        self.assertIn("dbscan", run("--help", ok=False).stdout)
+
+    def test_usage_errors(self):
+        gen = ["--generate", "uniform:2:50"]
+        self.assert_usage_error(run("dbscan", *gen, "--min-samples", "3", ok=False), "--eps")
+        self.assert_usage_error(run("dbscan", *gen, "--eps", "0.1", ok=False), "--min-samples")
+        self.assert_usage_error(run("dbscan", *gen, "--eps", "0", "--min-samples", "3", ok=False),
+                                "--eps")
+        self.assert_usage_error(run("dbscan", *gen, "--eps", "0.1", "--min-samples", "0", ok=False),
+                                "--min-samples")
+        self.assert_usage_error(run("dbscan", "--eps", "0.1", "--min-samples", "2", ok=False),
+                                "--input")
+        p = run("dbscan", *gen, "--eps", "0.1", "--min-samples", "2", "--engine", "nope", ok=False)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("unknown engine 'nope'", p.stderr)
+
+    def test_labels_file_and_json_agree(self):
+        out = self.path("labels.npy")
+        p = run("dbscan", "--generate", "gauss:2:3000:seed=5", "--eps", "0.01", "--min-samples",
+                "5", "--output", out, "--json")
+        summary = json.loads(p.stdout)
+        labels = read_npy_labels(out)
+        self.assertEqual(len(labels), 3000)
+        self.assertEqual(summary["n"], 3000)
+        self.assertEqual(summary["clusters"], max(labels) + 1)
+        self.assertEqual(summary["noise"], labels.count(-1))
+        self.assertEqual(summary["core"] + summary["border"] + summary["noise"], 3000)
+        self.assertEqual(sorted(summary["stages"]), ["count", "label", "merge"])
+        for key in ["engine", "eps", "min_samples", "pairs", "seconds", "total_seconds"]:
+            self.assertIn(key, summary)
+        # Clusters are numbered in the order of their first point.
+        first_seen = []
+        for label in labels:
+            if label >= 0 and label not in first_seen:
+                first_seen.append(label)
+        self.assertEqual(first_seen, list(range(len(first_seen))))
+        # Text labels: the same values, one a line.
+        text = self.path("labels.txt")
+        run("dbscan", "--generate", "gauss:2:3000:seed=5", "--eps", "0.01", "--min-samples", "5",
+            "--output", text, "--quiet")
+        with open(text) as f:
+            self.assertEqual([int(line) for line in f], labels)
+
+    def test_every_cpu_engine_gives_the_same_labels(self):
+        gen = ["--generate", "expo:3:4000:seed=9", "--eps", "0.02", "--min-samples", "4"]
+        results = []
+        for engine in ["brute-cpu", "cpu-grid", "super-ego", "cpu-rtree"]:
+            out = self.path(engine + ".npy")
+            run("dbscan", *gen, "--engine", engine, "--output", out, "--quiet")
+            results.append(read_npy_labels(out))
+        for other in results[1:]:
+            self.assertEqual(other, results[0])
+
+
+def neighbours_within(points, eps):
+    return KDTree(points).query_radius(points, r=eps)
+
+
+def clear_eps(points, eps, band):
+    """An eps near `eps` with no pair distance within a relative `band` of it, so rounding in
+    either program cannot decide a pair differently."""
+    tree = KDTree(points)
+    for _ in range(50):
+        lo = tree.query_radius(points, r=eps * (1 - band), count_only=True).sum()
+        hi = tree.query_radius(points, r=eps * (1 + band), count_only=True).sum()
+        if lo == hi:
+            return eps
+        eps *= 1 + 7 * band
+    raise AssertionError("no eps clear of the pair distances")
+
+
+@unittest.skipUnless(HAVE_SKLEARN, "scikit-learn (and numpy) cannot be imported")
+class AgainstScikitLearn(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def compare(self, points, eps, min_samples, engine="auto", precision="f64"):
+        # f32 arithmetic errs by about (d + 4) float32 roundings of the squared distance.
+        band = 1e-9 if precision == "f64" else 2e-7 * (points.shape[1] + 4)
+        eps = clear_eps(points.astype(np.float64), eps, band)
+        src = os.path.join(self.tmp.name, "points.npy")
+        out = os.path.join(self.tmp.name, "labels.npy")
+        np.save(src, points)
+        run("dbscan", "--input", src, "--eps", repr(eps), "--min-samples", str(min_samples),
+            "--engine", engine, "--precision", precision, "--output", out, "--quiet")
+        ours = np.load(out)
+        self.assertEqual(ours.dtype, np.int64)
+        ref = DBSCAN(eps=eps, min_samples=min_samples, algorithm="kd_tree", n_jobs=-1).fit(
+            points.astype(np.float64))
+        core = np.zeros(len(points), dtype=bool)
+        core[ref.core_sample_indices_] = True
+        neighbours = neighbours_within(points.astype(np.float64), eps)
+        our_core = np.array([len(nb) >= min_samples for nb in neighbours])
+        np.testing.assert_array_equal(our_core, core)
+        # The noise is the same points.
+        np.testing.assert_array_equal(ours == -1, ref.labels_ == -1)
+        # The clusters, as partitions of the core points, are the same: a bijection of labels.
+        pairs = set(zip(ours[core].tolist(), ref.labels_[core].tolist()))
+        self.assertEqual(len(pairs), len({a for a, _ in pairs}))
+        self.assertEqual(len(pairs), len({b for _, b in pairs}))
+        # Every border point is in the cluster of its core neighbour of smallest index.
+        for i in np.flatnonzero(~core & (ours >= 0)):
+            core_near = [j for j in neighbours[i] if core[j]]
+            self.assertTrue(core_near, f"border point {i} has no core point within eps")
+            self.assertEqual(ours[i], ours[min(core_near)], f"border point {i}")
+        return ours
+
+    def generated(self, spec):
+        path = os.path.join(self.tmp.name, "gen.npy")
+        run("gen", spec, "--output", path)
+        return np.load(path)
+
+    def test_generated_shapes(self):
+        for spec, eps, min_samples in [
+            ("uniform:2:6000:seed=1", 0.02, 5),
+            ("gauss:2:6000:seed=2", 0.005, 10),
+            ("expo:2:6000:seed=3", 0.004, 4),
+            ("gauss:5:4000:seed=4", 0.03, 6),
+            ("uniform:1:3000:seed=5", 0.0005, 3),
+            ("expo:8:4000:seed=6", 0.05, 3),
+            ("gauss:16:3000:seed=7", 0.06, 5),
+        ]:
+            points = self.generated(spec)
+            for dtype in (np.float64, np.float32):
+                # f32 arithmetic only where few pair distances crowd its wider band.
+                for precision in ("f64", "f32") if points.shape[1] <= 2 else ("f64",):
+                    with self.subTest(spec=spec, dtype=dtype.__name__, precision=precision):
+                        self.compare(points.astype(dtype), eps, min_samples, precision=precision)
+
+    def test_real_samples(self):
+        cases = [("gshhg_coast_2d_sample", 2, 0.2789, 5), ("osm_coast_2d_sample", 2, 1.482, 20),
+                 ("tycho2_radec_2d_sample", 2, 1.746, 8), ("tycho2_xyz_3d_sample", 3, 0.01, 4),
+                 ("wesnoth_mfcc_20d_sample", 20, None, 5)]
+        found = 0
+        for name, d, eps, min_samples in cases:
+            path = os.path.join(DATA_DIR, name + ".f64")
+            if not os.path.exists(path):
+                continue
+            found += 1
+            points = np.fromfile(path, dtype="<f8").reshape(-1, d)[:20000]
+            if eps is None:  # about 10 neighbours a point, from a sample of distances
+                eps = float(np.median(KDTree(points).query(points[:200], k=11)[0][:, -1]))
+            for engine in ("cpu-grid", "super-ego"):
+                with self.subTest(sample=name, engine=engine):
+                    self.compare(points, eps, min_samples, engine=engine)
+        if found == 0:
+            self.skipTest(f"no sample data at {DATA_DIR} (set EPSJOIN_DATA_DIR)")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit("usage: test_dbscan.py PATH/TO/epsjoin")
+    BIN = os.path.abspath(sys.argv.pop(1))
+    unittest.main(verbosity=2)

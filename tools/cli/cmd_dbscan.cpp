@@ -1,0 +1,175 @@
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "commands.hpp"
+#include "engine_args.hpp"
+#include "epsjoin/dbscan.hpp"
+#include "epsjoin/error.hpp"
+#include "epsjoin/io.hpp"
+#include "input.hpp"
+#include "progress.hpp"
+#include "summary.hpp"
+
+namespace epsjoin::cli {
+
+const command_spec& dbscan_command() {
+  static const command_spec spec{
+      "dbscan",
+      "dbscan (--input FILE | --generate SPEC) --eps X --min-samples M [options]",
+      "Clusters the points with DBSCAN on the eps-join, without storing any neighbourhood: a\n"
+      "point with at least M points within eps (itself included, as scikit-learn counts) is a\n"
+      "core point; core points within eps of each other share a cluster; a non-core point with\n"
+      "a core point within eps joins the cluster of its core neighbour of smallest index; the\n"
+      "rest is noise (label -1). Clusters are numbered in the order of their first point.\n"
+      "Prints a summary (clusters, core, border and noise points, time by stage) on stdout.",
+      {
+          {"input", "FILE",
+           "points to cluster: CSV/whitespace text, .npy (float32/float64), or raw .f64/.f32 "
+           "(needs --dim)"},
+          {"generate", "SPEC", "generate the points instead, e.g. gauss:2:100000 (see 'epsjoin gen')"},
+          {"paper", "", "with --generate expo:...: the papers' exact Expo* values"},
+          {"dim", "D", "dimension of raw binary input (.f64/.f32); for other formats a check"},
+          {"eps", "X", "the radius (not its square); finite and > 0; required"},
+          {"min-samples", "M",
+           "points within eps, the point itself included, that make a core point; >= 1; "
+           "required"},
+          {"engine", "NAME",
+           "engine of the joins (default auto: the fastest available); 'epsjoin info' lists them"},
+          {"param", "KEY=VALUE", "engine-specific setting, as for 'epsjoin join'", true},
+          {"pattern", "P", "shorthand for --param pattern=P (grid engines)"},
+          {"precision", "P", "distance arithmetic: f64 (default, exact) or f32"},
+          {"threads", "N", "CPU threads (default: all hardware threads)"},
+          {"memory-limit", "BYTES",
+           "host memory the joins and the labels may use, e.g. 8G (suffixes K, M, G, T; "
+           "default: what the machine and its cgroup allow)"},
+          {"device-memory-limit", "BYTES",
+           "GPU memory the joins may plan within (default: what the device has free)"},
+          {"output", "FILE",
+           "write the labels here: .npy gives int64 of shape (N,) (-1 for noise), like "
+           "scikit-learn's labels_; any other name one decimal label a line"},
+          {"json", "", "print the summary as one JSON object (fields engine, n, d, eps, "
+                       "min_samples, clusters, core, border, noise, pairs, seconds, stages, ...) "
+                       "instead of text"},
+          {"quiet", "", "no summary and no progress bar"},
+      },
+      ""};
+  return spec;
+}
+
+namespace {
+
+struct dbscan_report {
+  dbscan_result result;
+  std::string input;
+  std::string output;
+  std::size_t n = 0, d = 0, min_samples = 0;
+  double eps = 0;
+  unsigned threads = 0;
+  scalar_type precision = scalar_type::f64;
+  double load_seconds = 0, write_seconds = 0, total_seconds = 0;
+};
+
+std::string human(const dbscan_report& r) {
+  const dbscan_result& c = r.result;
+  std::ostringstream out;
+  out << "epsjoin: dbscan with engine " << (c.engine.empty() ? "(none: no join needed)" : c.engine)
+      << ", " << r.threads << " CPU thread" << (r.threads == 1 ? "" : "s") << "\n";
+  out << "  input       " << r.input << "\n";
+  out << "  points      N = " << grouped(r.n) << ", d = " << r.d << ", eps = " << general(r.eps)
+      << ", min_samples = " << r.min_samples << ", computed in " << to_string(r.precision) << "\n";
+  out << "  clusters    " << grouped(c.n_clusters) << "\n";
+  out << "  points      " << grouped(c.n_core) << " core, " << grouped(c.n_border) << " border, "
+      << grouped(c.n_noise) << " noise\n";
+  out << "  pairs       " << grouped(c.pairs) << " excl. self (" << grouped(c.pairs / 2)
+      << " unique)\n";
+  out << "  time        dbscan " << fixed(c.seconds, 3) << " s";
+  for (const stage_time& st : c.stages) out << ", " << st.name << " " << fixed(st.seconds, 3) << " s";
+  out << "\n              input " << fixed(r.load_seconds, 3) << " s";
+  if (!r.output.empty()) out << ", writing " << fixed(r.write_seconds, 3) << " s";
+  out << "; total " << fixed(r.total_seconds, 3) << " s\n";
+  if (!r.output.empty()) out << "  output      " << r.output << " (labels)\n";
+  return out.str();
+}
+
+std::string json(const dbscan_report& r) {
+  const dbscan_result& c = r.result;
+  std::ostringstream out;
+  out << "{\"engine\":" << json_string(c.engine) << ",\"n\":" << r.n << ",\"d\":" << r.d
+      << ",\"eps\":" << json_number(r.eps) << ",\"min_samples\":" << r.min_samples
+      << ",\"precision\":" << json_string(std::string(to_string(r.precision)))
+      << ",\"threads\":" << r.threads << ",\"clusters\":" << c.n_clusters
+      << ",\"core\":" << c.n_core << ",\"border\":" << c.n_border << ",\"noise\":" << c.n_noise
+      << ",\"pairs\":" << c.pairs << ",\"seconds\":" << json_number(c.seconds)
+      << ",\"load_seconds\":" << json_number(r.load_seconds)
+      << ",\"write_seconds\":" << json_number(r.write_seconds)
+      << ",\"total_seconds\":" << json_number(r.total_seconds) << ",\"stages\":{";
+  for (std::size_t i = 0; i < c.stages.size(); ++i) {
+    out << (i ? "," : "") << json_string(c.stages[i].name) << ":" << json_number(c.stages[i].seconds);
+  }
+  out << "},\"input\":" << json_string(r.input) << ",\"output\":" << json_string(r.output) << "}";
+  return out.str();
+}
+
+}  // namespace
+
+int run_dbscan(const parsed_args& args) {
+  const auto command_start = std::chrono::steady_clock::now();
+  // Everything that can be checked without the data is checked before loading it.
+  if (args.has("input") == args.has("generate")) {
+    throw usage_error{"give exactly one of --input FILE and --generate SPEC"};
+  }
+  if (!args.has("eps")) throw usage_error{"missing --eps X"};
+  if (!args.has("min-samples")) throw usage_error{"missing --min-samples M"};
+  dbscan_report report;
+  report.eps = args.get_double("eps", 0);
+  if (!(std::isfinite(report.eps) && report.eps > 0)) {
+    throw usage_error{"--eps must be a finite number > 0, got '" + args.get("eps") + "'"};
+  }
+  report.min_samples = args.get_size("min-samples", 0);
+  if (report.min_samples == 0) throw usage_error{"--min-samples must be at least 1"};
+  dbscan_options options;
+  options.engine = read_engine(args);
+  options.params = read_engine_params(args);
+  options.precision = read_precision(args);
+  report.output = args.get("output");
+  if (args.has("output") && report.output.empty()) throw usage_error{"--output needs a file name"};
+  const bool quiet = args.has("quiet");
+  const bool as_json = args.has("json");
+  if (!report.output.empty()) check_output_path(report.output);
+
+  resources res(static_cast<unsigned>(args.get_size("threads", 0)));
+  res.set_memory({args.get_bytes("memory-limit", 0), args.get_bytes("device-memory-limit", 0)});
+  const loaded_points data = load_points(args.get("input"), args.get("generate"),
+                                         args.get_size("dim", 0), args.has("paper"));
+  res.prepare_gpu();  // the CUDA context is not part of the clustering's time
+
+  {
+    progress_bar bar("clustering", !quiet && !as_json && progress_bar::stderr_is_terminal());
+    options.progress = [&bar](double f) { bar.update(f); };
+    report.result = dbscan(res, data.points.view(), report.eps, report.min_samples, options);
+  }
+  report.input = data.description;
+  report.n = data.points.n();
+  report.d = data.points.d();
+  report.threads = res.threads();
+  report.precision = options.precision;
+  report.load_seconds = data.seconds;
+
+  const auto write_start = std::chrono::steady_clock::now();
+  if (!report.output.empty()) write_labels(report.output, report.result.labels);
+  report.write_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count();
+  report.total_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - command_start).count();
+
+  if (as_json) {
+    std::printf("%s\n", json(report).c_str());
+  } else if (!quiet) {
+    std::fputs(human(report).c_str(), stdout);
+  }
+  return 0;
+}
+
+}  // namespace epsjoin::cli

@@ -1,0 +1,20 @@
+#pragma once
+// The engine flags the commands that run joins share (--engine, --param, --pattern,
+// --precision): checked before any data is read, so a typo costs nothing.
+
+#include <map>
+#include <string>
+
+#include "args.hpp"
+#include "epsjoin/dataset.hpp"
+
+namespace epsjoin::cli {
+
+/// --engine (default auto), checked against the registered engines.
+std::string read_engine(const parsed_args& args);
+/// Every --param KEY=VALUE, and --pattern P as pattern=P.
+std::map<std::string, std::string> read_engine_params(const parsed_args& args);
+/// --precision f64 (default) or f32.
+scalar_type read_precision(const parsed_args& args);
+
+}  // namespace epsjoin::cli
