@@ -1,11 +1,14 @@
 // The GPU-built eps-grid index equals the host-built one, array for array.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "grid/device_index.hpp"
 #include "grid/host_index.hpp"
 #include "grid/plan.hpp"
 #include "support/seed.hpp"
 #include "support/shapes.hpp"
+#include "support/test_names.hpp"
 
 namespace {
 
@@ -28,6 +31,14 @@ void expect_same_index(epsjoin::dataset_view data, const epsjoin::detail::grid::
 class device_index_vs_host
     : public testing::TestWithParam<std::tuple<shape_kind, std::size_t, std::size_t, double>> {};
 
+std::string index_case_name(const testing::TestParamInfo<device_index_vs_host::ParamType>& info) {
+  const auto [kind, n, d, selectivity] = info.param;
+  std::ostringstream name;
+  name << to_string(kind) << "_n" << n << "_d" << d << "_sel"
+       << epsjoin::test::name_number(selectivity);
+  return name.str();
+}
+
 TEST_P(device_index_vs_host, identical) {
   const auto [kind, n, d, selectivity] = GetParam();
   const auto data = epsjoin::test::make_shape(kind, n, d, epsjoin::test::test_seed());
@@ -49,7 +60,8 @@ INSTANTIATE_TEST_SUITE_P(
                     std::tuple{shape_kind::duplicates, 2000, 5, 5.0},
                     std::tuple{shape_kind::uniform, 3000, 8, 10.0},
                     std::tuple{shape_kind::uniform, 1000, 40, 10.0},
-                    std::tuple{shape_kind::uniform, 1, 2, 1.0}));
+                    std::tuple{shape_kind::uniform, 1, 2, 1.0}),
+    index_case_name);
 
 TEST(device_index_vs_host, query_points_outside_the_grid) {
   const auto data = epsjoin::test::make_shape(shape_kind::uniform, 4000, 3, 7);

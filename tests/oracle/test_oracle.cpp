@@ -2,9 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <sstream>
 
 #include "epsjoin/join.hpp"
 #include "support/seed.hpp"
+#include "support/test_names.hpp"
 
 namespace {
 
@@ -34,7 +36,16 @@ epsjoin::dataset random_points(std::size_t n, std::size_t d, std::uint64_t seed)
   return epsjoin::dataset(std::move(v), d);
 }
 
-class oracle_vs_naive : public testing::TestWithParam<std::tuple<std::size_t, std::size_t, double>> {};
+using oracle_case = std::tuple<std::size_t, std::size_t, double>;  // n, d, eps
+
+class oracle_vs_naive : public testing::TestWithParam<oracle_case> {};
+
+std::string oracle_case_name(const testing::TestParamInfo<oracle_case>& info) {
+  const auto [n, d, eps] = info.param;
+  std::ostringstream name;
+  name << "n" << n << "_d" << d << "_eps" << epsjoin::test::name_number(eps);
+  return name.str();
+}
 
 TEST_P(oracle_vs_naive, same_pairs) {
   const auto [n, d, eps] = GetParam();
@@ -68,6 +79,7 @@ INSTANTIATE_TEST_SUITE_P(shapes, oracle_vs_naive,
                          testing::Values(std::tuple{0, 2, 0.1}, std::tuple{1, 3, 0.1},
                                          std::tuple{2, 1, 2.0}, std::tuple{200, 1, 0.01},
                                          std::tuple{300, 2, 0.05}, std::tuple{300, 5, 0.3},
-                                         std::tuple{150, 33, 1.2}, std::tuple{100, 4, 10.0}));
+                                         std::tuple{150, 33, 1.2}, std::tuple{100, 4, 10.0}),
+                         oracle_case_name);
 
 }  // namespace

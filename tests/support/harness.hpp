@@ -82,6 +82,9 @@ inline std::string case_name(const testing::TestParamInfo<property_case>& info) 
   return info.param.name();
 }
 
+/// GoogleTest prints a failing case's parameter with this (a byte dump otherwise).
+inline void PrintTo(const property_case& c, std::ostream* out) { *out << c.name(); }
+
 }  // namespace epsjoin::test
 
 #define EPSJOIN_ENGINE_PROPERTY_TESTS(suite, ...)                                         \

@@ -1,6 +1,9 @@
 #include "support/paper_data.hpp"
 
+#include <ostream>
+
 #include "epsjoin/generate.hpp"
+#include "support/test_names.hpp"
 
 namespace epsjoin::test {
 
@@ -24,9 +27,13 @@ const std::vector<reference_case>& reference_cases() {
 }
 
 std::string reference_case_name(const testing::TestParamInfo<reference_case>& info) {
-  std::string eps = std::to_string(info.param.eps);
-  for (char& ch : eps) ch = ch == '.' ? 'p' : ch;
-  return "Expo" + std::to_string(info.param.d) + "D_" + std::to_string(info.param.n) + "_eps" + eps;
+  return "Expo" + std::to_string(info.param.d) + "D_" + std::to_string(info.param.n) + "_eps" +
+         name_number(info.param.eps);
+}
+
+void PrintTo(const reference_case& c, std::ostream* out) {
+  *out << "Expo" << c.d << "D " << c.n << " points, eps " << c.eps << ", |R| "
+       << c.with_self;
 }
 
 }  // namespace epsjoin::test

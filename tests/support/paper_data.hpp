@@ -25,5 +25,7 @@ const std::vector<reference_case>& reference_cases();
 
 /// A test name such as Expo2D_2000000_eps0p000141.
 std::string reference_case_name(const testing::TestParamInfo<reference_case>& info);
+/// GoogleTest prints a failing case's parameter with this (a byte dump otherwise).
+void PrintTo(const reference_case& c, std::ostream* out);
 
 }  // namespace epsjoin::test

@@ -3,6 +3,7 @@
 // tests do not depend on the library's.
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,8 @@ enum class shape_kind {
 };
 
 std::string to_string(shape_kind kind);
+/// GoogleTest prints a shape in a parameter tuple with this.
+inline void PrintTo(shape_kind kind, std::ostream* out) { *out << to_string(kind); }
 
 /// n points of dimension d; deterministic in (kind, n, d, seed).
 dataset make_shape(shape_kind kind, std::size_t n, std::size_t d, std::uint64_t seed);

@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <numeric>
 #include <random>
+#include <sstream>
 #include <vector>
 
 #include "cpu/super_ego/ego_sort.hpp"
 #include "cpu/super_ego/parallel_sort.hpp"
 #include "support/seed.hpp"
+#include "support/test_names.hpp"
 
 namespace {
 
@@ -96,6 +98,18 @@ struct sort_case {
   unsigned threads;
 };
 
+void PrintTo(const sort_case& c, std::ostream* out) {
+  *out << "n " << c.n << ", d " << c.d << ", eps " << c.eps << ", " << c.threads << " threads";
+}
+
+std::string sort_case_name(const testing::TestParamInfo<sort_case>& info) {
+  const sort_case& c = info.param;
+  std::ostringstream name;
+  name << "n" << c.n << "_d" << c.d << "_eps" << epsjoin::test::name_number(c.eps) << "_t"
+       << c.threads;
+  return name.str();
+}
+
 class ego_order_test : public testing::TestWithParam<sort_case> {};
 
 TEST_P(ego_order_test, equals_sequential_stable_sort) {
@@ -120,7 +134,8 @@ INSTANTIATE_TEST_SUITE_P(
                     sort_case{70000, 2, 0.05, 3},     // several radix blocks, merge runs
                     sort_case{40000, 3, 1e-7, 2},     // 23 bits a dimension: 2 packed, ties
                     sort_case{40000, 12, 1e-7, 4},    // most dimensions break ties
-                    sort_case{50000, 40, 10.0, 3}));  // one cell everywhere: all ties
+                    sort_case{50000, 40, 10.0, 3}),  // one cell everywhere: all ties
+    sort_case_name);
 
 TEST(ego_order, one_huge_tie_run_sorts_on_all_threads) {
   // Leading dimensions identical for all points, the last one spread: keys hold the first

@@ -122,7 +122,11 @@ TEST_P(grid_patterns, each_neighbouring_cell_pair_the_right_number_of_times) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(d, grid_patterns, testing::Range(1, 9));
+INSTANTIATE_TEST_SUITE_P(d, grid_patterns, testing::Range(1, 9),
+                         [](const testing::TestParamInfo<int>& d) {
+                           std::string name = "d";  // not "d" + ...: GCC 12's -Wrestrict misfires
+                           return name += std::to_string(d.param);
+                         });
 
 // The row enumeration is the cell enumeration grouped by rows of 3 consecutive ids.
 TEST(grid_patterns, rows_group_consecutive_ids) {
