@@ -20,6 +20,8 @@ if [[ $(id -u) -ne 0 ]]; then
   command -v sudo >/dev/null || { echo "epsjoin setup: run as root or install: ${missing[*]}" >&2; exit 1; }
   sudo=sudo
 fi
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# apt's own progress is the report; debconf's warning about apt-utils is noise here.
+export DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+echo "epsjoin setup: done" >&2
