@@ -1,17 +1,36 @@
 #include "gpu/gpu_state.cuh"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 
 namespace epsjoin::detail {
+
+namespace {
+
+// The runtime reports a machine with no NVIDIA driver as "CUDA driver version is insufficient",
+// which sends users hunting for a driver upgrade. The runtime loads the driver library itself,
+// so whether that library is loaded tells the two cases apart.
+bool nvidia_driver_loaded() {
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (driver != nullptr) dlclose(driver);
+  return driver != nullptr;
+}
+
+}  // namespace
 
 std::string gpu_unavailable_reason(int device) {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
     (void)cudaGetLastError();
-    return concat("no CUDA device is visible (", cudaGetErrorString(status), ")");
+    if (status == cudaErrorNoDevice ||
+        (status == cudaErrorInsufficientDriver && !nvidia_driver_loaded())) {
+      return "no CUDA device (no NVIDIA GPU or driver found)";
+    }
+    return concat("no usable CUDA device (", cudaGetErrorString(status), ")");
   }
-  if (count == 0) return "no CUDA device is visible";
+  if (count == 0) return "no CUDA device (no NVIDIA GPU or driver found)";
   if (device < 0 || device >= count) {
     return concat("CUDA device ", device, " does not exist (", count, " visible)");
   }

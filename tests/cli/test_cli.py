@@ -66,6 +66,7 @@ class Errors(unittest.TestCase):
 
     def test_unknown_engine(self):
         p = run("join", "--generate", "uniform:2:10", "--eps", "0.1", "--engine", "nope", ok=False)
+        self.assertEqual(p.returncode, 2)
         self.assert_one_line_error(p, "unknown engine 'nope'", "brute-cpu")
 
     def test_missing_file(self):
@@ -77,6 +78,85 @@ class Errors(unittest.TestCase):
         p = run("join", "--generate", "uniform:2:10", "--eps", "0.1", "--engine", "brute-cpu",
                 "--param", "nope=1", ok=False)
         self.assert_one_line_error(p, "nope")
+
+    def test_every_usage_error_exits_2(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            raw = os.path.join(tmp, "points.f64")
+            with open(raw, "wb") as f:
+                f.write(struct.pack("<6d", 0, 0, 0, 1, 1, 1))
+            gen = ["--generate", "uniform:2:10", "--eps", "0.1"]
+            cases = [
+                (["join", "--input", raw, "--eps", "0.1"], ["--dim D is needed", raw]),
+                (["join", "--input", raw, "--dim", "0", "--eps", "0.1"], ["--dim must be at least 1"]),
+                (["join", *gen, "--repeat", "0"], ["--repeat must be at least 1"]),
+                (["join", "--generate", "unif:2:10", "--eps", "0.1"], ["--generate", "unif"]),
+                (["join", *gen, "--generate-queries", "uniform:x:3"], ["--generate-queries"]),
+                (["join", "--generate", "uniform:2:10", "--paper", "--eps", "0.1"], ["paper"]),
+                (["join", *gen, "--engine", "foo"], ["unknown engine 'foo'", "cpu-grid"]),
+                (["join", *gen, "--output", ""], ["--output needs a file name"]),
+                (["join", *gen, "--threads", "100000"], ["--threads 100000", "at most"]),
+                (["join", *gen, "--threads", "-1"], ["--threads"]),
+                (["join", *gen, "--bogus"], ["--bogus"]),
+                (["join", *gen, "--engine", "cpu-grid", "--param", "nope=1"], ["nope"]),
+                (["join", *gen, "--engine", "cpu-grid", "--param", "pattern=zigzag"], ["zigzag"]),
+                (["join", "--generate", "uniform:2:10"], ["--eps"]),
+                (["gen", "uniform:2:10", "--output", ""], ["--output needs a file name"]),
+                (["gen", "bad", "--output", os.path.join(tmp, "x.csv")], ["bad generator spec"]),
+                (["nope"], ["unknown command"]),
+            ]
+            for args, fragments in cases:
+                with self.subTest(args=args):
+                    p = run(*args, ok=False)
+                    self.assertEqual(p.returncode, 2, p.stderr)
+                    self.assert_one_line_error(p, *fragments)
+                    self.assertNotIn("::", p.stderr)  # the CLI's words, not the library's names
+
+    def test_data_errors_exit_1(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            empty = os.path.join(tmp, "empty.csv")
+            open(empty, "w").close()
+            cases = [
+                (["join", "--input", empty, "--eps", "0.1"], ["empty"]),
+                (["join", "--generate", "uniform:2:0", "--eps", "0.1"], ["uniform:2:0", "no points"]),
+                (["join", "--generate", "uniform:2:5", "--generate-queries", "uniform:2:0",
+                  "--eps", "0.1"], ["--generate-queries uniform:2:0", "no points"]),
+                (["gen", "uniform:2:0", "--output", os.path.join(tmp, "x.csv")], ["no points"]),
+                (["join", "--input", os.path.join(tmp, "missing.csv"), "--eps", "0.1"],
+                 ["missing.csv"]),
+            ]
+            for args, fragments in cases:
+                with self.subTest(args=args):
+                    p = run(*args, ok=False)
+                    self.assertEqual(p.returncode, 1, p.stderr)
+                    self.assert_one_line_error(p, *fragments)
+            self.assertFalse(os.path.exists(os.path.join(tmp, "x.csv")))
+
+    def test_queries_dimension_mismatch_names_the_files(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            one, three = os.path.join(tmp, "one.csv"), os.path.join(tmp, "three.csv")
+            with open(one, "w") as f:
+                f.write("0\n1\n")
+            with open(three, "w") as f:
+                f.write("0 0 0\n1 1 1\n")
+            p = run("join", "--input", three, "--queries", one, "--eps", "0.1", ok=False)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assert_one_line_error(p, one, three, "1 dimension but", "3 dimensions")
+            self.assertNotIn("1 dimensions", p.stderr)
+
+    def test_unavailable_engine_names_the_engines_that_run(self):
+        info = run("info").stdout
+        self.assertNotIn("insufficient", info)
+        if "CUDA devices: none" in info and "compiled in, architectures" in info:
+            # A CUDA build on a machine without a GPU says so in plain words.
+            self.assertIn("no CUDA device", info)
+        for line in info.splitlines():
+            if "[unavailable" in line:
+                name = line.split()[0]
+                p = run("join", "--generate", "uniform:2:10", "--eps", "0.1", "--engine", name,
+                        ok=False)
+                self.assertEqual(p.returncode, 1, p.stderr)
+                self.assert_one_line_error(p, name, "engines that can run here", "cpu-grid")
+                self.assertNotIn("insufficient", p.stderr)
 
     def test_gpu_engine_unavailable_here(self):
         info = run("info").stdout

@@ -137,12 +137,14 @@ int run_dbscan(const parsed_args& args) {
   if (args.has("output") && report.output.empty()) throw usage_error{"--output needs a file name"};
   const bool quiet = args.has("quiet");
   const bool as_json = args.has("json");
+  const unsigned threads = read_threads(args);
+  const std::size_t dim = read_input_dim(args);
   if (!report.output.empty()) check_output_path(report.output);
 
-  resources res(static_cast<unsigned>(args.get_size("threads", 0)));
+  resources res(threads);
   res.set_memory({args.get_bytes("memory-limit", 0), args.get_bytes("device-memory-limit", 0)});
-  const loaded_points data = load_points(args.get("input"), args.get("generate"),
-                                         args.get_size("dim", 0), args.has("paper"));
+  const loaded_points data =
+      load_points(args.get("input"), args.get("generate"), dim, args.has("paper"));
   res.prepare_gpu();  // the CUDA context is not part of the clustering's time
 
   {

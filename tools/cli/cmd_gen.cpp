@@ -1,6 +1,7 @@
 #include <cstdio>
 
 #include "commands.hpp"
+#include "epsjoin/error.hpp"
 #include "epsjoin/generate.hpp"
 #include "epsjoin/io.hpp"
 #include "input.hpp"
@@ -32,12 +33,19 @@ const command_spec& gen_command() {
 int run_gen(const parsed_args& args) {
   if (!args.positional()) throw usage_error{"missing SPEC (e.g. expo:2:100000)"};
   if (!args.has("output")) throw usage_error{"missing --output FILE"};
-  generator_spec spec = parse_generator_spec(*args.positional());
+  if (args.get("output").empty()) throw usage_error{"--output needs a file name"};
+  generator_spec spec = parse_spec_argument("SPEC", *args.positional());
   if (args.has("paper")) spec.paper = true;
+  require_points("SPEC", *args.positional(), spec);
   const data_format format = parse_data_format(args.get("format", "auto"));
   const int digits = static_cast<int>(args.get_size("digits", spec.paper ? 6 : 17));
   if (digits < 1 || digits > 17) throw usage_error{"--digits must be between 1 and 17"};
-  const dataset points = generate(spec);
+  dataset points;
+  try {
+    points = generate(spec);
+  } catch (const invalid_argument& e) {  // a key the distribution does not take (--paper)
+    throw usage_error{std::string("SPEC: ") + e.what()};
+  }
   write_dataset(args.get("output"), points.view(), format, digits);
   std::fprintf(stderr, "epsjoin gen: wrote %zu points of dimension %zu (%s) to %s\n", points.n(),
                points.d(), to_string(spec).c_str(), args.get("output").c_str());

@@ -28,7 +28,7 @@ int run_info(const parsed_args&) {
                      : "not compiled in (GPU engines unavailable)");
   std::printf("CPU threads: %u\n", std::thread::hardware_concurrency());
   const auto devices = cuda_devices();
-  if (devices.empty()) std::printf("CUDA devices: none visible\n");
+  if (devices.empty()) std::printf("CUDA devices: none (the CPU engines below still run)\n");
   for (const cuda_device& d : devices) {
     std::printf("CUDA device %d: %s, sm_%d%d, %.1f GiB, %d SMs\n", d.ordinal, d.name.c_str(),
                 d.compute_major, d.compute_minor,

@@ -124,21 +124,27 @@ int run_join(const parsed_args& args) {
   }
   const bool quiet = args.has("quiet");
   const bool json = args.has("json");
+  const std::size_t repeat = args.get_size("repeat", 1);
+  if (repeat == 0) throw usage_error{"--repeat must be at least 1"};
+  const unsigned threads = read_threads(args);
+  const std::size_t dim = read_input_dim(args);
   // Before the input is read and joined: a bad output path should cost nothing.
   if (!output.empty()) check_output_path(output);
 
-  resources res(static_cast<unsigned>(args.get_size("threads", 0)));
+  resources res(threads);
   res.set_memory({args.get_bytes("memory-limit", 0), args.get_bytes("device-memory-limit", 0)});
-  const std::size_t dim = args.get_size("dim", 0);
   const loaded_points data =
-      load_points(args.get("input"), args.get("generate"), dim, args.has("paper"));
+      load_points(args.get("input"), args.get("generate"), "--generate", dim, args.has("paper"));
   loaded_points queries;
   if (!self) {
-    queries = load_points(args.get("queries"), args.get("generate-queries"), dim, args.has("paper"));
+    queries = load_points(args.get("queries"), args.get("generate-queries"), "--generate-queries",
+                          dim, args.has("paper"));
+    if (queries.points.d() != data.points.d()) {
+      throw error("the query points (" + queries.description + ") have " +
+                  dimensions(queries.points.d()) + " but the input points (" + data.description +
+                  ") have " + dimensions(data.points.d()));
+    }
   }
-
-  const std::size_t repeat = args.get_size("repeat", 1);
-  if (repeat == 0) throw invalid_argument("--repeat must be at least 1");
   // The CUDA context is not part of a join's time (nor of any GPU library's).
   res.prepare_gpu();
 

@@ -1,5 +1,8 @@
 #include "engine_args.hpp"
 
+#include <algorithm>
+#include <thread>
+
 #include "epsjoin/error.hpp"
 #include "epsjoin/join.hpp"
 
@@ -13,7 +16,7 @@ std::string read_engine(const parsed_args& args) {
     if (e.name == name) return name;
     known += ", " + e.name;
   }
-  throw invalid_argument("unknown engine '" + name + "'; known engines: " + known);
+  throw usage_error{"unknown engine '" + name + "'; known engines: " + known};
 }
 
 std::map<std::string, std::string> read_engine_params(const parsed_args& args) {
@@ -25,6 +28,19 @@ std::map<std::string, std::string> read_engine_params(const parsed_args& args) {
   }
   if (args.has("pattern")) params["pattern"] = args.get("pattern");
   return params;
+}
+
+unsigned read_threads(const parsed_args& args) {
+  const std::size_t threads = args.get_size("threads", 0);
+  const std::size_t hardware = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t most = std::min<std::size_t>(4096, 64 * hardware);
+  if (threads > most) {
+    throw usage_error{"--threads " + args.get("threads") +
+                      " is more than this machine can use (at most " + std::to_string(most) +
+                      ": 64 per hardware thread, " + std::to_string(hardware) +
+                      " here, and never over 4096)"};
+  }
+  return static_cast<unsigned>(threads);
 }
 
 scalar_type read_precision(const parsed_args& args) {

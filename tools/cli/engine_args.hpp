@@ -14,6 +14,9 @@ namespace epsjoin::cli {
 std::string read_engine(const parsed_args& args);
 /// Every --param KEY=VALUE, and --pattern P as pattern=P.
 std::map<std::string, std::string> read_engine_params(const parsed_args& args);
+/// --threads (default 0: every hardware thread); more than 64 per hardware thread (or 4096) is a
+/// typo, not a tuning choice, and would exhaust the process's threads: a usage error.
+unsigned read_threads(const parsed_args& args);
 /// --precision f64 (default) or f32.
 scalar_type read_precision(const parsed_args& args);
 

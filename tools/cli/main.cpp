@@ -13,6 +13,7 @@
 #include "epsjoin/build_info.hpp"
 #include "epsjoin/error.hpp"
 #include "epsjoin/io.hpp"
+#include "epsjoin/join.hpp"
 
 namespace {
 
@@ -29,6 +30,15 @@ const command_entry commands[] = {
     {gen_command, run_gen},
     {info_command, run_info},
 };
+
+// What a user whose engine cannot run here may ask for instead.
+std::string runnable_engines() {
+  std::string names = "auto";
+  for (const epsjoin::engine_info& e : epsjoin::engines()) {
+    if (e.available) names += ", " + e.name;
+  }
+  return names;
+}
 
 void print_overview() {
   std::printf(
@@ -87,6 +97,16 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "epsjoin %s: %s (see 'epsjoin %s --help')\n", spec.name.c_str(),
                    e.message.c_str(), spec.name.c_str());
       return 2;
+    } catch (const epsjoin::invalid_argument& e) {
+      // The library's word for a bad value the caller gave: here, always a command-line value
+      // (an --param key or value, a precision the engine lacks, ...), so a usage error.
+      std::fprintf(stderr, "epsjoin %s: %s (see 'epsjoin %s --help')\n", spec.name.c_str(),
+                   e.what(), spec.name.c_str());
+      return 2;
+    } catch (const epsjoin::unavailable& e) {
+      std::fprintf(stderr, "epsjoin %s: error: %s; engines that can run here: %s\n",
+                   spec.name.c_str(), e.what(), runnable_engines().c_str());
+      return 1;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "epsjoin %s: error: %s\n", spec.name.c_str(), e.what());
       return 1;
