@@ -5,6 +5,7 @@ usage: test_cli.py PATH/TO/epsjoin   (standard library only; run by CTest)
 """
 import json
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -44,6 +45,11 @@ def read_csr(path):
     start = 24 + 8 * (n + 1)
     neighbors = struct.unpack(f"<{nnz}I", data[start:start + 4 * nnz])
     return [(i, neighbors[k]) for i in range(n) for k in range(offsets[i], offsets[i + 1])]
+
+
+def significant_digits(number):
+    mantissa = number.split("e")[0].replace(".", "").lstrip("0").rstrip("0")
+    return len(mantissa)
 
 
 class Errors(unittest.TestCase):
@@ -239,6 +245,28 @@ class Outputs(unittest.TestCase):
         p = run("join", "--generate", "uniform:2:10", "--eps", "0.1", "--engine", "cpu-grid",
                 "--param", "nope=1", ok=False)
         self.assertIn("it takes: tuning: max_indexed_dims", p.stderr)
+
+    def test_numbers_are_readable(self):
+        args = ["join", "--generate", "uniform:2:3000", "--eps", "0.1", "--engine", "cpu-grid"]
+        text = run(*args).stdout
+        self.assertIn("eps = 0.1,", text)
+        raw = run(*args, "--json").stdout
+        self.assertIn('"eps":0.1,', raw)
+        # No number with more digits than it needs to read back (Python's repr is the shortest
+        # round-trip form), in the summary, the engine's notes or the JSON.
+        for out in [text, raw]:
+            for token in re.findall(r"\d+\.\d+(?:e[-+]?\d+)?|\d+e[-+]?\d+", out):
+                self.assertLessEqual(significant_digits(token),
+                                     significant_digits(repr(float(token))), (token, out))
+
+        def no_constants(name):
+            raise AssertionError(f"not JSON: {name}")
+        json.loads(raw, parse_constant=no_constants)
+
+    def test_help_without_options_has_no_options_section(self):
+        text = run("info", "--help").stdout
+        self.assertNotIn("options:", text)
+        self.assertTrue(text.strip())
 
     def test_help_documents_every_flag(self):
         overview = run("--help").stdout

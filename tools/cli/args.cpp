@@ -100,7 +100,8 @@ parsed_args parse(const command_spec& spec, const std::vector<std::string>& args
 
 std::string help_text(const command_spec& spec) {
   std::ostringstream out;
-  out << "usage: epsjoin " << spec.usage << "\n\n" << spec.summary << "\n\noptions:\n";
+  out << "usage: epsjoin " << spec.usage << "\n\n" << spec.summary << "\n";
+  if (!spec.flags.empty()) out << "\noptions:\n";  // a command without options ends here
   for (const flag& f : spec.flags) {
     std::string left = "  --" + f.name + (f.value_name.empty() ? "" : " " + f.value_name);
     if (left.size() < 26) {

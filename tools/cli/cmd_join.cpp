@@ -67,7 +67,9 @@ const command_spec& join_command() {
            "with the median time; the GPU context is made before the first run either way"},
           {"sort", "", "csr: sort each point's neighbours by id"},
           {"json", "", "print the summary as one JSON object (fields engine, n, d, eps, pairs, "
-                       "selectivity, candidates, seconds, ...) instead of text"},
+                       "selectivity, candidates, seconds, ...) instead of text; numbers are "
+                       "written shortest round-trip (0.1, not 0.10000000000000001), a "
+                       "non-finite one as null"},
           {"quiet", "", "no summary and no progress bar"},
       },
       ""};

@@ -1,7 +1,10 @@
 #include "summary.hpp"
 
+#include <charconv>
 #include <cstdio>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 namespace epsjoin::cli {
 
@@ -22,32 +25,26 @@ std::string fixed(double value, int decimals) {
   return text;
 }
 
-std::string general(double value) {
+// The shortest text that reads back as the same double: what was given (eps 0.1 prints as 0.1,
+// not 0.10000000000000001) and no digits beyond those the value has.
+std::string shortest(double value) {
   char text[64];
-  std::snprintf(text, sizeof text, "%.6g", value);
+  const auto end = std::to_chars(text, text + sizeof text, value).ptr;
+  return std::string(text, end);
+}
+
+// A time in seconds to a millisecond from 1 s up, to three significant digits below (a fast
+// join is 0.000343 s, not 0.000 s).
+std::string duration(double seconds) {
+  char text[64];
+  std::snprintf(text, sizeof text, seconds >= 1 ? "%.3f" : "%.3g", seconds);
   return text;
 }
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char esc[8];
-      std::snprintf(esc, sizeof esc, "\\u%04x", c);
-      out += esc;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
-std::string json_number(double value) {
+// For rates and other measured values, where six digits are all a reader wants.
+std::string general(double value) {
   char text[64];
-  std::snprintf(text, sizeof text, "%.17g", value);
+  std::snprintf(text, sizeof text, "%.6g", value);
   return text;
 }
 
@@ -60,7 +57,7 @@ std::string human_summary(const run_report& r) {
   out << "  input       " << r.input << "\n";
   out << "  points      N = " << grouped(s.n_data);
   if (!s.self_join) out << " indexed, " << grouped(s.n_queries) << " queries";
-  out << ", d = " << s.d << ", eps = " << general(s.eps) << ", computed in "
+  out << ", d = " << s.d << ", eps = " << shortest(s.eps) << ", computed in "
       << to_string(s.precision) << "\n";
   if (s.self_join) {
     out << "  result      |R| = " << grouped(s.pairs + s.n_data) << " pairs incl. self, "
@@ -71,13 +68,13 @@ std::string human_summary(const run_report& r) {
   out << "  selectivity S = " << fixed(s.selectivity(), 2) << " neighbours per point\n";
   out << "  candidates  " << grouped(s.candidates) << " refined, "
       << general(s.candidates_per_second()) << " per second\n";
-  out << "  time        join " << fixed(s.seconds, 3) << " s";
+  out << "  time        join " << duration(s.seconds) << " s";
   if (r.run_seconds.size() > 1) out << " (median of " << r.run_seconds.size() << " runs)";
-  for (const stage_time& st : s.stages) out << ", " << st.name << " " << fixed(st.seconds, 3) << " s";
-  out << "\n              input " << fixed(r.load_seconds, 3) << " s";
+  for (const stage_time& st : s.stages) out << ", " << st.name << " " << duration(st.seconds) << " s";
+  out << "\n              input " << duration(r.load_seconds) << " s";
   if (!r.output.empty() && r.streamed) out << ", writing streamed during the join";
-  if (!r.output.empty() && !r.streamed) out << ", writing " << fixed(r.write_seconds, 3) << " s";
-  out << "; total " << fixed(r.total_seconds, 3) << " s";
+  if (!r.output.empty() && !r.streamed) out << ", writing " << duration(r.write_seconds) << " s";
+  out << "; total " << duration(r.total_seconds) << " s";
   out << "\n";
   for (const auto& [name, value] : s.notes) out << "  " << name << ": " << value << "\n";
   if (!r.output.empty()) out << "  output      " << r.output << " (" << r.format << ")\n";
@@ -86,35 +83,37 @@ std::string human_summary(const run_report& r) {
 
 std::string json_summary(const run_report& r) {
   const join_stats& s = r.stats;
-  std::ostringstream out;
-  out << "{\"engine\":" << json_string(s.engine) << ",\"self_join\":" << (s.self_join ? "true" : "false")
-      << ",\"n\":" << s.n_data << ",\"n_queries\":" << s.n_queries << ",\"d\":" << s.d
-      << ",\"eps\":" << json_number(s.eps) << ",\"precision\":" << json_string(std::string(to_string(s.precision)))
-      << ",\"threads\":" << s.threads << ",\"pairs\":" << s.pairs
-      << ",\"pairs_with_self\":" << (s.self_join ? s.pairs + s.n_data : s.pairs)
-      << ",\"selectivity\":" << json_number(s.selectivity()) << ",\"candidates\":" << s.candidates
-      << ",\"seconds\":" << json_number(s.seconds)
-      << ",\"candidates_per_second\":" << json_number(s.candidates_per_second())
-      << ",\"load_seconds\":" << json_number(r.load_seconds)
-      << ",\"write_seconds\":" << json_number(r.write_seconds)
-      << ",\"total_seconds\":" << json_number(r.total_seconds) << ",\"stages\":{";
-  for (std::size_t i = 0; i < s.stages.size(); ++i) {
-    out << (i ? "," : "") << json_string(s.stages[i].name) << ":" << json_number(s.stages[i].seconds);
-  }
-  out << "},\"notes\":{";
-  for (std::size_t i = 0; i < s.notes.size(); ++i) {
-    out << (i ? "," : "") << json_string(s.notes[i].first) << ":" << json_string(s.notes[i].second);
-  }
-  out << "},\"input\":" << json_string(r.input) << ",\"output\":" << json_string(r.output)
-      << ",\"format\":" << json_string(r.format);
-  if (r.run_seconds.size() > 1) {
-    out << ",\"run_seconds\":[";
-    for (std::size_t i = 0; i < r.run_seconds.size(); ++i) out << (i ? "," : "") << json_number(r.run_seconds[i]);
-    out << "]";
-  }
-  if (!s.engine_reason.empty()) out << ",\"engine_reason\":" << json_string(s.engine_reason);
-  out << "}";
-  return out.str();
+  // ordered_json keeps the fields in this order; numbers are written shortest round-trip, a
+  // non-finite one as null, so the object is valid JSON whatever the run measured.
+  nlohmann::ordered_json out;
+  out["engine"] = s.engine;
+  out["self_join"] = s.self_join;
+  out["n"] = s.n_data;
+  out["n_queries"] = s.n_queries;
+  out["d"] = s.d;
+  out["eps"] = s.eps;
+  out["precision"] = std::string(to_string(s.precision));
+  out["threads"] = s.threads;
+  out["pairs"] = s.pairs;
+  out["pairs_with_self"] = s.self_join ? s.pairs + s.n_data : s.pairs;
+  out["selectivity"] = s.selectivity();
+  out["candidates"] = s.candidates;
+  out["seconds"] = s.seconds;
+  out["candidates_per_second"] = s.candidates_per_second();
+  out["load_seconds"] = r.load_seconds;
+  out["write_seconds"] = r.write_seconds;
+  out["total_seconds"] = r.total_seconds;
+  out["stages"] = nlohmann::ordered_json::object();
+  for (const stage_time& st : s.stages) out["stages"][st.name] = st.seconds;
+  out["notes"] = nlohmann::ordered_json::object();
+  for (const auto& [name, value] : s.notes) out["notes"][name] = value;
+  out["input"] = r.input;
+  out["output"] = r.output;
+  out["format"] = r.format;
+  if (r.run_seconds.size() > 1) out["run_seconds"] = r.run_seconds;
+  if (!s.engine_reason.empty()) out["engine_reason"] = s.engine_reason;
+  // A file name need not be UTF-8: replace what is not rather than fail after the join.
+  return out.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace epsjoin::cli
