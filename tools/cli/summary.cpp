@@ -70,7 +70,9 @@ std::string human_summary(const run_report& r) {
       << general(s.candidates_per_second()) << " per second\n";
   out << "  time        join " << duration(s.seconds) << " s";
   if (r.run_seconds.size() > 1) out << " (median of " << r.run_seconds.size() << " runs)";
-  for (const stage_time& st : s.stages) out << ", " << st.name << " " << duration(st.seconds) << " s";
+  for (const stage_time& st : s.stages) {
+    out << ", " << st.name << " " << duration(st.seconds) << " s";
+  }
   out << "\n              input " << duration(r.load_seconds) << " s";
   if (!r.output.empty() && r.streamed) out << ", writing streamed during the join";
   if (!r.output.empty() && !r.streamed) out << ", writing " << duration(r.write_seconds) << " s";
