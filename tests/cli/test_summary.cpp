@@ -75,6 +75,18 @@ TEST(json_summary, a_name_that_is_not_utf8_still_gives_valid_json) {
   EXPECT_EQ(j["input"].get<std::string>().rfind("points-", 0), 0u);
 }
 
+TEST(json_helpers, numbers_and_strings_other_summaries_share) {
+  EXPECT_EQ(epsjoin::cli::json_number(0.1), "0.1");
+  EXPECT_EQ(epsjoin::cli::json_number(1e-7), "1e-07");
+  EXPECT_EQ(epsjoin::cli::json_number(std::nan("")), "null");
+  EXPECT_EQ(epsjoin::cli::json_number(-std::numeric_limits<double>::infinity()), "null");
+  const std::string awkward = "a \"quoted\" \\ name\twith\ncontrols\x01";
+  EXPECT_EQ(nlohmann::json::parse(epsjoin::cli::json_string(awkward)), awkward);
+  EXPECT_EQ(epsjoin::cli::shortest(0.1), "0.1");
+  EXPECT_EQ(epsjoin::cli::duration(0.000343), "0.000343");
+  EXPECT_EQ(epsjoin::cli::duration(12.34567), "12.346");
+}
+
 TEST(human_summary, prints_eps_as_given_and_no_overlong_numbers) {
   const std::string text = epsjoin::cli::human_summary(sample_report());
   EXPECT_NE(text.find("eps = 0.1,"), std::string::npos) << text;

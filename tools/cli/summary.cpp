@@ -8,7 +8,6 @@
 
 namespace epsjoin::cli {
 
-// 1234567 -> "1,234,567": large counts are read far more easily with separators.
 std::string grouped(std::uint64_t value) {
   const std::string digits = std::to_string(value);
   std::string out;
@@ -25,28 +24,32 @@ std::string fixed(double value, int decimals) {
   return text;
 }
 
-// The shortest text that reads back as the same double: what was given (eps 0.1 prints as 0.1,
-// not 0.10000000000000001) and no digits beyond those the value has.
 std::string shortest(double value) {
   char text[64];
   const auto end = std::to_chars(text, text + sizeof text, value).ptr;
   return std::string(text, end);
 }
 
-// A time in seconds to a millisecond from 1 s up, to three significant digits below (a fast
-// join is 0.000343 s, not 0.000 s).
 std::string duration(double seconds) {
   char text[64];
   std::snprintf(text, sizeof text, seconds >= 1 ? "%.3f" : "%.3g", seconds);
   return text;
 }
 
-// For rates and other measured values, where six digits are all a reader wants.
 std::string general(double value) {
   char text[64];
   std::snprintf(text, sizeof text, "%.6g", value);
   return text;
 }
+
+// A file name need not be UTF-8: what is not is replaced rather than failing after the join.
+constexpr auto invalid_utf8 = nlohmann::ordered_json::error_handler_t::replace;
+
+std::string json_string(const std::string& s) {
+  return nlohmann::json(s).dump(-1, ' ', false, invalid_utf8);
+}
+
+std::string json_number(double value) { return nlohmann::json(value).dump(); }
 
 std::string human_summary(const run_report& r) {
   const join_stats& s = r.stats;
@@ -114,8 +117,7 @@ std::string json_summary(const run_report& r) {
   out["format"] = r.format;
   if (r.run_seconds.size() > 1) out["run_seconds"] = r.run_seconds;
   if (!s.engine_reason.empty()) out["engine_reason"] = s.engine_reason;
-  // A file name need not be UTF-8: replace what is not rather than fail after the join.
-  return out.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  return out.dump(-1, ' ', false, invalid_utf8);
 }
 
 }  // namespace epsjoin::cli

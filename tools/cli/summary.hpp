@@ -21,10 +21,15 @@ struct run_report {
   std::vector<double> run_seconds;  // every run's join time (--repeat); stats is the median run
 };
 
-/// Formatting the summaries share: 1234567 -> "1,234,567"; fixed decimals; six significant
-/// digits; a JSON string literal (escaped); a JSON number that round-trips.
+/// Formatting the summaries share: 1234567 -> "1,234,567"; fixed decimals; the shortest text
+/// that reads back as the same double (eps 0.1 as 0.1, not 0.10000000000000001); a time in
+/// seconds to a millisecond from 1 s up and to three significant digits below (0.000343, not
+/// 0.000); six significant digits (rates); a JSON string literal (escaped, what is not UTF-8
+/// replaced); a JSON number, shortest round-trip, null when not finite.
 std::string grouped(std::uint64_t value);
 std::string fixed(double value, int decimals);
+std::string shortest(double value);
+std::string duration(double seconds);
 std::string general(double value);
 std::string json_string(const std::string& s);
 std::string json_number(double value);
