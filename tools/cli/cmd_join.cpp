@@ -136,11 +136,11 @@ int run_join(const parsed_args& args) {
   resources res(threads);
   res.set_memory({args.get_bytes("memory-limit", 0), args.get_bytes("device-memory-limit", 0)});
   const loaded_points data =
-      load_points(args.get("input"), args.get("generate"), "--generate", dim, args.has("paper"));
+      load_points(args.get("input"), args.get("generate"), dim, args.has("paper"));
   loaded_points queries;
   if (!self) {
-    queries = load_points(args.get("queries"), args.get("generate-queries"), "--generate-queries",
-                          dim, args.has("paper"));
+    queries = load_points(args.get("queries"), args.get("generate-queries"), dim, args.has("paper"),
+                          "--generate-queries");
     if (queries.points.d() != data.points.d()) {
       throw error("the query points (" + queries.description + ") have " +
                   dimensions(queries.points.d()) + " but the input points (" + data.description +

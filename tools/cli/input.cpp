@@ -51,8 +51,8 @@ std::size_t read_input_dim(const parsed_args& args) {
   return dim;
 }
 
-loaded_points load_points(const std::string& file, const std::string& spec,
-                          const std::string& spec_flag, std::size_t dim, bool paper) {
+loaded_points load_points(const std::string& file, const std::string& spec, std::size_t dim,
+                          bool paper, const std::string& spec_flag) {
   const auto start = std::chrono::steady_clock::now();
   loaded_points out;
   if (!spec.empty()) {

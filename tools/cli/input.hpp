@@ -35,8 +35,8 @@ struct loaded_points {
 };
 
 /// Exactly one of `file` and `spec` is non-empty; `spec_flag` names the spec in errors.
-loaded_points load_points(const std::string& file, const std::string& spec,
-                          const std::string& spec_flag, std::size_t dim, bool paper);
+loaded_points load_points(const std::string& file, const std::string& spec, std::size_t dim,
+                          bool paper, const std::string& spec_flag = "--generate");
 
 /// "1 dimension", "3 dimensions".
 std::string dimensions(std::size_t d);
