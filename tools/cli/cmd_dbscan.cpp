@@ -77,18 +77,20 @@ std::string human(const dbscan_report& r) {
   out << "epsjoin: dbscan with engine " << (c.engine.empty() ? "(none: no join needed)" : c.engine)
       << ", " << r.threads << " CPU thread" << (r.threads == 1 ? "" : "s") << "\n";
   out << "  input       " << r.input << "\n";
-  out << "  points      N = " << grouped(r.n) << ", d = " << r.d << ", eps = " << general(r.eps)
+  out << "  points      N = " << grouped(r.n) << ", d = " << r.d << ", eps = " << shortest(r.eps)
       << ", min_samples = " << r.min_samples << ", computed in " << to_string(r.precision) << "\n";
   out << "  clusters    " << grouped(c.n_clusters) << "\n";
   out << "  points      " << grouped(c.n_core) << " core, " << grouped(c.n_border) << " border, "
       << grouped(c.n_noise) << " noise\n";
   out << "  pairs       " << grouped(c.pairs) << " excl. self (" << grouped(c.pairs / 2)
       << " unique)\n";
-  out << "  time        dbscan " << fixed(c.seconds, 3) << " s";
-  for (const stage_time& st : c.stages) out << ", " << st.name << " " << fixed(st.seconds, 3) << " s";
-  out << "\n              input " << fixed(r.load_seconds, 3) << " s";
-  if (!r.output.empty()) out << ", writing " << fixed(r.write_seconds, 3) << " s";
-  out << "; total " << fixed(r.total_seconds, 3) << " s\n";
+  out << "  time        dbscan " << duration(c.seconds) << " s";
+  for (const stage_time& st : c.stages) {
+    out << ", " << st.name << " " << duration(st.seconds) << " s";
+  }
+  out << "\n              input " << duration(r.load_seconds) << " s";
+  if (!r.output.empty()) out << ", writing " << duration(r.write_seconds) << " s";
+  out << "; total " << duration(r.total_seconds) << " s\n";
   if (!r.output.empty()) out << "  output      " << r.output << " (labels)\n";
   return out.str();
 }
