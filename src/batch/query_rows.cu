@@ -29,6 +29,17 @@ __global__ void gather_starts_kernel(const std::uint64_t* __restrict__ offsets,
   if (p < positions) row_offset[p] = offsets[ids[p]];
 }
 
+// Room for each row's self pair, in front of it, holding the query's id: row starts move by
+// one slot for every query before them and one for their own.
+__global__ void open_self_slots_kernel(const std::uint64_t* __restrict__ offsets,
+                                       const std::uint32_t* __restrict__ ids, std::uint32_t positions,
+                                       std::uint32_t queries, std::uint64_t* __restrict__ row_offset,
+                                       std::uint32_t* __restrict__ table) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < positions) row_offset[i] += std::uint64_t{ids[i]} + 1;
+  if (i < queries) table[offsets[i] + i] = i;
+}
+
 /// A host array that a device copy overwrites whole: not zeroed first.
 using host_offsets = offset_vector;
 
@@ -71,6 +82,8 @@ query_layout lay_out_by_query(gpu_state& gpu, const std::uint32_t* counts, const
                  queries, " queries");
   query_layout layout;
   layout.queries = queries;
+  layout.positions = positions;
+  layout.ids = ids;
   layout.offsets.reserve(std::size_t{queries} + 1);
   layout.row_offset.reserve(std::max<std::uint32_t>(positions, 1));
   // Queries without a position keep an empty row; the entry past the last becomes the total.
@@ -97,32 +110,51 @@ query_layout lay_out_by_query(gpu_state& gpu, const std::uint32_t* counts, const
   return layout;
 }
 
-void run_query_rows(gpu_state& gpu, const query_layout& layout, std::uint32_t positions,
-                    const segment_filler& fill, delivery& out, const memory_budget& budget,
-                    join_stats& stats, const std::function<void(double)>& progress) {
+void run_query_rows(gpu_state& gpu, query_layout& layout, const segment_filler& fill,
+                    delivery& out, bool self_pairs, const memory_budget& budget, join_stats& stats,
+                    const std::function<void(double)>& progress) {
   stopwatch clock;
   cudaStream_t compute = gpu.slots[0]->stream.get();
   cudaStream_t copy = gpu.slots[1]->stream.get();
   const std::uint64_t total = layout.total;
   const unsigned threads = out.threads();
+  const bool blocks = out.takes_row_blocks();
 
-  device_buffer<std::uint32_t> table(std::max<std::uint64_t>(total, 1));
+  // With self pairs the sink's rows each have a slot before them: the device can fill those too
+  // and the copy out is then one run, but only once the sink's layout is known. Otherwise the
+  // fill runs while the host lays the sink's rows out.
+  device_buffer<std::uint32_t> table;
   cuda_event kernel_start, filled;
-  if (total > 0) {
+  std::uint64_t table_ids = total;
+  auto launch_fill = [&](bool self_slots) {
+    table_ids = total + (self_slots ? layout.queries : 0);
+    table.reserve(std::max<std::uint64_t>(table_ids, 1));
     kernel_start.record(compute);
-    fill(0, row_segment{0, positions, 0, total}, table.data(), layout.row_offset.data(), compute);
+    if (self_slots && std::max(layout.positions, layout.queries) > 0) {
+      open_self_slots_kernel<<<grid_size(std::max(layout.positions, layout.queries), block), block, 0,
+                               compute>>>(layout.offsets.data(), layout.ids, layout.positions,
+                                          layout.queries, layout.row_offset.data(), table.data());
+      EPSJOIN_CHECK_LAUNCH();
+    }
+    if (total > 0) {
+      fill(0, row_segment{0, layout.positions, 0, table_ids}, table.data(),
+           layout.row_offset.data(), compute);
+    }
     filled.record(compute);
-  }
+  };
+  const bool may_open_slots = self_pairs && !blocks;
+  if (!may_open_slots) launch_fill(false);
 
   const std::uint64_t chunk_ids =
       budget.overrides().chunk_ids > 0 ? budget.overrides().chunk_ids : default_chunk_ids;
   auto& ring = gpu.row_chunks;
   const std::uint64_t offset_ids = 2 * (std::uint64_t{layout.queries} + 1);
-  for (auto& r : ring) r.reserve(std::max<std::uint64_t>(std::min(chunk_ids, std::max(total, offset_ids)), 1));
+  const std::uint64_t most_ids = total + (may_open_slots ? layout.queries : 0);
+  for (auto& r : ring) r.reserve(std::max<std::uint64_t>(std::min(chunk_ids, std::max(most_ids, offset_ids)), 1));
   const std::uint64_t ring_ids = std::min<std::uint64_t>(ring[0].capacity(), chunk_ids);
 
-  // While the device fills: the layout to the host through the pinned ring, every thread
-  // copying out (and so faulting in the host array), then the counts the sink lays out.
+  // The layout to the host through the pinned ring, every thread copying out (and so faulting
+  // in the host array), then the counts the sink lays out.
   host_offsets offsets(std::size_t{layout.queries} + 1);
   copy_through_ring(ring, ring_ids * sizeof(std::uint32_t), layout.offsets.data(), offsets.data(),
                     sizeof(std::uint64_t) * offsets.size(), copy, threads);
@@ -132,12 +164,24 @@ void run_query_rows(gpu_state& gpu, const query_layout& layout, std::uint32_t po
   });
   stats.add_stage("upload", clock.seconds());
 
+  clock.restart();
+  if (blocks) {
+    out.begin_row_blocks(counts);
+  } else {
+    out.lay_out_query_rows(counts, offsets);
+  }
+  stats.add_stage("rows", clock.seconds());
+  // The slots need room for one id a query beside the table on the device.
+  const bool runs_with_self =
+      may_open_slots && out.one_slot_before_rows() &&
+      segment_capacity(total + layout.queries, budget) >= total + layout.queries;
+  if (may_open_slots) launch_fill(runs_with_self);
+
   // The chunks: runs of the table of at most a ring slot; for a sink that takes row blocks, cut
   // at the last row end within the slot (a row longer than a slot spans several chunks).
-  const bool blocks = out.takes_row_blocks();
   std::vector<std::uint64_t> cut{0};
-  while (cut.back() < total) {
-    std::uint64_t end = std::min(total, cut.back() + ring_ids);
+  while (cut.back() < table_ids) {
+    std::uint64_t end = std::min(table_ids, cut.back() + ring_ids);
     if (blocks && end < total) {
       const std::uint64_t row_end = *(std::upper_bound(offsets.begin(), offsets.end(), end) - 1);
       if (row_end > cut.back()) end = row_end;
@@ -156,14 +200,6 @@ void run_query_rows(gpu_state& gpu, const query_layout& layout, std::uint32_t po
     chunk_ready[slot].record(copy);
   };
   while (issued < std::min(chunks, ring.size())) issue(issued++);
-
-  clock.restart();
-  if (blocks) {
-    out.begin_row_blocks(counts);
-  } else {
-    out.lay_out_query_rows(counts, offsets);
-  }
-  stats.add_stage("rows", clock.seconds());
 
   // Row blocks: the rows from next_query that end at or before `end`.
   std::size_t next_query = 0;
@@ -185,7 +221,9 @@ void run_query_rows(gpu_state& gpu, const query_layout& layout, std::uint32_t po
     wait.restart();
     const std::span<const std::uint32_t> piece(ring[g % ring.size()].data(),
                                                static_cast<std::size_t>(cut[g + 1] - cut[g]));
-    if (!blocks) {
+    if (runs_with_self) {
+      out.query_run(cut[g], piece);
+    } else if (!blocks) {
       out.query_rows(cut[g], piece);
     } else {
       const bool row_ends =
@@ -203,7 +241,7 @@ void run_query_rows(gpu_state& gpu, const query_layout& layout, std::uint32_t po
     placing += wait.seconds();
     // The slot just placed takes the chunk after the ones in flight.
     if (issued < chunks) issue(issued++);
-    if (progress) progress(static_cast<double>(cut[g + 1]) / static_cast<double>(total));
+    if (progress) progress(static_cast<double>(cut[g + 1]) / static_cast<double>(table_ids));
   }
   // Trailing empty rows (or every row of an empty table).
   if (blocks && next_query < layout.queries) {
@@ -213,10 +251,13 @@ void run_query_rows(gpu_state& gpu, const query_layout& layout, std::uint32_t po
   EPSJOIN_CUDA_TRY(cudaStreamSynchronize(copy));
   stats.add_stage("fill+copy wait", waiting);
   stats.add_stage("assembly", placing);
-  if (total > 0) stats.notes.push_back({"fill kernels seconds", concat(filled.since(kernel_start) * 1e-3)});
+  stats.notes.push_back({"fill kernels seconds", concat(filled.since(kernel_start) * 1e-3)});
   stats.notes.push_back({"segments", concat("1 of ", total, " ids, laid out in query order on the "
                                             "device; ", chunks, " pinned chunks of up to ",
-                                            ring_ids, " ids", blocks ? ", handed over as row blocks" : "")});
+                                            ring_ids, " ids",
+                                            blocks           ? ", handed over as row blocks"
+                                            : runs_with_self ? ", self pairs filled on the device"
+                                                             : "")});
 }
 
 }  // namespace epsjoin::detail

@@ -18,6 +18,8 @@ namespace epsjoin::detail {
 /// Rows laid out in query order on the device.
 struct query_layout {
   std::uint32_t queries = 0;
+  std::uint32_t positions = 0;
+  const std::uint32_t* ids = nullptr;               ///< device [positions] position -> query id
   std::uint64_t total = 0;                          ///< ids in the whole table
   device_buffer<std::uint64_t> offsets;             ///< [queries + 1] where query q's row starts
   device_buffer<std::uint64_t> row_offset;          ///< [positions] where position p's row starts
@@ -31,9 +33,11 @@ query_layout lay_out_by_query(gpu_state& gpu, const std::uint32_t* counts, const
                               std::uint32_t positions, std::uint32_t queries, cudaStream_t stream);
 
 /// Fills the whole table (`fill`'s segment is every position) and delivers it through `out`'s
-/// query-row form. The fill runs on gpu.slots[0]'s stream, after what is queued there.
-void run_query_rows(gpu_state& gpu, const query_layout& layout, std::uint32_t positions,
-                    const segment_filler& fill, delivery& out, const memory_budget& budget,
-                    join_stats& stats, const std::function<void(double)>& progress);
+/// query-row form. The fill runs on gpu.slots[0]'s stream, after what is queued there. With
+/// `self_pairs` (a self-join whose sink adds each query to its own row) the self slots are
+/// filled on the device where the sink's rows allow it, so the copy out is one run.
+void run_query_rows(gpu_state& gpu, query_layout& layout, const segment_filler& fill,
+                    delivery& out, bool self_pairs, const memory_budget& budget, join_stats& stats,
+                    const std::function<void(double)>& progress);
 
 }  // namespace epsjoin::detail

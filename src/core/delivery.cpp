@@ -38,6 +38,7 @@ void delivery::lay_out_query_rows(std::span<const std::uint32_t> counts_by_query
   lay_out(counts_by_query);
   query_offsets_ = offsets;
   contiguous_ = is_contiguous(offsets, destination_, threads_);
+  one_slot_before_rows_ = !contiguous_ && is_contiguous(offsets, destination_, threads_, 1);
 }
 
 void delivery::query_rows(std::uint64_t first, std::span<const std::uint32_t> piece) const {

@@ -51,6 +51,15 @@ class delivery {
   /// in one run where the sink's rows lie as the layout does, row by row where they do not
   /// (a sink that adds self pairs leaves a slot before each row).
   void query_rows(std::uint64_t first, std::span<const std::uint32_t> piece) const;
+  /// After lay_out_query_rows: true when the sink's rows have exactly one slot before each row
+  /// and otherwise lie as the layout does (a sink adding self pairs: the slot holds the query's
+  /// own id). An engine that writes that slot itself can then deliver in runs (`query_run`).
+  bool one_slot_before_rows() const noexcept { return one_slot_before_rows_; }
+  /// Elements [first, first + piece.size()) of the layout with one slot before each row (so
+  /// row q, its slot first, starts at offsets[q] + q), copied in one run.
+  void query_run(std::uint64_t first, std::span<const std::uint32_t> piece) const {
+    copy_run(destination_.neighbors - 1, first, piece, threads_);
+  }
   /// Rows form, for an engine that fills its rows in query order: true when the sink takes
   /// them as blocks of complete rows (`result_sink::consume_row_block`), which bounds memory.
   bool takes_row_blocks() const { return form_ == delivery_form::rows && sink_->accepts_row_blocks(); }
@@ -73,6 +82,7 @@ class delivery {
   row_destination destination_;
   std::span<const std::uint64_t> query_offsets_;
   bool contiguous_ = false;
+  bool one_slot_before_rows_ = false;
 };
 
 }  // namespace epsjoin::detail

@@ -86,14 +86,27 @@ void copy_rows(const row_layout& layout, std::uint64_t first, std::span<const st
 }
 
 bool is_contiguous(std::span<const std::uint64_t> offsets, const row_destination& dest,
-                   unsigned threads) {
+                   unsigned threads, std::uint32_t slots_before_rows) {
   const std::size_t rows = offsets.empty() ? 0 : offsets.size() - 1;
   std::atomic<bool> same{true};
   parallel_for(threads, rows, std::size_t{1} << 18, [&](std::size_t b, std::size_t e, unsigned) {
     if (!same.load(std::memory_order_relaxed)) return;
-    if (!std::equal(offsets.begin() + b, offsets.begin() + e, dest.starts + b)) same = false;
+    for (std::size_t q = b; q < e; ++q) {
+      if (dest.starts[q] != offsets[q] + std::uint64_t{slots_before_rows} * q) {
+        same = false;
+        return;
+      }
+    }
   });
   return same.load();
+}
+
+void copy_run(std::uint32_t* base, std::uint64_t first, std::span<const std::uint32_t> piece,
+              unsigned threads) {
+  split_piece(first, piece.size(), threads, [&](std::uint64_t lo, std::uint64_t hi) {
+    copy_ids(base + lo, piece.data() + (lo - first), hi - lo);
+    end_streaming();
+  });
 }
 
 void copy_query_rows(std::span<const std::uint64_t> offsets, std::uint64_t first,

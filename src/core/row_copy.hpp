@@ -22,10 +22,15 @@ struct row_layout {
 void copy_rows(const row_layout& layout, std::uint64_t first, std::span<const std::uint32_t> piece,
                const row_destination& dest, unsigned threads);
 
-/// True when `dest` lays its rows out exactly as the CSR `offsets` ([rows + 1]) does, so that a
-/// run of the layout is a run of the destination.
+/// True when `dest` lays its rows out as the CSR `offsets` ([rows + 1]) does, with
+/// `slots_before_rows` more ids before each row (dest.starts[q] == offsets[q] + slots * q), so
+/// that a run of that layout is a run of the destination.
 bool is_contiguous(std::span<const std::uint64_t> offsets, const row_destination& dest,
-                   unsigned threads);
+                   unsigned threads, std::uint32_t slots_before_rows = 0);
+
+/// Copies `piece` to base + first onwards, on `threads` threads.
+void copy_run(std::uint32_t* base, std::uint64_t first, std::span<const std::uint32_t> piece,
+              unsigned threads);
 
 /// Copies elements [first, first + piece.size()) of rows laid out in query order by the CSR
 /// `offsets` into their rows at `dest` (one copy when `contiguous`), on `threads` threads.

@@ -164,3 +164,35 @@ TEST(copy_query_rows, a_destination_that_differs_in_one_row_is_not_contiguous) {
   starts[starts.size() / 2 + 123] += 1;
   EXPECT_FALSE(epsjoin::detail::is_contiguous(offsets, {table.data(), starts.data()}, 4));
 }
+
+// A sink that adds self pairs hands out rows with one slot before each (dispatch's counting sink:
+// its table's rows start at offsets[q] + q, and it returns the neighbours one id further on). The
+// layout with those slots filled is then copied in runs cut anywhere.
+TEST(copy_run, a_layout_with_self_slots_lands_in_a_sink_that_adds_self_pairs) {
+  std::mt19937_64 rng(epsjoin::test::test_seed());
+  for (std::size_t n : {0u, 1u, 9u, 2000u}) {
+    query_rows_case c = make_query_rows(rng, n, 0);
+    std::vector<std::uint64_t> inner_starts(n + 1);
+    for (std::size_t q = 0; q <= n; ++q) inner_starts[q] = c.offsets[q] + q;
+    std::vector<std::uint32_t> table(c.layout.size() + n + 1, 0xdeadbeefu);
+    const epsjoin::row_destination dest{table.data() + 1, inner_starts.data()};
+    EXPECT_TRUE(epsjoin::detail::is_contiguous(c.offsets, dest, 3, 1)) << "n " << n;
+    EXPECT_EQ(epsjoin::detail::is_contiguous(c.offsets, dest, 3, 0), n <= 1) << "n " << n;
+    std::vector<std::uint32_t> run;
+    for (std::size_t q = 0; q < n; ++q) {
+      run.push_back(static_cast<std::uint32_t>(q));
+      run.insert(run.end(), c.layout.begin() + static_cast<std::ptrdiff_t>(c.offsets[q]),
+                 c.layout.begin() + static_cast<std::ptrdiff_t>(c.offsets[q + 1]));
+    }
+    const std::vector<std::uint64_t> at = cuts(rng, run.size());
+    for (std::size_t k = 0; k + 1 < at.size(); ++k) {
+      epsjoin::detail::copy_run(dest.neighbors - 1, at[k], {run.data() + at[k], at[k + 1] - at[k]}, 3);
+    }
+    for (std::size_t q = 0; q < n; ++q) {
+      ASSERT_EQ(dest.neighbors[dest.starts[q] - 1], q) << "the self slot of row " << q;
+      for (std::uint64_t i = c.offsets[q]; i < c.offsets[q + 1]; ++i) {
+        ASSERT_EQ(dest.neighbors[dest.starts[q] + (i - c.offsets[q])], c.layout[i]) << "row " << q;
+      }
+    }
+  }
+}

@@ -334,7 +334,8 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
   };
   // The counting pass ran on `stream`; the fill kernels run on the same stream.
   if (by_query) {
-    run_query_rows(gpu, *by_query, nq, fill, out, req.budget, req.stats, req.options.progress);
+    run_query_rows(gpu, *by_query, fill, out, req.self_join && req.options.include_self,
+                   req.budget, req.stats, req.options.progress);
     return row_join_result::done;
   }
   if (!found_elsewhere) {
