@@ -1,0 +1,1 @@
+from epsjoin._epsjoin import *
