@@ -239,7 +239,7 @@ def pairs(
     include_self : bool, default=False
         Self-join only: also list ``(i, i)``.
     dtype : numpy integer dtype, default=numpy.intp
-        Of the result, like scipy's. ``numpy.uint32`` (the library's ids) costs no copy.
+        Of the result, like scipy's; int64 (intp) costs no copy, others one conversion.
     {run_options}
 
     Returns
@@ -255,11 +255,11 @@ def pairs(
     _check_self(include_self, Y)
     settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
                             device_memory_limit, device, params)
-    result, stats = _run(_epsjoin.pair_list, X, Y, check_eps(eps), bool(include_self), settings)
-    n_max = max(X.shape[0], 0 if Y is None else Y.shape[0])
-    if dtype == np.int32 and n_max <= np.iinfo(np.int32).max:
-        result = result.view(np.int32)
-    elif dtype != np.uint32:
+    # From the CSR table with sorted rows (its in-place fill is the engines' fastest path), not
+    # from collected pairs sorted afterwards.
+    result, stats = _run(_epsjoin.pairs_from_rows, X, Y, check_eps(eps), bool(include_self),
+                         settings)
+    if result.dtype != dtype:
         result = result.astype(dtype)
     return (result, stats) if return_stats else result
 

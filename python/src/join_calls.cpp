@@ -161,21 +161,37 @@ nb::tuple neighbor_table(points_array queries, std::optional<points_array> data,
                         stats_dict(stats));
 }
 
-nb::tuple pair_list(points_array queries, std::optional<points_array> data, double eps,
-                    bool include_self, const run_settings& settings) {
-  epsjoin::unique_pairs_sink sink;
+nb::tuple pairs_from_rows(points_array queries, std::optional<points_array> data, double eps,
+                          bool include_self, const run_settings& settings) {
+  epsjoin::csr_sink sink(true);
   const epsjoin::join_stats stats = run_join(queries, data, eps, include_self, settings, sink);
-  // The sink only lends its pairs: one copy, made without the GIL.
-  auto pairs = std::make_unique<std::vector<epsjoin::index_pair>>();
+  auto pairs = std::make_unique<std::vector<std::int64_t>>();
   {
     nb::gil_scoped_release release;
-    *pairs = sink.pairs();
+    const epsjoin::neighbor_table& t = sink.table();
+    const bool upper = !data.has_value();
+    std::uint64_t m = 0;
+    std::vector<std::uint64_t> first(t.n_queries());  // where a row's kept part begins
+    for (std::size_t i = 0; i < t.n_queries(); ++i) {
+      const auto row = t.row(i);
+      const auto keep = upper ? std::lower_bound(row.begin(), row.end(), static_cast<std::uint32_t>(i))
+                              : row.begin();
+      first[i] = static_cast<std::uint64_t>(keep - row.begin());
+      m += row.size() - first[i];
+    }
+    pairs->resize(2 * m);
+    std::int64_t* out = pairs->data();
+    for (std::size_t i = 0; i < t.n_queries(); ++i) {
+      const auto row = t.row(i);
+      for (std::size_t k = first[i]; k < row.size(); ++k) {
+        *out++ = static_cast<std::int64_t>(i);
+        *out++ = row[k];
+      }
+    }
   }
-  static_assert(sizeof(epsjoin::index_pair) == 2 * sizeof(std::uint32_t));
-  const std::size_t m = pairs->size();
-  auto* ids = reinterpret_cast<std::uint32_t*>(pairs->data());
-  nb::capsule owner = owner_of(std::move(pairs));
-  return nb::make_tuple(numpy_view(ids, {m, 2}, owner), stats_dict(stats));
+  const std::size_t m = pairs->size() / 2;
+  std::int64_t* p = pairs->data();
+  return nb::make_tuple(numpy_view(p, {m, 2}, owner_of(std::move(pairs))), stats_dict(stats));
 }
 
 nb::tuple neighbor_counts(points_array queries, std::optional<points_array> data, double eps,

@@ -37,10 +37,11 @@ struct run_settings {
 nb::tuple neighbor_table(points_array queries, std::optional<points_array> data, double eps,
                          bool include_self, bool sort_indices, const run_settings& settings);
 
-/// (pairs [m x 2] uint32, stats dict): i < j once each for a self-join, every (a, b) otherwise;
-/// sorted.
-nb::tuple pair_list(points_array queries, std::optional<points_array> data, double eps,
-                    bool include_self, const run_settings& settings);
+/// (pairs [m x 2] int64, stats dict) from a CSR join with sorted rows: (i, j) with j > i (j >= i
+/// with include_self) for a self-join, every (i, j) otherwise; sorted. Faster than collecting
+/// pairs and sorting them: the rows come sorted from the engine's in-place fill.
+nb::tuple pairs_from_rows(points_array queries, std::optional<points_array> data, double eps,
+                          bool include_self, const run_settings& settings);
 
 /// (total ordered pairs, per-query counts [n_queries] uint64 or None, stats dict)
 nb::tuple neighbor_counts(points_array queries, std::optional<points_array> data, double eps,
