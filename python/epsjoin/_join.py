@@ -135,7 +135,7 @@ def neighbor_graph(
     *,
     mode: str = "connectivity",
     include_self: bool = False,
-    sort_indices: bool = True,
+    sort_indices: bool = False,
     engine: str = "auto",
     precision: Any = "float64",
     approximate: bool = False,
@@ -165,8 +165,10 @@ def neighbor_graph(
         What the stored values are.
     include_self : bool, default=False
         Self-join only: store the diagonal too (1.0, or an explicit 0.0 distance).
-    sort_indices : bool, default=True
-        Sort each row's column indices (``has_sorted_indices`` is then True).
+    sort_indices : bool, default=False
+        Sort each row's column indices (``has_sorted_indices`` is then True). Unsorted rows are
+        a valid CSR matrix too (scipy's and scikit-learn's are unsorted), and sorting can cost
+        more than the join (``graph.sort_indices()`` does it later).
     {run_options}
 
     Returns
@@ -211,6 +213,7 @@ def pairs(
     Y: Any = None,
     *,
     include_self: bool = False,
+    sort: bool = True,
     dtype: Any = np.intp,
     engine: str = "auto",
     precision: Any = "float64",
@@ -222,11 +225,11 @@ def pairs(
     params: Optional[Mapping[str, Any]] = None,
     return_stats: bool = False,
 ) -> Any:
-    """Pairs within `eps` as an (m, 2) array, sorted by row.
+    """Pairs within `eps` as an (m, 2) array, in order of ``i``.
 
     For a self-join (``Y=None``) each unordered pair once, as ``(i, j)`` with ``i < j``: the
-    array of ``cKDTree(X).query_pairs(eps, output_type="ndarray")`` (sorted). For ``X`` against
-    ``Y``, every ``(i, j)`` with ``||X[i] - Y[j]|| <= eps``.
+    rows of ``cKDTree(X).query_pairs(eps, output_type="ndarray")``. For ``X`` against ``Y``,
+    every ``(i, j)`` with ``||X[i] - Y[j]|| <= eps``.
 
     Parameters
     ----------
@@ -238,6 +241,9 @@ def pairs(
         Points to search; ``None`` joins X with itself.
     include_self : bool, default=False
         Self-join only: also list ``(i, i)``.
+    sort : bool, default=True
+        Sort by ``(i, j)``; otherwise ``j`` is in no particular order within one ``i`` (the
+        set is the same; cheaper, and scipy's order is arbitrary too).
     dtype : numpy integer dtype, default=numpy.intp
         Of the result, like scipy's; int64 (intp) costs no copy, others one conversion.
     {run_options}
@@ -255,10 +261,10 @@ def pairs(
     _check_self(include_self, Y)
     settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
                             device_memory_limit, device, params)
-    # From the CSR table with sorted rows (its in-place fill is the engines' fastest path), not
-    # from collected pairs sorted afterwards.
+    # Cut from the CSR table (its in-place fill is the engines' fastest output), not collected
+    # as pairs and sorted afterwards.
     result, stats = _run(_epsjoin.pairs_from_rows, X, Y, check_eps(eps), bool(include_self),
-                         settings)
+                         bool(sort), settings)
     if result.dtype != dtype:
         result = result.astype(dtype)
     return (result, stats) if return_stats else result

@@ -33,7 +33,8 @@ def radius_neighbors_graph(
     Takes scikit-learn's arguments and returns what it returns: a float64
     ``scipy.sparse.csr_matrix`` whose ``[i, j]`` is stored when
     ``||X[i] - X[j]|| <= radius``, valued 1.0 or the distance, element for element equal to
-    scikit-learn's (rows sorted by column; scikit-learn leaves them in its tree's order). Where
+    scikit-learn's (within a row the order is unspecified, as in scikit-learn's; after
+    ``sort_indices()`` on both, their arrays are equal too). Where
     scikit-learn computes distances by the expanded formula (its brute-force path, which
     ``algorithm="auto"`` takes above 15 features) its values differ from the exact ones in the
     last bits, and pairs within about 1e-8 relative of ``radius`` may differ; epsjoin's are
@@ -79,7 +80,7 @@ def radius_neighbors_graph(
         include_self = mode == "connectivity"
     X = check_points(X, min_samples=1)
     return neighbor_graph(
-        X, radius, mode=mode, include_self=bool(include_self), sort_indices=True,
+        X, radius, mode=mode, include_self=bool(include_self), sort_indices=False,
         engine=engine, precision=precision, approximate=approximate, n_jobs=n_jobs,
         memory_limit=memory_limit, device_memory_limit=device_memory_limit, device=device,
         params=params, return_stats=return_stats,

@@ -132,7 +132,7 @@ def memory_bytes(limit: MemorySize, name: str) -> int:
             raise ValueError(f"{name} must be > 0 bytes, got {limit}")
         return int(limit)
     if isinstance(limit, str):
-        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?\s*", limit.upper())
+        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)I?B?\s*", limit.upper())
         if match and float(match.group(1)) > 0:
             return int(float(match.group(1)) * _UNITS[match.group(2)])
     raise ValueError(f"{name} must be a number of bytes or a size such as '8G', got {limit!r}")

@@ -124,6 +124,21 @@ epsjoin::join_stats run_join(const points_array& queries, const std::optional<po
   });
 }
 
+/// fn(begin, end) over [0, n) in one contiguous block per thread (0: every hardware thread),
+/// for the light per-row passes that turn a table into what Python wants.
+template <class Fn>
+void for_row_blocks(std::size_t n, unsigned threads, Fn&& fn) {
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t workers =
+      std::clamp<std::size_t>(threads == 0 ? hw : threads, 1, std::max<std::size_t>(n / 4096, 1));
+  std::vector<std::thread> pool_threads;
+  for (std::size_t w = 1; w < workers; ++w) {
+    pool_threads.emplace_back([&fn, n, w, workers] { fn(n * w / workers, n * (w + 1) / workers); });
+  }
+  fn(0, n / workers);
+  for (auto& t : pool_threads) t.join();
+}
+
 /// Summed dimension by dimension in float64, the order scikit-learn's and scipy's trees use, so
 /// their distances and these agree to the last bit.
 template <class T>
@@ -162,32 +177,42 @@ nb::tuple neighbor_table(points_array queries, std::optional<points_array> data,
 }
 
 nb::tuple pairs_from_rows(points_array queries, std::optional<points_array> data, double eps,
-                          bool include_self, const run_settings& settings) {
-  epsjoin::csr_sink sink(true);
+                          bool include_self, bool sort, const run_settings& settings) {
+  epsjoin::csr_sink sink(false);  // rows sorted here after the cut, half the work
   const epsjoin::join_stats stats = run_join(queries, data, eps, include_self, settings, sink);
   auto pairs = std::make_unique<std::vector<std::int64_t>>();
   {
     nb::gil_scoped_release release;
     const epsjoin::neighbor_table& t = sink.table();
+    const std::size_t n = t.n_queries();
     const bool upper = !data.has_value();
-    std::uint64_t m = 0;
-    std::vector<std::uint64_t> first(t.n_queries());  // where a row's kept part begins
-    for (std::size_t i = 0; i < t.n_queries(); ++i) {
-      const auto row = t.row(i);
-      const auto keep = upper ? std::lower_bound(row.begin(), row.end(), static_cast<std::uint32_t>(i))
-                              : row.begin();
-      first[i] = static_cast<std::uint64_t>(keep - row.begin());
-      m += row.size() - first[i];
-    }
-    pairs->resize(2 * m);
-    std::int64_t* out = pairs->data();
-    for (std::size_t i = 0; i < t.n_queries(); ++i) {
-      const auto row = t.row(i);
-      for (std::size_t k = first[i]; k < row.size(); ++k) {
-        *out++ = static_cast<std::int64_t>(i);
-        *out++ = row[k];
+    auto kept = [&](std::size_t i, std::uint32_t j) { return !upper || j > i || (j == i && include_self); };
+    std::vector<std::uint64_t> start(n + 1, 0);  // where row i's pairs begin in the output
+    for_row_blocks(n, settings.threads, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end; ++i) {
+        std::uint64_t m = 0;
+        for (const std::uint32_t j : t.row(i)) m += kept(i, j);
+        start[i + 1] = m;
       }
-    }
+    });
+    for (std::size_t i = 0; i < n; ++i) start[i + 1] += start[i];
+    pairs->resize(2 * start[n]);
+    std::int64_t* out = pairs->data();
+    for_row_blocks(n, settings.threads, [&](std::size_t begin, std::size_t end) {
+      std::vector<std::uint32_t> row;
+      for (std::size_t i = begin; i < end; ++i) {
+        row.clear();
+        for (const std::uint32_t j : t.row(i)) {
+          if (kept(i, j)) row.push_back(j);
+        }
+        if (sort) std::sort(row.begin(), row.end());  // only the kept half of the row
+        std::int64_t* at = out + 2 * start[i];
+        for (const std::uint32_t j : row) {
+          *at++ = static_cast<std::int64_t>(i);
+          *at++ = j;
+        }
+      }
+    });
   }
   const std::size_t m = pairs->size() / 2;
   std::int64_t* p = pairs->data();
@@ -233,15 +258,7 @@ nb::object csr_distances(
                       starts, ids, dist, begin, end);
       }
     };
-    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-    const std::size_t workers = std::clamp<std::size_t>(threads == 0 ? hw : threads, 1,
-                                                        std::max<std::size_t>(a.n / 4096, 1));
-    std::vector<std::thread> pool_threads;
-    for (std::size_t w = 1; w < workers; ++w) {
-      pool_threads.emplace_back(rows, a.n * w / workers, a.n * (w + 1) / workers);
-    }
-    rows(0, a.n / workers);
-    for (auto& t : pool_threads) t.join();
+    for_row_blocks(a.n, threads, rows);
   }
   const std::size_t nnz = out->size();
   return numpy_view(dist, {nnz}, owner_of(std::move(out)));

@@ -37,11 +37,11 @@ struct run_settings {
 nb::tuple neighbor_table(points_array queries, std::optional<points_array> data, double eps,
                          bool include_self, bool sort_indices, const run_settings& settings);
 
-/// (pairs [m x 2] int64, stats dict) from a CSR join with sorted rows: (i, j) with j > i (j >= i
-/// with include_self) for a self-join, every (i, j) otherwise; sorted. Faster than collecting
-/// pairs and sorting them: the rows come sorted from the engine's in-place fill.
+/// (pairs [m x 2] int64, stats dict) cut from a CSR join's rows: (i, j) with j > i (j >= i with
+/// include_self) for a self-join, every (i, j) otherwise; in row order, each row sorted by j when
+/// `sort`. Faster than collecting pairs: rows are the engines' fastest output (filled in place).
 nb::tuple pairs_from_rows(points_array queries, std::optional<points_array> data, double eps,
-                          bool include_self, const run_settings& settings);
+                          bool include_self, bool sort, const run_settings& settings);
 
 /// (total ordered pairs, per-query counts [n_queries] uint64 or None, stats dict)
 nb::tuple neighbor_counts(points_array queries, std::optional<points_array> data, double eps,
