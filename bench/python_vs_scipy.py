@@ -8,8 +8,9 @@ For each dataset (Expo2D, the papers' exponential set, and the real samples in
   (scipy: one thread, tree build included);
 - distance matrix: epsjoin.neighbor_graph(mode="distance") vs cKDTree.sparse_distance_matrix;
 - graph: epsjoin.radius_neighbors_graph vs sklearn's radius_neighbors_graph(n_jobs=-1);
-- Python overhead: wall time of epsjoin.neighbor_table (the CSR arrays, no copy) less the C++
-  join's own time (stats["seconds"]), at the dataset's N and at N = 1000.
+- Python overhead: wall time of epsjoin.neighbor_table (the CSR arrays, no copy) and of
+  epsjoin.neighbor_graph less the C++ join's own time (stats["seconds"]), at the dataset's N
+  and at N = 1000.
 
 Each figure is the best of --repeat runs. Prints a Markdown table.
 
@@ -42,14 +43,17 @@ def best(repeat, call):
 
 
 def eps_for_selectivity(X, s):
-    """Bisection on eps with epsjoin.count (ordered pairs / n = S)."""
-    lo, hi = 0.0, float(np.ptp(X, axis=0).max()) or 1.0
-    for _ in range(40):
+    """eps for S = ordered pairs / n: doubled from below (a count costs in proportion to S, so
+    never start large), then bisected."""
+    def selectivity(eps):
+        return epsjoin.count(X, eps) / len(X)
+    hi = float(np.ptp(X, axis=0).max()) * 1e-6 or 1e-6
+    while selectivity(hi) < s:
+        hi *= 2
+    lo = hi / 2
+    for _ in range(30):
         mid = (lo + hi) / 2
-        if epsjoin.count(X, mid) / len(X) < s:
-            lo = mid
-        else:
-            hi = mid
+        lo, hi = (mid, hi) if selectivity(mid) < s else (lo, mid)
     return hi
 
 
@@ -63,13 +67,19 @@ def datasets(n, rng):
 
 
 def overhead(X, eps, repeat):
-    """(wall - C++ join) seconds of neighbor_table, and the join's seconds."""
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        _, _, stats = epsjoin.neighbor_table(X, eps, return_stats=True)
-        samples.append((time.perf_counter() - start - stats["seconds"], stats["seconds"]))
-    return min(samples)
+    """Seconds beyond the C++ join (stats["seconds"]) of neighbor_table (the library's CSR
+    arrays) and of neighbor_graph (a csr_matrix of ones: one more array of nnz float64), with
+    the join's seconds; the best of `repeat` each."""
+    def extra(func):
+        samples = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            result = func(X, eps, return_stats=True)
+            samples.append((time.perf_counter() - start - result[-1]["seconds"], result[-1]["seconds"]))
+        return min(samples)
+    table, join = extra(epsjoin.neighbor_table)
+    graph, _ = extra(epsjoin.neighbor_graph)
+    return table, graph, join
 
 
 def main():
@@ -106,10 +116,12 @@ def main():
     small = rng.exponential(1 / 40, (1000, 2))
     overheads.append(("Expo2D 1k", 1000, *overhead(small, eps_for_selectivity(small, args.selectivity),
                                                     max(args.repeat, 20))))
-    print("\n| dataset | N | C++ join s | Python overhead ms | overhead / join |")
-    print("|---|---|---|---|---|")
-    for name, n, extra, join in overheads:
-        print(f"| {name} | {n} | {join:.4f} | {extra * 1e3:.3f} | {extra / join:.1%} |")
+    print("\n| dataset | N | C++ join s | neighbor_table overhead ms | / join | "
+          "neighbor_graph overhead ms | / join |")
+    print("|---|---|---|---|---|---|---|")
+    for name, n, table, graph, join in overheads:
+        print(f"| {name} | {n} | {join:.4f} | {table * 1e3:.3f} | {table / join:.1%} | "
+              f"{graph * 1e3:.3f} | {graph / join:.1%} |")
 
 
 if __name__ == "__main__":
