@@ -198,7 +198,7 @@ def neighbor_graph(
     if mode == "distance":
         data = _epsjoin.csr_distances(X, Y, raw_indptr, raw_indices, settings.threads)
     else:
-        data = np.ones(raw_indices.shape[0], dtype=np.float64)
+        data = _epsjoin.ones(raw_indices.shape[0], settings.threads)
     indptr, indices = _index_views(raw_indptr, raw_indices, n_cols)
     graph = scipy.sparse.csr_matrix((data, indices, indptr), shape=(X.shape[0], n_cols))
     if sort_indices:
@@ -213,7 +213,7 @@ def pairs(
     Y: Any = None,
     *,
     include_self: bool = False,
-    sort: bool = True,
+    sort: bool = False,
     dtype: Any = np.intp,
     engine: str = "auto",
     precision: Any = "float64",
@@ -241,9 +241,9 @@ def pairs(
         Points to search; ``None`` joins X with itself.
     include_self : bool, default=False
         Self-join only: also list ``(i, i)``.
-    sort : bool, default=True
-        Sort by ``(i, j)``; otherwise ``j`` is in no particular order within one ``i`` (the
-        set is the same; cheaper, and scipy's order is arbitrary too).
+    sort : bool, default=False
+        Sort by ``(i, j)``. Otherwise ``i`` ascends and ``j`` is in no particular order within
+        one ``i`` (scipy's order is arbitrary too); sorting can take longer than the join.
     dtype : numpy integer dtype, default=numpy.intp
         Of the result, like scipy's; int64 (intp) costs no copy, others one conversion.
     {run_options}

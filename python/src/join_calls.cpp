@@ -124,6 +124,11 @@ epsjoin::join_stats run_join(const points_array& queries, const std::optional<po
   });
 }
 
+/// Results of gigabytes: not zeroed before they are written, in the library's huge-page blocks
+/// (a page fault per 2 MiB, not per 4 KiB).
+template <class T>
+using output_vector = std::vector<T, epsjoin::default_init_allocator<T>>;
+
 /// fn(begin, end) over [0, n) in one contiguous block per thread (0: every hardware thread),
 /// for the light per-row passes that turn a table into what Python wants.
 template <class Fn>
@@ -180,7 +185,7 @@ nb::tuple pairs_from_rows(points_array queries, std::optional<points_array> data
                           bool include_self, bool sort, const run_settings& settings) {
   epsjoin::csr_sink sink(false);  // rows sorted here after the cut, half the work
   const epsjoin::join_stats stats = run_join(queries, data, eps, include_self, settings, sink);
-  auto pairs = std::make_unique<std::vector<std::int64_t>>();
+  auto pairs = std::make_unique<output_vector<std::int64_t>>();
   {
     nb::gil_scoped_release release;
     const epsjoin::neighbor_table& t = sink.table();
@@ -245,7 +250,7 @@ nb::object csr_distances(
   const std::uint32_t* ids = indices.data();
   if (starts[a.n] != indices.shape(0)) throw epsjoin::invalid_argument("indptr does not match indices");
   if (a.type != b.type || a.d != b.d) throw epsjoin::invalid_argument("the point sets differ in dtype or d");
-  auto out = std::make_unique<std::vector<double>>(indices.shape(0));
+  auto out = std::make_unique<output_vector<double>>(indices.shape(0));
   double* dist = out->data();
   {
     nb::gil_scoped_release release;
@@ -262,6 +267,16 @@ nb::object csr_distances(
   }
   const std::size_t nnz = out->size();
   return numpy_view(dist, {nnz}, owner_of(std::move(out)));
+}
+
+nb::object ones(std::size_t n, unsigned threads) {
+  auto out = std::make_unique<output_vector<double>>(n);
+  double* p = out->data();
+  {
+    nb::gil_scoped_release release;
+    for_row_blocks(n, threads, [&](std::size_t begin, std::size_t end) { std::fill(p + begin, p + end, 1.0); });
+  }
+  return numpy_view(p, {n}, owner_of(std::move(out)));
 }
 
 }  // namespace epsjoin_python

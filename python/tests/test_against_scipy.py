@@ -32,10 +32,11 @@ def test_self_join_graph_and_pairs(engine, n, d, dtype, kind, rng):
     graph = epsjoin.neighbor_graph(X, eps, mode="distance", engine=engine, n_jobs=2)
     assert_same_csr(graph, indptr, indices, dist)
     assert graph.dtype == np.float64
-    got = epsjoin.pairs(X, eps, engine=engine)
+    got = epsjoin.pairs(X, eps, engine=engine, sort=True)
     np.testing.assert_array_equal(got, oracle_pairs(X, eps))
     assert got.dtype == np.intp and got.shape[1] == 2
-    unsorted = epsjoin.pairs(X, eps, engine=engine, sort=False)
+    unsorted = epsjoin.pairs(X, eps, engine=engine)
+    assert np.all(np.diff(unsorted[:, 0]) >= 0) and np.all(unsorted[:, 0] < unsorted[:, 1])
     np.testing.assert_array_equal(unsorted[np.lexsort((unsorted[:, 1], unsorted[:, 0]))], got)
     per_row = epsjoin.count(X, eps, per_row=True, engine=engine)
     np.testing.assert_array_equal(per_row, np.diff(indptr))
@@ -55,7 +56,8 @@ def test_a_join_b(engine, na, nb, d, dtypes, rng):
     graph = epsjoin.neighbor_graph(A, eps, B, mode="distance", engine=engine)
     assert graph.shape == (na, nb)
     assert_same_csr(graph, indptr, indices, dist)
-    np.testing.assert_array_equal(epsjoin.pairs(A, eps, B, engine=engine), oracle_pairs(A, eps, B))
+    np.testing.assert_array_equal(epsjoin.pairs(A, eps, B, engine=engine, sort=True),
+                                  oracle_pairs(A, eps, B))
     np.testing.assert_array_equal(epsjoin.count(A, eps, B, per_row=True, engine=engine),
                                   np.diff(indptr))
 
