@@ -269,14 +269,4 @@ nb::object csr_distances(
   return numpy_view(dist, {nnz}, owner_of(std::move(out)));
 }
 
-nb::object ones(std::size_t n, unsigned threads) {
-  auto out = std::make_unique<output_vector<double>>(n);
-  double* p = out->data();
-  {
-    nb::gil_scoped_release release;
-    for_row_blocks(n, threads, [&](std::size_t begin, std::size_t end) { std::fill(p + begin, p + end, 1.0); });
-  }
-  return numpy_view(p, {n}, owner_of(std::move(out)));
-}
-
 }  // namespace epsjoin_python

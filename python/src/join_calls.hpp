@@ -53,7 +53,4 @@ nb::object csr_distances(
     nb::ndarray<nb::ro, std::uint64_t, nb::ndim<1>, nb::c_contig> indptr,
     nb::ndarray<nb::ro, std::uint32_t, nb::ndim<1>, nb::c_contig> indices, unsigned threads);
 
-/// [n] float64 ones (a connectivity graph's data), filled on `threads` threads.
-nb::object ones(std::size_t n, unsigned threads);
-
 }  // namespace epsjoin_python

@@ -106,7 +106,6 @@ NB_MODULE(_epsjoin, m) {
         "include_self"_a, "per_row"_a, "settings"_a);
   m.def("csr_distances", &epsjoin_python::csr_distances, "queries"_a, "data"_a.none(), "indptr"_a,
         "indices"_a, "threads"_a);
-  m.def("ones", &epsjoin_python::ones, "n"_a, "threads"_a);
   m.def("engines", &engine_list);
   m.def("build_info", &build_dict);
 }
