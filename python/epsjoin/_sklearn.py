@@ -36,9 +36,9 @@ def radius_neighbors_graph(
     scikit-learn's (within a row the order is unspecified, as in scikit-learn's; after
     ``sort_indices()`` on both, their arrays are equal too). Where
     scikit-learn computes distances by the expanded formula (its brute-force path, which
-    ``algorithm="auto"`` takes above 15 features) its values differ from the exact ones in the
-    last bits, and pairs within about 1e-8 relative of ``radius`` may differ; epsjoin's are
-    exact.
+    ``algorithm="auto"`` takes above 15 features or below 12 samples) its values differ from
+    the exact ones in the last bits (identical points about 1e-8 apart), and pairs within about
+    1e-8 relative of ``radius`` may differ; epsjoin's are exact.
 
     Parameters
     ----------

@@ -25,12 +25,13 @@ def assert_identical(got, want):
     np.testing.assert_array_equal(got.data, want.data)
 
 
-@pytest.mark.parametrize("n,d", [(1, 1), (2, 2), (500, 1), (800, 2), (600, 3), (400, 8), (300, 15)])
+@pytest.mark.parametrize("n,d", [(12, 2), (500, 1), (800, 2), (600, 3), (400, 8), (300, 15)])
 @pytest.mark.parametrize("mode", ["connectivity", "distance"])
 @pytest.mark.parametrize("include_self", [False, True, "auto"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_equal_to_sklearn_where_it_computes_exactly(n, d, mode, include_self, dtype, rng):
-    # Up to 15 features scikit-learn's algorithm="auto" uses a tree: exact distances.
+    # With up to 15 features and 12 samples or more, scikit-learn's algorithm="auto" uses a tree:
+    # exact distances.
     X = rng.random((n, d)).astype(dtype)
     X[n // 2:] = X[: n - n // 2]  # duplicates: explicit zero distances
     radius = eps_for(X, 7, rng)
@@ -58,6 +59,20 @@ def test_high_dimensions_agree_up_to_sklearns_rounding(d, rng):
     np.testing.assert_array_equal(got.indptr, want.indptr)
     np.testing.assert_array_equal(got.indices, want.indices)
     np.testing.assert_allclose(got.data, want.data, rtol=1e-7)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 11])
+def test_few_samples_agree_up_to_sklearns_rounding(n, rng):
+    # Below 12 samples scikit-learn computes by brute force (the expanded formula): identical
+    # points come out about 1e-8 apart there, exactly 0 here.
+    X = rng.random((n, 3))
+    X[n // 2:] = X[: n - n // 2]
+    want = sklearn_graph(X, 0.8, mode="distance", include_self=True)
+    got = epsjoin.radius_neighbors_graph(X, 0.8, mode="distance", include_self=True)
+    got.sort_indices()
+    np.testing.assert_array_equal(got.indptr, want.indptr)
+    np.testing.assert_array_equal(got.indices, want.indices)
+    np.testing.assert_allclose(got.data, want.data, rtol=1e-7, atol=1e-7)
 
 
 def test_refuses_what_sklearn_refuses():
