@@ -2,6 +2,8 @@
 # Installs what is missing, builds (the GPU engines too when nvcc is there), and runs the whole
 # test suite (GPU tests skip without a GPU). Prints one summary line; the whole CTest log only
 # when a test fails (it is kept in build/Testing/ctest.log either way). Arguments go to ctest.
+# Then the Python package: built CPU-only into build/python-venv (scripts/setup-python.sh says
+# why) and its tests run with pytest.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
@@ -22,3 +24,8 @@ if ((status != 0)); then
   exit "$status"
 fi
 echo "epsjoin tests: ${summary}, ${skipped} skipped, ${elapsed} s (log: $log)"
+"$root/scripts/setup-python.sh"
+venv=${EPSJOIN_VENV:-$root/build/python-venv}
+# Run from the tests' folder so the installed package, not python/epsjoin, is imported.
+cd "$root/python/tests"
+"$venv/bin/python" -m pytest -q -p no:cacheprovider .

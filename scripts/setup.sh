@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(cmake ninja-build g++ make libgtest-dev libgmock-dev libbenchmark-dev libboost-dev
-          nlohmann-json3-dev python3)
+          nlohmann-json3-dev python3 python3-venv python3-dev)
 [[ ${1:-} == --fuzz ]] && packages+=(clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do

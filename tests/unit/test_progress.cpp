@@ -53,3 +53,34 @@ TEST(progress, a_two_pass_csr_join_climbs_once) {
 }
 
 }  // namespace
+
+namespace {
+
+struct stop_requested {};
+
+// Cancellation is an exception from the progress callback (join_options::progress): every CPU
+// engine must let it out of the join, whatever the sink, and stay usable afterwards.
+TEST(progress, an_exception_from_progress_stops_the_join_and_leaves_it) {
+  const std::vector<double> coords = uniform_points(20000);
+  const epsjoin::dataset_view view{coords.data(), coords.size() / 2, 2};
+  for (const char* engine : {"brute-cpu", "cpu-grid", "super-ego", "cpu-rtree"}) {
+    SCOPED_TRACE(engine);
+    epsjoin::join_options opt;
+    opt.eps = 0.02;
+    opt.engine = engine;
+    opt.progress = [](double) { throw stop_requested{}; };
+    epsjoin::resources res(2);
+    epsjoin::csr_sink table;
+    EXPECT_THROW(epsjoin::self_join(res, view, opt, table), stop_requested);
+    epsjoin::count_sink counts;
+    EXPECT_THROW(epsjoin::self_join(res, view, opt, counts), stop_requested);
+    epsjoin::unique_pairs_sink unique;
+    EXPECT_THROW(epsjoin::join(res, view, view, opt, unique), stop_requested);
+    opt.progress = {};
+    epsjoin::count_sink after;
+    epsjoin::self_join(res, view, opt, after);
+    EXPECT_GT(after.total(), 0u);
+  }
+}
+
+}  // namespace

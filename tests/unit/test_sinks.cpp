@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <string>
 #include <thread>
 
 #include "epsjoin/error.hpp"
@@ -61,6 +62,25 @@ TEST(csr_sink, takes_rows_in_place_and_sorts_them) {
   const auto& t = sink.table();
   EXPECT_EQ(t.offsets, (epsjoin::offset_vector{0, 2, 2, 5, 6}));
   EXPECT_EQ(t.neighbors, (epsjoin::id_vector{2, 3, 0, 1, 3, 2}));
+}
+
+// A join without pairs still gets a table: every CPU engine, one to five points far apart
+// (cpu-grid crashed on this once, taking the empty table's null pointer for "no rows").
+TEST(csr_sink, a_join_without_pairs_gives_an_empty_table) {
+  const std::vector<double> coords = {0.0, 0.0, 0.3, 0.0, 0.0, 0.3, 0.6, 0.6, 0.9, 0.1};
+  for (const char* engine : {"brute-cpu", "cpu-grid", "super-ego", "cpu-rtree"}) {
+    for (std::size_t n = 1; n <= 5; ++n) {
+      SCOPED_TRACE(std::string(engine) + ", n = " + std::to_string(n));
+      epsjoin::resources res(2);
+      epsjoin::join_options opt;
+      opt.eps = 0.01;
+      opt.engine = engine;
+      epsjoin::csr_sink sink(true);
+      epsjoin::self_join(res, epsjoin::dataset_view{coords.data(), n, 2}, opt, sink);
+      EXPECT_EQ(sink.table().n_queries(), n);
+      EXPECT_EQ(sink.table().n_pairs(), 0u);
+    }
+  }
 }
 
 TEST(csr_sink, refuses_pairs_after_rows_and_rows_of_the_wrong_size) {

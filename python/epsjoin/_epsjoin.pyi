@@ -1,0 +1,38 @@
+# Types of the nanobind extension (python/src/module.cpp); the public API is in _join.py.
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+import numpy.typing as npt
+
+class UnavailableError(RuntimeError): ...
+class CudaError(RuntimeError): ...
+
+class RunSettings:
+    engine: str
+    precision: str
+    approximate: bool
+    threads: int
+    device: int
+    host_memory_bytes: int
+    device_memory_bytes: int
+    params: Dict[str, str]
+    def __init__(self) -> None: ...
+
+def neighbor_table(
+    queries: npt.NDArray[np.floating], data: Optional[npt.NDArray[np.floating]], eps: float,
+    include_self: bool, sort_indices: bool, settings: RunSettings
+) -> Tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32], Dict[str, Any]]: ...
+def pairs_from_rows(
+    queries: npt.NDArray[np.floating], data: Optional[npt.NDArray[np.floating]], eps: float,
+    include_self: bool, sort: bool, settings: RunSettings
+) -> Tuple[npt.NDArray[np.int64], Dict[str, Any]]: ...
+def neighbor_counts(
+    queries: npt.NDArray[np.floating], data: Optional[npt.NDArray[np.floating]], eps: float,
+    include_self: bool, per_row: bool, settings: RunSettings
+) -> Tuple[int, Optional[npt.NDArray[np.uint64]], Dict[str, Any]]: ...
+def csr_distances(
+    queries: npt.NDArray[np.floating], data: Optional[npt.NDArray[np.floating]],
+    indptr: npt.NDArray[np.uint64], indices: npt.NDArray[np.uint32], threads: int
+) -> npt.NDArray[np.float64]: ...
+def engines() -> List[Dict[str, Any]]: ...
+def build_info() -> Dict[str, Any]: ...

@@ -1,0 +1,341 @@
+"""The joins: CSR neighbour tables, sparse graphs, unique pairs and counts."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple, TypeVar, Union
+
+import numpy as np
+import scipy.sparse
+
+from . import _epsjoin
+from ._validation import (
+    MemorySize,
+    check_eps,
+    check_pair,
+    raise_if_not_finite,
+    run_settings,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_RUN_OPTIONS_DOC = """\
+    engine : str, default="auto"
+        An engine name from :func:`epsjoin.engines` (``"cpu-grid"``, ``"super-ego"``,
+        ``"lbjoin"``, ...) or ``"auto"``. A GPU engine raises :class:`epsjoin.UnavailableError`
+        on a machine without a GPU or in a build without CUDA.
+    precision : {"float64", "float32"}, default="float64"
+        Arithmetic of the distance computation (the input may be either dtype); engines that
+        cannot compute in float32 compute in float64.
+    approximate : bool, default=False
+        Let the tensor-core engines skip their exactness re-check (the papers' behaviour).
+    n_jobs : int, default=None
+        CPU threads; ``None`` or ``-1`` means every core (unlike scikit-learn, where ``None``
+        means one).
+    memory_limit, device_memory_limit : int or str, default=None
+        Host and GPU memory the join plans within, in bytes or as ``"8G"``, ``"512M"``;
+        ``None`` means what the machine (and its cgroup) allows. A result held in memory that
+        would not fit raises ``MemoryError`` before it is allocated.
+    device : int, default=0
+        CUDA device ordinal for GPU engines.
+    params : dict, default=None
+        Engine parameters (``epsjoin engines()[i]["params"]``), for example
+        ``{"pattern": "lid-unicomp"}``; an unknown key raises ``ValueError``.
+    return_stats : bool, default=False
+        Also return the run's statistics: a dict with ``engine``, ``pairs`` (ordered pairs
+        i != j), ``seconds`` (the join's wall time), ``stages`` (seconds per stage),
+        ``candidates``, ``threads`` and the names of the CLI's ``--json``."""
+
+
+def _with_run_options(func: F) -> F:
+    func.__doc__ = (func.__doc__ or "").replace("    {run_options}", _RUN_OPTIONS_DOC)
+    return func
+
+
+def _run(core: Callable[..., Any], X: np.ndarray, Y: Optional[np.ndarray], *args: Any) -> Any:
+    try:
+        return core(X, Y, *args)
+    except ValueError:
+        raise_if_not_finite(X, Y)  # scikit-learn's words when that was the reason
+        raise
+
+
+def _check_self(include_self: bool, Y: Any) -> None:
+    if include_self and Y is not None:
+        raise ValueError("include_self applies to a self-join (Y=None) only")
+
+
+def _index_views(indptr: np.ndarray, indices: np.ndarray, n_cols: int) -> Tuple[np.ndarray, np.ndarray]:
+    # The library's ids are uint32 and its offsets uint64; scipy takes signed ones. Same bits
+    # while ids stay below 2**31, so these are views, not copies.
+    indptr = indptr.view(np.int64)
+    indices = indices.view(np.int32) if n_cols <= np.iinfo(np.int32).max else indices.astype(np.int64)
+    return indptr, indices
+
+
+@_with_run_options
+def neighbor_table(
+    X: Any,
+    eps: float,
+    Y: Any = None,
+    *,
+    include_self: bool = False,
+    sort_indices: bool = False,
+    engine: str = "auto",
+    precision: Any = "float64",
+    approximate: bool = False,
+    n_jobs: Optional[int] = None,
+    memory_limit: MemorySize = None,
+    device_memory_limit: MemorySize = None,
+    device: int = 0,
+    params: Optional[Mapping[str, Any]] = None,
+    return_stats: bool = False,
+) -> Any:
+    """Every point's neighbours within `eps` as the two arrays of a CSR table, without a copy.
+
+    The neighbours of query ``i`` are ``indices[indptr[i]:indptr[i + 1]]``. This is the
+    library's table itself (numpy owns it); :func:`neighbor_graph` wraps it in a sparse matrix.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_queries, n_features)
+        Query points. float32 and float64 C-contiguous arrays are used where they lie; other
+        dtypes and layouts are converted once, to float64 (or made C-contiguous).
+    eps : float
+        The radius: ``j`` is a neighbour of ``i`` when ``||X[i] - Y[j]|| <= eps`` (inclusive).
+    Y : array-like of shape (n_points, n_features), default=None
+        Points to search; ``None`` joins X with itself (pairs ``i != j``).
+    include_self : bool, default=False
+        Self-join only: each point is also its own neighbour.
+    sort_indices : bool, default=False
+        Sort each row by index (otherwise the order within a row is unspecified).
+    {run_options}
+
+    Returns
+    -------
+    indptr : ndarray of shape (n_queries + 1,), dtype int64
+    indices : ndarray of shape (indptr[-1],), dtype int32 (int64 when Y has 2**31 points or more)
+    stats : dict
+        Only with ``return_stats=True``.
+    """
+    X, Y = check_pair(X, Y)
+    _check_self(include_self, Y)
+    settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
+                            device_memory_limit, device, params)
+    indptr, indices, stats = _run(_epsjoin.neighbor_table, X, Y, check_eps(eps),
+                                  bool(include_self), bool(sort_indices), settings)
+    indptr, indices = _index_views(indptr, indices, (X if Y is None else Y).shape[0])
+    return (indptr, indices, stats) if return_stats else (indptr, indices)
+
+
+@_with_run_options
+def neighbor_graph(
+    X: Any,
+    eps: float,
+    Y: Any = None,
+    *,
+    mode: str = "connectivity",
+    include_self: bool = False,
+    sort_indices: bool = False,
+    engine: str = "auto",
+    precision: Any = "float64",
+    approximate: bool = False,
+    n_jobs: Optional[int] = None,
+    memory_limit: MemorySize = None,
+    device_memory_limit: MemorySize = None,
+    device: int = 0,
+    params: Optional[Mapping[str, Any]] = None,
+    return_stats: bool = False,
+) -> Any:
+    """The eps-neighbourhood graph as a ``scipy.sparse.csr_matrix``: rows are queries.
+
+    ``A[i, j]`` is stored when ``||X[i] - Y[j]|| <= eps``; its value is 1.0
+    (``mode="connectivity"``) or that distance (``mode="distance"``, not squared, float64,
+    explicit zeros kept for duplicate points), as in scikit-learn's
+    ``radius_neighbors_graph`` and scipy's ``cKDTree.sparse_distance_matrix``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_queries, n_features)
+        Query points (see :func:`neighbor_table` for the dtypes used without a copy).
+    eps : float
+        The radius (inclusive).
+    Y : array-like of shape (n_points, n_features), default=None
+        Points to search; ``None`` joins X with itself (the matrix is then symmetric).
+    mode : {"connectivity", "distance"}, default="connectivity"
+        What the stored values are.
+    include_self : bool, default=False
+        Self-join only: store the diagonal too (1.0, or an explicit 0.0 distance).
+    sort_indices : bool, default=False
+        Sort each row's column indices (``has_sorted_indices`` is then True). Unsorted rows are
+        a valid CSR matrix too (scipy's and scikit-learn's are unsorted), and sorting can cost
+        more than the join (``graph.sort_indices()`` does it later).
+    {run_options}
+
+    Returns
+    -------
+    graph : scipy.sparse.csr_matrix of shape (n_queries, n_points), dtype float64
+    stats : dict
+        Only with ``return_stats=True``.
+
+    Examples
+    --------
+    >>> import numpy as np, epsjoin
+    >>> X = np.array([[0.0], [3.0], [1.0]])
+    >>> epsjoin.neighbor_graph(X, 1.5).toarray()
+    array([[0., 0., 1.],
+           [0., 0., 0.],
+           [1., 0., 0.]])
+    """
+    if mode not in ("connectivity", "distance"):
+        raise ValueError(f"mode must be 'connectivity' or 'distance', got {mode!r}")
+    X, Y = check_pair(X, Y)
+    _check_self(include_self, Y)
+    settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
+                            device_memory_limit, device, params)
+    raw_indptr, raw_indices, stats = _run(_epsjoin.neighbor_table, X, Y, check_eps(eps),
+                                          bool(include_self), bool(sort_indices), settings)
+    n_cols = (X if Y is None else Y).shape[0]
+    if mode == "distance":
+        data = _epsjoin.csr_distances(X, Y, raw_indptr, raw_indices, settings.threads)
+    else:
+        # scikit-learn's float64 ones: 8 bytes an entry, twice the table's ids, and at 2M
+        # points and S = 50 about a quarter of the join's time (page faults, not the fill).
+        data = np.ones(raw_indices.shape[0], dtype=np.float64)
+    indptr, indices = _index_views(raw_indptr, raw_indices, n_cols)
+    graph = scipy.sparse.csr_matrix((data, indices, indptr), shape=(X.shape[0], n_cols))
+    if sort_indices:
+        graph.has_sorted_indices = True
+    return (graph, stats) if return_stats else graph
+
+
+@_with_run_options
+def pairs(
+    X: Any,
+    eps: float,
+    Y: Any = None,
+    *,
+    include_self: bool = False,
+    sort: bool = False,
+    dtype: Any = np.intp,
+    engine: str = "auto",
+    precision: Any = "float64",
+    approximate: bool = False,
+    n_jobs: Optional[int] = None,
+    memory_limit: MemorySize = None,
+    device_memory_limit: MemorySize = None,
+    device: int = 0,
+    params: Optional[Mapping[str, Any]] = None,
+    return_stats: bool = False,
+) -> Any:
+    """Pairs within `eps` as an (m, 2) array, in order of ``i``.
+
+    For a self-join (``Y=None``) each unordered pair once, as ``(i, j)`` with ``i < j``: the
+    rows of ``cKDTree(X).query_pairs(eps, output_type="ndarray")``. For ``X`` against ``Y``,
+    every ``(i, j)`` with ``||X[i] - Y[j]|| <= eps``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_queries, n_features)
+        Points (see :func:`neighbor_table` for the dtypes used without a copy).
+    eps : float
+        The radius (inclusive).
+    Y : array-like of shape (n_points, n_features), default=None
+        Points to search; ``None`` joins X with itself.
+    include_self : bool, default=False
+        Self-join only: also list ``(i, i)``.
+    sort : bool, default=False
+        Sort by ``(i, j)``. Otherwise ``i`` ascends and ``j`` is in no particular order within
+        one ``i`` (scipy's order is arbitrary too); sorting can take longer than the join.
+    dtype : numpy integer dtype, default=numpy.intp
+        Of the result, like scipy's; int64 (intp) costs no copy, others one conversion.
+    {run_options}
+
+    Returns
+    -------
+    pairs : ndarray of shape (m, 2)
+    stats : dict
+        Only with ``return_stats=True``.
+    """
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "iu":
+        raise ValueError(f"dtype must be an integer dtype, got {dtype}")
+    X, Y = check_pair(X, Y)
+    _check_self(include_self, Y)
+    settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
+                            device_memory_limit, device, params)
+    # Cut from the CSR table (its in-place fill is the engines' fastest output), not collected
+    # as pairs and sorted afterwards.
+    result, stats = _run(_epsjoin.pairs_from_rows, X, Y, check_eps(eps), bool(include_self),
+                         bool(sort), settings)
+    if result.dtype != dtype:
+        result = result.astype(dtype)
+    return (result, stats) if return_stats else result
+
+
+@_with_run_options
+def count(
+    X: Any,
+    eps: float,
+    Y: Any = None,
+    *,
+    per_row: bool = False,
+    include_self: bool = False,
+    engine: str = "auto",
+    precision: Any = "float64",
+    approximate: bool = False,
+    n_jobs: Optional[int] = None,
+    memory_limit: MemorySize = None,
+    device_memory_limit: MemorySize = None,
+    device: int = 0,
+    params: Optional[Mapping[str, Any]] = None,
+    return_stats: bool = False,
+) -> Any:
+    """Counts of neighbours within `eps`, without forming any pair.
+
+    The total counts ordered pairs: for a self-join ``(i, j)`` and ``(j, i)`` both, so twice
+    the number of unique pairs, plus ``n`` with ``include_self=True`` (which is what
+    ``cKDTree(X).count_neighbors(cKDTree(X), eps)`` counts). Per row, ``counts[i]`` is the
+    number of neighbours of ``X[i]``; with ``include_self=True`` (or against ``Y``) this is
+    ``cKDTree(Y).query_ball_point(X, eps, return_length=True)``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_queries, n_features)
+        Query points (see :func:`neighbor_table` for the dtypes used without a copy).
+    eps : float
+        The radius (inclusive).
+    Y : array-like of shape (n_points, n_features), default=None
+        Points to search; ``None`` joins X with itself.
+    per_row : bool, default=False
+        Return each query's count instead of the total.
+    include_self : bool, default=False
+        Self-join only: count each point as its own neighbour.
+    {run_options}
+
+    Returns
+    -------
+    count : int, or ndarray of shape (n_queries,) and dtype int64 when ``per_row``
+    stats : dict
+        Only with ``return_stats=True``.
+    """
+    X, Y = check_pair(X, Y)
+    _check_self(include_self, Y)
+    settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
+                            device_memory_limit, device, params)
+    total, rows, stats = _run(_epsjoin.neighbor_counts, X, Y, check_eps(eps),
+                              bool(include_self), bool(per_row), settings)
+    result: Union[int, np.ndarray] = rows.view(np.int64) if per_row else int(total)
+    return (result, stats) if return_stats else result
+
+
+def engines() -> list:
+    """Every engine this build knows, as dicts: ``name``, ``processor``, ``available`` (and
+    ``unavailable_reason``), ``description``, ``error_band`` and ``params`` (the keys
+    ``params=`` accepts)."""
+    return _epsjoin.engines()
+
+
+def build_info() -> Dict[str, Any]:
+    """How the extension was built (``version``, ``cuda``, ``cuda_architectures``, ...) and the
+    CUDA devices it sees (``cuda_devices``)."""
+    return _epsjoin.build_info()

@@ -1,0 +1,176 @@
+"""Argument checks and conversions shared by every function, in scikit-learn's words."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+from typing import Any, Mapping, Optional, Tuple, Union
+
+import numpy as np
+
+from . import _epsjoin
+
+MemorySize = Union[int, str, None]
+
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def _is_device_array(X: Any) -> bool:
+    if hasattr(X, "__cuda_array_interface__"):
+        return True
+    device = getattr(X, "__dlpack_device__", None)
+    if device is None or isinstance(X, np.ndarray):
+        return False
+    try:
+        kind, _ = device()
+    except Exception:  # an object whose __dlpack_device__ fails is no device array we know
+        return False
+    return int(kind) not in (1, 3)  # kDLCPU, kDLCUDAHost: host memory
+
+
+def check_points(X: Any, name: str = "X", *, min_samples: int = 0) -> np.ndarray:
+    """X as a C-contiguous float32 or float64 (n, d) array; no copy when it already is one."""
+    if _is_device_array(X):
+        raise TypeError(
+            f"{name} is an array on a GPU; this build of the epsjoin package joins host arrays "
+            "only. Copy it to the host first (cupy.asnumpy(X), X.cpu().numpy())."
+        )
+    if hasattr(X, "tocsr") and hasattr(X, "nnz"):
+        raise TypeError(
+            "A sparse matrix was passed, but dense data is required. "
+            "Use X.toarray() to convert to a dense numpy array."
+        )
+    array = np.asarray(X)
+    if array.dtype.kind in "USV":
+        raise ValueError(
+            f"{name} has dtype {array.dtype}; epsjoin needs numeric coordinates. "
+            "Convert your data to numeric values explicitly instead."
+        )
+    if array.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported\n{name}={array!r}\n")
+    if array.ndim == 0:
+        raise ValueError(
+            f"Expected 2D array, got scalar array instead:\narray={array!r}.\n"
+            "Reshape your data either using array.reshape(-1, 1) if your data has a single "
+            "feature or array.reshape(1, -1) if it contains a single sample."
+        )
+    if array.ndim == 1:
+        raise ValueError(
+            f"Expected 2D array, got 1D array instead:\narray={array!r}.\n"
+            "Reshape your data either using array.reshape(-1, 1) if your data has a single "
+            "feature or array.reshape(1, -1) if it contains a single sample."
+        )
+    if array.ndim > 2:
+        raise ValueError(f"Found array with dim {array.ndim}, while dim <= 2 is required.")
+    if array.dtype not in (np.float32, np.float64):
+        # Integers, booleans, float16, objects: converted once, to float64 (exact for ints
+        # below 2**53).
+        array = np.ascontiguousarray(array, dtype=np.float64)
+    else:
+        array = np.ascontiguousarray(array)
+        if not array.dtype.isnative:
+            array = array.astype(array.dtype.newbyteorder("="))
+    if array.shape[0] < min_samples:
+        raise ValueError(
+            f"Found array with {array.shape[0]} sample(s) (shape={array.shape}) while a "
+            f"minimum of {min_samples} is required."
+        )
+    if array.shape[1] < 1:
+        raise ValueError(
+            f"Found array with 0 feature(s) (shape={array.shape}) while a minimum of 1 is "
+            "required."
+        )
+    return array
+
+
+def check_pair(
+    X: Any, Y: Any, *, min_samples: int = 0
+) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+    """Both point sets checked; A x B needs one dtype, so float32 meets float64 as float64."""
+    X = check_points(X, "X", min_samples=min_samples)
+    if Y is None:
+        return X, None
+    Y = check_points(Y, "Y", min_samples=min_samples)
+    if X.shape[1] != Y.shape[1]:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but Y has {Y.shape[1]} features; they must agree."
+        )
+    if X.dtype != Y.dtype:
+        X, Y = np.asarray(X, dtype=np.float64), np.asarray(Y, dtype=np.float64)
+    return X, Y
+
+
+def raise_if_not_finite(X: np.ndarray, Y: Optional[np.ndarray]) -> None:
+    """scikit-learn's message for NaN or infinity; called only once the core has refused."""
+    for name, array in (("X", X), ("Y", Y)):
+        if array is None:
+            continue
+        if np.isnan(array).any():
+            raise ValueError(f"Input {name} contains NaN.")
+        if not np.isfinite(array).all():
+            raise ValueError(
+                f"Input {name} contains infinity or a value too large for {array.dtype!r}."
+            )
+
+
+def check_eps(eps: Any, name: str = "eps") -> float:
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(eps).__name__}")
+    value = float(eps)
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {eps!r}")
+    return value
+
+
+def memory_bytes(limit: MemorySize, name: str) -> int:
+    """Bytes from an int or a size such as '8G' or '512M' (binary units, as the CLI's)."""
+    if limit is None:
+        return 0
+    if isinstance(limit, numbers.Integral) and not isinstance(limit, bool):
+        if limit <= 0:
+            raise ValueError(f"{name} must be > 0 bytes, got {limit}")
+        return int(limit)
+    if isinstance(limit, str):
+        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)I?B?\s*", limit.upper())
+        if match and float(match.group(1)) > 0:
+            return int(float(match.group(1)) * _UNITS[match.group(2)])
+    raise ValueError(f"{name} must be a number of bytes or a size such as '8G', got {limit!r}")
+
+
+_PRECISIONS = {"f64": "f64", "float64": "f64", "f32": "f32", "float32": "f32"}
+
+
+def run_settings(
+    engine: str = "auto",
+    precision: Any = "float64",
+    approximate: bool = False,
+    n_jobs: Optional[int] = None,
+    memory_limit: MemorySize = None,
+    device_memory_limit: MemorySize = None,
+    device: int = 0,
+    params: Optional[Mapping[str, Any]] = None,
+) -> Any:
+    """The core's RunSettings from the keyword options every join takes."""
+    settings = _epsjoin.RunSettings()
+    if not isinstance(engine, str):
+        raise TypeError(f"engine must be a string, got {type(engine).__name__}")
+    settings.engine = engine
+    key = np.dtype(precision).name if not isinstance(precision, str) else precision
+    if key not in _PRECISIONS:
+        raise ValueError(f"precision must be 'float64' or 'float32', got {precision!r}")
+    settings.precision = _PRECISIONS[key]
+    settings.approximate = bool(approximate)
+    if n_jobs is None or n_jobs == -1:
+        settings.threads = 0
+    elif isinstance(n_jobs, numbers.Integral) and n_jobs > 0:
+        settings.threads = int(n_jobs)
+    else:
+        raise ValueError(f"n_jobs must be None, -1 or a positive integer, got {n_jobs!r}")
+    settings.host_memory_bytes = memory_bytes(memory_limit, "memory_limit")
+    settings.device_memory_bytes = memory_bytes(device_memory_limit, "device_memory_limit")
+    if not isinstance(device, numbers.Integral) or device < 0:
+        raise ValueError(f"device must be a CUDA device ordinal >= 0, got {device!r}")
+    settings.device = int(device)
+    settings.params = {str(k): str(v) for k, v in (params or {}).items()}
+    return settings

@@ -1,0 +1,272 @@
+#include "join_calls.hpp"
+
+#include <Python.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <epsjoin/epsjoin.hpp>
+
+#include "owned_array.hpp"
+#include "stats_dict.hpp"
+
+namespace epsjoin_python {
+
+namespace {
+
+/// Thrown from the progress callback when Python has a pending signal (Ctrl-C): the library
+/// stops the join and rethrows it; the Python error set by PyErr_CheckSignals is raised then.
+struct interrupted {};
+
+epsjoin::dataset_view view_of(const points_array& a) {
+  epsjoin::dataset_view v;
+  v.data = a.data();
+  v.n = a.shape(0);
+  v.d = a.shape(1);
+  if (a.dtype() == nb::dtype<double>()) {
+    v.type = epsjoin::scalar_type::f64;
+  } else if (a.dtype() == nb::dtype<float>()) {
+    v.type = epsjoin::scalar_type::f32;
+  } else {
+    throw epsjoin::invalid_argument("points must be float32 or float64 (the Python layer converts others)");
+  }
+  return v;
+}
+
+epsjoin::scalar_type precision_of(const std::string& name) {
+  if (name == "f64") return epsjoin::scalar_type::f64;
+  if (name == "f32") return epsjoin::scalar_type::f32;
+  throw epsjoin::invalid_argument("precision must be 'f64' or 'f32', got '" + name + "'");
+}
+
+/// Resources are kept between calls (a GPU engine's context, streams and buffers are paid once)
+/// and lent to one call at a time, so calls from several Python threads never share one.
+class resources_pool {
+ public:
+  std::unique_ptr<epsjoin::resources> take(int device) {
+    std::lock_guard lock(mutex_);
+    for (auto it = idle_.begin(); it != idle_.end(); ++it) {
+      if ((*it)->device() == device) {
+        std::unique_ptr<epsjoin::resources> r = std::move(*it);
+        idle_.erase(it);
+        return r;
+      }
+    }
+    return std::make_unique<epsjoin::resources>(0, device);
+  }
+  void give_back(std::unique_ptr<epsjoin::resources> r) {
+    std::lock_guard lock(mutex_);
+    if (idle_.size() < 4) idle_.push_back(std::move(r));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<epsjoin::resources>> idle_;
+};
+
+resources_pool& pool() {
+  // Never destroyed: a GPU context torn down after the interpreter is gone helps nobody.
+  static resources_pool* p = new resources_pool;
+  return *p;
+}
+
+/// Runs `body(resources, options)` with the GIL released; Ctrl-C during it raises
+/// KeyboardInterrupt (checked whenever the library reports progress, about ten times a second).
+template <class Body>
+epsjoin::join_stats run_released(double eps, bool include_self, const run_settings& s,
+                                 Body&& body) {
+  epsjoin::join_options options;
+  options.eps = eps;
+  options.engine = s.engine;
+  options.precision = precision_of(s.precision);
+  options.approximate = s.approximate;
+  options.include_self = include_self;
+  options.params = s.params;
+  options.progress = [](double) {
+    nb::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) throw interrupted{};
+  };
+  std::unique_ptr<epsjoin::resources> res = pool().take(s.device);
+  res->set_threads(s.threads);
+  res->set_memory({s.host_memory_bytes, s.device_memory_bytes});
+  epsjoin::join_stats stats;
+  try {
+    nb::gil_scoped_release release;
+    stats = body(*res, options);
+  } catch (const interrupted&) {
+    pool().give_back(std::move(res));
+    throw nb::python_error();
+  }
+  pool().give_back(std::move(res));
+  return stats;
+}
+
+template <class Sink>
+epsjoin::join_stats run_join(const points_array& queries, const std::optional<points_array>& data,
+                             double eps, bool include_self, const run_settings& s, Sink& sink) {
+  const epsjoin::dataset_view a = view_of(queries);
+  if (!data) {
+    return run_released(eps, include_self, s, [&](epsjoin::resources& r, const epsjoin::join_options& o) {
+      return epsjoin::self_join(r, a, o, sink);
+    });
+  }
+  const epsjoin::dataset_view b = view_of(*data);
+  if (a.type != b.type) {
+    throw epsjoin::invalid_argument("the two point sets must have the same dtype");
+  }
+  return run_released(eps, include_self, s, [&](epsjoin::resources& r, const epsjoin::join_options& o) {
+    return epsjoin::join(r, a, b, o, sink);
+  });
+}
+
+/// Results of gigabytes: not zeroed before they are written, in the library's huge-page blocks
+/// (a page fault per 2 MiB, not per 4 KiB).
+template <class T>
+using output_vector = std::vector<T, epsjoin::default_init_allocator<T>>;
+
+/// fn(begin, end) over [0, n) in one contiguous block per thread (0: every hardware thread),
+/// for the light per-row passes that turn a table into what Python wants.
+template <class Fn>
+void for_row_blocks(std::size_t n, unsigned threads, Fn&& fn) {
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t workers =
+      std::clamp<std::size_t>(threads == 0 ? hw : threads, 1, std::max<std::size_t>(n / 4096, 1));
+  std::vector<std::thread> pool_threads;
+  for (std::size_t w = 1; w < workers; ++w) {
+    pool_threads.emplace_back([&fn, n, w, workers] { fn(n * w / workers, n * (w + 1) / workers); });
+  }
+  fn(0, n / workers);
+  for (auto& t : pool_threads) t.join();
+}
+
+/// Summed dimension by dimension in float64, the order scikit-learn's and scipy's trees use, so
+/// their distances and these agree to the last bit.
+template <class T>
+void distance_rows(const T* a, const T* b, std::size_t d, const std::uint64_t* starts,
+                   const std::uint32_t* ids, double* dist, std::size_t begin, std::size_t end) {
+  for (std::size_t q = begin; q < end; ++q) {
+    const T* x = a + q * d;
+    for (std::uint64_t k = starts[q]; k < starts[q + 1]; ++k) {
+      const T* y = b + std::size_t{ids[k]} * d;
+      double sum = 0;
+      for (std::size_t j = 0; j < d; ++j) {
+        const double diff = static_cast<double>(x[j]) - static_cast<double>(y[j]);
+        sum += diff * diff;
+      }
+      dist[k] = std::sqrt(sum);
+    }
+  }
+}
+
+}  // namespace
+
+nb::tuple neighbor_table(points_array queries, std::optional<points_array> data, double eps,
+                         bool include_self, bool sort_indices, const run_settings& settings) {
+  epsjoin::csr_sink sink(sort_indices);
+  const epsjoin::join_stats stats = run_join(queries, data, eps, include_self, settings, sink);
+  auto table = std::make_unique<epsjoin::neighbor_table>(sink.release());
+  if (table->offsets.empty()) table->offsets.assign(queries.shape(0) + 1, 0);
+  const std::size_t rows = table->offsets.size();
+  const std::size_t nnz = table->neighbors.size();
+  std::uint64_t* offsets = table->offsets.data();
+  std::uint32_t* neighbors = table->neighbors.data();
+  // Both arrays keep the one table alive; it is freed when the last of them goes.
+  nb::capsule owner = owner_of(std::move(table));
+  return nb::make_tuple(numpy_view(offsets, {rows}, owner), numpy_view(neighbors, {nnz}, owner),
+                        stats_dict(stats));
+}
+
+nb::tuple pairs_from_rows(points_array queries, std::optional<points_array> data, double eps,
+                          bool include_self, bool sort, const run_settings& settings) {
+  epsjoin::csr_sink sink(false);  // rows sorted here after the cut, half the work
+  const epsjoin::join_stats stats = run_join(queries, data, eps, include_self, settings, sink);
+  auto pairs = std::make_unique<output_vector<std::int64_t>>();
+  {
+    nb::gil_scoped_release release;
+    const epsjoin::neighbor_table& t = sink.table();
+    const std::size_t n = t.n_queries();
+    const bool upper = !data.has_value();
+    auto kept = [&](std::size_t i, std::uint32_t j) { return !upper || j > i || (j == i && include_self); };
+    std::vector<std::uint64_t> start(n + 1, 0);  // where row i's pairs begin in the output
+    for_row_blocks(n, settings.threads, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end; ++i) {
+        std::uint64_t m = 0;
+        for (const std::uint32_t j : t.row(i)) m += kept(i, j);
+        start[i + 1] = m;
+      }
+    });
+    for (std::size_t i = 0; i < n; ++i) start[i + 1] += start[i];
+    pairs->resize(2 * start[n]);
+    std::int64_t* out = pairs->data();
+    for_row_blocks(n, settings.threads, [&](std::size_t begin, std::size_t end) {
+      std::vector<std::uint32_t> row;
+      for (std::size_t i = begin; i < end; ++i) {
+        row.clear();
+        for (const std::uint32_t j : t.row(i)) {
+          if (kept(i, j)) row.push_back(j);
+        }
+        if (sort) std::sort(row.begin(), row.end());  // only the kept half of the row
+        std::int64_t* at = out + 2 * start[i];
+        for (const std::uint32_t j : row) {
+          *at++ = static_cast<std::int64_t>(i);
+          *at++ = j;
+        }
+      }
+    });
+  }
+  const std::size_t m = pairs->size() / 2;
+  std::int64_t* p = pairs->data();
+  return nb::make_tuple(numpy_view(p, {m, 2}, owner_of(std::move(pairs))), stats_dict(stats));
+}
+
+nb::tuple neighbor_counts(points_array queries, std::optional<points_array> data, double eps,
+                          bool include_self, bool per_row, const run_settings& settings) {
+  epsjoin::count_sink sink(per_row);
+  const epsjoin::join_stats stats = run_join(queries, data, eps, include_self, settings, sink);
+  nb::object rows = nb::none();
+  if (per_row) {
+    auto counts = std::make_unique<std::vector<std::uint64_t>>(sink.per_point());
+    if (counts->empty()) counts->assign(queries.shape(0), 0);
+    const std::size_t n = counts->size();
+    std::uint64_t* p = counts->data();
+    rows = numpy_view(p, {n}, owner_of(std::move(counts)));
+  }
+  return nb::make_tuple(nb::int_(sink.total()), rows, stats_dict(stats));
+}
+
+nb::object csr_distances(
+    points_array queries, std::optional<points_array> data,
+    nb::ndarray<nb::ro, std::uint64_t, nb::ndim<1>, nb::c_contig> indptr,
+    nb::ndarray<nb::ro, std::uint32_t, nb::ndim<1>, nb::c_contig> indices, unsigned threads) {
+  const epsjoin::dataset_view a = view_of(queries);
+  const epsjoin::dataset_view b = data ? view_of(*data) : a;
+  if (indptr.shape(0) != a.n + 1) throw epsjoin::invalid_argument("indptr must have n_queries + 1 entries");
+  const std::uint64_t* starts = indptr.data();
+  const std::uint32_t* ids = indices.data();
+  if (starts[a.n] != indices.shape(0)) throw epsjoin::invalid_argument("indptr does not match indices");
+  if (a.type != b.type || a.d != b.d) throw epsjoin::invalid_argument("the point sets differ in dtype or d");
+  auto out = std::make_unique<output_vector<double>>(indices.shape(0));
+  double* dist = out->data();
+  {
+    nb::gil_scoped_release release;
+    auto rows = [&](std::size_t begin, std::size_t end) {
+      if (a.type == epsjoin::scalar_type::f64) {
+        distance_rows(static_cast<const double*>(a.data), static_cast<const double*>(b.data), a.d,
+                      starts, ids, dist, begin, end);
+      } else {
+        distance_rows(static_cast<const float*>(a.data), static_cast<const float*>(b.data), a.d,
+                      starts, ids, dist, begin, end);
+      }
+    };
+    for_row_blocks(a.n, threads, rows);
+  }
+  const std::size_t nnz = out->size();
+  return numpy_view(dist, {nnz}, owner_of(std::move(out)));
+}
+
+}  // namespace epsjoin_python

@@ -1,0 +1,56 @@
+#pragma once
+// The joins as the extension exposes them: numpy arrays in, numpy arrays out (owning the
+// library's buffers, no copy), the GIL released while the library works.
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace epsjoin_python {
+
+namespace nb = nanobind;
+
+/// [n x d, row-major] float32 or float64 points on the host; the Python layer has already
+/// converted anything else, so these are used where they lie.
+using points_array = nb::ndarray<nb::ro, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+
+/// What every join call takes besides the points and eps (the CLI's options, typed).
+struct run_settings {
+  std::string engine = "auto";
+  std::string precision = "f64";
+  bool approximate = false;
+  unsigned threads = 0;
+  int device = 0;
+  std::uint64_t host_memory_bytes = 0;
+  std::uint64_t device_memory_bytes = 0;
+  std::map<std::string, std::string> params;
+};
+
+/// (indptr [n_queries + 1] uint64, indices [nnz] uint32, stats dict)
+nb::tuple neighbor_table(points_array queries, std::optional<points_array> data, double eps,
+                         bool include_self, bool sort_indices, const run_settings& settings);
+
+/// (pairs [m x 2] int64, stats dict) cut from a CSR join's rows: (i, j) with j > i (j >= i with
+/// include_self) for a self-join, every (i, j) otherwise; in row order, each row sorted by j when
+/// `sort`. Faster than collecting pairs: rows are the engines' fastest output (filled in place).
+nb::tuple pairs_from_rows(points_array queries, std::optional<points_array> data, double eps,
+                          bool include_self, bool sort, const run_settings& settings);
+
+/// (total ordered pairs, per-query counts [n_queries] uint64 or None, stats dict)
+nb::tuple neighbor_counts(points_array queries, std::optional<points_array> data, double eps,
+                          bool include_self, bool per_row, const run_settings& settings);
+
+/// Euclidean distances (float64, not squared) of the CSR entries, as data for a sparse matrix.
+nb::object csr_distances(
+    points_array queries, std::optional<points_array> data,
+    nb::ndarray<nb::ro, std::uint64_t, nb::ndim<1>, nb::c_contig> indptr,
+    nb::ndarray<nb::ro, std::uint32_t, nb::ndim<1>, nb::c_contig> indices, unsigned threads);
+
+}  // namespace epsjoin_python

@@ -1,0 +1,111 @@
+// epsjoin._epsjoin: the nanobind module. The Python package (python/epsjoin) validates and
+// converts arguments, then calls these; they call the public C++ API and nothing below it.
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <epsjoin/epsjoin.hpp>
+
+#include "join_calls.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace {
+
+nb::list engine_list() {
+  nb::list out;
+  for (const epsjoin::engine_info& e : epsjoin::engines()) {
+    nb::dict d;
+    d["name"] = e.name;
+    d["processor"] = e.processor;
+    d["description"] = e.description;
+    d["available"] = e.available;
+    d["unavailable_reason"] = e.unavailable_reason;
+    d["error_band"] = e.error_band;
+    nb::list params;
+    for (const epsjoin::engine_param_info& p : e.params) {
+      nb::dict param;
+      param["key"] = p.key;
+      param["kind"] = p.kind;
+      param["description"] = p.description;
+      params.append(param);
+    }
+    d["params"] = params;
+    out.append(d);
+  }
+  return out;
+}
+
+nb::dict build_dict() {
+  const epsjoin::build_info b = epsjoin::build();
+  nb::list devices;
+  for (const epsjoin::cuda_device& c : epsjoin::cuda_devices()) {
+    nb::dict device;
+    device["ordinal"] = c.ordinal;
+    device["name"] = c.name;
+    device["compute_capability"] = nb::make_tuple(c.compute_major, c.compute_minor);
+    device["memory_bytes"] = c.memory_bytes;
+    device["multiprocessors"] = c.multiprocessors;
+    devices.append(device);
+  }
+  nb::dict d;
+  d["version"] = b.version;
+  d["build_type"] = b.build_type;
+  d["compiler"] = b.compiler;
+  d["cuda"] = b.cuda;
+  d["cuda_architectures"] = b.cuda_architectures;
+  d["cuda_devices"] = devices;
+  return d;
+}
+
+// A Python exception type for each library error a caller may want to catch apart; ValueError
+// and MemoryError where Python has the meaning already.
+template <class Error>
+void raise_as(PyObject* type, const Error& e) {
+  PyErr_SetString(type, e.what());
+}
+
+}  // namespace
+
+NB_MODULE(_epsjoin, m) {
+  m.doc() = "epsjoin's C++ core; use the functions of the epsjoin package instead.";
+
+  static nb::object unavailable_error =
+      nb::exception<epsjoin::unavailable>(m, "UnavailableError", PyExc_RuntimeError);
+  static nb::object cuda_error = nb::exception<epsjoin::cuda_error>(m, "CudaError", PyExc_RuntimeError);
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const epsjoin::invalid_argument& e) {
+      raise_as(PyExc_ValueError, e);
+    } catch (const epsjoin::out_of_memory& e) {
+      raise_as(PyExc_MemoryError, e);
+    } catch (const epsjoin::io_error& e) {
+      raise_as(PyExc_OSError, e);
+    }
+  });
+
+  nb::class_<epsjoin_python::run_settings>(m, "RunSettings")
+      .def(nb::init<>())
+      .def_rw("engine", &epsjoin_python::run_settings::engine)
+      .def_rw("precision", &epsjoin_python::run_settings::precision)
+      .def_rw("approximate", &epsjoin_python::run_settings::approximate)
+      .def_rw("threads", &epsjoin_python::run_settings::threads)
+      .def_rw("device", &epsjoin_python::run_settings::device)
+      .def_rw("host_memory_bytes", &epsjoin_python::run_settings::host_memory_bytes)
+      .def_rw("device_memory_bytes", &epsjoin_python::run_settings::device_memory_bytes)
+      .def_rw("params", &epsjoin_python::run_settings::params);
+
+  m.def("neighbor_table", &epsjoin_python::neighbor_table, "queries"_a, "data"_a.none(), "eps"_a,
+        "include_self"_a, "sort_indices"_a, "settings"_a);
+  m.def("pairs_from_rows", &epsjoin_python::pairs_from_rows, "queries"_a, "data"_a.none(), "eps"_a,
+        "include_self"_a, "sort"_a, "settings"_a);
+  m.def("neighbor_counts", &epsjoin_python::neighbor_counts, "queries"_a, "data"_a.none(), "eps"_a,
+        "include_self"_a, "per_row"_a, "settings"_a);
+  m.def("csr_distances", &epsjoin_python::csr_distances, "queries"_a, "data"_a.none(), "indptr"_a,
+        "indices"_a, "threads"_a);
+  m.def("engines", &engine_list);
+  m.def("build_info", &build_dict);
+}

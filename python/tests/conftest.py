@@ -1,0 +1,86 @@
+"""Shared data makers and oracles: scipy's cKDTree is the exact reference."""
+
+import os
+import zlib
+
+import numpy as np
+import pytest
+from scipy.spatial import cKDTree
+
+import epsjoin
+
+SEED = int(os.environ.get("EPSJOIN_TEST_SEED", "20251125"))
+
+
+def pytest_report_header(config):
+    return f"epsjoin {epsjoin.__version__} from {os.path.dirname(epsjoin.__file__)}; seed {SEED} (EPSJOIN_TEST_SEED)"
+
+
+@pytest.fixture
+def rng(request):
+    # One stream per test, reproducible from the printed seed and the test's name (crc32, not
+    # hash(), which changes from one Python process to the next).
+    return np.random.default_rng([SEED, zlib.crc32(request.node.name.encode())])
+
+
+CPU_ENGINES = [e["name"] for e in epsjoin.engines() if e["processor"] == "cpu" and e["available"]]
+GPU_ENGINES = [e["name"] for e in epsjoin.engines() if e["processor"] != "cpu"]
+
+
+def eps_for(X, neighbours, rng):
+    """A radius giving about `neighbours` neighbours a point, from sampled pair distances."""
+    n = X.shape[0]
+    if n < 2:
+        return 0.5
+    a = rng.integers(0, n, 4000)
+    b = rng.integers(0, n, 4000)
+    d = np.sqrt(((X[a].astype(np.float64) - X[b]) ** 2).sum(axis=1))
+    eps = float(np.quantile(d, min(1.0, neighbours / n))) or 1.0
+    # The quantile may be a sampled pair's own distance: move off it, beyond the 1e-12 band in
+    # which engines may legitimately differ (ties are tested on lattices, where they are exact).
+    return eps * (1 + 1e-9)
+
+
+def lattice(side, d, dtype=np.float64):
+    """Integer grid points: with eps an integer, many pairs lie at exactly eps."""
+    axes = np.meshgrid(*[np.arange(side)] * d, indexing="ij")
+    return np.stack([a.ravel() for a in axes], axis=1).astype(dtype)
+
+
+def oracle_pairs(X, eps, Y=None):
+    """Sorted (i, j) pairs: i < j for a self-join, every (i, j) against Y."""
+    if Y is None:
+        p = cKDTree(X).query_pairs(eps, output_type="ndarray").astype(np.int64).reshape(-1, 2)
+    else:
+        rows = cKDTree(Y).query_ball_point(X, eps) if len(X) else []
+        p = np.array([(i, j) for i, r in enumerate(rows) for j in r], dtype=np.int64).reshape(-1, 2)
+    return p[np.lexsort((p[:, 1], p[:, 0]))] if len(p) else p
+
+
+def oracle_table(X, eps, Y=None, include_self=False):
+    """(indptr, indices, distances) from cKDTree's ball queries: rows sorted, exact."""
+    X = np.asarray(X, dtype=np.float64)
+    Z = X if Y is None else np.asarray(Y, dtype=np.float64)
+    rows = cKDTree(Z).query_ball_point(X, eps, return_sorted=True) if len(X) and len(Z) else [[] for _ in X]
+    if Y is None and not include_self:
+        rows = [[j for j in r if j != i] for i, r in enumerate(rows)]
+    indptr = np.zeros(len(X) + 1, dtype=np.int64)
+    indptr[1:] = np.cumsum([len(r) for r in rows])
+    indices = np.array([j for r in rows for j in r], dtype=np.int64)
+    queries = np.repeat(np.arange(len(X)), np.diff(indptr))
+    sum_sq = np.zeros(len(indices))
+    for k in range(X.shape[1]):  # dimension by dimension, the order epsjoin sums in
+        diff = X[queries, k] - Z[indices, k]
+        sum_sq += diff * diff
+    return indptr, indices, np.sqrt(sum_sq)
+
+
+def assert_same_csr(got, indptr, indices, data=None):
+    """Same rows, same columns (sorted first when the rows are not); `data` compared exactly."""
+    assert got.shape[0] == len(indptr) - 1
+    if not got.has_sorted_indices:
+        got = got.sorted_indices()
+    np.testing.assert_array_equal(got.indptr, indptr)
+    np.testing.assert_array_equal(got.indices, indices)
+    if data is not None:
+        np.testing.assert_array_equal(got.data, data)

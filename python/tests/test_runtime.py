@@ -1,0 +1,113 @@
+"""The run around a join: statistics, Ctrl-C, the GIL, memory limits, GPUs, device arrays."""
+
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import epsjoin
+from conftest import GPU_ENGINES
+
+
+def slow_join_points(rng):
+    return rng.random((14_000, 64))  # brute force on one thread: seconds
+
+
+def test_stats_name_the_engine_pairs_stages_and_time(rng):
+    X = rng.random((5000, 2))
+    graph, stats = epsjoin.neighbor_graph(X, 0.02, engine="cpu-grid", n_jobs=2, return_stats=True)
+    assert stats["engine"] == "cpu-grid" and stats["threads"] == 2
+    assert stats["pairs"] == graph.nnz and stats["n"] == 5000 and stats["d"] == 2
+    assert stats["seconds"] > 0 and stats["stages"] and all(v >= 0 for v in stats["stages"].values())
+    assert stats["eps"] == 0.02 and stats["precision"] == "f64" and stats["self_join"]
+    _, auto = epsjoin.count(X, 0.02, return_stats=True)
+    assert auto["engine"] != "auto" and auto["engine_reason"]
+    _, ab = epsjoin.pairs(X[:100], 0.02, X, return_stats=True)
+    assert not ab["self_join"] and ab["n_queries"] == 100
+
+
+def test_ctrl_c_stops_a_long_join_within_a_second(rng):
+    X = slow_join_points(rng)
+    threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    start = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        epsjoin.count(X, 0.5, engine="brute-cpu", n_jobs=1)
+        time.sleep(5)  # the join ended before the signal came: fail below, not hang
+    assert time.perf_counter() - start < 1.5
+    # And the next join runs as usual.
+    assert epsjoin.count(X[:100], 0.5) == epsjoin.count(X[:100], 0.5, engine="brute-cpu")
+
+
+def test_the_gil_is_released_during_a_join(rng):
+    X = slow_join_points(rng)
+    done = threading.Event()
+
+    def join():
+        epsjoin.count(X[:5000], 0.5, engine="brute-cpu", n_jobs=1)
+        done.set()
+
+    worker = threading.Thread(target=join)
+    worker.start()
+    time.sleep(0.05)
+    # Python code runs here while the join goes on, which a held GIL would not let it.
+    sum(range(200_000))
+    ran_during_join = not done.is_set()
+    worker.join()
+    assert ran_during_join
+
+
+def test_a_result_over_the_memory_limit_raises_memoryerror_first(rng):
+    X = rng.random((20_000, 2))
+    with pytest.raises(MemoryError, match="needs .* of host memory"):
+        epsjoin.neighbor_graph(X, 0.05, memory_limit="1M", engine="cpu-grid")
+    with pytest.raises(MemoryError):
+        epsjoin.pairs(X, 0.05, memory_limit=1 << 20, engine="brute-cpu")
+    # Counting keeps nothing, so the same limit is no obstacle.
+    assert epsjoin.count(X, 0.05, memory_limit="1M") > 0
+
+
+@pytest.mark.parametrize("engine", GPU_ENGINES)
+def test_a_gpu_engine_without_a_gpu_says_so(engine):
+    if epsjoin.build_info()["cuda_devices"]:
+        pytest.skip("a CUDA device is present: the GPU tests run the engines")
+    with pytest.raises(epsjoin.UnavailableError, match=engine):
+        epsjoin.count(np.random.default_rng(0).random((50, 2)), 0.1, engine=engine)
+
+
+def test_engines_and_build_info():
+    names = [e["name"] for e in epsjoin.engines()]
+    assert {"cpu-grid", "super-ego", "brute-cpu", "lbjoin"} <= set(names)
+    info = epsjoin.build_info()
+    assert info["version"] == epsjoin.__version__ and isinstance(info["cuda"], bool)
+
+
+def test_help_is_enough_to_use_it():
+    for name in epsjoin.__all__:
+        obj = getattr(epsjoin, name)
+        if callable(obj) and not isinstance(obj, type):
+            assert obj.__doc__ and "{run_options}" not in obj.__doc__, name
+    assert "Returns" in epsjoin.neighbor_graph.__doc__ and "n_jobs" in epsjoin.pairs.__doc__
+
+
+def test_device_arrays_are_refused_clearly_until_supported():
+    cupy = pytest.importorskip("cupy")
+    try:
+        X = cupy.random.random((100, 2))
+    except Exception as e:  # CuPy without a usable device
+        pytest.skip(f"no CUDA device for CuPy: {e}")
+    with pytest.raises(TypeError, match="GPU"):
+        epsjoin.count(X, 0.1)
+
+
+def test_torch_device_tensors_are_refused_clearly_until_supported():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device for torch")
+    with pytest.raises(TypeError, match="GPU"):
+        epsjoin.count(torch.rand(100, 2, device="cuda"), 0.1)
+    # Host tensors go through numpy.
+    X = torch.rand(100, 2, dtype=torch.float64)
+    assert epsjoin.count(X, 0.1) == epsjoin.count(X.numpy(), 0.1)
