@@ -6,7 +6,8 @@ usage: test_readme.py README.md PATH/TO/epsjoin   (standard library only; run by
 
 The commands run in order, each with bash in one temporary folder where build/epsjoin is the
 program under test (the README makes its own inputs first). Skipped: the set-up scripts
-(scripts/...: they install and build) and a command naming an engine that cannot run here
+(scripts/... and pip install: they install and build; scripts/run-tests.sh installs and tests
+the Python package itself) and a command naming an engine that cannot run here
 (`epsjoin info` says which), so a machine without a GPU skips the GPU examples.
 """
 import os
@@ -51,7 +52,7 @@ def main():
         os.symlink(binary, os.path.join(tmp, "build", "epsjoin"))
         for command in commands:
             engine = re.search(r"--engine[ =](\S+)", command)
-            if command.startswith("scripts/"):
+            if command.startswith(("scripts/", "pip install")):
                 print(f"skip (set-up script): {command}")
                 continue
             if engine and engine.group(1) in unavailable:
