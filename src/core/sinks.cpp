@@ -103,9 +103,6 @@ row_destination csr_sink::begin_rows(std::span<const std::uint32_t> counts) {
   table_.offsets.resize(n_queries_ + 1);
   const std::uint64_t total = detail::lay_out_offsets(
       counts, 0, table_.offsets.data(), std::max(1u, std::thread::hardware_concurrency()));
-  // Never a null destination, even for no pairs: cpu-grid tells a row it may write from "no
-  // rows" by the pointer, and took an empty table for the pair path (a crash on N = 1).
-  table_.neighbors.reserve(std::max<std::uint64_t>(total, 1));
   table_.neighbors.resize(total);
   return {table_.neighbors.data(), table_.offsets.data()};
 }

@@ -211,8 +211,11 @@ class grid_executor {
     // The one input id a one-sided self-join must not pair q with (none otherwise).
     const std::uint32_t self_id = in_.skip_self ? q_id : ~std::uint32_t{0};
     std::uint64_t q_count = 0;
-    std::uint32_t* const row = !Counts && !Halved && w.rows != nullptr ? w.rows->row(q_id) : nullptr;
-    if (row != nullptr) {
+    // Whether this query's neighbours go straight into its row. Decided by the sink's form, not
+    // by the pointer: an empty table's rows may all be null.
+    const bool to_row = !Counts && !Halved && w.rows != nullptr;
+    std::uint32_t* const row = to_row ? w.rows->row(q_id) : nullptr;
+    if (to_row) {
       const auto& order = in_.queries->permutation;
       if (q + 2 < order.size()) w.rows->prefetch(order[q + 2]);
       if (q + 1 < order.size()) w.rows->prefetch_row(order[q + 1]);
@@ -245,7 +248,7 @@ class grid_executor {
               }
             }
           }
-        } else if (!Halved && row != nullptr) {
+        } else if (!Halved && to_row) {
           alignas(64) T s[kernels::block_len + kernels::counter_pad];
           kernels::block_distances<Bytes>(set, qv, c0, len, hi, s);
           // As below, but the ids go straight into q's row, and only true neighbours are
@@ -303,7 +306,7 @@ class grid_executor {
         }
       }
     }
-    if (row != nullptr) w.rows->wrote(q_id, row_len);
+    if (to_row) w.rows->wrote(q_id, row_len);
     if constexpr (Counts) {
       if constexpr (Halved) {
         add_count(in_, w, q, static_cast<std::uint32_t>(q_count));
