@@ -173,6 +173,15 @@ void validate_points(dataset_view v, const char* what, unsigned threads) {
 void validate_options(const join_options& options) {
   EPSJOIN_EXPECTS(std::isfinite(options.eps) && options.eps > 0,
                   "eps must be a finite number > 0, got ", options.eps);
+  // Within eps means d^2 <= eps^2. With eps^2 overflowing to inf, a pair whose d^2 overflows too
+  // (points more than sqrt(max) apart) would count as within; with it finite, an overflowing
+  // d^2 is rightly out.
+  const bool f32 = options.precision == scalar_type::f32;
+  const double largest = std::sqrt(f32 ? static_cast<double>(std::numeric_limits<float>::max())
+                                       : std::numeric_limits<double>::max());
+  EPSJOIN_EXPECTS(options.eps <= largest, "eps must be at most ", largest, " in ",
+                  f32 ? "f32" : "f64", " arithmetic (its square must be finite), got ",
+                  options.eps);
 }
 
 const engine& resolve_engine(const join_request& request, std::string& reason) {

@@ -28,6 +28,26 @@ TEST(dispatch, rejects_bad_eps) {
   }
 }
 
+// eps whose square overflows would make points whose squared distance overflows "within" it
+// (inf <= inf): (1e300, 0) and (-1e300, 0) at eps 1e300 were reported as a pair.
+TEST(dispatch, refuses_eps_whose_square_overflows_and_keeps_far_points_apart) {
+  epsjoin::resources res(1);
+  const epsjoin::dataset far(std::vector<double>{1e300, 0.0, -1e300, 0.0}, 2);
+  epsjoin::count_sink sink;
+  for (const char* engine : {"brute-cpu", "cpu-grid", "super-ego", "cpu-rtree"}) {
+    EXPECT_THROW(epsjoin::self_join(res, far.view(), with_eps(1e300, engine), sink),
+                 epsjoin::invalid_argument) << engine;
+    auto f32 = with_eps(1e20, engine);
+    f32.precision = epsjoin::scalar_type::f32;
+    EXPECT_THROW(epsjoin::self_join(res, line_points().view(), f32, sink), epsjoin::invalid_argument)
+        << engine;
+    // The largest eps allowed: the points' squared distance overflows, eps's does not.
+    const auto stats = epsjoin::self_join(res, far.view(),
+                                          with_eps(std::sqrt(std::numeric_limits<double>::max()), engine), sink);
+    EXPECT_EQ(stats.pairs, 0u) << engine;
+  }
+}
+
 TEST(dispatch, rejects_unknown_engine_and_parameter_naming_them) {
   epsjoin::resources res(1);
   const auto pts = line_points();
