@@ -1,11 +1,8 @@
 #include "join_calls.hpp"
 
-#include <Python.h>
-
 #include <algorithm>
 #include <cmath>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -13,73 +10,17 @@
 #include <epsjoin/epsjoin.hpp>
 
 #include "owned_array.hpp"
+#include "released_call.hpp"
 #include "stats_dict.hpp"
 
 namespace epsjoin_python {
 
 namespace {
 
-/// Thrown from the progress callback when Python has a pending signal (Ctrl-C): the library
-/// stops the join and rethrows it; the Python error set by PyErr_CheckSignals is raised then.
-struct interrupted {};
-
-epsjoin::dataset_view view_of(const points_array& a) {
-  epsjoin::dataset_view v;
-  v.data = a.data();
-  v.n = a.shape(0);
-  v.d = a.shape(1);
-  if (a.dtype() == nb::dtype<double>()) {
-    v.type = epsjoin::scalar_type::f64;
-  } else if (a.dtype() == nb::dtype<float>()) {
-    v.type = epsjoin::scalar_type::f32;
-  } else {
-    throw epsjoin::invalid_argument("points must be float32 or float64 (the Python layer converts others)");
-  }
-  return v;
-}
-
-epsjoin::scalar_type precision_of(const std::string& name) {
-  if (name == "f64") return epsjoin::scalar_type::f64;
-  if (name == "f32") return epsjoin::scalar_type::f32;
-  throw epsjoin::invalid_argument("precision must be 'f64' or 'f32', got '" + name + "'");
-}
-
-/// Resources are kept between calls (a GPU engine's context, streams and buffers are paid once)
-/// and lent to one call at a time, so calls from several Python threads never share one.
-class resources_pool {
- public:
-  std::unique_ptr<epsjoin::resources> take(int device) {
-    std::lock_guard lock(mutex_);
-    for (auto it = idle_.begin(); it != idle_.end(); ++it) {
-      if ((*it)->device() == device) {
-        std::unique_ptr<epsjoin::resources> r = std::move(*it);
-        idle_.erase(it);
-        return r;
-      }
-    }
-    return std::make_unique<epsjoin::resources>(0, device);
-  }
-  void give_back(std::unique_ptr<epsjoin::resources> r) {
-    std::lock_guard lock(mutex_);
-    if (idle_.size() < 4) idle_.push_back(std::move(r));
-  }
-
- private:
-  std::mutex mutex_;
-  std::vector<std::unique_ptr<epsjoin::resources>> idle_;
-};
-
-resources_pool& pool() {
-  // Never destroyed: a GPU context torn down after the interpreter is gone helps nobody.
-  static resources_pool* p = new resources_pool;
-  return *p;
-}
-
-/// Runs `body(resources, options)` with the GIL released; Ctrl-C during it raises
-/// KeyboardInterrupt (checked whenever the library reports progress, about ten times a second).
+/// A join of `body(resources, options)` with the GIL released and Ctrl-C heard.
 template <class Body>
-epsjoin::join_stats run_released(double eps, bool include_self, const run_settings& s,
-                                 Body&& body) {
+epsjoin::join_stats run_join_released(double eps, bool include_self, const run_settings& s,
+                                      Body&& body) {
   epsjoin::join_options options;
   options.eps = eps;
   options.engine = s.engine;
@@ -87,23 +28,8 @@ epsjoin::join_stats run_released(double eps, bool include_self, const run_settin
   options.approximate = s.approximate;
   options.include_self = include_self;
   options.params = s.params;
-  options.progress = [](double) {
-    nb::gil_scoped_acquire gil;
-    if (PyErr_CheckSignals() != 0) throw interrupted{};
-  };
-  std::unique_ptr<epsjoin::resources> res = pool().take(s.device);
-  res->set_threads(s.threads);
-  res->set_memory({s.host_memory_bytes, s.device_memory_bytes});
-  epsjoin::join_stats stats;
-  try {
-    nb::gil_scoped_release release;
-    stats = body(*res, options);
-  } catch (const interrupted&) {
-    pool().give_back(std::move(res));
-    throw nb::python_error();
-  }
-  pool().give_back(std::move(res));
-  return stats;
+  options.progress = interrupt_check();
+  return run_released(s, [&](epsjoin::resources& r) { return body(r, options); });
 }
 
 template <class Sink>
@@ -111,17 +37,19 @@ epsjoin::join_stats run_join(const points_array& queries, const std::optional<po
                              double eps, bool include_self, const run_settings& s, Sink& sink) {
   const epsjoin::dataset_view a = view_of(queries);
   if (!data) {
-    return run_released(eps, include_self, s, [&](epsjoin::resources& r, const epsjoin::join_options& o) {
-      return epsjoin::self_join(r, a, o, sink);
-    });
+    return run_join_released(eps, include_self, s,
+                             [&](epsjoin::resources& r, const epsjoin::join_options& o) {
+                               return epsjoin::self_join(r, a, o, sink);
+                             });
   }
   const epsjoin::dataset_view b = view_of(*data);
   if (a.type != b.type) {
     throw epsjoin::invalid_argument("the two point sets must have the same dtype");
   }
-  return run_released(eps, include_self, s, [&](epsjoin::resources& r, const epsjoin::join_options& o) {
-    return epsjoin::join(r, a, b, o, sink);
-  });
+  return run_join_released(eps, include_self, s,
+                           [&](epsjoin::resources& r, const epsjoin::join_options& o) {
+                             return epsjoin::join(r, a, b, o, sink);
+                           });
 }
 
 /// Results of gigabytes: not zeroed before they are written, in the library's huge-page blocks

@@ -7,6 +7,7 @@
 
 #include <epsjoin/epsjoin.hpp>
 
+#include "dbscan_call.hpp"
 #include "join_calls.hpp"
 
 namespace nb = nanobind;
@@ -106,6 +107,7 @@ NB_MODULE(_epsjoin, m) {
         "include_self"_a, "per_row"_a, "settings"_a);
   m.def("csr_distances", &epsjoin_python::csr_distances, "queries"_a, "data"_a.none(), "indptr"_a,
         "indices"_a, "threads"_a);
+  m.def("dbscan", &epsjoin_python::dbscan, "points"_a, "eps"_a, "min_samples"_a, "settings"_a);
   m.def("engines", &engine_list);
   m.def("build_info", &build_dict);
 }

@@ -1,0 +1,60 @@
+#include "dbscan_call.hpp"
+
+#include <epsjoin/dbscan.hpp>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "owned_array.hpp"
+#include "released_call.hpp"
+
+namespace epsjoin_python {
+
+namespace {
+
+nb::dict dbscan_stats(const epsjoin::dbscan_result& r, const epsjoin::dataset_view& points,
+                      double eps, std::uint64_t min_samples, const epsjoin::dbscan_options& o) {
+  nb::dict d;
+  d["engine"] = r.engine;
+  d["n"] = points.n;
+  d["d"] = points.d;
+  d["eps"] = eps;
+  d["min_samples"] = min_samples;
+  d["precision"] = std::string(epsjoin::to_string(o.precision));
+  d["n_clusters"] = r.n_clusters;
+  d["n_core"] = r.n_core;
+  d["n_border"] = r.n_border;
+  d["n_noise"] = r.n_noise;
+  d["pairs"] = r.pairs;
+  nb::dict stages;
+  for (const epsjoin::stage_time& s : r.stages) stages[nb::str(s.name.c_str())] = s.seconds;
+  d["stages"] = stages;
+  d["seconds"] = r.seconds;
+  return d;
+}
+
+}  // namespace
+
+nb::tuple dbscan(points_array points, double eps, std::uint64_t min_samples,
+                 const run_settings& settings) {
+  const epsjoin::dataset_view view = view_of(points);
+  epsjoin::dbscan_options options;
+  options.engine = settings.engine;
+  options.precision = precision_of(settings.precision);
+  options.params = settings.params;
+  options.progress = interrupt_check();
+  auto result =
+      std::make_unique<epsjoin::dbscan_result>(run_released(settings, [&](epsjoin::resources& r) {
+        return epsjoin::dbscan(r, view, eps, min_samples, options);
+      }));
+  nb::dict stats = dbscan_stats(*result, view, eps, min_samples, options);
+  const std::size_t n = result->labels.size();
+  std::int64_t* labels = result->labels.data();
+  std::uint8_t* core = result->core.data();
+  // Both arrays keep the one result alive; it is freed when the last of them goes.
+  nb::capsule owner = owner_of(std::move(result));
+  return nb::make_tuple(numpy_view(labels, {n}, owner), numpy_view(core, {n}, owner), stats);
+}
+
+}  // namespace epsjoin_python

@@ -1,0 +1,50 @@
+#pragma once
+// What every call into the library shares: numpy points as a dataset view, the settings as
+// resources and options, and the library's work run with the GIL released and Ctrl-C heard.
+
+#include <Python.h>
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <epsjoin/epsjoin.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "join_calls.hpp"
+
+namespace epsjoin_python {
+
+epsjoin::dataset_view view_of(const points_array& a);
+
+epsjoin::scalar_type precision_of(const std::string& name);
+
+/// Resources from a pool kept between calls (a GPU engine's context, streams and buffers are
+/// paid once), set to the call's threads and memory; lent to one call at a time.
+std::unique_ptr<epsjoin::resources> take_resources(const run_settings& s);
+void give_back(std::unique_ptr<epsjoin::resources> res);
+
+/// Thrown from the progress callback when Python has a pending signal (Ctrl-C): the library
+/// stops and rethrows it; the Python error set by PyErr_CheckSignals is raised then.
+struct interrupted {};
+
+/// A progress callback that does nothing but check for Ctrl-C (about ten times a second).
+std::function<void(double)> interrupt_check();
+
+/// `body(resources)` with the GIL released; Ctrl-C during it raises KeyboardInterrupt.
+template <class Body>
+auto run_released(const run_settings& s, Body&& body) {
+  std::unique_ptr<epsjoin::resources> res = take_resources(s);
+  try {
+    nb::gil_scoped_release release;
+    auto result = body(*res);
+    give_back(std::move(res));
+    return result;
+  } catch (const interrupted&) {
+    give_back(std::move(res));
+    throw nb::python_error();
+  }
+}
+
+}  // namespace epsjoin_python
