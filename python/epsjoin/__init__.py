@@ -11,6 +11,8 @@ program). Functions:
   ``cKDTree.query_pairs(output_type="ndarray")``.
 - :func:`count`: the number of pairs, or of each point's neighbours.
 - :func:`neighbor_table`: the library's CSR arrays themselves, without a copy.
+- :class:`DBSCAN`: scikit-learn's DBSCAN estimator (``fit``, ``labels_``, ...) on two joins,
+  without storing any neighbourhood.
 - :func:`engines`, :func:`build_info`: what this build has.
 
 Every join takes the radius ``eps`` (never its square; within means ``distance <= eps``) and
@@ -18,6 +20,7 @@ the options ``engine``, ``precision``, ``n_jobs``, ``memory_limit``, ``device``,
 ``return_stats``. The GIL is released while the library works, and Ctrl-C stops a join.
 """
 
+from ._dbscan import DBSCAN
 from ._epsjoin import CudaError, UnavailableError
 from ._join import build_info, count, engines, neighbor_graph, neighbor_table, pairs
 from ._sklearn import radius_neighbors_graph
@@ -26,6 +29,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CudaError",
+    "DBSCAN",
     "UnavailableError",
     "build_info",
     "count",
