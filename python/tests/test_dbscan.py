@@ -163,6 +163,24 @@ def test_memory_limit_and_unknown_params_raise(rng):
         epsjoin.DBSCAN(eps=0.01, engine="cpu-grid", params={"no-such-key": 1}).fit(X[:100])
 
 
+def test_the_gil_is_released_during_dbscan(rng):
+    X = rng.random((5000, 64))
+    done = threading.Event()
+
+    def cluster():
+        epsjoin.DBSCAN(eps=0.5, min_samples=3, engine="brute-cpu", n_jobs=1).fit(X)
+        done.set()
+
+    worker = threading.Thread(target=cluster)
+    worker.start()
+    time.sleep(0.05)
+    # Python code runs here while the joins go on, which a held GIL would not let it.
+    sum(range(200_000))
+    ran_during_fit = not done.is_set()
+    worker.join()
+    assert ran_during_fit
+
+
 def test_ctrl_c_stops_dbscan(rng):
     X = rng.random((14_000, 64))  # brute force on one thread: seconds
     threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()

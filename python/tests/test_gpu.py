@@ -61,3 +61,25 @@ def test_gpu_engine_stats_name_it(engine, rng):
     X = rng.random((2000, 2))
     _, stats = epsjoin.count(X, 0.02, engine=engine, return_stats=True)
     assert stats["engine"] == engine and stats["seconds"] > 0
+
+
+@pytest.mark.parametrize("engine", GPU_ENGINES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_gpu_engine_dbscan_labels_equal_the_cpus(engine, dtype, rng):
+    # Border points go to the core neighbour of smallest index on every engine, so the labels
+    # themselves must agree, not only the partition (test_dbscan.py checks cpu-grid against
+    # scikit-learn).
+    X = rng.exponential(1 / 40, (20_000, 2)).astype(dtype)
+    for neighbours, min_samples in ((8, 5), (40, 30)):
+        eps = eps_for(X, neighbours, rng)
+        want = epsjoin.DBSCAN(eps=eps, min_samples=min_samples, engine="cpu-grid").fit(X)
+        got = epsjoin.DBSCAN(eps=eps, min_samples=min_samples, engine=engine).fit(X)
+        assert got.stats_["engine"] == engine
+        np.testing.assert_array_equal(got.labels_, want.labels_)
+        np.testing.assert_array_equal(got.core_sample_indices_, want.core_sample_indices_)
+    lattice_points = lattice(20, 3)
+    for eps, min_samples in ((1.0, 7), (2.0, 20)):
+        want = epsjoin.DBSCAN(eps=eps, min_samples=min_samples, engine="cpu-grid")
+        want.fit(lattice_points)
+        got = epsjoin.DBSCAN(eps=eps, min_samples=min_samples, engine=engine).fit(lattice_points)
+        np.testing.assert_array_equal(got.labels_, want.labels_)
