@@ -112,15 +112,12 @@ void copy_run(std::uint32_t* base, std::uint64_t first, std::span<const std::uin
 void copy_query_rows(std::span<const std::uint64_t> offsets, std::uint64_t first,
                      std::span<const std::uint32_t> piece, const row_destination& dest,
                      bool contiguous, unsigned threads) {
+  if (contiguous) return copy_run(dest.neighbors, first, piece, threads);
   split_piece(first, piece.size(), threads, [&](std::uint64_t lo, std::uint64_t hi) {
-    if (contiguous) {
-      copy_ids(dest.neighbors + lo, piece.data() + (lo - first), hi - lo);
-    } else {
-      for_each_row_part(offsets, lo, hi, [&](std::size_t q, std::uint64_t b, std::uint64_t e) {
-        copy_ids(dest.neighbors + dest.starts[q] + (b - offsets[q]), piece.data() + (b - first),
-                 e - b);
-      });
-    }
+    for_each_row_part(offsets, lo, hi, [&](std::size_t q, std::uint64_t b, std::uint64_t e) {
+      copy_ids(dest.neighbors + dest.starts[q] + (b - offsets[q]), piece.data() + (b - first),
+               e - b);
+    });
     end_streaming();
   });
 }

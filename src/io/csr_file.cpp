@@ -27,12 +27,11 @@ void write_csr(const std::string& path, const neighbor_table& table) {
     EPSJOIN_EXPECTS(offsets.back() == table.neighbors.size(), path, ": offsets end at ",
                     offsets.back(), " but the table has ", table.neighbors.size(), " neighbours");
   }
-  const std::uint64_t header[2] = {table.n_queries(), table.n_pairs()};
   const std::uint64_t no_queries[1] = {0};  // an empty table is written as offsets = {0}
 
   detail::output_file out(path);
-  out.write(csr_magic.data(), csr_magic.size());
-  out.write(header, sizeof header);
+  const auto header = detail::csr_header(table.n_queries(), table.n_pairs());
+  out.write(header.data(), header.size());
   if (offsets.empty()) {
     out.write(no_queries, sizeof no_queries);
   } else {

@@ -148,7 +148,6 @@ class written_output {
 }  // namespace detail
 
 using detail::csr_header_bytes;
-using detail::csr_magic;
 
 csr_file_sink::csr_file_sink(std::string path, bool sort_neighbors)
     : path_(std::move(path)), sort_neighbors_(sort_neighbors), collected_(sort_neighbors) {
@@ -176,14 +175,12 @@ row_destination csr_file_sink::begin_rows(std::span<const std::uint32_t> counts)
   file_ = std::make_unique<detail::mapped_output>(
       path_, csr_header_bytes + offsets_bytes + total * sizeof(std::uint32_t));
   char* const base = file_->data();
-  const std::uint64_t header[2] = {n_queries_, total};
-  std::memcpy(base, csr_magic.data(), csr_magic.size());
-  std::memcpy(base + csr_magic.size(), header, sizeof header);
+  const auto header = detail::csr_header(n_queries_, total);
+  std::memcpy(base, header.data(), header.size());
   // The header is 24 bytes, so the offsets are 8-aligned in the page-aligned mapping.
   offsets_ = reinterpret_cast<std::uint64_t*>(base + csr_header_bytes);
   neighbors_ = reinterpret_cast<std::uint32_t*>(base + csr_header_bytes + offsets_bytes);
-  offsets_[0] = 0;
-  for (std::size_t q = 0; q < n_queries_; ++q) offsets_[q + 1] = offsets_[q] + counts[q];
+  detail::lay_out_offsets(counts, 0, offsets_, std::max(1u, std::thread::hardware_concurrency()));
   return {neighbors_, offsets_};
 }
 
@@ -210,11 +207,8 @@ void csr_file_sink::begin_row_blocks(std::span<const std::uint32_t> counts) {
   stream_->write_at(at, offsets.data(), offsets.size() * sizeof(std::uint64_t));
   neighbors_at_ = csr_header_bytes + (n_queries_ + 1) * sizeof(std::uint64_t);
   stream_->reserve(neighbors_at_ + total * sizeof(std::uint32_t));
-  char header[csr_header_bytes];
-  const std::uint64_t sizes[2] = {n_queries_, total};
-  std::memcpy(header, csr_magic.data(), csr_magic.size());
-  std::memcpy(header + csr_magic.size(), sizes, sizeof sizes);
-  stream_->write_at(0, header, sizeof header);
+  const auto header = detail::csr_header(n_queries_, total);
+  stream_->write_at(0, header.data(), header.size());
 }
 
 void csr_file_sink::consume_row_block(std::size_t, std::span<const std::uint64_t> offsets,
