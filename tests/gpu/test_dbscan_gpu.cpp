@@ -178,6 +178,22 @@ TEST(dbscan_gpu, device_merge_in_float32) {
   }
 }
 
+// One small case per engine, each path of the merge once (a single segment under LID-UNICOMP,
+// several under FULL): sized for compute-sanitizer's memcheck and racecheck.
+TEST(dbscan_gpu, device_merge_small) {
+  const dataset points = test::make_shape(test::shape_kind::clusters, 1200, 2, test::test_seed());
+  const double eps = test::eps_clear_of_pairs(
+      points.view(), test::eps_for_selectivity(points.view(), points.view(), 12), 1e-9);
+  const dbscan_result expected = cluster("brute-cpu", points, eps, 6);
+  run_options segmented;
+  segmented.params = {{"segment_ids", "2000"}};
+  for (const std::string& engine : device_merging_engines()) {
+    SCOPED_TRACE(engine);
+    expect_same(expected, cluster(engine, points, eps, 6));
+    expect_same(expected, cluster(engine, points, eps, 6, segmented));
+  }
+}
+
 // A segment far smaller than the rows: the filling pass runs segment after segment (pattern
 // full), each merged before the next is filled; and the fill from recorded hits (lbjoin).
 TEST(dbscan_gpu, device_merge_over_many_segments) {
