@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "epsjoin/dataset.hpp"
@@ -69,6 +70,9 @@ struct dbscan_result {
   /// "count" (the counting join or pass), "merge" (the pair join or filling pass with the
   /// union-find), "label".
   std::vector<stage_time> stages;
+  /// What the joins' engines noted (stages, kernel times, segments), for diagnosis; the
+  /// device merge's only.
+  std::vector<std::pair<std::string, std::string>> notes;
   /// Wall time of the whole call.
   double seconds = 0.0;
 };

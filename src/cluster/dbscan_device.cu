@@ -9,6 +9,9 @@
 
 #include <cub/device/device_scan.cuh>
 
+#include <algorithm>
+#include <thread>
+
 #include "core/device_rows.hpp"
 #include "core/memory_budget.hpp"
 #include "core/timer.hpp"
@@ -165,8 +168,10 @@ __global__ void write_labels(std::uint32_t n, const std::uint32_t* root, const s
 /// The union-find over the rows the join leaves on the device.
 class union_find_consumer final : public device_row_consumer {
  public:
-  union_find_consumer(resources& res, std::size_t n, std::size_t min_samples)
-      : res_(res), n_(static_cast<std::uint32_t>(n)), min_samples_(min_samples) {}
+  /// Labels `out`, whose arrays it sizes on a host thread while the device works (at 50M
+  /// points, zeroing them takes 0.1 s or more).
+  union_find_consumer(resources& res, std::size_t n, std::size_t min_samples, dbscan_result& out)
+      : res_(res), n_(static_cast<std::uint32_t>(n)), min_samples_(min_samples), out_(out) {}
 
   void take_counts(const std::uint32_t* counts, const std::uint32_t* ids, std::uint32_t positions,
                    CUstream_st* stream) override {
@@ -174,6 +179,10 @@ class union_find_consumer final : public device_row_consumer {
                    " query positions for ", n_, " points");
     counted_at_ = clock_.seconds();
     stream_ = stream;
+    room_ = std::jthread([this] {
+      out_.labels.resize(n_);
+      out_.core.resize(n_);
+    });
     const memory_budget budget(res_.memory(), {});
     std::size_t free = 0, total = 0;
     EPSJOIN_CUDA_TRY(cudaMemGetInfo(&free, &total));
@@ -205,13 +214,15 @@ class union_find_consumer final : public device_row_consumer {
   bool took_counts() const { return stream_ != nullptr; }
   double counted_at() const { return counted_at_; }
 
-  /// Labels and core flags into r, with the tallies and the pairs the counting pass found.
-  void label(dbscan_result& r) {
+  /// Labels and core flags into the result, with the tallies and the pairs the counting pass
+  /// found.
+  void label() {
+    dbscan_result& r = out_;
     gpu_state& gpu = acquire_gpu(res_);
     cudaStream_t stream = stream_;
     const unsigned blocks = grid_size(n_, block);
-    device_buffer<std::uint32_t> root(n_), first(n_);
-    device_buffer<std::int64_t> labels(n_);
+    const stream_scratch<std::uint32_t> root(n_, stream), first(n_, stream);
+    const stream_scratch<std::int64_t> labels(n_, stream);
     EPSJOIN_CUDA_TRY(cudaMemsetAsync(first.data(), 0xff, sizeof(std::uint32_t) * n_, stream));
     find_clusters<<<blocks, block, 0, stream>>>(n_, core_.data(), parent_.data(), min_core_.data(),
                                                 root.data(), first.data(), tally_.data());
@@ -227,8 +238,7 @@ class union_find_consumer final : public device_row_consumer {
     write_labels<<<blocks, block, 0, stream>>>(n_, root.data(), first.data(), number,
                                                labels.data());
     EPSJOIN_CHECK_LAUNCH();
-    r.labels.resize(n_);
-    r.core.resize(n_);
+    room_.join();
     unsigned long long tally[5] = {};
     EPSJOIN_CUDA_TRY(cudaMemcpyAsync(r.labels.data(), labels.data(), sizeof(std::int64_t) * n_,
                                      cudaMemcpyDeviceToHost, stream));
@@ -248,6 +258,7 @@ class union_find_consumer final : public device_row_consumer {
   resources& res_;
   std::uint32_t n_;
   std::size_t min_samples_;
+  dbscan_result& out_;
   stopwatch clock_;
   double counted_at_ = 0;
   cudaStream_t stream_ = nullptr;
@@ -255,6 +266,7 @@ class union_find_consumer final : public device_row_consumer {
   device_buffer<std::uint32_t> parent_, min_core_;
   /// core, border, noise, clusters, pairs
   device_buffer<unsigned long long> tally_;
+  std::jthread room_;  // the last member: joined first when the consumer goes, on an error too
 };
 
 }  // namespace
@@ -268,18 +280,22 @@ std::optional<dbscan_result> dbscan_on_device(resources& res, dataset_view point
   o.precision = options.precision;
   o.params = options.params;
   o.progress = options.progress;
-  union_find_consumer merger(res, points.n, min_samples);
+  dbscan_result r;
+  union_find_consumer merger(res, points.n, min_samples, r);
   stopwatch clock;
   const std::optional<join_stats> s = self_join_on_device(res, points, o, merger);
   if (!s) return std::nullopt;
   EPSJOIN_ENSURE(merger.took_counts(), error,
                  "internal: the device-rows join of ", points.n, " points gave no counts");
   const double joined = clock.seconds();
-  dbscan_result r;
   r.engine = s->engine;
   r.merge = "device";
+  for (const stage_time& st : s->stages) {
+    r.notes.push_back({concat("join stage ", st.name), concat(st.seconds)});
+  }
+  for (const auto& note : s->notes) r.notes.push_back(note);
   clock.restart();
-  merger.label(r);
+  merger.label();
   r.stages.push_back({"count", merger.counted_at()});
   r.stages.push_back({"merge", joined - merger.counted_at()});
   r.stages.push_back({"label", clock.seconds()});

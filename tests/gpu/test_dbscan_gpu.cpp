@@ -41,6 +41,12 @@ struct run_options {
   std::map<std::string, std::string> params;
 };
 
+run_options host_merge() {
+  run_options how;
+  how.device_merge = false;
+  return how;
+}
+
 dbscan_result cluster(const std::string& engine, const dataset& points, double eps,
                       std::size_t min_samples, const run_options& how = {}) {
   resources res;
@@ -157,7 +163,7 @@ TEST(dbscan_gpu, device_merge_on_degenerate_inputs) {
     for (const std::string& engine : names) {
       SCOPED_TRACE(testing::Message() << engine << ": " << c.name);
       expect_same(expected, cluster(engine, c.points, c.eps, c.min_samples));
-      expect_same(expected, cluster(engine, c.points, c.eps, c.min_samples, {false}));
+      expect_same(expected, cluster(engine, c.points, c.eps, c.min_samples, host_merge()));
     }
   }
 }
@@ -220,7 +226,7 @@ TEST(dbscan_gpu, device_merge_over_many_segments) {
 // Every pair of a million points on the device: the union-find's races at scale.
 TEST(dbscan_gpu, a_million_points_merged_on_the_device) {
   const dataset points = test::paper_expo(2, 1000000);
-  const dbscan_result expected = cluster("lbjoin", points, 0.0002, 10, {false});
+  const dbscan_result expected = cluster("lbjoin", points, 0.0002, 10, host_merge());
   EXPECT_GT(expected.n_clusters, 100u);
   for (const std::string& engine : device_merging_engines()) {
     SCOPED_TRACE(engine);

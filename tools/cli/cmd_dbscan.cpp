@@ -115,6 +115,10 @@ std::string json(const dbscan_report& r) {
   for (std::size_t i = 0; i < c.stages.size(); ++i) {
     out << (i ? "," : "") << json_string(c.stages[i].name) << ":" << json_number(c.stages[i].seconds);
   }
+  out << "},\"notes\":{";
+  for (std::size_t i = 0; i < c.notes.size(); ++i) {
+    out << (i ? "," : "") << json_string(c.notes[i].first) << ":" << json_string(c.notes[i].second);
+  }
   out << "},\"input\":" << json_string(r.input) << ",\"output\":" << json_string(r.output) << "}";
   return out.str();
 }

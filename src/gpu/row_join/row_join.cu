@@ -213,9 +213,22 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
                                 static_cast<std::uint32_t>(req.queries.n), stream);
     if (segment_capacity(by_query->total, req.budget) < by_query->total) by_query.reset();
   }
+  // Rows for a device consumer are laid out on the device; the host needs the counts only to
+  // cut several segments.
+  std::optional<device_row_layout> device_layout;
+  bool one_device_segment = false;
+  if (on_device != nullptr) {
+    device_layout = lay_out_on_device(gpu, counts.data(), nq, stream);
+    one_device_segment =
+        segment_capacity(device_layout->total, req.budget) >= device_layout->total;
+  }
   row_counts rc;
-  if (!by_query) rc = fetch_row_counts(counts.data(), queries.permutation.data(), nq, stream);
-  const std::uint64_t total = by_query ? by_query->total : rc.offsets.back();
+  if (!by_query && !one_device_segment) {
+    rc = fetch_row_counts(counts.data(), queries.permutation.data(), nq, stream);
+  }
+  const std::uint64_t total = by_query             ? by_query->total
+                              : one_device_segment ? device_layout->total
+                                                   : rc.offsets.back();
   unsigned long long recorded = 0;
   if (count_out.records != nullptr) {
     EPSJOIN_CUDA_TRY(
@@ -244,7 +257,8 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
   // Filling pass, segment by segment.
   clock.restart();
   const std::vector<row_segment> segments =
-      !by_query     ? plan_segments(rc, work.host_first, segment_capacity(total, req.budget))
+      !by_query && !one_device_segment
+          ? plan_segments(rc, work.host_first, segment_capacity(total, req.budget))
       : total > 0 ? std::vector<row_segment>{{0, nq, 0, total}}
                   : std::vector<row_segment>{};
   // The records fill the rows when they all fit and the table is one segment.
@@ -341,8 +355,8 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
   };
   // The counting pass ran on `stream`; the fill kernels run on the same stream.
   if (on_device != nullptr) {
-    run_device_row_segments(gpu, rc, segments, queries.permutation.data(), fill, *on_device,
-                            req.stats, req.options.progress);
+    run_device_row_segments(gpu, *device_layout, segments, queries.permutation.data(), fill,
+                            *on_device, req.stats, req.options.progress);
     return row_join_result::done;
   }
   if (by_query) {
