@@ -5,8 +5,9 @@ against a second binary (`--before`, e.g. main's build) or the host merge of the
 (`--merge host`), checking that both write the same labels. Prints a Markdown table. Standard
 library only; Linux (peak RSS from wait4 of each child, forked from this small process).
 
-usage: bench/dbscan_against_join.py EPSJOIN [--before EPSJOIN_OF_MAIN] [--engine lbjoin]
-           [--min-samples 10] [--repeat 3] [--data DIR] [--cases SUBSTRING ...]
+usage: bench/dbscan_against_join.py EPSJOIN [--before EPSJOIN_OF_MAIN] [--host-merge]
+           [--engine lbjoin] [--param KEY=VALUE] [--min-samples 10] [--repeat 3] [--data DIR]
+           [--cases SUBSTRING ...]
 """
 import argparse
 import json
@@ -85,6 +86,8 @@ def main():
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--data", default=os.path.join(root, "..", "shared", "data"))
     p.add_argument("--cases", nargs="*", help="run only cases whose name holds one of these")
+    p.add_argument("--param", action="append", default=[],
+                   help="KEY=VALUE engine parameter for every join (repeatable)")
     a = p.parse_args()
     cases = list(CASES)
     for name, file, eps in COASTS:
@@ -103,6 +106,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name, source, eps in cases:
             args = [*source, "--eps", str(eps), "--engine", a.engine]
+            for kv in a.param:
+                args += ["--param", kv]
             join = run([a.binary, "join", *args, "--format", "count", "--json", "--repeat",
                         str(a.repeat)])
             dargs = [*args, "--min-samples", str(a.min_samples)]
@@ -122,6 +127,8 @@ def main():
                   f"({last.get('merge', 'host')}) | {t / join['seconds']:.2f} | {cells}"
                   f"{last.get('clusters')} | {last.get('core')} / {last.get('border')} / "
                   f"{last.get('noise')} | {last['peak_rss'] / 1e9:.2f} | {stages} |", flush=True)
+            if last.get("notes"):
+                print(f"  {name} notes: {last['notes']}", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":

@@ -123,7 +123,7 @@ TEST(dbscan_gpu, a_million_points_as_cpu_grid) {
   const dataset points = test::paper_expo(2, 1000000);
   const dbscan_result expected = cluster("cpu-grid", points, 0.0002, 10);
   EXPECT_GT(expected.n_clusters, 100u);
-  for (const std::string& engine : {"gpu-sj", "lbjoin", "hegjoin"}) {
+  for (const char* engine : {"gpu-sj", "lbjoin", "hegjoin"}) {
     SCOPED_TRACE(engine);
     expect_same(expected, cluster(engine, points, 0.0002, 10));
   }
