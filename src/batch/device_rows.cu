@@ -53,7 +53,8 @@ void run_device_row_segments(gpu_state& gpu, const device_row_layout& layout,
     total += s.size;
   }
   // One buffer: the consumer reads a segment on the same stream before the next fill writes it.
-  const stream_scratch<std::uint32_t> neighbors(largest, stream);
+  // cudaMalloc, not the stream-ordered pool: the pool's first use in a process cost 8 ms.
+  const device_buffer<std::uint32_t> neighbors(largest);
   cuda_event start, end;
   start.record(stream);
   std::uint64_t done = 0;

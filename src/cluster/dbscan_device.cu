@@ -105,13 +105,18 @@ __global__ void merge_rows(device_row_segment rows, std::uint32_t* parent,
        p < rows.end; p += warps) {
     const std::uint32_t q = rows.ids[p];
     if (load(parent, q) == not_core) continue;
+    // A root of q's set, possibly stale: a neighbour that reaches it is in q's set already (sets
+    // only grow), which settles most core pairs with the one load that tells core from not.
+    std::uint32_t q_root = find_root(parent, q);
     const std::uint64_t end = rows.row_offset[p + 1] - rows.begin;
     for (std::uint64_t k = rows.row_offset[p] - rows.begin + lane; k < end; k += warp_size) {
       const std::uint32_t j = rows.neighbors[k];
-      if (load(parent, j) == not_core) {
+      const std::uint32_t j_parent = load(parent, j);
+      if (j_parent == not_core) {
         atomicMin(min_core + j, q);
-      } else if (q < j) {
+      } else if (q < j && j_parent != q_root && find_root(parent, j_parent) != q_root) {
         unite(parent, q, j);
+        q_root = find_root(parent, q);
       }
     }
   }
@@ -221,8 +226,8 @@ class union_find_consumer final : public device_row_consumer {
     gpu_state& gpu = acquire_gpu(res_);
     cudaStream_t stream = stream_;
     const unsigned blocks = grid_size(n_, block);
-    const stream_scratch<std::uint32_t> root(n_, stream), first(n_, stream);
-    const stream_scratch<std::int64_t> labels(n_, stream);
+    const device_buffer<std::uint32_t> root(n_), first(n_);
+    const device_buffer<std::int64_t> labels(n_);
     EPSJOIN_CUDA_TRY(cudaMemsetAsync(first.data(), 0xff, sizeof(std::uint32_t) * n_, stream));
     find_clusters<<<blocks, block, 0, stream>>>(n_, core_.data(), parent_.data(), min_core_.data(),
                                                 root.data(), first.data(), tally_.data());
