@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "epsjoin/dataset.hpp"
@@ -37,6 +38,11 @@ struct dbscan_options {
   std::map<std::string, std::string> params;
   /// Called now and then with the fraction done over both passes, in [0, 1]; may be empty.
   std::function<void(double)> progress;
+  /// Whether a row-filling GPU engine (lbjoin, gds-join, ted-join, meta-16q, meta-1q) may merge
+  /// on the device: one index for both passes, the union-find and the labels on the GPU, only
+  /// the labels and core flags copied back. false keeps every engine on the host merge (the
+  /// same labels; for comparison).
+  bool device_merge = true;
 };
 
 /// @brief The clustering and what it cost.
@@ -57,8 +63,16 @@ struct dbscan_result {
   std::string engine;
   /// Ordered neighbour pairs i != j within eps (the count pass's |R|).
   std::uint64_t pairs = 0;
-  /// "count" (the counting join), "merge" (the pair join with the union-find), "label".
+  /// Where the clusters were merged: "device" (the rows never left the GPU; one join whose
+  /// counting pass gives the core points and whose filling pass feeds a union-find on the
+  /// device), "host" (two joins into host sinks), or empty when no join was needed.
+  std::string merge;
+  /// "count" (the counting join or pass), "merge" (the pair join or filling pass with the
+  /// union-find), "label".
   std::vector<stage_time> stages;
+  /// What the joins' engines noted (stages, kernel times, segments), for diagnosis; the
+  /// device merge's only.
+  std::vector<std::pair<std::string, std::string>> notes;
   /// Wall time of the whole call.
   double seconds = 0.0;
 };
@@ -69,7 +83,8 @@ struct dbscan_result {
 /// lie within `eps` (squared distance <= eps^2). Core points within eps of each other share a
 /// cluster. A non-core point with a core point within eps is a border point: it joins the
 /// cluster of its core neighbour of smallest index, so every engine and every run gives the same
-/// labels. Other points are noise (-1). Host memory beyond the joins' own: 17 bytes a point.
+/// labels. Other points are noise (-1). Host memory beyond the joins' own: 17 bytes a point
+/// (9 on the device merge, which takes 25 bytes a point of device memory).
 /// @param res         execution resources; its memory limits bound both joins
 /// @param points      [host] [n x d, row-major] points; n <= 2^32 - 1
 /// @param eps         the radius (never its square); finite and > 0

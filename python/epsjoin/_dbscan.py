@@ -82,7 +82,8 @@ class DBSCAN:
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Only when ``X`` has string column names (a pandas DataFrame).
     stats_ : dict
-        The run: ``engine``, ``n_clusters``, ``n_core``, ``n_border``, ``n_noise``, ``pairs``
+        The run: ``engine``, ``merge`` (``"device"`` where the GPU engine merged on the GPU,
+        else ``"host"``), ``n_clusters``, ``n_core``, ``n_border``, ``n_noise``, ``pairs``
         (ordered neighbour pairs ``i != j``), ``stages`` (seconds of ``count``, ``merge``,
         ``label``), ``seconds`` and the inputs ``n``, ``d``, ``eps``, ``min_samples``,
         ``precision``.

@@ -17,6 +17,7 @@ nb::dict dbscan_stats(const epsjoin::dbscan_result& r, const epsjoin::dataset_vi
                       double eps, std::uint64_t min_samples, const epsjoin::dbscan_options& o) {
   nb::dict d;
   d["engine"] = r.engine;
+  d["merge"] = r.merge;
   d["n"] = points.n;
   d["d"] = points.d;
   d["eps"] = eps;

@@ -6,7 +6,9 @@
 #include <atomic>
 #include <cmath>
 #include <memory>
+#include <optional>
 
+#include "cluster/dbscan_device.hpp"
 #include "cluster/dbscan_sinks.hpp"
 #include "core/expects.hpp"
 #include "core/memory_budget.hpp"
@@ -25,11 +27,13 @@ namespace {
 constexpr double count_share = 0.35;
 constexpr std::size_t grain = std::size_t{1} << 14;
 
-// Per point: the neighbour count, reused as the smallest core neighbour (4), the union-find
-// parent (4), the core flag (1) and the label (8).
-constexpr std::uint64_t bytes_per_point = 17;
+// Host bytes per point: the neighbour count, reused as the smallest core neighbour (4), the
+// union-find parent (4), the core flag (1) and the label (8); the device merge keeps only the
+// last two on the host.
+constexpr std::uint64_t host_merge_bytes_per_point = 17;
+constexpr std::uint64_t device_merge_bytes_per_point = 9;
 
-void require_memory(const resources& res, std::size_t n) {
+void require_memory(const resources& res, std::size_t n, std::uint64_t bytes_per_point) {
   const memory_budget budget(res.memory(), {});
   const std::uint64_t needed = bytes_per_point * n;
   const std::uint64_t available = budget.host_available();
@@ -91,7 +95,18 @@ dbscan_result run_dbscan(resources& res, dataset_view points, double eps,
   EPSJOIN_EXPECTS(min_samples >= 1, "min_samples must be at least 1, got 0");
   const std::size_t n = points.n;
   const unsigned threads = res.threads();
-  require_memory(res, n);
+#ifdef EPSJOIN_HAS_CUDA
+  if (options.device_merge && n > 0) {
+    require_memory(res, n, device_merge_bytes_per_point);
+    if (std::optional<dbscan_result> on_device =
+            dbscan_on_device(res, points, eps, min_samples, options)) {
+      if (options.progress) options.progress(1.0);
+      on_device->seconds = total.seconds();
+      return std::move(*on_device);
+    }
+  }
+#endif
+  require_memory(res, n, host_merge_bytes_per_point);
 
   dbscan_result r;
   r.labels.resize(n);
@@ -140,6 +155,7 @@ dbscan_result run_dbscan(resources& res, dataset_view points, double eps,
   clock.restart();
   label_points(r, parent, min_core, threads);
   r.stages.push_back({"label", clock.seconds()});
+  if (!r.engine.empty()) r.merge = "host";
   if (options.progress) options.progress(1.0);
   r.seconds = total.seconds();
   return r;

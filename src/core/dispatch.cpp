@@ -5,9 +5,11 @@
 #include <cmath>
 #include <memory>
 #include <limits>
+#include <optional>
 #include <thread>
 
 #include "core/auto_select.hpp"
+#include "core/device_rows.hpp"
 #include "core/engine.hpp"
 #include "core/expects.hpp"
 #include "core/parallel.hpp"
@@ -262,8 +264,18 @@ void run_two_passes(const engine& e, join_request& request, counting_sink& count
   scatter.check_complete();
 }
 
-join_stats run_join(resources& res, dataset_view queries, dataset_view data, bool self,
-                    const join_options& options, result_sink& sink) {
+// The sink of a join whose rows go to a device_row_consumer: nothing may arrive.
+class no_pairs_sink final : public result_sink {
+ public:
+  void consume(std::span<const index_pair> pairs) override {
+    if (!pairs.empty()) throw error("internal: a device-rows join delivered pairs to the host");
+  }
+};
+
+// With `device_rows`, nullopt (nothing run) when the engine has no device-rows path.
+std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset_view data,
+                                   bool self, const join_options& options, result_sink& sink,
+                                   device_row_consumer* device_rows = nullptr) {
   stopwatch total;
   validate_options(options);
   validate_points(data, self ? "the dataset" : "the indexed dataset B", res.threads());
@@ -290,6 +302,8 @@ join_stats run_join(resources& res, dataset_view queries, dataset_view data, boo
                                        std::make_shared<std::atomic<double>>(0.0));
   join_request request{res, queries, data, self, run_options, counted, stats, {}, nullptr};
   const engine& e = resolve_engine(request, stats.engine_reason);
+  if (device_rows != nullptr && !e.takes_device_rows()) return std::nullopt;
+  request.device_rows = device_rows;
   // Parsed once, here, before any work: a bad parameter fails the join before it starts.
   const std::unique_ptr<const engine_params> params = e.parse_params(options.params);
   request.params = params.get();
@@ -300,7 +314,8 @@ join_stats run_join(resources& res, dataset_view queries, dataset_view data, boo
   const sink_info info{queries.n, data.n, self, self && options.include_self};
   counted.begin(info);
   if (queries.n > 0 && data.n > 0) {
-    if (e.rows_by_two_passes() && counted.accepts_rows() && !counted.counts_only()) {
+    if (device_rows == nullptr && e.rows_by_two_passes() && counted.accepts_rows() &&
+        !counted.counts_only()) {
       run_two_passes(e, request, counted, info);
     } else {
       e.run(request);
@@ -317,16 +332,26 @@ join_stats run_join(resources& res, dataset_view queries, dataset_view data, boo
 }
 
 }  // namespace
+
+std::optional<join_stats> self_join_on_device(resources& res, dataset_view points,
+                                              const join_options& options,
+                                              device_row_consumer& consumer) {
+  join_options without_self = options;
+  without_self.include_self = false;
+  no_pairs_sink nothing;
+  return run_join(res, points, points, true, without_self, nothing, &consumer);
+}
+
 }  // namespace detail
 
 join_stats self_join(resources& res, dataset_view data, const join_options& options,
                      result_sink& sink) {
-  return detail::run_join(res, data, data, true, options, sink);
+  return *detail::run_join(res, data, data, true, options, sink);
 }
 
 join_stats join(resources& res, dataset_view queries, dataset_view data,
                 const join_options& options, result_sink& sink) {
-  return detail::run_join(res, queries, data, false, options, sink);
+  return *detail::run_join(res, queries, data, false, options, sink);
 }
 
 neighbor_table self_join(resources& res, dataset_view data, const join_options& options,

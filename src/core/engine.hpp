@@ -12,6 +12,8 @@
 
 namespace epsjoin::detail {
 
+class device_row_consumer;
+
 /// One validated join. Ids in emitted pairs refer to the caller's point order.
 struct join_request {
   resources& res;
@@ -29,6 +31,9 @@ struct join_request {
   /// The engine's parameters, parsed by dispatch from options.params before any work
   /// (engine::parse_params); engines read these, never the strings.
   const engine_params* params = nullptr;
+  /// When set (only for an engine whose takes_device_rows() is true, self-joins): the rows go
+  /// here, on the device, and nothing reaches `sink` (core/device_rows.hpp).
+  device_row_consumer* device_rows = nullptr;
 
   /// The parameters as the engine's own struct; a mismatch is a bug in dispatch, not the input.
   template <class P>
@@ -54,6 +59,9 @@ class engine {
   /// when counting is cheap next to sorting |R| pairs; engines that write rows themselves
   /// leave it false and call `sink.begin_rows`.
   virtual bool rows_by_two_passes() const { return false; }
+  /// True when the engine can hand its rows to a device_row_consumer (join_request::device_rows)
+  /// instead of the sink: the row_join engines.
+  virtual bool takes_device_rows() const { return false; }
   /// Declares and reads the engine's parameters (core/engine_params.hpp): every key with its
   /// kind and description, through `reader`, whatever the map holds (over an empty map it
   /// must give the defaults, as that is how the keys are listed). The default declares none,

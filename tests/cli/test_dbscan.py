@@ -66,7 +66,8 @@ class Command(unittest.TestCase):
     def test_help_documents_every_flag(self):
         text = run("dbscan", "--help").stdout
         for flag in ["--input", "--generate", "--eps", "--min-samples", "--engine", "--param",
-                     "--precision", "--threads", "--memory-limit", "--output", "--json", "--quiet"]:
+                     "--precision", "--merge", "--threads", "--memory-limit", "--output", "--json",
+                     "--quiet"]:
             self.assertIn(flag, text)
         self.assertIn("dbscan", run("--help", ok=False).stdout)
 
@@ -80,6 +81,9 @@ class Command(unittest.TestCase):
                                 "--min-samples")
         self.assert_usage_error(run("dbscan", "--eps", "0.1", "--min-samples", "2", ok=False),
                                 "--input")
+        self.assert_usage_error(
+            run("dbscan", *gen, "--eps", "0.1", "--min-samples", "2", "--merge", "gpu", ok=False),
+            "--merge")
         p = run("dbscan", *gen, "--eps", "0.1", "--min-samples", "2", "--engine", "nope", ok=False)
         self.assertNotEqual(p.returncode, 0)
         self.assertIn("unknown engine 'nope'", p.stderr)
@@ -96,6 +100,12 @@ class Command(unittest.TestCase):
         self.assertEqual(summary["noise"], labels.count(-1))
         self.assertEqual(summary["core"] + summary["border"] + summary["noise"], 3000)
         self.assertEqual(sorted(summary["stages"]), ["count", "label", "merge"])
+        # A CPU engine (auto on a machine without a GPU) merges on the host.
+        self.assertIn(summary["merge"], ["host", "device"])
+        host = json.loads(run("dbscan", "--generate", "gauss:2:3000:seed=5", "--eps", "0.01",
+                              "--min-samples", "5", "--merge", "host", "--json").stdout)
+        self.assertEqual(host["merge"], "host")
+        self.assertEqual(host["clusters"], summary["clusters"])
         for key in ["engine", "eps", "min_samples", "pairs", "seconds", "total_seconds"]:
             self.assertIn(key, summary)
         # Clusters are numbered in the order of their first point.

@@ -1,9 +1,11 @@
-// DBSCAN on every GPU, tensor-core and CPU+GPU engine: the same sinks receive the GPU engines'
-// pair batches, so each must give exactly the labels of the brute-force engine (the border and
-// numbering rules leave no freedom), which tests/oracle/test_dbscan_oracle.cpp checks against an
-// independent brute-force DBSCAN.
+// DBSCAN on every GPU, tensor-core and CPU+GPU engine: each must give exactly the labels of the
+// brute-force engine (the border and numbering rules leave no freedom), which
+// tests/oracle/test_dbscan_oracle.cpp checks against an independent brute-force DBSCAN. The
+// row-filling engines merge on the device (union-find and labels on the GPU); the others, and
+// every engine with device_merge off, merge pairs on the host.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,22 +27,63 @@ std::vector<std::string> device_engines() {
   return names;
 }
 
+// The engines whose rows can stay on the device (engine::takes_device_rows).
+bool merges_on_device(const std::string& engine) {
+  for (const char* name : {"lbjoin", "gds-join", "ted-join", "meta-16q", "meta-1q"}) {
+    if (engine == name) return true;
+  }
+  return false;
+}
+
+struct run_options {
+  bool device_merge = true;
+  scalar_type precision = scalar_type::f64;
+  std::map<std::string, std::string> params;
+};
+
+run_options host_merge() {
+  run_options how;
+  how.device_merge = false;
+  return how;
+}
+
 dbscan_result cluster(const std::string& engine, const dataset& points, double eps,
-                      std::size_t min_samples) {
+                      std::size_t min_samples, const run_options& how = {}) {
   resources res;
   dbscan_options opt;
   opt.engine = engine;
-  return dbscan(res, points, eps, min_samples, opt);
+  opt.device_merge = how.device_merge;
+  opt.precision = how.precision;
+  opt.params = how.params;
+  dbscan_result r = dbscan(res, points, eps, min_samples, opt);
+  // The path taken is the one promised: a test of the device merge that ran on the host
+  // would test nothing.
+  if (points.n() > 0) {
+    EXPECT_EQ(r.merge, how.device_merge && merges_on_device(engine) ? "device" : "host") << engine;
+  }
+  return r;
 }
 
 void expect_same(const dbscan_result& expected, const dbscan_result& actual) {
   ASSERT_EQ(expected.labels.size(), actual.labels.size());
+  ASSERT_EQ(expected.core.size(), actual.core.size());
   for (std::size_t i = 0; i < expected.labels.size(); ++i) {
     ASSERT_EQ(expected.core[i], actual.core[i]) << "point " << i;
     ASSERT_EQ(expected.labels[i], actual.labels[i]) << "point " << i;
   }
   EXPECT_EQ(expected.n_clusters, actual.n_clusters);
+  EXPECT_EQ(expected.n_core, actual.n_core);
+  EXPECT_EQ(expected.n_border, actual.n_border);
+  EXPECT_EQ(expected.n_noise, actual.n_noise);
   EXPECT_EQ(expected.pairs, actual.pairs);
+}
+
+std::vector<std::string> device_merging_engines() {
+  std::vector<std::string> names;
+  for (const std::string& e : device_engines()) {
+    if (merges_on_device(e)) names.push_back(e);
+  }
+  return names;
 }
 
 TEST(dbscan_gpu, every_device_engine_matches_brute_force) {
@@ -80,9 +123,114 @@ TEST(dbscan_gpu, a_million_points_as_cpu_grid) {
   const dataset points = test::paper_expo(2, 1000000);
   const dbscan_result expected = cluster("cpu-grid", points, 0.0002, 10);
   EXPECT_GT(expected.n_clusters, 100u);
-  for (const std::string& engine : {"gpu-sj", "lbjoin", "hegjoin"}) {
+  for (const char* engine : {"gpu-sj", "lbjoin", "hegjoin"}) {
     SCOPED_TRACE(engine);
     expect_same(expected, cluster(engine, points, 0.0002, 10));
+  }
+}
+
+// The device merge against brute-cpu and against the same engine's host merge, on the cases
+// where a union-find or a labelling goes wrong first.
+TEST(dbscan_gpu, device_merge_on_degenerate_inputs) {
+  const std::vector<std::string> names = device_merging_engines();
+  ASSERT_FALSE(names.empty());
+  const dataset lattice = test::make_shape(test::shape_kind::lattice, 1500, 3, test::test_seed());
+  std::vector<double> same(600 * 2, 0.375);
+  const dataset identical(std::move(same), 2);
+  const dataset one(std::vector<double>{0.5, 0.5}, 2);
+  const dataset none(0, 2);
+  const dataset dupes = test::make_shape(test::shape_kind::duplicates, 2000, 4, test::test_seed());
+  struct case_t {
+    const char* name;
+    const dataset& points;
+    double eps;
+    std::size_t min_samples;
+  };
+  const case_t cases[] = {
+      {"lattice ties, min_samples 7 (exactly the 3-D neighbours and self)", lattice, 0.25, 7},
+      {"lattice ties, min_samples 8", lattice, 0.25, 8},
+      {"lattice, min_samples 1", lattice, 0.25, 1},
+      {"lattice, eps covering everything", lattice, 100.0, 3},
+      {"all identical points", identical, 0.01, 5},
+      {"all identical points, min_samples above n", identical, 0.01, 601},
+      {"duplicates", dupes, 0.05, 10},
+      {"one point", one, 0.1, 1},
+      {"one point, noise", one, 0.1, 2},
+      {"no points", none, 0.1, 3},
+  };
+  for (const case_t& c : cases) {
+    const dbscan_result expected = cluster("brute-cpu", c.points, c.eps, c.min_samples);
+    for (const std::string& engine : names) {
+      SCOPED_TRACE(testing::Message() << engine << ": " << c.name);
+      expect_same(expected, cluster(engine, c.points, c.eps, c.min_samples));
+      expect_same(expected, cluster(engine, c.points, c.eps, c.min_samples, host_merge()));
+    }
+  }
+}
+
+TEST(dbscan_gpu, device_merge_in_float32) {
+  for (std::size_t d : {2, 5}) {
+    const dataset points = dataset::to_f32(
+        test::make_shape(test::shape_kind::clusters, 4000, d, test::test_seed()).view());
+    const double eps = test::eps_clear_of_pairs(
+        points.view(), test::eps_for_selectivity(points.view(), points.view(), 20), 1e-5);
+    run_options f32;
+    f32.precision = scalar_type::f32;
+    const dbscan_result expected = cluster("brute-cpu", points, eps, 8, f32);
+    for (const std::string& engine : device_merging_engines()) {
+      SCOPED_TRACE(testing::Message() << engine << " d=" << d);
+      expect_same(expected, cluster(engine, points, eps, 8, f32));
+    }
+  }
+}
+
+// One small case per engine, each path of the merge once (a single segment under LID-UNICOMP,
+// several under FULL): sized for compute-sanitizer's memcheck and racecheck.
+TEST(dbscan_gpu, device_merge_small) {
+  const dataset points = test::make_shape(test::shape_kind::clusters, 1200, 2, test::test_seed());
+  const double eps = test::eps_clear_of_pairs(
+      points.view(), test::eps_for_selectivity(points.view(), points.view(), 12), 1e-9);
+  const dbscan_result expected = cluster("brute-cpu", points, eps, 6);
+  run_options segmented;
+  segmented.params = {{"segment_ids", "2000"}};
+  for (const std::string& engine : device_merging_engines()) {
+    SCOPED_TRACE(engine);
+    expect_same(expected, cluster(engine, points, eps, 6));
+    expect_same(expected, cluster(engine, points, eps, 6, segmented));
+  }
+}
+
+// A segment far smaller than the rows: the filling pass runs segment after segment (pattern
+// full), each merged before the next is filled; and the fill from recorded hits (lbjoin).
+TEST(dbscan_gpu, device_merge_over_many_segments) {
+  const dataset points = test::make_shape(test::shape_kind::skewed, 20000, 3, test::test_seed());
+  const double eps = test::eps_clear_of_pairs(
+      points.view(), test::eps_for_selectivity(points.view(), points.view(), 40), 1e-9);
+  const dbscan_result expected = cluster("cpu-grid", points, eps, 12);
+  for (const std::string& engine : device_merging_engines()) {
+    for (const char* segment_ids : {"5000", "100000"}) {
+      SCOPED_TRACE(testing::Message() << engine << " segment_ids=" << segment_ids);
+      run_options small;
+      small.params = {{"segment_ids", segment_ids}};
+      expect_same(expected, cluster(engine, points, eps, 12, small));
+    }
+  }
+  for (const char* fill : {"records", "second-pass"}) {
+    SCOPED_TRACE(fill);
+    run_options how;
+    how.params = {{"fill", fill}};
+    expect_same(expected, cluster("lbjoin", points, eps, 12, how));
+  }
+}
+
+// Every pair of a million points on the device: the union-find's races at scale.
+TEST(dbscan_gpu, a_million_points_merged_on_the_device) {
+  const dataset points = test::paper_expo(2, 1000000);
+  const dbscan_result expected = cluster("lbjoin", points, 0.0002, 10, host_merge());
+  EXPECT_GT(expected.n_clusters, 100u);
+  for (const std::string& engine : device_merging_engines()) {
+    SCOPED_TRACE(engine);
+    for (int run = 0; run < 2; ++run) expect_same(expected, cluster(engine, points, 0.0002, 10));
   }
 }
 

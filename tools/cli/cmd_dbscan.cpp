@@ -40,6 +40,10 @@ const command_spec& dbscan_command() {
           {"param", "KEY=VALUE", "engine-specific setting, as for 'epsjoin join'", true},
           {"pattern", "P", "shorthand for --param pattern=P (grid engines)"},
           {"precision", "P", "distance arithmetic: f64 (default, exact) or f32"},
+          {"merge", "WHERE",
+           "device (default: lbjoin, gds-join, ted-join, meta-16q and meta-1q keep their rows "
+           "on the GPU and merge there; other engines merge on the host) or host (every engine "
+           "merges its pairs on the host; the same labels)"},
           {"threads", "N", "CPU threads (default: all hardware threads)"},
           {"memory-limit", "BYTES",
            "host memory the joins and the labels may use, e.g. 8G (suffixes K, M, G, T; "
@@ -49,7 +53,7 @@ const command_spec& dbscan_command() {
           {"output", "FILE",
            "write the labels here: .npy gives int64 of shape (N,) (-1 for noise), like "
            "scikit-learn's labels_; any other name one decimal label a line"},
-          {"json", "", "print the summary as one JSON object (fields engine, n, d, eps, "
+          {"json", "", "print the summary as one JSON object (fields engine, merge, n, d, eps, "
                        "min_samples, clusters, core, border, noise, pairs, seconds, stages, ...) "
                        "instead of text"},
           {"quiet", "", "no summary and no progress bar"},
@@ -75,7 +79,7 @@ std::string human(const dbscan_report& r) {
   const dbscan_result& c = r.result;
   std::ostringstream out;
   out << "epsjoin: dbscan with engine " << (c.engine.empty() ? "(none: no join needed)" : c.engine)
-      << ", " << r.threads << " CPU thread" << (r.threads == 1 ? "" : "s") << "\n";
+      << (c.merge.empty() ? "" : ", merged on the ") << c.merge << ", " << r.threads << " CPU thread" << (r.threads == 1 ? "" : "s") << "\n";
   out << "  input       " << r.input << "\n";
   out << "  points      N = " << grouped(r.n) << ", d = " << r.d << ", eps = " << shortest(r.eps)
       << ", min_samples = " << r.min_samples << ", computed in " << to_string(r.precision) << "\n";
@@ -98,7 +102,8 @@ std::string human(const dbscan_report& r) {
 std::string json(const dbscan_report& r) {
   const dbscan_result& c = r.result;
   std::ostringstream out;
-  out << "{\"engine\":" << json_string(c.engine) << ",\"n\":" << r.n << ",\"d\":" << r.d
+  out << "{\"engine\":" << json_string(c.engine) << ",\"merge\":" << json_string(c.merge)
+      << ",\"n\":" << r.n << ",\"d\":" << r.d
       << ",\"eps\":" << json_number(r.eps) << ",\"min_samples\":" << r.min_samples
       << ",\"precision\":" << json_string(std::string(to_string(r.precision)))
       << ",\"threads\":" << r.threads << ",\"clusters\":" << c.n_clusters
@@ -109,6 +114,10 @@ std::string json(const dbscan_report& r) {
       << ",\"total_seconds\":" << json_number(r.total_seconds) << ",\"stages\":{";
   for (std::size_t i = 0; i < c.stages.size(); ++i) {
     out << (i ? "," : "") << json_string(c.stages[i].name) << ":" << json_number(c.stages[i].seconds);
+  }
+  out << "},\"notes\":{";
+  for (std::size_t i = 0; i < c.notes.size(); ++i) {
+    out << (i ? "," : "") << json_string(c.notes[i].first) << ":" << json_string(c.notes[i].second);
   }
   out << "},\"input\":" << json_string(r.input) << ",\"output\":" << json_string(r.output) << "}";
   return out.str();
@@ -135,6 +144,13 @@ int run_dbscan(const parsed_args& args) {
   options.engine = read_engine(args);
   options.params = read_engine_params(args);
   options.precision = read_precision(args);
+  if (args.has("merge")) {
+    const std::string where = args.get("merge");
+    if (where != "device" && where != "host") {
+      throw usage_error{"--merge must be device or host, got '" + where + "'"};
+    }
+    options.device_merge = where == "device";
+  }
   report.output = args.get("output");
   if (args.has("output") && report.output.empty()) throw usage_error{"--output needs a file name"};
   const bool quiet = args.has("quiet");

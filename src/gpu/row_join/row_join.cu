@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "batch/device_rows.cuh"
 #include "batch/query_rows.cuh"
 #include "core/timer.hpp"
 #include "gpu/join_indexes.cuh"
@@ -197,18 +198,37 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
   // Whether any pair was found elsewhere: if not (the device took every item, or the others'
   // were all empty), the rows are the device's alone, without the per-position passes.
   const bool found_elsewhere = source->found_elsewhere();
+  device_row_consumer* const on_device = req.device_rows;
+  if (on_device != nullptr) {
+    EPSJOIN_ENSURE(!shared && req.self_join, error,
+                   "internal: device rows are for a self-join with every item on the device");
+    on_device->take_counts(counts.data(), queries.permutation.data(), nq, stream);
+  }
   delivery out(req.sink, req.res.threads());
   // Rows of the device's alone, in a table that fits on the device, are laid out there in query
   // order (query_rows.cuh); otherwise per position on the host, in segments (rows.cuh).
   std::optional<query_layout> by_query;
-  if (out.form() == delivery_form::rows && !found_elsewhere) {
+  if (out.form() == delivery_form::rows && !found_elsewhere && on_device == nullptr) {
     by_query = lay_out_by_query(gpu, counts.data(), queries.permutation.data(), nq,
                                 static_cast<std::uint32_t>(req.queries.n), stream);
     if (segment_capacity(by_query->total, req.budget) < by_query->total) by_query.reset();
   }
+  // Rows for a device consumer are laid out on the device; the host needs the counts only to
+  // cut several segments.
+  std::optional<device_row_layout> device_layout;
+  bool one_device_segment = false;
+  if (on_device != nullptr) {
+    device_layout = lay_out_on_device(gpu, counts.data(), nq, stream);
+    one_device_segment =
+        segment_capacity(device_layout->total, req.budget) >= device_layout->total;
+  }
   row_counts rc;
-  if (!by_query) rc = fetch_row_counts(counts.data(), queries.permutation.data(), nq, stream);
-  const std::uint64_t total = by_query ? by_query->total : rc.offsets.back();
+  if (!by_query && !one_device_segment) {
+    rc = fetch_row_counts(counts.data(), queries.permutation.data(), nq, stream);
+  }
+  const std::uint64_t total = by_query             ? by_query->total
+                              : one_device_segment ? device_layout->total
+                                                   : rc.offsets.back();
   unsigned long long recorded = 0;
   if (count_out.records != nullptr) {
     EPSJOIN_CUDA_TRY(
@@ -237,7 +257,8 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
   // Filling pass, segment by segment.
   clock.restart();
   const std::vector<row_segment> segments =
-      !by_query     ? plan_segments(rc, work.host_first, segment_capacity(total, req.budget))
+      !by_query && !one_device_segment
+          ? plan_segments(rc, work.host_first, segment_capacity(total, req.budget))
       : total > 0 ? std::vector<row_segment>{{0, nq, 0, total}}
                   : std::vector<row_segment>{};
   // The records fill the rows when they all fit and the table is one segment.
@@ -333,6 +354,11 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
            item_begin[k + 1] - item_begin[k], out, pass::fill, halving_fill, on);
   };
   // The counting pass ran on `stream`; the fill kernels run on the same stream.
+  if (on_device != nullptr) {
+    run_device_row_segments(gpu, *device_layout, segments, queries.permutation.data(), fill,
+                            *on_device, req.stats, req.options.progress);
+    return row_join_result::done;
+  }
   if (by_query) {
     run_query_rows(gpu, *by_query, fill, out, req.self_join && req.options.include_self,
                    req.budget, req.stats, req.options.progress);
