@@ -10,6 +10,7 @@
 #include "core/auto_select.hpp"
 #include "core/engine.hpp"
 #include "core/expects.hpp"
+#include "core/metric_join.hpp"
 #include "core/parallel.hpp"
 #include "core/progress.hpp"
 #include "core/row_scatter.hpp"
@@ -184,18 +185,65 @@ void validate_options(const join_options& options) {
                   options.eps);
 }
 
+// Whether engine e can run this join's metric and box.
+bool fits_geometry(const engine& e, const join_options& o) {
+  return supports_metric(e, o.metric) && (o.box.empty() || e.takes_periodic_box());
+}
+
+std::string geometry_name(const join_options& o) {
+  std::string what = concat("the ", to_string(o.metric), " metric");
+  if (!o.box.empty()) what += " in a periodic box";
+  return what;
+}
+
+// The available engines that can run the join's metric and box, brute-cpu last (the oracle is
+// the slowest).
+std::vector<const engine*> engines_for_geometry(const join_options& o) {
+  std::vector<const engine*> fit;
+  const engine* brute = nullptr;
+  for (const auto& r : registered_engines()) {
+    if (!fits_geometry(*r, o) || !r->unavailable_reason().empty()) continue;
+    if (r->name() == "brute-cpu") {
+      brute = r.get();
+    } else {
+      fit.push_back(r.get());
+    }
+  }
+  if (brute != nullptr) fit.push_back(brute);
+  return fit;
+}
+
 const engine& resolve_engine(const join_request& request, std::string& reason) {
-  const std::string& name = request.options.engine;
+  const join_options& o = request.options;
+  const std::string& name = o.engine;
   if (name == "auto") {
-    engine_choice choice = choose_engine(request);
-    reason = std::move(choice.reason);
-    return *choice.chosen;
+    // Cosine and haversine run as a join of unit vectors: choose for the dimension joined.
+    join_request probe = request;
+    if (o.metric == distance_metric::haversine) probe.queries.d = probe.data.d = 3;
+    engine_choice choice = choose_engine(probe);
+    if (fits_geometry(*choice.chosen, o)) {
+      reason = std::move(choice.reason);
+      return *choice.chosen;
+    }
+    const std::vector<const engine*> fit = engines_for_geometry(o);
+    if (fit.empty()) throw unavailable(concat("no available engine runs ", geometry_name(o)));
+    reason = concat(fit.front()->name(), ": ", choice.chosen->name(), " does not run ",
+                    geometry_name(o));
+    return *fit.front();
   }
   const engine* e = find_engine(name);
   if (e == nullptr) {
     std::string known;
     for (const auto& r : registered_engines()) known += concat(known.empty() ? "" : ", ", r->name());
     throw invalid_argument(concat("unknown engine '", name, "'; known engines: auto, ", known));
+  }
+  if (!fits_geometry(*e, o)) {
+    std::string which;
+    for (const auto& r : registered_engines()) {
+      if (fits_geometry(*r, o)) which += concat(which.empty() ? "" : ", ", r->name());
+    }
+    throw invalid_argument(concat("engine '", name, "' does not run ", geometry_name(o),
+                                  "; engines that do: ", which));
   }
   if (std::string why = e->unavailable_reason(); !why.empty()) {
     throw unavailable(concat("engine '", name, "' cannot run here: ", why));
@@ -258,6 +306,34 @@ void run_two_passes(const engine& e, join_request& request, counting_sink& count
   scatter.check_complete();
 }
 
+// Cosine or haversine on an engine that computes euclidean only: the engine joins unit vectors
+// at a radius wide enough for every pair of the metric (docs/metrics.md), and every pair it
+// delivers is re-checked in float64 in the metric before it reaches the caller's sink.
+void run_on_unit_vectors(const engine& e, join_request& request, result_sink& counted) {
+  stopwatch clock;
+  const join_options& o = request.options;
+  const unsigned threads = request.res.threads();
+  const dataset data_units = unit_vectors(o, request.data, threads);
+  const dataset query_units =
+      request.self_join ? dataset() : unit_vectors(o, request.queries, threads);
+  join_options unit_options = o;
+  unit_options.metric = distance_metric::euclidean;
+  unit_options.angles = angle_unit::radians;
+  unit_options.sphere_radius = 1.0;
+  unit_options.eps = unit_vector_radius(o, request.data.d, e.error_band());
+  request.stats.add_stage("unit vectors", clock.seconds());
+  request.stats.notes.emplace_back("unit-vector radius", concat(unit_options.eps));
+
+  metric_filter_sink filter(counted, o, request.queries, request.data);
+  const dataset_view data = data_units.view();
+  const dataset_view queries = request.self_join ? data : query_units.view();
+  join_request unit_request{request.res,  queries, data,          request.self_join,
+                            unit_options, filter,  request.stats, request.budget,
+                            request.params};
+  e.run(unit_request);
+  request.stats.notes.emplace_back("metric re-checks", concat(filter.candidates()));
+}
+
 join_stats run_join(resources& res, dataset_view queries, dataset_view data, bool self,
                     const join_options& options, result_sink& sink) {
   stopwatch total;
@@ -269,6 +345,9 @@ join_stats run_join(resources& res, dataset_view queries, dataset_view data, boo
                     "query points have ", queries.d, " dimensions but indexed points have ",
                     data.d);
   }
+  validate_metric_options(options, data.n > 0 ? data.d : queries.d);
+  validate_metric_points(options, data, self ? "the dataset" : "the indexed dataset B");
+  if (!self) validate_metric_points(options, queries, "the query dataset A");
 
   join_stats stats;
   stats.self_join = self;
@@ -295,7 +374,10 @@ join_stats run_join(resources& res, dataset_view queries, dataset_view data, boo
 
   const sink_info info{queries.n, data.n, self, self && options.include_self};
   counted.begin(info);
-  if (queries.n > 0 && data.n > 0) {
+  if (queries.n > 0 && data.n > 0 && joins_unit_vectors(options.metric) &&
+      !e.computes(options.metric)) {
+    run_on_unit_vectors(e, request, counted);
+  } else if (queries.n > 0 && data.n > 0) {
     if (e.rows_by_two_passes() && counted.accepts_rows() && !counted.counts_only()) {
       run_two_passes(e, request, counted, info);
     } else {
@@ -343,6 +425,12 @@ std::vector<engine_info> engines() {
     info.unavailable_reason = e->unavailable_reason();
     info.available = info.unavailable_reason.empty();
     info.error_band = e->error_band();
+    for (distance_metric m : {distance_metric::euclidean, distance_metric::manhattan,
+                              distance_metric::chebyshev, distance_metric::cosine,
+                              distance_metric::haversine}) {
+      if (detail::supports_metric(*e, m)) info.metrics.push_back(m);
+    }
+    info.periodic = e->takes_periodic_box();
     for (const detail::param_spec& p : e->param_specs()) {
       info.params.push_back({p.key, std::string(detail::kind_name(p.kind)), p.description});
     }
