@@ -1,0 +1,92 @@
+// Every CPU engine against the oracle in each metric it takes (metric harness), and the errors
+// of metrics an engine does not take.
+#include <gtest/gtest.h>
+
+#include "support/metric_harness.hpp"
+
+namespace {
+
+using epsjoin::distance_metric;
+using epsjoin::scalar_type;
+
+// Cosine and haversine through unit vectors, every delivered pair re-checked.
+EPSJOIN_ENGINE_METRIC_TESTS(cpu_grid_cosine, distance_metric::cosine, {"cpu-grid"});
+EPSJOIN_ENGINE_METRIC_TESTS(cpu_grid_cosine_f32, distance_metric::cosine,
+                            {"cpu-grid", {}, scalar_type::f32});
+EPSJOIN_ENGINE_METRIC_TESTS(cpu_grid_haversine, distance_metric::haversine, {"cpu-grid"});
+EPSJOIN_ENGINE_METRIC_TESTS(super_ego_cosine, distance_metric::cosine, {"super-ego"});
+EPSJOIN_ENGINE_METRIC_TESTS(super_ego_haversine, distance_metric::haversine, {"super-ego"});
+EPSJOIN_ENGINE_METRIC_TESTS(cpu_rtree_haversine, distance_metric::haversine, {"cpu-rtree"});
+EPSJOIN_ENGINE_METRIC_TESTS(auto_cosine, distance_metric::cosine, {"auto"});
+
+epsjoin::dataset grid_points() {
+  std::vector<double> v;
+  for (int i = 0; i < 40; ++i) {
+    v.push_back(0.25 * (i % 7));
+    v.push_back(0.25 * (i / 7));
+  }
+  return epsjoin::dataset(std::move(v), 2);
+}
+
+std::string error_of(epsjoin::join_options opt, const epsjoin::dataset& points) {
+  epsjoin::resources res(1);
+  epsjoin::count_sink sink;
+  try {
+    epsjoin::self_join(res, points.view(), opt, sink);
+  } catch (const epsjoin::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(metric_errors, an_engine_without_the_metric_names_those_with_it) {
+  epsjoin::join_options opt;
+  opt.eps = 0.3;
+  opt.metric = distance_metric::manhattan;
+  opt.engine = "cpu-rtree";
+  const std::string msg = error_of(opt, grid_points());
+  EXPECT_NE(msg.find("engine 'cpu-rtree' does not run the manhattan metric"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("brute-cpu"), std::string::npos) << msg;
+}
+
+TEST(metric_errors, bad_geometry_is_refused_clearly) {
+  const epsjoin::dataset points = grid_points();
+  epsjoin::join_options opt;
+  opt.eps = 0.3;
+  opt.box = {1.0};
+  EXPECT_NE(error_of(opt, points).find("the periodic box has 1 sides but the points have 2"), std::string::npos);
+  opt.box = {2.0, 0.5};
+  EXPECT_NE(error_of(opt, points).find("exceeds half the periodic box side 1"), std::string::npos);
+  opt.box = {1.0, 1.0};
+  opt.eps = 0.1;
+  EXPECT_NE(error_of(opt, points).find("coordinates must lie in [0, 1)"), std::string::npos)
+      << error_of(opt, points);
+  opt.box.clear();
+  opt.sphere_radius = 6371;
+  EXPECT_NE(error_of(opt, points).find("haversine metric only"), std::string::npos);
+  opt.metric = distance_metric::haversine;
+  opt.angles = epsjoin::angle_unit::degrees;
+  EXPECT_EQ(error_of(opt, points), "");
+  opt.metric = distance_metric::cosine;
+  opt.sphere_radius = 1;
+  opt.angles = epsjoin::angle_unit::radians;
+  EXPECT_NE(error_of(opt, points).find("point 0 is the zero vector"), std::string::npos);
+  const epsjoin::dataset three(std::vector<double>{1, 2, 3}, 3);
+  opt.metric = distance_metric::haversine;
+  EXPECT_NE(error_of(opt, three).find("haversine metric takes points of 2 columns"), std::string::npos);
+  const epsjoin::dataset far_north(std::vector<double>{1.6, 0.0}, 2);
+  EXPECT_NE(error_of(opt, far_north).find("has latitude 1.6"), std::string::npos);
+}
+
+TEST(metric_errors, engines_list_their_metrics) {
+  for (const epsjoin::engine_info& e : epsjoin::engines()) {
+    ASSERT_FALSE(e.metrics.empty()) << e.name;
+    EXPECT_EQ(e.metrics.front(), distance_metric::euclidean) << e.name;
+    if (e.name == "brute-cpu") {
+      EXPECT_EQ(e.metrics.size(), 5u);
+      EXPECT_TRUE(e.periodic);
+    }
+  }
+}
+
+}  // namespace
