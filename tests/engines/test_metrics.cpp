@@ -9,6 +9,17 @@ namespace {
 using epsjoin::distance_metric;
 using epsjoin::scalar_type;
 
+// L1 and L-infinity in the grid's own kernels: columns (d <= 8) and rows, with early exits.
+EPSJOIN_ENGINE_METRIC_TESTS(cpu_grid_manhattan, distance_metric::manhattan, {"cpu-grid"});
+EPSJOIN_ENGINE_METRIC_TESTS(cpu_grid_chebyshev, distance_metric::chebyshev, {"cpu-grid"});
+EPSJOIN_ENGINE_METRIC_TESTS(cpu_grid_manhattan_rows_exit8, distance_metric::manhattan,
+                            {"cpu-grid", {{"layout", "rows"}, {"early_exit", "8"}}});
+EPSJOIN_ENGINE_METRIC_TESTS(cpu_grid_chebyshev_rows_full, distance_metric::chebyshev,
+                            {"cpu-grid", {{"layout", "rows"}, {"pattern", "full"}}});
+EPSJOIN_ENGINE_METRIC_TESTS(cpu_grid_chebyshev_f32, distance_metric::chebyshev,
+                            {"cpu-grid", {}, scalar_type::f32});
+EPSJOIN_ENGINE_METRIC_TESTS(auto_manhattan, distance_metric::manhattan, {"auto"});
+
 // Cosine and haversine through unit vectors, every delivered pair re-checked.
 EPSJOIN_ENGINE_METRIC_TESTS(cpu_grid_cosine, distance_metric::cosine, {"cpu-grid"});
 EPSJOIN_ENGINE_METRIC_TESTS(cpu_grid_cosine_f32, distance_metric::cosine,
