@@ -11,6 +11,7 @@
 #include "core/engine.hpp"
 #include "core/expects.hpp"
 #include "core/metric_join.hpp"
+#include "core/periodic_join.hpp"
 #include "core/parallel.hpp"
 #include "core/progress.hpp"
 #include "core/row_scatter.hpp"
@@ -187,7 +188,9 @@ void validate_options(const join_options& options) {
 
 // Whether engine e can run this join's metric and box.
 bool fits_geometry(const engine& e, const join_options& o) {
-  return supports_metric(e, o.metric) && (o.box.empty() || e.takes_periodic_box());
+  // A box reaches an engine that lacks it through images (core/periodic_join.hpp).
+  return supports_metric(e, o.metric) &&
+         (o.box.empty() || e.takes_periodic_box() || e.computes(o.metric));
 }
 
 std::string geometry_name(const join_options& o) {
@@ -334,6 +337,32 @@ void run_on_unit_vectors(const engine& e, join_request& request, result_sink& co
   request.stats.notes.emplace_back("metric re-checks", concat(filter.candidates()));
 }
 
+// A periodic box on an engine without one: the original queries joined against the points and
+// their images near the faces, each pair kept once through its minimum image and re-checked.
+void run_periodic(const engine& e, join_request& request, result_sink& counted) {
+  stopwatch clock;
+  const join_options& o = request.options;
+  join_options image_options = o;
+  image_options.box.clear();
+  image_options.include_self = false;
+  image_options.eps = periodic_engine_radius(o, request.data.d, e.error_band());
+  const periodic_images images =
+      make_periodic_images(o, request.data, image_options.eps, request.budget);
+  request.stats.add_stage("periodic images", clock.seconds());
+  request.stats.notes.emplace_back("periodic images", concat(images.original.size()));
+
+  periodic_filter_sink filter(counted, o, request.queries, images, request.self_join);
+  const dataset_view points = images.points.view();
+  const dataset_view queries =
+      request.self_join ? dataset_view{points.data, request.data.n, points.d, points.type}
+                        : request.queries;
+  join_request image_request{request.res,   queries, points,        false,
+                             image_options, filter,  request.stats, request.budget,
+                             request.params};
+  e.run(image_request);
+  request.stats.notes.emplace_back("periodic re-checks", concat(filter.candidates()));
+}
+
 join_stats run_join(resources& res, dataset_view queries, dataset_view data, bool self,
                     const join_options& options, result_sink& sink) {
   stopwatch total;
@@ -377,6 +406,8 @@ join_stats run_join(resources& res, dataset_view queries, dataset_view data, boo
   if (queries.n > 0 && data.n > 0 && joins_unit_vectors(options.metric) &&
       !e.computes(options.metric)) {
     run_on_unit_vectors(e, request, counted);
+  } else if (queries.n > 0 && data.n > 0 && !options.box.empty() && !e.takes_periodic_box()) {
+    run_periodic(e, request, counted);
   } else if (queries.n > 0 && data.n > 0) {
     if (e.rows_by_two_passes() && counted.accepts_rows() && !counted.counts_only()) {
       run_two_passes(e, request, counted, info);
@@ -430,7 +461,7 @@ std::vector<engine_info> engines() {
                               distance_metric::haversine}) {
       if (detail::supports_metric(*e, m)) info.metrics.push_back(m);
     }
-    info.periodic = e->takes_periodic_box();
+    info.periodic = e->takes_periodic_box() || e->computes(distance_metric::euclidean);
     for (const detail::param_spec& p : e->param_specs()) {
       info.params.push_back({p.key, std::string(detail::kind_name(p.kind)), p.description});
     }

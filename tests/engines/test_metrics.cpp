@@ -20,6 +20,16 @@ EPSJOIN_ENGINE_METRIC_TESTS(cpu_grid_chebyshev_f32, distance_metric::chebyshev,
                             {"cpu-grid", {}, scalar_type::f32});
 EPSJOIN_ENGINE_METRIC_TESTS(auto_manhattan, distance_metric::manhattan, {"auto"});
 
+// Periodic boxes through images of the points near the faces, minimum image re-checked.
+EPSJOIN_ENGINE_PERIODIC_TESTS(cpu_grid_periodic, distance_metric::euclidean, {"cpu-grid"});
+EPSJOIN_ENGINE_PERIODIC_TESTS(cpu_grid_periodic_manhattan, distance_metric::manhattan, {"cpu-grid"});
+EPSJOIN_ENGINE_PERIODIC_TESTS(cpu_grid_periodic_chebyshev, distance_metric::chebyshev, {"cpu-grid"});
+EPSJOIN_ENGINE_PERIODIC_TESTS(cpu_grid_periodic_f32, distance_metric::euclidean,
+                              {"cpu-grid", {}, scalar_type::f32});
+EPSJOIN_ENGINE_PERIODIC_TESTS(super_ego_periodic, distance_metric::euclidean, {"super-ego"});
+EPSJOIN_ENGINE_PERIODIC_TESTS(cpu_rtree_periodic, distance_metric::euclidean, {"cpu-rtree"});
+EPSJOIN_ENGINE_PERIODIC_TESTS(auto_periodic, distance_metric::euclidean, {"auto"});
+
 // Cosine and haversine through unit vectors, every delivered pair re-checked.
 EPSJOIN_ENGINE_METRIC_TESTS(cpu_grid_cosine, distance_metric::cosine, {"cpu-grid"});
 EPSJOIN_ENGINE_METRIC_TESTS(cpu_grid_cosine_f32, distance_metric::cosine,

@@ -53,7 +53,7 @@ std::string eps_name(metric_eps e) {
 
 std::size_t lattice_side(std::size_t n, std::size_t d) {
   return static_cast<std::size_t>(
-      std::max(3.0, std::ceil(std::pow(static_cast<double>(n), 1.0 / static_cast<double>(d)))));
+      std::max(2.0, std::ceil(std::pow(static_cast<double>(n), 1.0 / static_cast<double>(d)))));
 }
 
 // (latitude, longitude) in degrees, converted to radians unless `degrees`.
@@ -228,6 +228,9 @@ std::vector<metric_case> metric_cases(dm metric, bool periodic) {
             {s::box_uniform, 400, 2, e::all, true, 0, false, true},
             {s::box_lattice, 500, 2, e::tie, true, 0, false, true},
             {s::box_lattice, 27, 3, e::tie, true, 0, false, true},
+            // A box of side 0.5 = 2 eps: pairs at exactly eps both ways round, counted once.
+            {s::box_lattice, 8, 3, e::tie, true, 0, false, true},
+            {s::box_lattice, 64, 6, e::tie, true, 0, false, true},
             {s::box_lattice, 700, 3, e::tie, true, 0, false, true},
             {s::box_uniform, 700, 3, e::sel10, false, 400, false, true},
             {s::box_lattice, 300, 2, e::tie, false, 300, false, true}};
