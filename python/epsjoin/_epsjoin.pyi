@@ -16,6 +16,10 @@ class RunSettings:
     host_memory_bytes: int
     device_memory_bytes: int
     params: Dict[str, str]
+    metric: str
+    angles: str
+    sphere_radius: float
+    box: List[float]
     def __init__(self) -> None: ...
 
 def neighbor_table(
