@@ -51,8 +51,12 @@ void run_periodic(const engine& e, join_request& request, result_sink& counted) 
 
   periodic_filter_sink filter(counted, o, request.queries, images, request.self_join);
   const dataset_view points = images.points.view();
+  // The images are float64; float32 queries of a join A x B are widened to match them.
+  const bool widen = !request.self_join && request.queries.type != scalar_type::f64;
+  const dataset widened = widen ? dataset::to_f64(request.queries) : dataset();
   const dataset_view queries =
       request.self_join ? dataset_view{points.data, request.data.n, points.d, points.type}
+      : widen           ? widened.view()
                         : request.queries;
   join_request image_request{request.res,   queries, points,        false,
                              image_options, filter,  request.stats, request.budget,

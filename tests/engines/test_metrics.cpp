@@ -111,3 +111,35 @@ TEST(metric_errors, engines_list_their_metrics) {
 }
 
 }  // namespace
+
+namespace {
+
+// Float32 input (not only float32 arithmetic): the images and unit vectors are float64, and a
+// join A x B of float32 sets must still run and agree with the oracle.
+TEST(metric_inputs, float32_points_in_a_box_and_on_the_sphere) {
+  std::vector<float> a, b;
+  for (int i = 0; i < 300; ++i) {
+    a.push_back(static_cast<float>((i * 37 % 101 + 1) / 103.0));
+    a.push_back(static_cast<float>((i * 53 % 97) / 97.0));
+    b.push_back(static_cast<float>((i * 41 % 89 + 1) / 91.0));
+    b.push_back(static_cast<float>((i * 29 % 83) / 83.0));
+  }
+  const epsjoin::dataset qa(std::move(a), 2), db(std::move(b), 2);
+  for (distance_metric m : {distance_metric::euclidean, distance_metric::cosine,
+                            distance_metric::haversine}) {
+    epsjoin::join_options opt;
+    opt.eps = 0.08;
+    opt.metric = m;
+    if (m == distance_metric::euclidean) opt.box = {1.0, 1.0};
+    epsjoin::resources res(2);
+    epsjoin::count_sink oracle(true), grid(true);
+    opt.engine = "brute-cpu";
+    epsjoin::join(res, qa.view(), db.view(), opt, oracle);
+    opt.engine = "cpu-grid";
+    epsjoin::join(res, qa.view(), db.view(), opt, grid);
+    EXPECT_GT(oracle.total(), 0u);
+    EXPECT_EQ(grid.per_point(), oracle.per_point()) << epsjoin::to_string(m);
+  }
+}
+
+}  // namespace
