@@ -55,8 +55,8 @@ def test_minkowski_p1_pinf_against_scipy(engine, metric, p, rng):
 
 def sklearn_graph(X, radius, metric):
     neighbors = pytest.importorskip("sklearn.neighbors")
-    return neighbors.radius_neighbors_graph(X, radius, metric=metric, algorithm="brute",
-                                            mode="distance")
+    return neighbors.radius_neighbors_graph(X, radius, metric=metric, mode="distance",
+                                            include_self=False)
 
 
 def edges(graph):
