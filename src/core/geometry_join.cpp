@@ -25,7 +25,7 @@ void run_on_unit_vectors(const engine& e, join_request& request, result_sink& co
   request.stats.add_stage("unit vectors", clock.seconds());
   request.stats.notes.emplace_back("unit-vector radius", concat(unit_options.eps));
 
-  metric_filter_sink filter(counted, o, request.queries, request.data);
+  metric_filter_sink filter(counted, o, request.queries, request.data, threads);
   const dataset_view data = data_units.view();
   const dataset_view queries = request.self_join ? data : query_units.view();
   join_request unit_request{request.res,  queries, data,          request.self_join,

@@ -54,27 +54,6 @@ double scale_of(const double* a, std::size_t d) {
   return std::ldexp(1.0, -exponent);
 }
 
-double cosine_distance(const double* a, const double* b, std::size_t d) {
-  const double sa = scale_of(a, d), sb = scale_of(b, d);
-  double dot = 0.0, na = 0.0, nb = 0.0;
-  for (std::size_t k = 0; k < d; ++k) {
-    const double x = a[k] * sa, y = b[k] * sb;
-    dot += x * y;
-    na += x * x;
-    nb += y * y;
-  }
-  return 1.0 - dot / std::sqrt(na * nb);
-}
-
-double great_circle(const double* a, const double* b, bool degrees) {
-  const double lat_a = radians_of(a[0], degrees), lon_a = radians_of(a[1], degrees);
-  const double lat_b = radians_of(b[0], degrees), lon_b = radians_of(b[1], degrees);
-  const double s_lat = std::sin((lat_a - lat_b) / 2.0);
-  const double s_lon = std::sin((lon_a - lon_b) / 2.0);
-  const double h = s_lat * s_lat + std::cos(lat_a) * std::cos(lat_b) * (s_lon * s_lon);
-  return 2.0 * std::asin(std::min(1.0, std::sqrt(h)));
-}
-
 }  // namespace
 
 bool supports_metric(const engine& e, distance_metric m) {
@@ -192,42 +171,82 @@ double unit_vector_radius(const join_options& o, std::size_t d, double engine_ba
   return radius * (1 + 2 * band);
 }
 
-metric_check::metric_check(const join_options& o)
-    : metric_(o.metric),
-      degrees_(o.angles == angle_unit::degrees),
-      eps_(o.metric == distance_metric::haversine ? o.eps / o.sphere_radius : o.eps) {}
+namespace {
 
-bool metric_check::within(const double* a, const double* b, std::size_t d) const {
-  if (metric_ == distance_metric::cosine) return cosine_distance(a, b, d) <= eps_;
-  return great_circle(a, b, degrees_) <= eps_;
+const double* f64_rows(dataset_view v, const dataset& copy) {
+  return v.type == scalar_type::f64 ? static_cast<const double*>(v.data) : copy.f64();
 }
 
+// The per-row terms of metric_filter_sink, by the oracle's expressions (reference/brute_cpu.cpp).
+std::vector<double> row_terms(distance_metric m, bool degrees, const double* rows, std::size_t n,
+                              std::size_t d, unsigned threads) {
+  std::vector<double> terms(3 * n);
+  parallel_for(threads, n, std::size_t{1} << 12, [&](std::size_t begin, std::size_t end, unsigned) {
+    for (std::size_t i = begin; i < end; ++i) {
+      const double* a = rows + i * d;
+      double* t = terms.data() + 3 * i;
+      if (m == distance_metric::cosine) {
+        const double scale = scale_of(a, d);
+        double norm2 = 0.0;
+        for (std::size_t k = 0; k < d; ++k) {
+          const double x = a[k] * scale;
+          norm2 += x * x;
+        }
+        t[0] = scale;
+        t[1] = norm2;
+      } else {
+        t[0] = radians_of(a[0], degrees);
+        t[1] = radians_of(a[1], degrees);
+        t[2] = std::cos(t[0]);
+      }
+    }
+  });
+  return terms;
+}
+
+}  // namespace
+
 metric_filter_sink::metric_filter_sink(result_sink& inner, const join_options& options,
-                                       dataset_view queries, dataset_view data)
+                                       dataset_view queries, dataset_view data, unsigned threads)
     : inner_(inner),
-      check_(options),
+      metric_(options.metric),
+      eps_(options.metric == distance_metric::haversine ? options.eps / options.sphere_radius
+                                                        : options.eps),
+      d_(queries.d),
       queries_f64_(queries.type == scalar_type::f64 ? dataset() : dataset::to_f64(queries)),
       data_f64_(data.type == scalar_type::f64 || data.data == queries.data ? dataset()
                                                                            : dataset::to_f64(data)),
-      queries_(queries),
-      data_(data) {}
+      queries_(f64_rows(queries, queries_f64_)),
+      data_(data.data == queries.data ? queries_ : f64_rows(data, data_f64_)) {
+  const bool degrees = options.angles == angle_unit::degrees;
+  query_terms_ = row_terms(metric_, degrees, queries_, queries.n, d_, threads);
+  if (data.data != queries.data) data_terms_ = row_terms(metric_, degrees, data_, data.n, d_, threads);
+  data_terms_of_ = data.data == queries.data ? query_terms_.data() : data_terms_.data();
+}
 
-const double* metric_filter_sink::row(const dataset& copy, dataset_view v, std::size_t i) const {
-  if (v.type == scalar_type::f64) return static_cast<const double*>(v.data) + i * v.d;
-  return copy.f64() + i * v.d;
+bool metric_filter_sink::within(std::uint32_t q, std::uint32_t j) const {
+  const double* ta = query_terms_.data() + terms_per_row * q;
+  const double* tb = data_terms_of_ + terms_per_row * j;
+  if (metric_ == distance_metric::cosine) {
+    const double* a = queries_ + std::size_t{q} * d_;
+    const double* b = data_ + std::size_t{j} * d_;
+    const double sa = ta[0], sb = tb[0];
+    double dot = 0.0;
+    for (std::size_t k = 0; k < d_; ++k) dot += (a[k] * sa) * (b[k] * sb);
+    return 1.0 - dot / std::sqrt(ta[1] * tb[1]) <= eps_;
+  }
+  const double s_lat = std::sin((ta[0] - tb[0]) / 2.0);
+  const double s_lon = std::sin((ta[1] - tb[1]) / 2.0);
+  const double h = s_lat * s_lat + ta[2] * tb[2] * (s_lon * s_lon);
+  return 2.0 * std::asin(std::min(1.0, std::sqrt(h))) <= eps_;
 }
 
 void metric_filter_sink::consume(std::span<const index_pair> pairs) {
   candidates_.fetch_add(pairs.size(), std::memory_order_relaxed);
-  // A self-join's data is its queries: one float64 copy serves both sides.
-  const dataset& data_copy = data_.data == queries_.data ? queries_f64_ : data_f64_;
   std::vector<index_pair> kept;
   kept.reserve(pairs.size());
   for (const index_pair& p : pairs) {
-    if (check_.within(row(queries_f64_, queries_, p.query), row(data_copy, data_, p.neighbor),
-                      queries_.d)) {
-      kept.push_back(p);
-    }
+    if (within(p.query, p.neighbor)) kept.push_back(p);
   }
   if (!kept.empty()) inner_.consume(kept);
 }

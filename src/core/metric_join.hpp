@@ -32,38 +32,34 @@ dataset unit_vectors(const join_options& options, dataset_view points, unsigned 
 /// dimensions.
 double unit_vector_radius(const join_options& options, std::size_t d, double engine_band);
 
-/// The float64 re-check: true when rows a and b (the caller's coordinates) are within eps in the
-/// options' metric. The same expressions as the oracle's, in the same order.
-class metric_check {
- public:
-  explicit metric_check(const join_options& options);
-  bool within(const double* a, const double* b, std::size_t d) const;
-
- private:
-  distance_metric metric_;
-  bool degrees_;
-  double eps_;
-};
-
 /// Passes on, as pairs, only the pairs within eps in the metric: the engine sees a sink that
 /// takes pairs (no counts, no rows), so every pair it finds is checked here, and `inner`
-/// (counts, rows, pairs or a file) receives exactly the pairs of the metric.
+/// (counts, rows, pairs or a file) receives exactly the pairs of the metric. The check is the
+/// oracle's expression in float64, in its order; what depends on one row only (cosine: the row's
+/// power-of-two scale and scaled sum of squares; haversine: its angles in radians and the cosine
+/// of its latitude) is computed once per row, the same values the oracle computes per pair.
 class metric_filter_sink final : public result_sink {
  public:
   metric_filter_sink(result_sink& inner, const join_options& options, dataset_view queries,
-                     dataset_view data);
+                     dataset_view data, unsigned threads);
   void begin(const sink_info&) override {}
   void consume(std::span<const index_pair> pairs) override;
   void finish() override {}
   std::uint64_t candidates() const { return candidates_; }
 
  private:
-  const double* row(const dataset& copy, dataset_view v, std::size_t i) const;
+  static constexpr std::size_t terms_per_row = 3;
+  bool within(std::uint32_t q, std::uint32_t j) const;
 
   result_sink& inner_;
-  metric_check check_;
+  distance_metric metric_;
+  double eps_;
+  std::size_t d_;
   dataset queries_f64_, data_f64_;  // float64 copies of float32 input, else empty
-  dataset_view queries_, data_;
+  const double* queries_;
+  const double* data_;
+  std::vector<double> query_terms_, data_terms_;  // terms_per_row a row
+  const double* data_terms_of_;                   // data_terms_, or query_terms_ in a self-join
   std::atomic<std::uint64_t> candidates_{0};
 };
 
