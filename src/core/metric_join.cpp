@@ -56,6 +56,51 @@ double scale_of(const double* a, std::size_t d) {
 
 }  // namespace
 
+double metric_value(const join_options& o, const double* a, const double* b, std::size_t d) {
+  switch (o.metric) {
+    case distance_metric::cosine: {
+      const double sa = scale_of(a, d), sb = scale_of(b, d);
+      double dot = 0.0, na = 0.0, nb = 0.0;
+      for (std::size_t k = 0; k < d; ++k) {
+        const double x = a[k] * sa, y = b[k] * sb;
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+      }
+      return 1.0 - dot / std::sqrt(na * nb);
+    }
+    case distance_metric::haversine: {
+      const bool degrees = o.angles == angle_unit::degrees;
+      const double lat_a = radians_of(a[0], degrees), lon_a = radians_of(a[1], degrees);
+      const double lat_b = radians_of(b[0], degrees), lon_b = radians_of(b[1], degrees);
+      const double s_lat = std::sin((lat_a - lat_b) / 2.0);
+      const double s_lon = std::sin((lon_a - lon_b) / 2.0);
+      const double h = s_lat * s_lat + std::cos(lat_a) * std::cos(lat_b) * (s_lon * s_lon);
+      return 2.0 * std::asin(std::min(1.0, std::sqrt(h)));
+    }
+    default: break;
+  }
+  double acc = 0.0;
+  for (std::size_t k = 0; k < d; ++k) {
+    double diff = std::fabs(a[k] - b[k]);
+    if (!o.box.empty()) diff = std::min(diff, o.box[k] - diff);
+    if (o.metric == distance_metric::euclidean) {
+      acc += diff * diff;
+    } else if (o.metric == distance_metric::manhattan) {
+      acc += diff;
+    } else {
+      acc = std::max(acc, diff);
+    }
+  }
+  return acc;
+}
+
+double metric_limit(const join_options& o, double r) {
+  if (o.metric == distance_metric::euclidean) return r * r;
+  if (o.metric == distance_metric::haversine) return r / o.sphere_radius;
+  return r;
+}
+
 bool supports_metric(const engine& e, distance_metric m) {
   return e.computes(m) || (joins_unit_vectors(m) && e.computes(distance_metric::euclidean));
 }

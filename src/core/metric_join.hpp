@@ -32,6 +32,12 @@ dataset unit_vectors(const join_options& options, dataset_view points, unsigned 
 /// dimensions.
 double unit_vector_radius(const join_options& options, std::size_t d, double engine_band);
 
+/// The value the oracle compares for rows a and b in the options' metric and box: the squared
+/// distance (euclidean), the distance in radians (haversine), else the distance; by its
+/// expressions, in its order. Within radius r means value <= metric_limit(options, r).
+double metric_value(const join_options& options, const double* a, const double* b, std::size_t d);
+double metric_limit(const join_options& options, double r);
+
 /// Passes on, as pairs, only the pairs within eps in the metric: the engine sees a sink that
 /// takes pairs (no counts, no rows), so every pair it finds is checked here, and `inner`
 /// (counts, rows, pairs or a file) receives exactly the pairs of the metric. The check is the
