@@ -35,33 +35,58 @@ void run_on_unit_vectors(const engine& e, join_request& request, result_sink& co
   request.stats.notes.emplace_back("metric re-checks", concat(filter.candidates()));
 }
 
-// A periodic box on an engine without one: the original queries joined against the points and
-// their images near the faces, each pair kept once through its minimum image and re-checked.
+namespace {
+
+// The caller's sink as the plain join of a periodic box sees it: counts or pairs, never rows, as
+// the pairs through images follow and rows are laid out once.
+class counts_or_pairs_sink final : public result_sink {
+ public:
+  explicit counts_or_pairs_sink(result_sink& inner) : inner_(inner) {}
+  void consume(std::span<const index_pair> pairs) override { inner_.consume(pairs); }
+  bool counts_only() const override { return inner_.counts_only(); }
+  void consume_counts(std::span<const std::uint32_t> queries,
+                      std::span<const std::uint32_t> counts) override {
+    inner_.consume_counts(queries, counts);
+  }
+
+ private:
+  result_sink& inner_;
+};
+
+}  // namespace
+
+// A periodic box on an engine without one (core/periodic_join.hpp): the plain join, whose pairs
+// are those the box does not wrap, then the queries against the images near the faces.
 void run_periodic(const engine& e, join_request& request, result_sink& counted) {
   stopwatch clock;
   const join_options& o = request.options;
-  join_options image_options = o;
-  image_options.box.clear();
+  join_options plain_options = o;
+  plain_options.box.clear();
+  counts_or_pairs_sink plain(counted);
+  join_request plain_request{request.res,   request.queries, request.data,  request.self_join,
+                             plain_options, plain,           request.stats, request.budget,
+                             request.params};
+  e.run(plain_request);
+  request.stats.add_stage("plain join", clock.seconds());
+  clock.restart();
+
+  join_options image_options = plain_options;
   image_options.include_self = false;
   image_options.eps = periodic_engine_radius(o, request.data.d, e.error_band());
   const periodic_images images =
       make_periodic_images(o, request.data, image_options.eps, request.budget);
-  request.stats.add_stage("periodic images", clock.seconds());
   request.stats.notes.emplace_back("periodic images", concat(images.original.size()));
-
-  periodic_filter_sink filter(counted, o, request.queries, images, request.self_join);
-  const dataset_view points = images.points.view();
-  // The images are float64; float32 queries of a join A x B are widened to match them.
-  const bool widen = !request.self_join && request.queries.type != scalar_type::f64;
+  if (images.original.empty()) return;
+  periodic_filter_sink filter(counted, o, request.queries, request.data, images);
+  // The images are float64; float32 queries are widened to match them.
+  const bool widen = request.queries.type != scalar_type::f64;
   const dataset widened = widen ? dataset::to_f64(request.queries) : dataset();
-  const dataset_view queries =
-      request.self_join ? dataset_view{points.data, request.data.n, points.d, points.type}
-      : widen           ? widened.view()
-                        : request.queries;
-  join_request image_request{request.res,   queries, points,        false,
-                             image_options, filter,  request.stats, request.budget,
+  const dataset_view queries = widen ? widened.view() : request.queries;
+  join_request image_request{request.res,   queries, images.points.view(), false,
+                             image_options, filter,  request.stats,        request.budget,
                              request.params};
   e.run(image_request);
+  request.stats.add_stage("periodic images", clock.seconds());
   request.stats.notes.emplace_back("periodic re-checks", concat(filter.candidates()));
 }
 

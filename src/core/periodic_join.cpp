@@ -30,19 +30,14 @@ periodic_images make_periodic_images(const join_options& o, dataset_view data, d
     for (std::size_t k = 0; k < d; ++k) copies *= static_cast<std::uint64_t>(options_of(i, k));
     images += copies - 1;
   }
-  EPSJOIN_EXPECTS(n + images <= 0xffffffffull, "the periodic box needs ", images,
-                  " images of points near its faces; with the points that exceeds 32-bit ids");
-  budget.require_host((n + images) * d * sizeof(double) + images * sizeof(std::uint32_t),
-                      "the periodic images");
+  EPSJOIN_EXPECTS(images <= 0xffffffffull, "the periodic box needs ", images,
+                  " images of points near its faces, more than 32-bit ids can number");
+  budget.require_host(images * (d * sizeof(double) + sizeof(std::uint32_t)), "the periodic images");
   periodic_images out;
-  out.n_original = n;
-  out.points = dataset(n + images, d);
+  out.points = dataset(images, d);
   out.original.reserve(images);
   double* values = out.points.f64();
-  for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t k = 0; k < d; ++k) values[i * d + k] = data.at(i, k);
-  }
-  std::size_t next = n;
+  std::size_t next = 0;
   std::vector<double> shifts;  // per dimension: 0, +side, -side as the point allows
   std::vector<std::size_t> choice(d);
   for (std::size_t i = 0; i < n; ++i) {
@@ -70,20 +65,28 @@ periodic_images make_periodic_images(const join_options& o, dataset_view data, d
   return out;
 }
 
+namespace {
+
+const double* f64_rows(dataset_view v, const dataset& copy) {
+  return v.type == scalar_type::f64 ? static_cast<const double*>(v.data) : copy.f64();
+}
+
+}  // namespace
+
 periodic_filter_sink::periodic_filter_sink(result_sink& inner, const join_options& o,
-                                           dataset_view queries, const periodic_images& images,
-                                           bool self_join)
+                                           dataset_view queries, dataset_view data,
+                                           const periodic_images& images)
     : inner_(inner),
       metric_(o.metric),
       box_(o.box),
       limit_(o.metric == distance_metric::euclidean ? o.eps * o.eps : o.eps),
-      queries_f64_(self_join || queries.type == scalar_type::f64 ? dataset() : dataset::to_f64(queries)),
-      queries_(self_join ? images.points.f64()
-               : queries.type == scalar_type::f64 ? static_cast<const double*>(queries.data)
-                                                  : queries_f64_.f64()),
+      queries_f64_(queries.type == scalar_type::f64 ? dataset() : dataset::to_f64(queries)),
+      data_f64_(data.type == scalar_type::f64 || data.data == queries.data ? dataset()
+                                                                           : dataset::to_f64(data)),
+      queries_(f64_rows(queries, queries_f64_)),
+      data_(data.data == queries.data ? queries_ : f64_rows(data, data_f64_)),
       images_(images),
-      d_(images.points.d()),
-      self_join_(self_join) {}
+      d_(queries.d) {}
 
 double periodic_filter_sink::value(const double* a, const double* b) const {
   // brute-cpu's expressions, in its order.
@@ -102,11 +105,10 @@ double periodic_filter_sink::value(const double* a, const double* b) const {
   return acc;
 }
 
-bool periodic_filter_sink::keep(std::uint32_t q, std::uint32_t a, std::uint32_t j) const {
-  if (self_join_ && q == j) return false;
+bool periodic_filter_sink::keep(std::uint32_t q, std::uint32_t image, std::uint32_t j) const {
   const double* qr = queries_ + std::size_t{q} * d_;
-  const double* jr = images_.points.f64() + std::size_t{j} * d_;
-  const double* ar = images_.points.f64() + std::size_t{a} * d_;
+  const double* jr = data_ + std::size_t{j} * d_;
+  const double* ar = images_.points.f64() + std::size_t{image} * d_;
   // The minimum image shifts dimension k exactly where |q_k - j_k| > side / 2, towards q.
   for (std::size_t k = 0; k < d_; ++k) {
     const double gap = qr[k] - jr[k];
@@ -122,9 +124,8 @@ void periodic_filter_sink::consume(std::span<const index_pair> pairs) {
   candidates_.fetch_add(pairs.size(), std::memory_order_relaxed);
   std::vector<index_pair> kept;
   kept.reserve(pairs.size());
-  const auto n = static_cast<std::uint32_t>(images_.n_original);
   for (const index_pair& p : pairs) {
-    const std::uint32_t j = p.neighbor < n ? p.neighbor : images_.original[p.neighbor - n];
+    const std::uint32_t j = images_.original[p.neighbor];
     if (keep(p.query, p.neighbor, j)) kept.push_back({p.query, j});
   }
   if (!kept.empty()) inner_.consume(kept);
