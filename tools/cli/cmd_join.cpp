@@ -52,7 +52,7 @@ const command_spec& join_command() {
            "Earth): eps / R radians"},
           {"box", "L1,L2,...",
            "periodic box, one side per dimension (scipy's boxsize): coordinates in [0, L), "
-           "distances by the minimum image, eps at most L/2; engines brute-cpu only so far"},
+           "distances by the minimum image, eps at most L/2 (docs/metrics.md)"},
           {"threads", "N", "CPU threads (default: all hardware threads)"},
           {"memory-limit", "BYTES",
            "host memory the join may plan within, e.g. 8G (suffixes K, M, G, T; default: what "
