@@ -58,6 +58,12 @@ nb::tuple pairs_from_rows(points_array queries, std::optional<points_array> data
                           bool include_self, bool sort, const run_settings& settings);
 
 /// (total ordered pairs, per-query counts [n_queries] uint64 or None, stats dict)
+/// (per_query [n_queries x radii] uint32, totals [radii] uint64, stats dict): neighbours within
+/// each radius, from one join at the largest (epsjoin::count_within_radii); radii_call.cpp.
+nb::tuple neighbor_counts_radii(points_array queries, std::optional<points_array> data,
+                                nb::ndarray<nb::ro, double, nb::ndim<1>, nb::c_contig> radii,
+                                bool include_self, const run_settings& settings);
+
 nb::tuple neighbor_counts(points_array queries, std::optional<points_array> data, double eps,
                           bool include_self, bool per_row, const run_settings& settings);
 

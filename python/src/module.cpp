@@ -113,6 +113,8 @@ NB_MODULE(_epsjoin, m) {
         "include_self"_a, "sort"_a, "settings"_a);
   m.def("neighbor_counts", &epsjoin_python::neighbor_counts, "queries"_a, "data"_a.none(), "eps"_a,
         "include_self"_a, "per_row"_a, "settings"_a);
+  m.def("neighbor_counts_radii", &epsjoin_python::neighbor_counts_radii, "queries"_a,
+        "data"_a.none(), "radii"_a, "include_self"_a, "settings"_a);
   m.def("csr_distances", &epsjoin_python::csr_distances, "queries"_a, "data"_a.none(), "indptr"_a,
         "indices"_a, "threads"_a);
   m.def("dbscan", &epsjoin_python::dbscan, "points"_a, "eps"_a, "min_samples"_a, "settings"_a);

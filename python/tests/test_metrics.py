@@ -137,3 +137,22 @@ def test_errors_are_clear():
         epsjoin.count(np.zeros((3, 3)), 0.1, metric="haversine")
     info = {e["name"]: e for e in epsjoin.engines()}
     assert info["cpu-grid"]["metrics"] == ["euclidean", "manhattan", "chebyshev", "cosine", "haversine"]
+
+
+@pytest.mark.parametrize("metric,p", [("euclidean", 2.0), ("manhattan", 1.0), ("chebyshev", np.inf)])
+def test_count_radii_against_count_neighbors(metric, p, rng):
+    X = np.vstack([rng.random((400, 3)), lattice(4, 3) / 4])
+    radii = [0.25, 0.1, 0.5, 0.25]
+    counts = epsjoin.count_radii(X, radii, metric=metric, include_self=True)
+    assert counts.shape == (len(X), len(radii)) and counts.dtype == np.int64
+    tree = cKDTree(X)
+    np.testing.assert_array_equal(counts.sum(axis=0), tree.count_neighbors(tree, radii, p=p))
+    for k, r in enumerate(radii):
+        np.testing.assert_array_equal(counts[:, k], tree.query_ball_point(X, r, p=p, return_length=True))
+    # In a periodic box, and A against B.
+    Y = rng.random((300, 3))
+    got = epsjoin.count_radii(X, [0.2, 0.4], Y, metric=metric, boxsize=1.0)
+    want = cKDTree(Y, boxsize=1.0).query_ball_point(X, 0.4, p=p, return_length=True)
+    np.testing.assert_array_equal(got[:, 1], want)
+    with pytest.raises(ValueError, match="radius must be a finite number"):
+        epsjoin.count_radii(X, [0.1, -1.0])
