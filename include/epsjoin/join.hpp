@@ -64,6 +64,11 @@ struct engine_info {
   /// Relative band around eps inside which the engine may disagree with the exact answer
   /// (1e-12 for exact FP64 engines).
   double error_band = 1e-12;
+  /// The metrics the engine takes (join_options::metric): those it computes itself, plus cosine
+  /// and haversine for an engine that computes euclidean (run through unit vectors).
+  std::vector<distance_metric> metrics;
+  /// True when the engine takes a periodic box (join_options::box).
+  bool periodic = false;
   /// Every parameter the engine takes; any other key is an error.
   std::vector<engine_param_info> params;
 };

@@ -5,11 +5,33 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "epsjoin/dataset.hpp"
 
 namespace epsjoin {
+
+/// @brief How the distance between two points is measured (docs/metrics.md).
+enum class distance_metric {
+  euclidean,  ///< sqrt(sum (a_k - b_k)^2), the default
+  manhattan,  ///< sum |a_k - b_k| (L1, scipy's p = 1)
+  chebyshev,  ///< max |a_k - b_k| (L-infinity, scipy's p = inf)
+  cosine,     ///< 1 - a.b / (|a| |b|): eps is a cosine distance in [0, 2]; no zero rows
+  haversine,  ///< great-circle angle between (latitude, longitude) rows (d = 2); eps in radians
+              ///< or, with sphere_radius, in that radius' units
+};
+
+/// @brief The metric's name as the CLI and Python spell it ("euclidean", "manhattan", ...).
+std::string_view to_string(distance_metric m);
+/// @brief The metric called `name` (also "l2", "l1", "linf", "cityblock", "great-circle"), or
+/// nullopt.
+std::optional<distance_metric> parse_metric(std::string_view name);
+
+/// @brief How haversine's latitude and longitude are given.
+enum class angle_unit { radians, degrees };
 
 /// @brief Options of one join. Only `eps` has no usable default.
 /// @code
@@ -29,6 +51,18 @@ struct join_options {
   /// as the papers' implementations do; they then report their accuracy against the direct
   /// formula in the run's stats. Exact engines ignore it.
   bool approximate = false;
+  /// The distance (docs/metrics.md). Engines declare the metrics they compute natively
+  /// (engine_info::metrics); cosine and haversine also run on every Euclidean engine through unit
+  /// vectors, each delivered pair re-checked in float64 in the metric itself.
+  distance_metric metric = distance_metric::euclidean;
+  /// haversine only: the unit of the latitude/longitude columns.
+  angle_unit angles = angle_unit::radians;
+  /// haversine only: eps is in the units of a sphere of this radius (eps / sphere_radius radians).
+  double sphere_radius = 1.0;
+  /// Periodic box (scipy's boxsize): empty for none, else one side length > 0 per dimension;
+  /// coordinates must lie in [0, side) and distances are by the minimum image. eps at most half
+  /// the smallest side. Only engines with engine_info::periodic take it.
+  std::vector<double> box;
   /// Self-join only: also report (i, i) for every point.
   bool include_self = false;
   /// Engine-specific tuning as key=value strings (for example "pattern" -> "lid-unicomp").

@@ -23,6 +23,7 @@ the options ``engine``, ``precision``, ``n_jobs``, ``memory_limit``, ``device``,
 from ._dbscan import DBSCAN
 from ._epsjoin import CudaError, UnavailableError
 from ._join import build_info, count, engines, neighbor_graph, neighbor_table, pairs
+from ._radii import count_radii
 from ._sklearn import radius_neighbors_graph
 
 __version__ = "0.1.0"
@@ -33,6 +34,7 @@ __all__ = [
     "UnavailableError",
     "build_info",
     "count",
+    "count_radii",
     "engines",
     "neighbor_graph",
     "neighbor_table",

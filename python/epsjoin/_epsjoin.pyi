@@ -16,6 +16,10 @@ class RunSettings:
     host_memory_bytes: int
     device_memory_bytes: int
     params: Dict[str, str]
+    metric: str
+    angles: str
+    sphere_radius: float
+    box: List[float]
     def __init__(self) -> None: ...
 
 def neighbor_table(
@@ -39,3 +43,8 @@ def dbscan(
 ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8], Dict[str, Any]]: ...
 def engines() -> List[Dict[str, Any]]: ...
 def build_info() -> Dict[str, Any]: ...
+
+def neighbor_counts_radii(
+    queries: npt.NDArray[np.floating], data: Optional[npt.NDArray[np.floating]],
+    radii: npt.NDArray[np.float64], include_self: bool, settings: RunSettings,
+) -> Tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint64], Dict[str, Any]]: ...

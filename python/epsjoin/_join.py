@@ -8,6 +8,7 @@ import numpy as np
 import scipy.sparse
 
 from . import _epsjoin
+from ._metrics import pair_distances, set_geometry
 from ._validation import (
     MemorySize,
     check_eps,
@@ -40,6 +41,14 @@ _RUN_OPTIONS_DOC = """\
     params : dict, default=None
         Engine parameters (``epsjoin engines()[i]["params"]``), for example
         ``{"pattern": "lid-unicomp"}``; an unknown key raises ``ValueError``.
+    metric : str, default="euclidean"
+        ``"euclidean"``, ``"manhattan"`` (``"l1"``, ``"cityblock"``), ``"chebyshev"``
+        (``"linf"``), ``"cosine"`` (eps a cosine distance ``1 - cos``; no zero rows) or
+        ``"haversine"`` (rows of latitude, longitude in radians; eps in radians), as
+        scikit-learn names them (docs/metrics.md).
+    boxsize : float or array-like of shape (n_features,), default=None
+        A periodic box, as scipy's ``cKDTree(boxsize=...)``: coordinates in ``[0, boxsize)``,
+        distances by the minimum image, eps at most half the smallest side.
     return_stats : bool, default=False
         Also return the run's statistics: a dict with ``engine``, ``pairs`` (ordered pairs
         i != j), ``seconds`` (the join's wall time), ``stages`` (seconds per stage),
@@ -89,6 +98,8 @@ def neighbor_table(
     device: int = 0,
     params: Optional[Mapping[str, Any]] = None,
     return_stats: bool = False,
+    metric: str = "euclidean",
+    boxsize: Any = None,
 ) -> Any:
     """Every point's neighbours within `eps` as the two arrays of a CSR table, without a copy.
 
@@ -121,6 +132,7 @@ def neighbor_table(
     _check_self(include_self, Y)
     settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
                             device_memory_limit, device, params)
+    set_geometry(settings, metric, boxsize, X.shape[1])
     indptr, indices, stats = _run(_epsjoin.neighbor_table, X, Y, check_eps(eps),
                                   bool(include_self), bool(sort_indices), settings)
     indptr, indices = _index_views(indptr, indices, (X if Y is None else Y).shape[0])
@@ -145,6 +157,8 @@ def neighbor_graph(
     device: int = 0,
     params: Optional[Mapping[str, Any]] = None,
     return_stats: bool = False,
+    metric: str = "euclidean",
+    boxsize: Any = None,
 ) -> Any:
     """The eps-neighbourhood graph as a ``scipy.sparse.csr_matrix``: rows are queries.
 
@@ -192,10 +206,15 @@ def neighbor_graph(
     _check_self(include_self, Y)
     settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
                             device_memory_limit, device, params)
+    set_geometry(settings, metric, boxsize, X.shape[1])
     raw_indptr, raw_indices, stats = _run(_epsjoin.neighbor_table, X, Y, check_eps(eps),
                                           bool(include_self), bool(sort_indices), settings)
     n_cols = (X if Y is None else Y).shape[0]
-    if mode == "distance":
+    if mode == "distance" and (settings.metric != "euclidean" or settings.box):
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(raw_indptr.view(np.int64)))
+        data = pair_distances(X, X if Y is None else Y, rows, raw_indices.astype(np.int64),
+                              settings.metric, list(settings.box))
+    elif mode == "distance":
         data = _epsjoin.csr_distances(X, Y, raw_indptr, raw_indices, settings.threads)
     else:
         # scikit-learn's float64 ones: 8 bytes an entry, twice the table's ids, and at 2M
@@ -226,6 +245,8 @@ def pairs(
     device: int = 0,
     params: Optional[Mapping[str, Any]] = None,
     return_stats: bool = False,
+    metric: str = "euclidean",
+    boxsize: Any = None,
 ) -> Any:
     """Pairs within `eps` as an (m, 2) array, in order of ``i``.
 
@@ -263,6 +284,7 @@ def pairs(
     _check_self(include_self, Y)
     settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
                             device_memory_limit, device, params)
+    set_geometry(settings, metric, boxsize, X.shape[1])
     # Cut from the CSR table (its in-place fill is the engines' fastest output), not collected
     # as pairs and sorted afterwards.
     result, stats = _run(_epsjoin.pairs_from_rows, X, Y, check_eps(eps), bool(include_self),
@@ -289,6 +311,8 @@ def count(
     device: int = 0,
     params: Optional[Mapping[str, Any]] = None,
     return_stats: bool = False,
+    metric: str = "euclidean",
+    boxsize: Any = None,
 ) -> Any:
     """Counts of neighbours within `eps`, without forming any pair.
 
@@ -322,6 +346,7 @@ def count(
     _check_self(include_self, Y)
     settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
                             device_memory_limit, device, params)
+    set_geometry(settings, metric, boxsize, X.shape[1])
     total, rows, stats = _run(_epsjoin.neighbor_counts, X, Y, check_eps(eps),
                               bool(include_self), bool(per_row), settings)
     result: Union[int, np.ndarray] = rows.view(np.int64) if per_row else int(total)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional, Union
 
 from ._join import _with_run_options, neighbor_graph
+from ._metrics import metric_name
 from ._validation import MemorySize, check_points
 
 
@@ -28,7 +29,7 @@ def radius_neighbors_graph(
     params: Optional[Mapping[str, Any]] = None,
     return_stats: bool = False,
 ) -> Any:
-    """``sklearn.neighbors.radius_neighbors_graph`` for the Euclidean metric, by epsjoin.
+    """``sklearn.neighbors.radius_neighbors_graph`` by epsjoin.
 
     Takes scikit-learn's arguments and returns what it returns: a float64
     ``scipy.sparse.csr_matrix`` whose ``[i, j]`` is stored when
@@ -48,10 +49,11 @@ def radius_neighbors_graph(
         Radius of neighbourhoods (inclusive).
     mode : {"connectivity", "distance"}, default="connectivity"
         1.0 for each edge, or its length.
-    metric : {"minkowski", "euclidean", "l2"}, default="minkowski"
-        Only the Euclidean distance (``p=2``) is supported.
+    metric : str, default="minkowski"
+        ``"minkowski"`` (with ``p``), ``"euclidean"``, ``"manhattan"``, ``"chebyshev"``,
+        ``"cosine"`` or ``"haversine"`` (radians), or their aliases (docs/metrics.md).
     p : float, default=2
-        Must be 2.
+        Minkowski's power: 1, 2 or inf.
     metric_params : dict, default=None
         Must be empty.
     include_self : bool or "auto", default=False
@@ -67,11 +69,12 @@ def radius_neighbors_graph(
     stats : dict
         Only with ``return_stats=True``.
     """
-    if metric not in ("minkowski", "euclidean", "l2") or (metric == "minkowski" and p != 2):
-        raise ValueError(
-            f"epsjoin computes Euclidean distances only (metric='minkowski' with p=2, or "
-            f"'euclidean'); got metric={metric!r}, p={p!r}"
-        )
+    if metric == "minkowski":
+        if p not in (1, 2, float("inf")):
+            raise ValueError(f"epsjoin computes minkowski distances for p = 1, 2 and inf only, "
+                             f"got p={p!r}")
+        metric = {1: "manhattan", 2: "euclidean"}.get(p, "chebyshev")
+    metric = metric_name(metric)  # ValueError for a metric epsjoin does not compute
     if metric_params:
         raise ValueError(f"metric_params are not supported, got {metric_params!r}")
     if mode not in ("connectivity", "distance"):
@@ -83,5 +86,5 @@ def radius_neighbors_graph(
         X, radius, mode=mode, include_self=bool(include_self), sort_indices=False,
         engine=engine, precision=precision, approximate=approximate, n_jobs=n_jobs,
         memory_limit=memory_limit, device_memory_limit=device_memory_limit, device=device,
-        params=params, return_stats=return_stats,
+        params=params, return_stats=return_stats, metric=metric,
     )

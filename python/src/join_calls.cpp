@@ -15,6 +15,21 @@
 
 namespace epsjoin_python {
 
+void set_geometry(const run_settings& s, epsjoin::join_options& options) {
+  const auto metric = epsjoin::parse_metric(s.metric);
+  if (!metric) {
+    throw epsjoin::invalid_argument("metric must be 'euclidean', 'manhattan', 'chebyshev', "
+                                    "'cosine' or 'haversine', got '" + s.metric + "'");
+  }
+  options.metric = *metric;
+  if (s.angles != "radians" && s.angles != "degrees") {
+    throw epsjoin::invalid_argument("angles must be 'radians' or 'degrees', got '" + s.angles + "'");
+  }
+  options.angles = s.angles == "degrees" ? epsjoin::angle_unit::degrees : epsjoin::angle_unit::radians;
+  options.sphere_radius = s.sphere_radius;
+  options.box = s.box;
+}
+
 namespace {
 
 /// A join of `body(resources, options)` with the GIL released and Ctrl-C heard.
@@ -28,6 +43,7 @@ epsjoin::join_stats run_join_released(double eps, bool include_self, const run_s
   options.approximate = s.approximate;
   options.include_self = include_self;
   options.params = s.params;
+  set_geometry(s, options);
   options.progress = interrupt_check();
   return run_released(s, [&](epsjoin::resources& r) { return body(r, options); });
 }

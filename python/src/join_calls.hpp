@@ -12,6 +12,9 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include <epsjoin/options.hpp>
 
 namespace epsjoin_python {
 
@@ -31,7 +34,18 @@ struct run_settings {
   std::uint64_t host_memory_bytes = 0;
   std::uint64_t device_memory_bytes = 0;
   std::map<std::string, std::string> params;
+  /// The distance (docs/metrics.md): euclidean, manhattan, chebyshev, cosine or haversine.
+  std::string metric = "euclidean";
+  /// haversine: "radians" or "degrees"; eps in units of a sphere of radius sphere_radius.
+  std::string angles = "radians";
+  double sphere_radius = 1.0;
+  /// Periodic box sides (scipy's boxsize), empty for none.
+  std::vector<double> box;
 };
+
+/// The metric, angle units, sphere radius and box of `s` into `options` (invalid_argument for a
+/// name the library does not know).
+void set_geometry(const run_settings& s, epsjoin::join_options& options);
 
 /// (indptr [n_queries + 1] uint64, indices [nnz] uint32, stats dict)
 nb::tuple neighbor_table(points_array queries, std::optional<points_array> data, double eps,
@@ -44,6 +58,12 @@ nb::tuple pairs_from_rows(points_array queries, std::optional<points_array> data
                           bool include_self, bool sort, const run_settings& settings);
 
 /// (total ordered pairs, per-query counts [n_queries] uint64 or None, stats dict)
+/// (per_query [n_queries x radii] uint32, totals [radii] uint64, stats dict): neighbours within
+/// each radius, from one join at the largest (epsjoin::count_within_radii); radii_call.cpp.
+nb::tuple neighbor_counts_radii(points_array queries, std::optional<points_array> data,
+                                nb::ndarray<nb::ro, double, nb::ndim<1>, nb::c_contig> radii,
+                                bool include_self, const run_settings& settings);
+
 nb::tuple neighbor_counts(points_array queries, std::optional<points_array> data, double eps,
                           bool include_self, bool per_row, const run_settings& settings);
 

@@ -25,6 +25,10 @@ nb::list engine_list() {
     d["available"] = e.available;
     d["unavailable_reason"] = e.unavailable_reason;
     d["error_band"] = e.error_band;
+    nb::list metrics;
+    for (epsjoin::distance_metric m : e.metrics) metrics.append(std::string(epsjoin::to_string(m)));
+    d["metrics"] = metrics;
+    d["periodic"] = e.periodic;
     nb::list params;
     for (const epsjoin::engine_param_info& p : e.params) {
       nb::dict param;
@@ -97,7 +101,11 @@ NB_MODULE(_epsjoin, m) {
       .def_rw("device", &epsjoin_python::run_settings::device)
       .def_rw("host_memory_bytes", &epsjoin_python::run_settings::host_memory_bytes)
       .def_rw("device_memory_bytes", &epsjoin_python::run_settings::device_memory_bytes)
-      .def_rw("params", &epsjoin_python::run_settings::params);
+      .def_rw("params", &epsjoin_python::run_settings::params)
+      .def_rw("metric", &epsjoin_python::run_settings::metric)
+      .def_rw("angles", &epsjoin_python::run_settings::angles)
+      .def_rw("sphere_radius", &epsjoin_python::run_settings::sphere_radius)
+      .def_rw("box", &epsjoin_python::run_settings::box);
 
   m.def("neighbor_table", &epsjoin_python::neighbor_table, "queries"_a, "data"_a.none(), "eps"_a,
         "include_self"_a, "sort_indices"_a, "settings"_a);
@@ -105,6 +113,8 @@ NB_MODULE(_epsjoin, m) {
         "include_self"_a, "sort"_a, "settings"_a);
   m.def("neighbor_counts", &epsjoin_python::neighbor_counts, "queries"_a, "data"_a.none(), "eps"_a,
         "include_self"_a, "per_row"_a, "settings"_a);
+  m.def("neighbor_counts_radii", &epsjoin_python::neighbor_counts_radii, "queries"_a,
+        "data"_a.none(), "radii"_a, "include_self"_a, "settings"_a);
   m.def("csr_distances", &epsjoin_python::csr_distances, "queries"_a, "data"_a.none(), "indptr"_a,
         "indices"_a, "threads"_a);
   m.def("dbscan", &epsjoin_python::dbscan, "points"_a, "eps"_a, "min_samples"_a, "settings"_a);

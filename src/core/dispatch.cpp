@@ -12,6 +12,8 @@
 #include "core/device_rows.hpp"
 #include "core/engine.hpp"
 #include "core/expects.hpp"
+#include "core/geometry_join.hpp"
+#include "core/metric_join.hpp"
 #include "core/parallel.hpp"
 #include "core/progress.hpp"
 #include "core/row_scatter.hpp"
@@ -190,18 +192,67 @@ void validate_options(const join_options& options) {
                   options.eps);
 }
 
+// Whether engine e can run this join's metric and box.
+bool fits_geometry(const engine& e, const join_options& o) {
+  // A box reaches an engine that lacks it through images (core/periodic_join.hpp).
+  return supports_metric(e, o.metric) &&
+         (o.box.empty() || e.takes_periodic_box() || e.computes(o.metric));
+}
+
+std::string geometry_name(const join_options& o) {
+  std::string what = concat("the ", to_string(o.metric), " metric");
+  if (!o.box.empty()) what += " in a periodic box";
+  return what;
+}
+
+// The available engines that can run the join's metric and box, brute-cpu last (the oracle is
+// the slowest).
+std::vector<const engine*> engines_for_geometry(const join_options& o) {
+  std::vector<const engine*> fit;
+  const engine* brute = nullptr;
+  for (const auto& r : registered_engines()) {
+    if (!fits_geometry(*r, o) || !r->unavailable_reason().empty()) continue;
+    if (r->name() == "brute-cpu") {
+      brute = r.get();
+    } else {
+      fit.push_back(r.get());
+    }
+  }
+  if (brute != nullptr) fit.push_back(brute);
+  return fit;
+}
+
 const engine& resolve_engine(const join_request& request, std::string& reason) {
-  const std::string& name = request.options.engine;
+  const join_options& o = request.options;
+  const std::string& name = o.engine;
   if (name == "auto") {
-    engine_choice choice = choose_engine(request);
-    reason = std::move(choice.reason);
-    return *choice.chosen;
+    // Cosine and haversine run as a join of unit vectors: choose for the dimension joined.
+    join_request probe = request;
+    if (o.metric == distance_metric::haversine) probe.queries.d = probe.data.d = 3;
+    engine_choice choice = choose_engine(probe);
+    if (fits_geometry(*choice.chosen, o)) {
+      reason = std::move(choice.reason);
+      return *choice.chosen;
+    }
+    const std::vector<const engine*> fit = engines_for_geometry(o);
+    if (fit.empty()) throw unavailable(concat("no available engine runs ", geometry_name(o)));
+    reason = concat(fit.front()->name(), ": ", choice.chosen->name(), " does not run ",
+                    geometry_name(o));
+    return *fit.front();
   }
   const engine* e = find_engine(name);
   if (e == nullptr) {
     std::string known;
     for (const auto& r : registered_engines()) known += concat(known.empty() ? "" : ", ", r->name());
     throw invalid_argument(concat("unknown engine '", name, "'; known engines: auto, ", known));
+  }
+  if (!fits_geometry(*e, o)) {
+    std::string which;
+    for (const auto& r : registered_engines()) {
+      if (fits_geometry(*r, o)) which += concat(which.empty() ? "" : ", ", r->name());
+    }
+    throw invalid_argument(concat("engine '", name, "' does not run ", geometry_name(o),
+                                  "; engines that do: ", which));
   }
   if (std::string why = e->unavailable_reason(); !why.empty()) {
     throw unavailable(concat("engine '", name, "' cannot run here: ", why));
@@ -285,6 +336,9 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
                     "query points have ", queries.d, " dimensions but indexed points have ",
                     data.d);
   }
+  validate_metric_options(options, data.n > 0 ? data.d : queries.d);
+  validate_metric_points(options, data, self ? "the dataset" : "the indexed dataset B");
+  if (!self) validate_metric_points(options, queries, "the query dataset A");
 
   join_stats stats;
   stats.self_join = self;
@@ -302,7 +356,11 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
                                        std::make_shared<std::atomic<double>>(0.0));
   join_request request{res, queries, data, self, run_options, counted, stats, {}, nullptr};
   const engine& e = resolve_engine(request, stats.engine_reason);
-  if (device_rows != nullptr && !e.takes_device_rows()) return std::nullopt;
+  // Rows on the device are the engine's own Euclidean rows: a metric joined through unit vectors
+  // or periodic images re-checks pairs on the host, so those take the host path.
+  const bool geometry_on_host = (joins_unit_vectors(options.metric) && !e.computes(options.metric)) ||
+                                (!options.box.empty() && !e.takes_periodic_box());
+  if (device_rows != nullptr && (!e.takes_device_rows() || geometry_on_host)) return std::nullopt;
   request.device_rows = device_rows;
   // Parsed once, here, before any work: a bad parameter fails the join before it starts.
   const std::unique_ptr<const engine_params> params = e.parse_params(options.params);
@@ -313,7 +371,12 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
 
   const sink_info info{queries.n, data.n, self, self && options.include_self};
   counted.begin(info);
-  if (queries.n > 0 && data.n > 0) {
+  if (queries.n > 0 && data.n > 0 && joins_unit_vectors(options.metric) &&
+      !e.computes(options.metric)) {
+    run_on_unit_vectors(e, request, counted);
+  } else if (queries.n > 0 && data.n > 0 && !options.box.empty() && !e.takes_periodic_box()) {
+    run_periodic(e, request, counted);
+  } else if (queries.n > 0 && data.n > 0) {
     if (device_rows == nullptr && e.rows_by_two_passes() && counted.accepts_rows() &&
         !counted.counts_only()) {
       run_two_passes(e, request, counted, info);
@@ -372,6 +435,12 @@ std::vector<engine_info> engines() {
     info.unavailable_reason = e->unavailable_reason();
     info.available = info.unavailable_reason.empty();
     info.error_band = e->error_band();
+    for (distance_metric m : {distance_metric::euclidean, distance_metric::manhattan,
+                              distance_metric::chebyshev, distance_metric::cosine,
+                              distance_metric::haversine}) {
+      if (detail::supports_metric(*e, m)) info.metrics.push_back(m);
+    }
+    info.periodic = e->takes_periodic_box() || e->computes(distance_metric::euclidean);
     for (const detail::param_spec& p : e->param_specs()) {
       info.params.push_back({p.key, std::string(detail::kind_name(p.kind)), p.description});
     }

@@ -52,6 +52,11 @@ class engine {
   virtual std::string_view description() const = 0;
   /// Relative band around eps inside which results may differ from the exact oracle.
   virtual double error_band() const { return 1e-12; }
+  /// True when the engine computes metric `m` itself (options.metric); every engine computes
+  /// euclidean. Dispatch runs cosine and haversine on the others through unit vectors.
+  virtual bool computes(distance_metric m) const { return m == distance_metric::euclidean; }
+  /// True when the engine takes a periodic box (options.box).
+  virtual bool takes_periodic_box() const { return false; }
   /// Empty when the engine can run on this machine; otherwise why not.
   virtual std::string unavailable_reason() const { return {}; }
   /// True when, for a sink that takes rows, dispatch should run the engine twice: once
@@ -83,6 +88,10 @@ decltype(auto) with_precision(scalar_type precision, F&& f) {
   if (precision == scalar_type::f32) return f.template operator()<float>();
   return f.template operator()<double>();
 }
+
+/// True when `e` can run a join in metric `m`: it computes m, or m is cosine or haversine and it
+/// computes euclidean (dispatch then joins unit vectors, core/metric_join.hpp).
+bool supports_metric(const engine& e, distance_metric m);
 
 /// Every engine, in registration order (built on first use).
 const std::vector<std::unique_ptr<engine>>& registered_engines();

@@ -17,6 +17,7 @@
 #include <cmath>
 
 #include "core/host_device.hpp"
+#include "epsjoin/options.hpp"
 
 namespace epsjoin::detail {
 
@@ -35,6 +36,36 @@ EPSJOIN_HD inline T add_square(T sum, T a, T b) {
   } else {
     return sum + diff * diff;
   }
+}
+
+/// The norms a kernel computes itself (the others reach engines as Euclidean joins).
+template <distance_metric M>
+inline constexpr bool is_kernel_norm = M == distance_metric::euclidean ||
+                                       M == distance_metric::manhattan ||
+                                       M == distance_metric::chebyshev;
+
+/// The running value of metric M after one more dimension: the sum of squares (plain rounding),
+/// the sum of |a - b|, or their maximum. Compared with norm_limit<M>(eps): each only grows, so an
+/// early exit past the limit stays exact.
+template <distance_metric M, class T>
+EPSJOIN_HD inline T accumulate(T acc, T a, T b) {
+  static_assert(is_kernel_norm<M>);
+  if constexpr (M == distance_metric::euclidean) {
+    return add_square<rounding::plain>(acc, a, b);
+  } else {
+    const T diff = a > b ? a - b : b - a;
+    if constexpr (M == distance_metric::manhattan) {
+      return acc + diff;
+    } else {
+      return acc > diff ? acc : diff;
+    }
+  }
+}
+
+/// What accumulate<M>'s result is compared with: eps^2 for euclidean, eps otherwise.
+template <distance_metric M>
+constexpr double norm_limit(double eps) {
+  return M == distance_metric::euclidean ? eps * eps : eps;
 }
 
 /// The squared distance of rows a and b over D dimensions (D == 0: over d). With Every > 0 the

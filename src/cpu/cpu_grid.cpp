@@ -146,7 +146,7 @@ bool fits_float(const join_request& req, const grid::column_stats& data_stats, u
   return req.self_join || fits(grid::compute_column_stats(req.queries, threads));
 }
 
-template <class T>
+template <class T, distance_metric M = distance_metric::euclidean>
 void run_precision(join_request& req, const cpu_grid_params& params, const grid::column_stats& cstats,
                    join_stats& stats) {
   stopwatch clock;
@@ -223,7 +223,10 @@ void run_precision(join_request& req, const cpu_grid_params& params, const grid:
     in.schedule = &schedule;
     in.settings = &settings;
     in.eps2 = req.options.eps * req.options.eps;
-    if constexpr (std::is_same_v<T, float>) {
+    if constexpr (M != distance_metric::euclidean) {
+      static_assert(std::is_same_v<T, double>, "cpu-grid computes L1 and L-infinity in float64");
+      in.limit = {norm_limit<M>(req.options.eps), norm_limit<M>(req.options.eps)};
+    } else if constexpr (std::is_same_v<T, float>) {
       in.limit = cpu::float_thresholds(req.options.eps, data.d, dblock.rounding, qblock.rounding);
     } else {
       in.limit = cpu::double_thresholds(req.options.eps);
@@ -259,9 +262,9 @@ void run_precision(join_request& req, const cpu_grid_params& params, const grid:
       }
     }
     if (dblock.by_column) {
-      cpu::execute_columns<T>(pass_req, in, settings.halved, qblock, dblock, workers);
+      cpu::execute_columns<T, M>(pass_req, in, settings.halved, qblock, dblock, workers);
     } else {
-      cpu::execute_rows<T>(pass_req, in, settings.halved, qblock, dblock, params.early_exit,
+      cpu::execute_rows<T, M>(pass_req, in, settings.halved, qblock, dblock, params.early_exit,
                            workers);
     }
     for (auto& w : workers) {
@@ -349,6 +352,12 @@ class cpu_grid final : public engine {
   std::unique_ptr<const engine_params> read_params(param_reader& reader) const override {
     return read_cpu_grid_params(reader);
   }
+  // Cells of side >= eps hold every L-infinity (and so L1) neighbour in the adjacent cells, as
+  // they do the Euclidean ones: only the refinement changes.
+  bool computes(distance_metric m) const override {
+    return m == distance_metric::euclidean || m == distance_metric::manhattan ||
+           m == distance_metric::chebyshev;
+  }
   void run(join_request& req) const override {
     const cpu_grid_params& params = req.params_as<cpu_grid_params>();
     const unsigned threads = std::max(1u, req.res.threads());
@@ -356,6 +365,18 @@ class cpu_grid final : public engine {
     const dataset_view data = req.self_join ? req.queries : req.data;
     const grid::column_stats cstats = grid::compute_column_stats(data, threads);
     req.stats.add_stage("index", clock.seconds());
+    if (req.options.metric != distance_metric::euclidean) {
+      if (req.options.precision == scalar_type::f32) {
+        req.stats.notes.emplace_back("precision", concat("float64: ", to_string(req.options.metric),
+                                                         " is computed in float64"));
+      }
+      if (req.options.metric == distance_metric::manhattan) {
+        run_precision<double, distance_metric::manhattan>(req, params, cstats, req.stats);
+      } else {
+        run_precision<double, distance_metric::chebyshev>(req, params, cstats, req.stats);
+      }
+      return;
+    }
     if (req.options.precision == scalar_type::f32) {
       if (fits_float(req, cstats, threads)) {
         run_precision<float>(req, params, cstats, req.stats);

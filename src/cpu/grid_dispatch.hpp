@@ -2,7 +2,8 @@
 // cpu-grid's task loop for one point layout, instantiated per dimension count (columns) or
 // early-exit interval (rows), join kind, output and SIMD width. The instantiations are many, so
 // they live in four translation units (grid_run_{f64,f32}_{columns,rows}.cpp) that build in
-// parallel; this header declares their entry points.
+// parallel; this header declares their entry points. Manhattan and chebyshev (M) are
+// instantiated in float64 only, in grid_run_f64_norms.cpp.
 
 #include <vector>
 
@@ -12,14 +13,14 @@
 namespace epsjoin::detail::cpu {
 
 /// Runs every task of in.schedule on workers.size() threads: the column layout (d <= 8).
-template <class T>
+template <class T, distance_metric M = distance_metric::euclidean>
 void execute_columns(detail::join_request& req, const join_inputs<T>& in, bool halved,
                      const point_block<T>& queries, const point_block<T>& data,
                      std::vector<worker_state<T>>& workers);
 
 /// The same for the row layout (any d), checking the partial sum every `early_exit` dimensions
 /// (0, 8 or 16; 0 never).
-template <class T>
+template <class T, distance_metric M = distance_metric::euclidean>
 void execute_rows(detail::join_request& req, const join_inputs<T>& in, bool halved,
                   const point_block<T>& queries, const point_block<T>& data, int early_exit,
                   std::vector<worker_state<T>>& workers);

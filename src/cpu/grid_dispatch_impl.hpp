@@ -45,25 +45,25 @@ void execute_kind(detail::join_request& req, const join_inputs<T>& in, bool halv
   }
 }
 
-template <class T, int D>
-kernels::column_set<T, D> columns_of(const point_block<T>& b) {
-  kernels::column_set<T, D> set;
+template <class T, int D, distance_metric M>
+kernels::column_set<T, D, M> columns_of(const point_block<T>& b) {
+  kernels::column_set<T, D, M> set;
   for (int j = 0; j < D; ++j) set.col[j] = b.column(static_cast<std::size_t>(j));
   return set;
 }
 
-template <class T, int D>
+template <class T, int D, distance_metric M>
 void run_columns(detail::join_request& req, const join_inputs<T>& in, bool halved,
                  const point_block<T>& qb, const point_block<T>& db,
                  std::vector<worker_state<T>>& workers) {
-  execute_kind(req, in, halved, columns_of<T, D>(qb), columns_of<T, D>(db), workers);
+  execute_kind(req, in, halved, columns_of<T, D, M>(qb), columns_of<T, D, M>(db), workers);
 }
 
-template <class T, int Every>
+template <class T, int Every, distance_metric M>
 void run_rows(detail::join_request& req, const join_inputs<T>& in, bool halved,
               const point_block<T>& qb, const point_block<T>& db,
               std::vector<worker_state<T>>& workers) {
-  using set = kernels::row_set<T, Every>;
+  using set = kernels::row_set<T, Every, M>;
   execute_kind(req, in, halved, set{qb.data(), qb.d}, set{db.data(), db.d}, workers);
 }
 
@@ -71,31 +71,31 @@ void run_rows(detail::join_request& req, const join_inputs<T>& in, bool halved,
 
 namespace epsjoin::detail::cpu {
 
-template <class T>
+template <class T, distance_metric M>
 void execute_columns(detail::join_request& req, const join_inputs<T>& in, bool halved,
                      const point_block<T>& qb, const point_block<T>& db,
                      std::vector<worker_state<T>>& workers) {
   switch (db.d) {
-    case 1: return dispatch::run_columns<T, 1>(req, in, halved, qb, db, workers);
-    case 2: return dispatch::run_columns<T, 2>(req, in, halved, qb, db, workers);
-    case 3: return dispatch::run_columns<T, 3>(req, in, halved, qb, db, workers);
-    case 4: return dispatch::run_columns<T, 4>(req, in, halved, qb, db, workers);
-    case 5: return dispatch::run_columns<T, 5>(req, in, halved, qb, db, workers);
-    case 6: return dispatch::run_columns<T, 6>(req, in, halved, qb, db, workers);
-    case 7: return dispatch::run_columns<T, 7>(req, in, halved, qb, db, workers);
-    case 8: return dispatch::run_columns<T, 8>(req, in, halved, qb, db, workers);
+    case 1: return dispatch::run_columns<T, 1, M>(req, in, halved, qb, db, workers);
+    case 2: return dispatch::run_columns<T, 2, M>(req, in, halved, qb, db, workers);
+    case 3: return dispatch::run_columns<T, 3, M>(req, in, halved, qb, db, workers);
+    case 4: return dispatch::run_columns<T, 4, M>(req, in, halved, qb, db, workers);
+    case 5: return dispatch::run_columns<T, 5, M>(req, in, halved, qb, db, workers);
+    case 6: return dispatch::run_columns<T, 6, M>(req, in, halved, qb, db, workers);
+    case 7: return dispatch::run_columns<T, 7, M>(req, in, halved, qb, db, workers);
+    case 8: return dispatch::run_columns<T, 8, M>(req, in, halved, qb, db, workers);
     default: throw epsjoin::invalid_argument("cpu-grid: the column layout holds at most 8 dimensions");
   }
 }
 
-template <class T>
+template <class T, distance_metric M>
 void execute_rows(detail::join_request& req, const join_inputs<T>& in, bool halved,
                   const point_block<T>& qb, const point_block<T>& db, int early_exit,
                   std::vector<worker_state<T>>& workers) {
   switch (early_exit) {
-    case 0: return dispatch::run_rows<T, 0>(req, in, halved, qb, db, workers);
-    case 8: return dispatch::run_rows<T, 8>(req, in, halved, qb, db, workers);
-    default: return dispatch::run_rows<T, 16>(req, in, halved, qb, db, workers);
+    case 0: return dispatch::run_rows<T, 0, M>(req, in, halved, qb, db, workers);
+    case 8: return dispatch::run_rows<T, 8, M>(req, in, halved, qb, db, workers);
+    default: return dispatch::run_rows<T, 16, M>(req, in, halved, qb, db, workers);
   }
 }
 

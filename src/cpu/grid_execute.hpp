@@ -73,8 +73,8 @@ inline void add_count(const join_inputs<T>& in, worker_state<T>& w, std::uint32_
 
 template <class Set>
 inline constexpr bool is_column_set = false;
-template <class T, int D>
-inline constexpr bool is_column_set<kernels::column_set<T, D>> = true;
+template <class T, int D, distance_metric M>
+inline constexpr bool is_column_set<kernels::column_set<T, D, M>> = true;
 
 /// Halved: a self-join under unicomp / lid_unicomp (each unordered pair computed once, both
 /// directions delivered); otherwise one-sided (A x B, or a self-join under full). Bytes: SIMD

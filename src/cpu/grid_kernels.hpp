@@ -44,8 +44,11 @@ inline constexpr std::size_t counter_pad = 16;
 template <class T>
 using lane_count = isa::lane_int<T>;
 
-template <class T, int D>
+// M: the norm (euclidean, manhattan or chebyshev). A set's "distance" is accumulate<M>'s value:
+// the squared distance for euclidean, compared with norm_limit<M>(eps).
+template <class T, int D, distance_metric M = distance_metric::euclidean>
 struct column_set {
+  static constexpr distance_metric metric = M;
   const T* col[D];  // each followed by padding (point_block::column_pad)
 
   struct query {
@@ -58,19 +61,46 @@ struct column_set {
   }
   T distance(const query& q, std::size_t c, T /*hi*/) const {
     T acc = 0;
-    for (int j = 0; j < D; ++j) acc = add_square<rounding::plain>(acc, col[j][c], q.v[j]);
+    for (int j = 0; j < D; ++j) acc = accumulate<M>(acc, col[j][c], q.v[j]);
     return acc;
   }
 };
 
+/// One dimension's term of norm M on SIMD vectors, as accumulate<M> does it per lane.
+template <distance_metric M, class V>
+EPSJOIN_ISA_INLINE V accumulate_lanes(V acc, V diff) {
+  if constexpr (M == distance_metric::euclidean) {
+    return acc + diff * diff;
+  } else {
+    const V magnitude = diff < 0 ? -diff : diff;
+    if constexpr (M == distance_metric::manhattan) {
+      return acc + magnitude;
+    } else {
+      return acc > magnitude ? acc : magnitude;
+    }
+  }
+}
+
+/// The lanes of v combined as norm M combines dimensions (a sum, or the maximum).
+template <distance_metric M, class S>
+EPSJOIN_ISA_INLINE auto combine_lanes(typename S::vec v) {
+  if constexpr (M == distance_metric::chebyshev) {
+    auto most = v[0];
+    for (int i = 1; i < S::width; ++i) most = most > v[i] ? most : v[i];
+    return most;
+  } else {
+    return S::sum(v);
+  }
+}
+
 /// The columns of a block and the broadcast query, in locals: stores through memcpy may alias
 /// anything, so members would be reloaded at every step.
-template <class T, int D, int Bytes>
+template <class T, int D, int Bytes, distance_metric M = distance_metric::euclidean>
 struct column_block {
   using S = simd<T, Bytes>;
   const T* c[D];
   typename S::vec q[D];
-  EPSJOIN_ISA_INLINE column_block(const column_set<T, D>& set, const typename column_set<T, D>::query& qp,
+  EPSJOIN_ISA_INLINE column_block(const column_set<T, D, M>& set, const typename column_set<T, D, M>::query& qp,
                std::size_t c0) {
     for (int j = 0; j < D; ++j) {
       c[j] = set.col[j] + c0;
@@ -80,15 +110,15 @@ struct column_block {
   EPSJOIN_ISA_INLINE typename S::vec distances(unsigned i) const {
     typename S::vec acc{};
     for (int j = 0; j < D; ++j) {
-      const typename S::vec diff = S::load(c[j] + i) - q[j];
-      acc += diff * diff;
+      acc = accumulate_lanes<M>(acc, S::load(c[j] + i) - q[j]);
     }
     return acc;
   }
 };
 
-template <class T, int Every>
+template <class T, int Every, distance_metric M = distance_metric::euclidean>
 struct row_set {
+  static constexpr distance_metric metric = M;
   const T* rows;
   std::size_t d;
 
@@ -98,7 +128,21 @@ struct row_set {
   query load(std::size_t p) const { return {rows + p * d}; }
   /// Scalar, in column order (the float64 re-checks and tests use it).
   T distance(const query& q, std::size_t c, T hi) const {
-    return squared_distance<rounding::plain, 0, Every>(q.row, rows + c * d, d, hi);
+    if constexpr (M == distance_metric::euclidean) {
+      return squared_distance<rounding::plain, 0, Every>(q.row, rows + c * d, d, hi);
+    } else {
+      const T* b = rows + c * d;
+      T acc = 0;
+      std::size_t k = 0;
+      if constexpr (Every > 0) {
+        for (; k + Every <= d; k += Every) {
+          for (int t = 0; t < Every; ++t) acc = accumulate<M>(acc, q.row[k + t], b[k + t]);
+          if (acc > hi) return acc;
+        }
+      }
+      for (; k < d; ++k) acc = accumulate<M>(acc, q.row[k], b[k]);
+      return acc;
+    }
   }
   /// SIMD over dimensions: one vector of partial sums, its lanes added up only where the early
   /// exit looks (every `Every` dimensions, rounded up to whole vectors) and at the end. The sum
@@ -114,33 +158,32 @@ struct row_set {
     std::size_t j = 0;
     int since_check = 0;
     for (; j + w <= d; j += w) {
-      const typename S::vec diff = S::load(a + j) - S::load(b + j);
-      acc += diff * diff;
+      acc = accumulate_lanes<M>(acc, S::load(a + j) - S::load(b + j));
       if constexpr (vectors_per_check > 0) {
         if (++since_check == vectors_per_check) {
           since_check = 0;
-          if (S::sum(acc) > hi) return S::sum(acc);
+          if (combine_lanes<M, S>(acc) > hi) return combine_lanes<M, S>(acc);
         }
       }
     }
-    T total = S::sum(acc);
-    for (; j < d; ++j) total = add_square<rounding::plain>(total, a[j], b[j]);
+    T total = combine_lanes<M, S>(acc);
+    for (; j < d; ++j) total = accumulate<M>(total, a[j], b[j]);
     return total;
   }
 };
 
 /// Squared distances of block [c0, c0 + len) into s (room for block_len + a vector).
-template <int Bytes, class T, int D>
-inline void block_distances(const column_set<T, D>& set, const typename column_set<T, D>::query& q,
+template <int Bytes, class T, int D, distance_metric M>
+inline void block_distances(const column_set<T, D, M>& set, const typename column_set<T, D, M>::query& q,
                             std::size_t c0, unsigned len, T /*hi*/, T* s) {
   using S = simd<T, Bytes>;
-  const column_block<T, D, Bytes> b(set, q, c0);
+  const column_block<T, D, Bytes, M> b(set, q, c0);
   for (unsigned i = 0; i < len; i += S::width) S::store(s + i, b.distances(i));
   static_assert(S::width <= static_cast<int>(counter_pad));
 }
 
-template <int Bytes, class T, int Every>
-inline void block_distances(const row_set<T, Every>& set, const typename row_set<T, Every>::query& q,
+template <int Bytes, class T, int Every, distance_metric M>
+inline void block_distances(const row_set<T, Every, M>& set, const typename row_set<T, Every, M>::query& q,
                             std::size_t c0, unsigned len, T hi, T* s) {
   for (unsigned i = 0; i < len; ++i) s[i] = set.template distance_simd<Bytes>(q, c0 + i, hi);
 }
@@ -159,14 +202,14 @@ inline unsigned select_candidates(const T* s, unsigned len, T hi, std::uint8_t* 
 
 /// Counts the block: counts[i] += 1 (when PerCandidate; counts padded) and the result += 1 for
 /// every sure pair (s <= lo); `maybe` += candidates with s <= hi (sure, or to re-check).
-template <bool PerCandidate, bool Maybe, int Bytes, class T, int D>
-inline std::int64_t count_block(const column_set<T, D>& set,
-                                const typename column_set<T, D>::query& q, std::size_t c0,
+template <bool PerCandidate, bool Maybe, int Bytes, class T, int D, distance_metric M>
+inline std::int64_t count_block(const column_set<T, D, M>& set,
+                                const typename column_set<T, D, M>::query& q, std::size_t c0,
                                 unsigned len, T lo, T hi, lane_count<T>* counts,
                                 std::int64_t& maybe) {
   using S = simd<T, Bytes>;
   using mask = typename S::mask;
-  const column_block<T, D, Bytes> b(set, q, c0);
+  const column_block<T, D, Bytes, M> b(set, q, c0);
   const typename S::vec lo_v = S::splat(lo), hi_v = S::splat(hi);
   mask sure{}, near{};
   auto step = [&](unsigned i, mask valid) {
@@ -184,9 +227,9 @@ inline std::int64_t count_block(const column_set<T, D>& set,
   return S::sum(sure);
 }
 
-template <bool PerCandidate, bool Maybe, int Bytes, class T, int Every>
-inline std::int64_t count_block(const row_set<T, Every>& set,
-                                const typename row_set<T, Every>::query& q, std::size_t c0,
+template <bool PerCandidate, bool Maybe, int Bytes, class T, int Every, distance_metric M>
+inline std::int64_t count_block(const row_set<T, Every, M>& set,
+                                const typename row_set<T, Every, M>::query& q, std::size_t c0,
                                 unsigned len, T lo, T hi, lane_count<T>* counts,
                                 std::int64_t& maybe) {
   std::int64_t sure = 0;

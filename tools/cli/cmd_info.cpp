@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <string>
 #include <thread>
 
 #include "commands.hpp"
@@ -40,6 +41,12 @@ int run_info(const parsed_args&) {
                 e.available ? "" : ("  [unavailable: " + e.unavailable_reason + "]").c_str());
   }
   std::printf("  %-12s %-7s %s\n", "auto", "-", "picks the fastest available engine for the input");
+  std::printf("engine metrics (--metric; cosine and haversine through unit vectors, re-checked):\n");
+  for (const engine_info& e : engines()) {
+    std::string names;
+    for (distance_metric m : e.metrics) names += (names.empty() ? "" : ", ") + std::string(to_string(m));
+    std::printf("  %-12s %s%s\n", e.name.c_str(), names.c_str(), e.periodic ? "; periodic --box" : "");
+  }
   std::printf("engine parameters (--param KEY=VALUE):\n");
   for (const engine_info& e : engines()) {
     if (e.params.empty()) continue;

@@ -42,6 +42,17 @@ const command_spec& join_command() {
            true},
           {"pattern", "P", "shorthand for --param pattern=P (grid engines: full, unicomp, lid-unicomp)"},
           {"precision", "P", "distance arithmetic: f64 (default, exact) or f32"},
+          {"metric", "M",
+           "distance: euclidean (default), manhattan, chebyshev, cosine (eps a cosine distance "
+           "1 - cos, in [0, 2]) or haversine (columns latitude, longitude; eps in radians, or in "
+           "the units of --radius-of-sphere); 'epsjoin info' lists each engine's (docs/metrics.md)"},
+          {"angles", "U", "--metric haversine: latitude and longitude in radians (default) or degrees"},
+          {"radius-of-sphere", "R",
+           "--metric haversine: eps is a distance on a sphere of radius R (e.g. 6371 for km on "
+           "Earth): eps / R radians"},
+          {"box", "L1,L2,...",
+           "periodic box, one side per dimension (scipy's boxsize): coordinates in [0, L), "
+           "distances by the minimum image, eps at most L/2 (docs/metrics.md)"},
           {"threads", "N", "CPU threads (default: all hardware threads)"},
           {"memory-limit", "BYTES",
            "host memory the join may plan within, e.g. 8G (suffixes K, M, G, T; default: what "
@@ -109,6 +120,7 @@ int run_join(const parsed_args& args) {
   options.engine = read_engine(args);
   options.params = read_engine_params(args);
   options.precision = read_precision(args);
+  read_geometry(args, options);
   const bool self = !args.has("queries") && !args.has("generate-queries");
   options.include_self = args.has("include-self");
   options.approximate = args.has("approximate");

@@ -1,6 +1,8 @@
 #include "engine_args.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <thread>
 
 #include "epsjoin/error.hpp"
@@ -49,6 +51,53 @@ scalar_type read_precision(const parsed_args& args) {
     throw usage_error{"--precision must be f64 or f32, got '" + precision + "'"};
   }
   return precision == "f64" ? scalar_type::f64 : scalar_type::f32;
+}
+
+}  // namespace epsjoin::cli
+
+namespace epsjoin::cli {
+
+void read_geometry(const parsed_args& args, join_options& options) {
+  const std::string metric = args.get("metric", "euclidean");
+  const auto m = parse_metric(metric);
+  if (!m) {
+    throw usage_error{"--metric must be euclidean, manhattan, chebyshev, cosine or haversine, got '" +
+                      metric + "'"};
+  }
+  options.metric = *m;
+  const bool haversine = options.metric == distance_metric::haversine;
+  if (args.has("angles")) {
+    const std::string unit = args.get("angles");
+    if (unit != "degrees" && unit != "radians") {
+      throw usage_error{"--angles must be degrees or radians, got '" + unit + "'"};
+    }
+    if (!haversine) throw usage_error{"--angles applies to --metric haversine only"};
+    options.angles = unit == "degrees" ? angle_unit::degrees : angle_unit::radians;
+  }
+  if (args.has("radius-of-sphere")) {
+    if (!haversine) throw usage_error{"--radius-of-sphere applies to --metric haversine only"};
+    options.sphere_radius = args.get_double("radius-of-sphere", 0);
+    if (!(std::isfinite(options.sphere_radius) && options.sphere_radius > 0)) {
+      throw usage_error{"--radius-of-sphere must be a finite number > 0, got '" +
+                        args.get("radius-of-sphere") + "'"};
+    }
+  }
+  if (args.has("box")) {
+    const std::string text = args.get("box");
+    std::size_t start = 0;
+    while (start <= text.size()) {
+      const std::size_t comma = std::min(text.find(',', start), text.size());
+      const std::string part = text.substr(start, comma - start);
+      char* end = nullptr;
+      const double side = std::strtod(part.c_str(), &end);
+      if (part.empty() || end != part.c_str() + part.size() || !std::isfinite(side) || side <= 0) {
+        throw usage_error{"--box takes side lengths > 0 separated by commas (one per dimension, "
+                          "e.g. 10,10,10), got '" + text + "'"};
+      }
+      options.box.push_back(side);
+      start = comma + 1;
+    }
+  }
 }
 
 }  // namespace epsjoin::cli

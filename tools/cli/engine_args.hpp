@@ -7,6 +7,7 @@
 
 #include "args.hpp"
 #include "epsjoin/dataset.hpp"
+#include "epsjoin/options.hpp"
 
 namespace epsjoin::cli {
 
@@ -19,5 +20,8 @@ std::map<std::string, std::string> read_engine_params(const parsed_args& args);
 unsigned read_threads(const parsed_args& args);
 /// --precision f64 (default) or f32.
 scalar_type read_precision(const parsed_args& args);
+/// --metric, --box, --radius-of-sphere and --angles into `options` (docs/metrics.md): names and
+/// numbers checked here, their fit with the data by the join.
+void read_geometry(const parsed_args& args, join_options& options);
 
 }  // namespace epsjoin::cli

@@ -1,0 +1,134 @@
+#include "core/periodic_join.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/expects.hpp"
+
+namespace epsjoin::detail {
+
+double periodic_engine_radius(const join_options& o, std::size_t d, double engine_band) {
+  // A shifted coordinate x +- L rounds by at most L 2^-53, and the engine sums d terms of
+  // differences of such coordinates: 8 d L 2^-53 covers it with room; the band as for unit vectors.
+  const double side = *std::max_element(o.box.begin(), o.box.end());
+  double band = engine_band + 1e-12;
+  if (o.precision == scalar_type::f32) band += (static_cast<double>(d) + 4) * 1.2e-7;
+  return (o.eps + 8 * static_cast<double>(d) * side * 0x1p-53) * (1 + 2 * band);
+}
+
+periodic_images make_periodic_images(const join_options& o, dataset_view data, double reach,
+                                     const memory_budget& budget) {
+  const std::size_t n = data.n, d = data.d;
+  // Each dimension offers the point itself and up to two shifted copies.
+  auto options_of = [&](std::size_t i, std::size_t k) {
+    const double x = data.at(i, k), side = o.box[k];
+    return 1 + (x < reach ? 1 : 0) + (x > side - reach ? 1 : 0);
+  };
+  std::uint64_t images = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t copies = 1;
+    for (std::size_t k = 0; k < d; ++k) copies *= static_cast<std::uint64_t>(options_of(i, k));
+    images += copies - 1;
+  }
+  EPSJOIN_EXPECTS(images <= 0xffffffffull, "the periodic box needs ", images,
+                  " images of points near its faces, more than 32-bit ids can number");
+  budget.require_host(images * (d * sizeof(double) + sizeof(std::uint32_t)), "the periodic images");
+  periodic_images out;
+  out.points = dataset(images, d);
+  out.original.reserve(images);
+  double* values = out.points.f64();
+  std::size_t next = 0;
+  std::vector<double> shifts;  // per dimension: 0, +side, -side as the point allows
+  std::vector<std::size_t> choice(d);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<std::vector<double>> offered(d);
+    bool any = false;
+    for (std::size_t k = 0; k < d; ++k) {
+      const double x = data.at(i, k), side = o.box[k];
+      offered[k].push_back(0.0);
+      if (x < reach) offered[k].push_back(side);
+      if (x > side - reach) offered[k].push_back(-side);
+      any |= offered[k].size() > 1;
+    }
+    if (!any) continue;
+    // Every combination but all zeros, as an odometer over the choices.
+    std::fill(choice.begin(), choice.end(), 0);
+    for (;;) {
+      std::size_t k = 0;
+      while (k < d && ++choice[k] == offered[k].size()) choice[k++] = 0;
+      if (k == d) break;
+      for (std::size_t j = 0; j < d; ++j) values[next * d + j] = data.at(i, j) + offered[j][choice[j]];
+      out.original.push_back(static_cast<std::uint32_t>(i));
+      ++next;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+const double* f64_rows(dataset_view v, const dataset& copy) {
+  return v.type == scalar_type::f64 ? static_cast<const double*>(v.data) : copy.f64();
+}
+
+}  // namespace
+
+periodic_filter_sink::periodic_filter_sink(result_sink& inner, const join_options& o,
+                                           dataset_view queries, dataset_view data,
+                                           const periodic_images& images)
+    : inner_(inner),
+      metric_(o.metric),
+      box_(o.box),
+      limit_(o.metric == distance_metric::euclidean ? o.eps * o.eps : o.eps),
+      queries_f64_(queries.type == scalar_type::f64 ? dataset() : dataset::to_f64(queries)),
+      data_f64_(data.type == scalar_type::f64 || data.data == queries.data ? dataset()
+                                                                           : dataset::to_f64(data)),
+      queries_(f64_rows(queries, queries_f64_)),
+      data_(data.data == queries.data ? queries_ : f64_rows(data, data_f64_)),
+      images_(images),
+      d_(queries.d) {}
+
+double periodic_filter_sink::value(const double* a, const double* b) const {
+  // brute-cpu's expressions, in its order.
+  double acc = 0.0;
+  for (std::size_t k = 0; k < d_; ++k) {
+    double diff = std::fabs(a[k] - b[k]);
+    diff = std::min(diff, box_[k] - diff);
+    if (metric_ == distance_metric::euclidean) {
+      acc += diff * diff;
+    } else if (metric_ == distance_metric::manhattan) {
+      acc += diff;
+    } else {
+      acc = std::max(acc, diff);
+    }
+  }
+  return acc;
+}
+
+bool periodic_filter_sink::keep(std::uint32_t q, std::uint32_t image, std::uint32_t j) const {
+  const double* qr = queries_ + std::size_t{q} * d_;
+  const double* jr = data_ + std::size_t{j} * d_;
+  const double* ar = images_.points.f64() + std::size_t{image} * d_;
+  // The minimum image shifts dimension k exactly where |q_k - j_k| > side / 2, towards q.
+  for (std::size_t k = 0; k < d_; ++k) {
+    const double gap = qr[k] - jr[k];
+    const bool shift = std::fabs(gap) > box_[k] / 2;
+    const bool shifted = ar[k] != jr[k];
+    if (shift != shifted) return false;
+    if (shifted && (ar[k] > jr[k]) != (gap > 0)) return false;
+  }
+  return value(qr, jr) <= limit_;
+}
+
+void periodic_filter_sink::consume(std::span<const index_pair> pairs) {
+  candidates_.fetch_add(pairs.size(), std::memory_order_relaxed);
+  std::vector<index_pair> kept;
+  kept.reserve(pairs.size());
+  for (const index_pair& p : pairs) {
+    const std::uint32_t j = images_.original[p.neighbor];
+    if (keep(p.query, p.neighbor, j)) kept.push_back({p.query, j});
+  }
+  if (!kept.empty()) inner_.consume(kept);
+}
+
+}  // namespace epsjoin::detail

@@ -1,0 +1,2 @@
+// Compiles radii.hpp alone: it must include everything it uses.
+#include "epsjoin/radii.hpp"
