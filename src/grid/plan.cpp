@@ -33,17 +33,25 @@ column_stats stats_of(const T* values, std::size_t n, std::size_t d, unsigned th
   for (std::size_t j = 0; j < d; ++j) shift[j] = static_cast<double>(values[j]);
   std::vector<column_acc> acc(std::max(1u, threads), column_acc(d));
   detail::parallel_for(threads, n, 1 << 14, [&](std::size_t begin, std::size_t end, unsigned w) {
+    // A column at a time, its four sums in registers: the chunk stays in cache across the
+    // columns, and the workers' accumulators (small heap blocks, which can share a cache line
+    // between workers) are written once a chunk, not once a value.
     column_acc& a = acc[w];
-    for (std::size_t i = begin; i < end; ++i) {
-      const T* row = values + i * d;
-      for (std::size_t j = 0; j < d; ++j) {
-        const double x = static_cast<double>(row[j]);
-        a.min[j] = std::min(a.min[j], x);
-        a.max[j] = std::max(a.max[j], x);
-        const double y = x - shift[j];
-        a.sum[j] += y;
-        a.sum2[j] += y * y;
+    for (std::size_t j = 0; j < d; ++j) {
+      double lo = a.min[j], hi = a.max[j], sum = 0.0, sum2 = 0.0;
+      const double origin = shift[j];
+      for (std::size_t i = begin; i < end; ++i) {
+        const double x = static_cast<double>(values[i * d + j]);
+        lo = std::min(lo, x);
+        hi = std::max(hi, x);
+        const double y = x - origin;
+        sum += y;
+        sum2 += y * y;
       }
+      a.min[j] = lo;
+      a.max[j] = hi;
+      a.sum[j] += sum;
+      a.sum2[j] += sum2;
     }
   });
   column_acc total(d);
