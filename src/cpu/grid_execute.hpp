@@ -39,12 +39,33 @@ struct join_inputs {
   std::uint32_t* counts;
 };
 
+/// Rows of a halved self-join written in place: each pair is found once, by the task of one of
+/// its points, which writes the other point into its own row and itself into the other's. A row
+/// so receives ids from several tasks, each claiming its slots from the row's cursor.
+struct shared_rows {
+  std::uint32_t* neighbors;  ///< the table's ids (the sink's destination)
+  std::uint64_t* next;       ///< per query position: where its row's next id goes
+  bool concurrent;           ///< several threads: a claim is an atomic add
+  std::uint64_t claim(std::uint32_t position, std::uint64_t n) const {
+    if (!concurrent) {
+      const std::uint64_t at = next[position];
+      next[position] = at + n;
+      return at;
+    }
+    return std::atomic_ref<std::uint64_t>(next[position]).fetch_add(n, std::memory_order_relaxed);
+  }
+};
+
 template <class T>
 struct worker_state {
   std::optional<detail::pair_emitter> emitter;
   /// Rows written in place instead of pairs emitted: the fill pass of a row sink under the FULL
   /// pattern, where the task of a query owns its whole row. Null: pairs through the emitter.
   detail::row_scatter_sink* rows = nullptr;
+  /// Rows written in place by a halved self-join (both sides of each pair); null otherwise.
+  const shared_rows* shared = nullptr;
+  std::vector<std::uint32_t> forward;        // one query's own hits, claimed in one run
+  std::vector<std::uint32_t> gathered_positions;  // shared rows: where gathered candidates lie
   std::vector<point_range> scratch, spans;
   std::vector<std::uint32_t> slice;
   std::vector<kernels::lane_count<T>> local_counts;  // candidate-side counts of one task
@@ -103,6 +124,7 @@ class grid_executor {
   struct candidates {
     const Set& set;
     const std::uint32_t* ids;
+    const std::uint32_t* positions;  // the candidates' index positions; null: their own
     std::span<const point_range> spans;
     std::uint32_t own_begin;
   };
@@ -137,6 +159,9 @@ class grid_executor {
       total += r.end - r.begin;
     }
     if constexpr (Counts && Halved) w.local_counts.assign(total + kernels::counter_pad, 0);
+    if constexpr (!Counts && Halved) {
+      if (w.shared != nullptr && w.forward.size() < total) w.forward.resize(total);
+    }
 
     bool gathered = false;
     if constexpr (is_column_set<Set>) {
@@ -147,12 +172,14 @@ class grid_executor {
         ++w.gathered_tasks;
         Set g = gather(w, total);
         const point_range all{0, total};
-        const candidates cand{g, w.gathered_ids.data(), {&all, 1}, 0};
+        const candidates cand{g, w.gathered_ids.data(),
+                              w.shared != nullptr ? w.gathered_positions.data() : nullptr,
+                              {&all, 1}, 0};
         for (std::uint32_t q = t.q_begin; q < t.q_end; ++q) query(q, own_begin, cand, w);
       }
     }
     if (!gathered) {
-      const candidates cand{c_, di.permutation.data(), w.spans, own_begin};
+      const candidates cand{c_, di.permutation.data(), nullptr, w.spans, own_begin};
       for (std::uint32_t q = t.q_begin; q < t.q_end; ++q) query(q, own_begin, cand, w);
     }
 
@@ -174,6 +201,7 @@ class grid_executor {
     const std::size_t stride = total + column_pad;
     w.gathered.resize(stride * d + column_pad);
     w.gathered_ids.resize(total);
+    if (w.shared != nullptr) w.gathered_positions.resize(total);
     Set g;
     for (int j = 0; j < d; ++j) g.col[j] = w.gathered.data() + static_cast<std::size_t>(j) * stride;
     const std::uint32_t* ids = in_.data->permutation.data();
@@ -194,6 +222,10 @@ class grid_executor {
       std::size_t i = 0;
       for (; i + 8 <= len; i += 8) std::memcpy(to + i, from + i, 32);
       for (; i < len; ++i) to[i] = from[i];
+      if (w.shared != nullptr) {
+        std::uint32_t* at = w.gathered_positions.data() + w.slice[k];
+        for (std::uint32_t j = 0; j < len; ++j) at[j] = r.begin + j;
+      }
     }
     return g;
   }
@@ -221,6 +253,10 @@ class grid_executor {
       if (q + 1 < order.size()) w.rows->prefetch_row(order[q + 1]);
     }
     std::uint64_t row_len = 0;
+    // Halved rows: q's own hits gather here and are claimed in one run at the end; each hit's
+    // other side is claimed at once in the candidate's row.
+    const shared_rows* const shared = (!Counts && Halved) ? w.shared : nullptr;
+    std::uint64_t forward_len = 0;
     for (std::size_t k = 0; k < cand.spans.size(); ++k) {
       const point_range span = cand.spans[k];
       const std::uint32_t begin =
@@ -273,6 +309,33 @@ class grid_executor {
               if (exact(q_id, c_id)) row[row_len++] = c_id;
             }
           }
+        } else if (Halved && shared != nullptr) {
+          if constexpr (Halved && !Counts) {
+            alignas(64) T s[kernels::block_len + kernels::counter_pad];
+            kernels::block_distances<Bytes>(set, qv, c0, len, hi, s);
+            static_assert(kernels::block_len <= 64);
+            std::uint64_t sure = 0, maybe = 0;
+            for (unsigned i = 0; i < len; ++i) {
+              sure |= static_cast<std::uint64_t>(s[i] <= lo) << i;
+              if constexpr (recheck) maybe |= static_cast<std::uint64_t>(s[i] <= hi) << i;
+            }
+            if (recheck && (maybe & ~sure) != 0) {
+              // Rare: candidates between lo and hi, re-checked in float64; the true ones join
+              // the sure ones.
+              for (std::uint64_t bits = maybe & ~sure; bits != 0; bits &= bits - 1) {
+                const unsigned i = static_cast<unsigned>(std::countr_zero(bits));
+                ++w.rechecks;
+                if (exact(q_id, c_ids[c0 + i])) sure |= std::uint64_t{1} << i;
+              }
+            }
+            for (std::uint64_t bits = sure; bits != 0; bits &= bits - 1) {
+              const std::uint32_t c = c0 + static_cast<unsigned>(std::countr_zero(bits));
+              const std::uint32_t c_id = c_ids[c];
+              w.forward[forward_len++] = c_id;
+              const std::uint32_t c_position = cand.positions != nullptr ? cand.positions[c] : c;
+              shared->neighbors[shared->claim(c_position, 1)] = q_id;
+            }
+          }
         } else {
           alignas(64) T s[kernels::block_len + kernels::counter_pad];
           static_assert(Bytes / sizeof(T) <= kernels::counter_pad);
@@ -307,6 +370,12 @@ class grid_executor {
       }
     }
     if (to_row) w.rows->wrote(q_id, row_len);
+    if constexpr (Halved && !Counts) {
+      if (shared != nullptr && forward_len > 0) {
+        std::memcpy(shared->neighbors + shared->claim(q, forward_len), w.forward.data(),
+                    forward_len * sizeof(std::uint32_t));
+      }
+    }
     if constexpr (Counts) {
       if constexpr (Halved) {
         add_count(in_, w, q, static_cast<std::uint32_t>(q_count));
