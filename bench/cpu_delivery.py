@@ -10,8 +10,10 @@ and fill=full (each row by its own query, all 3^k cells: the old path, the "befo
 engines' CSR; scipy. Each figure is the median over the rounds of the join's own `seconds`
 (index build included, loading the file not). Prints a Markdown table.
 
-usage: bench/cpu_delivery.py [--bin build-cpu/epsjoin] [--threads 1] [--cases NAME,...]
-                             [--rounds 3] [--engines cpu-grid,super-ego,cpu-rtree] [--no-scipy]
+usage: bench/cpu_delivery.py [--bin build-cpu/epsjoin] [--before OLD_EPSJOIN] [--threads 1]
+                             [--cases NAME,...] [--rounds 3] [--engines cpu-grid,super-ego,cpu-rtree]
+                             [--data DIR] [--no-scipy]
+--before runs another build's binary in the same rounds (its count and CSR): a before/after.
        bench/cpu_delivery.py --threads 16 --cases uniform2d-50m   # the 16-core target (<= 4 s)
 
 Standard library only, scipy optional. Cases (eps for S = 50 neighbours a point):
@@ -29,7 +31,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DATA = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "data"))
+DATA = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "data"))  # --data overrides
 
 # name: (generator spec or sample file, d, eps, extra arguments). eps for S = 50 from
 # bench/find_eps.py (generated sets) or a bisection on the sample itself (real samples).
@@ -52,11 +54,11 @@ def run_json(cmd):
     return json.loads([l for l in out.stdout.splitlines() if l.startswith("{")][-1])
 
 
-def materialise(binary, name, tmp):
+def materialise(binary, name, tmp, data_dir):
     """The case's points as a raw .f64 file (generated once), its d and its eps."""
     source, d, eps, extra = CASES[name]
     if source.endswith(".f64"):
-        path = os.path.join(DATA, source)
+        path = os.path.join(data_dir, source)
     else:
         path = os.path.join(tmp, name + ".f64")
         subprocess.run([binary, "gen", source, *extra, "--output", path, "--format", "f64"],
@@ -113,6 +115,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--engines", default="cpu-grid,super-ego,cpu-rtree")
     ap.add_argument("--no-scipy", action="store_true")
+    ap.add_argument("--before", help="another build's epsjoin, run in the same rounds")
+    ap.add_argument("--data", default=DATA, help="folder of the real samples")
     args = ap.parse_args()
     use_scipy = not args.no_scipy
     if use_scipy:
@@ -126,7 +130,7 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.cases.split(","):
-            path, d, eps = materialise(args.bin, name, tmp)
+            path, d, eps = materialise(args.bin, name, tmp, args.data)
             runs = {}
 
             def add(key, value):
@@ -138,6 +142,11 @@ def main():
                                                        engine, "count"))
                     add((engine, "csr"), epsjoin_run(args.bin, path, d, eps, args.threads,
                                                      engine, "csr"))
+                    if args.before:
+                        add((engine, "count-before"),
+                            epsjoin_run(args.before, path, d, eps, args.threads, engine, "count"))
+                        add((engine, "csr-before"),
+                            epsjoin_run(args.before, path, d, eps, args.threads, engine, "csr"))
                     if engine == "cpu-grid":
                         add((engine, "csr-full"),
                             epsjoin_run(args.bin, path, d, eps, args.threads, engine, "csr",
@@ -156,6 +165,10 @@ def main():
                 for k in csr[0].get("stages", {}):
                     stages[k] = statistics.median(r["stages"].get(k, 0) for r in csr)
                 row[engine] = {"count": count, "csr": csr_s, "stages": stages}
+                for key in ("count-before", "csr-before"):
+                    if (engine, key) in runs:
+                        row[engine][key] = statistics.median(r["seconds"]
+                                                             for r in runs[(engine, key)])
                 if (engine, "csr-full") in runs:
                     row[engine]["csr_full"] = statistics.median(
                         r["seconds"] for r in runs[(engine, "csr-full")])
@@ -172,6 +185,9 @@ def main():
     for e in engines:
         head += f" {e} count | {e} CSR | CSR/count |"
         rule += " ---: | ---: | ---: |"
+        if args.before:
+            head += f" before: count | CSR | CSR/count |"
+            rule += " ---: | ---: | ---: |"
         if e == "cpu-grid":
             head += " CSR stages | CSR fill=full (before) |"
             rule += " --- | ---: |"
@@ -186,6 +202,9 @@ def main():
         for e in engines:
             x = r[e]
             line += f" {x['count']:.3f} | {x['csr']:.3f} | {x['csr'] / x['count']:.2f} |"
+            if args.before:
+                b0, b1 = x["count-before"], x["csr-before"]
+                line += f" {b0:.3f} | {b1:.3f} | {b1 / b0:.2f} |"
             if e == "cpu-grid":
                 st = ", ".join(f"{k} {v:.3f}" for k, v in x["stages"].items())
                 line += f" {st} | {x.get('csr_full', float('nan')):.3f} |"

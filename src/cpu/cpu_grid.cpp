@@ -25,6 +25,7 @@
 #include "core/builtin_engines.hpp"
 #include "core/cpu_isa.hpp"
 #include "core/delivery.hpp"
+#include "core/row_cursors.hpp"
 #include "core/row_scatter.hpp"
 #include "core/expects.hpp"
 #include "core/parallel.hpp"
@@ -148,28 +149,6 @@ const char* pattern_name(grid::access_pattern p) {
   return "?";
 }
 
-// Throws unless every row of a shared fill received exactly the neighbours it counted: its
-// cursor (by index position) ended where the row does.
-void check_rows_complete(std::span<const std::uint64_t> next, const row_destination& dest,
-                         std::span<const std::uint32_t> permutation,
-                         std::span<const std::uint32_t> counts, unsigned threads) {
-  std::atomic<std::size_t> first_bad{next.size()};
-  parallel_for(threads, next.size(), std::size_t{1} << 16,
-               [&](std::size_t begin, std::size_t end, unsigned) {
-    for (std::size_t p = begin; p < end; ++p) {
-      if (next[p] != dest.starts[permutation[p]] + counts[p]) {
-        std::size_t seen = first_bad.load();
-        while (p < seen && !first_bad.compare_exchange_weak(seen, p)) {}
-        return;
-      }
-    }
-  });
-  const std::size_t p = first_bad.load();
-  EPSJOIN_ENSURE(p == next.size(), error, "internal: query ", p < next.size() ? permutation[p] : 0,
-                 " got ", p < next.size() ? next[p] - dest.starts[permutation[p]] : 0,
-                 " neighbours in the fill pass but counted ", p < next.size() ? counts[p] : 0);
-}
-
 // Whether float32 copies (centred on B's column midpoints) of every coordinate are finite.
 bool fits_float(const join_request& req, const grid::column_stats& data_stats, unsigned threads) {
   auto fits = [&](const grid::column_stats& s) {
@@ -240,7 +219,7 @@ void run_precision(join_request& req, const cpu_grid_params& params, const grid:
   std::optional<cpu::grid_schedule> planned;
   grid::access_pattern planned_pattern = grid::access_pattern::full;
   auto run_pass = [&](grid::access_pattern pattern, bool count_only, row_scatter_sink* rows,
-                      const cpu::shared_rows* shared, double span_begin,
+                      const row_cursors* shared, double span_begin,
                       double span_end) -> pass_result {
     join_options pass_options = req.options;
     pass_options.progress = progress_span(req.options.progress, span_begin, span_end, shown);
@@ -365,17 +344,11 @@ void run_precision(join_request& req, const cpu_grid_params& params, const grid:
     const row_destination dest = rows_out.lay_out(by_query);
     if (halved) {
       by_query = {};
-      // Cursors by index position: a task's candidates lie together there, not in the table.
-      std::vector<std::uint64_t> next(counted.counts.size());
-      parallel_for(threads, next.size(), std::size_t{1} << 16,
-                   [&](std::size_t begin, std::size_t end, unsigned) {
-        for (std::size_t p = begin; p < end; ++p) next[p] = dest.starts[queries.permutation[p]];
-      });
+      const row_cursors shared(dest, queries.permutation, threads > 1, threads);
       stats.add_stage("rows", clock.seconds());
       clock.restart();
-      const cpu::shared_rows shared{dest.neighbors, next.data(), threads > 1};
       last = run_pass(params.pattern, false, nullptr, &shared, count_pass_share, 1);
-      check_rows_complete(next, dest, queries.permutation, counted.counts, threads);
+      shared.check_complete(counted.counts);
       pattern_note = concat(pattern_note, " (count and fill)");
     } else {
       counted.counts = {};

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/emitter.hpp"
+#include "core/row_cursors.hpp"
 #include "core/row_scatter.hpp"
 #include "cpu/grid_kernels.hpp"
 #include "cpu/grid_points.hpp"
@@ -39,23 +40,6 @@ struct join_inputs {
   std::uint32_t* counts;
 };
 
-/// Rows of a halved self-join written in place: each pair is found once, by the task of one of
-/// its points, which writes the other point into its own row and itself into the other's. A row
-/// so receives ids from several tasks, each claiming its slots from the row's cursor.
-struct shared_rows {
-  std::uint32_t* neighbors;  ///< the table's ids (the sink's destination)
-  std::uint64_t* next;       ///< per query position: where its row's next id goes
-  bool concurrent;           ///< several threads: a claim is an atomic add
-  std::uint64_t claim(std::uint32_t position, std::uint64_t n) const {
-    if (!concurrent) {
-      const std::uint64_t at = next[position];
-      next[position] = at + n;
-      return at;
-    }
-    return std::atomic_ref<std::uint64_t>(next[position]).fetch_add(n, std::memory_order_relaxed);
-  }
-};
-
 template <class T>
 struct worker_state {
   std::optional<detail::pair_emitter> emitter;
@@ -63,7 +47,7 @@ struct worker_state {
   /// pattern, where the task of a query owns its whole row. Null: pairs through the emitter.
   detail::row_scatter_sink* rows = nullptr;
   /// Rows written in place by a halved self-join (both sides of each pair); null otherwise.
-  const shared_rows* shared = nullptr;
+  const detail::row_cursors* shared = nullptr;
   std::vector<std::uint32_t> forward;        // one query's own hits, claimed in one run
   std::vector<std::uint32_t> gathered_positions;  // shared rows: where gathered candidates lie
   std::vector<point_range> scratch, spans;
@@ -255,8 +239,15 @@ class grid_executor {
     std::uint64_t row_len = 0;
     // Halved rows: q's own hits gather here and are claimed in one run at the end; each hit's
     // other side is claimed at once in the candidate's row.
-    const shared_rows* const shared = (!Counts && Halved) ? w.shared : nullptr;
+    const detail::row_cursors* const shared = (!Counts && Halved) ? w.shared : nullptr;
     std::uint64_t forward_len = 0;
+    if constexpr (!Counts && Halved) {
+      if (shared != nullptr && q + 1 < in_.queries->permutation.size()) {
+        // The next query's row, where its run goes: loaded while this one computes. (A hint
+        // only: the cursor may move under other threads.)
+        shared->prefetch(q + 1);
+      }
+    }
     for (std::size_t k = 0; k < cand.spans.size(); ++k) {
       const point_range span = cand.spans[k];
       const std::uint32_t begin =
@@ -291,12 +282,9 @@ class grid_executor {
           // written: the row has room for exactly its count, and past it lies another task's row.
           // A bit mask of the sure hits, then one store a hit: most candidates of a block are
           // not neighbours, and a store per candidate cost 6x the count (uniform 2-D, S 50).
-          static_assert(kernels::block_len <= 64);
-          std::uint64_t sure = 0, maybe = 0;
-          for (unsigned i = 0; i < len; ++i) {
-            sure |= static_cast<std::uint64_t>(s[i] <= lo) << i;
-            if constexpr (recheck) maybe |= static_cast<std::uint64_t>(s[i] <= hi) << i;
-          }
+          const std::uint64_t sure = kernels::bits_at_most<Bytes>(s, len, lo);
+          std::uint64_t maybe = 0;
+          if constexpr (recheck) maybe = kernels::bits_at_most<Bytes>(s, len, hi);
           for (std::uint64_t bits = sure; bits != 0; bits &= bits - 1) {
             const std::uint32_t c_id = c_ids[c0 + static_cast<unsigned>(std::countr_zero(bits))];
             if (c_id != self_id) row[row_len++] = c_id;
@@ -313,12 +301,8 @@ class grid_executor {
           if constexpr (Halved && !Counts) {
             alignas(64) T s[kernels::block_len + kernels::counter_pad];
             kernels::block_distances<Bytes>(set, qv, c0, len, hi, s);
-            static_assert(kernels::block_len <= 64);
-            std::uint64_t sure = 0, maybe = 0;
-            for (unsigned i = 0; i < len; ++i) {
-              sure |= static_cast<std::uint64_t>(s[i] <= lo) << i;
-              if constexpr (recheck) maybe |= static_cast<std::uint64_t>(s[i] <= hi) << i;
-            }
+            std::uint64_t sure = kernels::bits_at_most<Bytes>(s, len, lo), maybe = 0;
+            if constexpr (recheck) maybe = kernels::bits_at_most<Bytes>(s, len, hi);
             if (recheck && (maybe & ~sure) != 0) {
               // Rare: candidates between lo and hi, re-checked in float64; the true ones join
               // the sure ones.
@@ -333,7 +317,7 @@ class grid_executor {
               const std::uint32_t c_id = c_ids[c];
               w.forward[forward_len++] = c_id;
               const std::uint32_t c_position = cand.positions != nullptr ? cand.positions[c] : c;
-              shared->neighbors[shared->claim(c_position, 1)] = q_id;
+              *shared->claim(c_position, 1) = q_id;
             }
           }
         } else {
@@ -372,8 +356,9 @@ class grid_executor {
     if (to_row) w.rows->wrote(q_id, row_len);
     if constexpr (Halved && !Counts) {
       if (shared != nullptr && forward_len > 0) {
-        std::memcpy(shared->neighbors + shared->claim(q, forward_len), w.forward.data(),
-                    forward_len * sizeof(std::uint32_t));
+        // A plain loop: rows are short, and a call per row cost more than the copy.
+        std::uint32_t* to = shared->claim(q, forward_len);
+        for (std::uint64_t k = 0; k < forward_len; ++k) to[k] = w.forward[k];
       }
     }
     if constexpr (Counts) {
