@@ -13,7 +13,7 @@
 // masks = on | off; max_indexed_dims = 0..8; reorder = on | off (dimensions by variance);
 // layout = auto | columns | rows; early_exit = 0 | 8 | 16 (row layout: dimensions
 // between checks of the partial sum); gather = off | 1..9; simd = auto | baseline;
-// fill = halved | full (a self-join's CSR rows).
+// fill = auto | halved | full (a self-join's CSR rows).
 
 #include <algorithm>
 #include <atomic>
@@ -54,9 +54,17 @@ struct cpu_grid_params final : engine_params {
   bool avx2 = true;  // use the AVX2 kernels when the CPU has them
   unsigned gather_min_spans = 2;
   // A self-join's CSR rows: filled under the count's halved pattern, each pair found once and
-  // written to both rows (default), or under FULL, each row by its own query's task.
-  bool fill_halved = true;
+  // written to both rows, or under FULL, each row by its own query's task; auto: halved for
+  // tables up to halved_fill_max_bytes.
+  enum class fill_kind { automatic, halved, full } fill = fill_kind::automatic;
 };
+
+// Measured (one thread, 2-core machine, bench/RESULTS.md "CPU delivery"): the halved fill
+// computes half the distances but writes the other side of every pair into a row elsewhere in
+// the table. On the real 50k samples (10 MB tables) it fills 1.1-1.3x faster than FULL; on
+// uniform 2-D 2M at S 50 (a 400 MB table, ids in random order) 1.6-2x slower, most of it in the
+// kernel faulting in the table's pages.
+constexpr std::uint64_t halved_fill_max_bytes = std::uint64_t{64} << 20;
 
 bool parse_switch(const std::string& key, const std::string& v) {
   if (v == "on" || v == "1" || v == "true") return true;
@@ -129,13 +137,15 @@ std::unique_ptr<const engine_params> read_cpu_grid_params(param_reader& r) {
                     "task copied into one buffer), got '", *v, "'");
     p->gather_min_spans = *v == "off" ? 0u : static_cast<unsigned>((*v)[0] - '0');
   }
-  if (const std::string* v = r.text("fill", kind::ablation,
-                                    "halved | full: a self-join's CSR rows filled with each pair "
-                                    "found once and written to both rows, or each row by its "
-                                    "own query under the full pattern")) {
-    if (*v == "halved") p->fill_halved = true;
-    else if (*v == "full") p->fill_halved = false;
-    else throw invalid_argument(concat("cpu-grid: fill must be halved or full, got '", *v, "'"));
+  if (const std::string* v = r.text("fill", kind::tuning,
+                                    "auto | halved | full: a self-join's CSR rows filled with "
+                                    "each pair found once and written to both rows, or each row "
+                                    "by its own query under the full pattern (auto: halved up "
+                                    "to a 64 MiB table)")) {
+    if (*v == "auto") p->fill = cpu_grid_params::fill_kind::automatic;
+    else if (*v == "halved") p->fill = cpu_grid_params::fill_kind::halved;
+    else if (*v == "full") p->fill = cpu_grid_params::fill_kind::full;
+    else throw invalid_argument(concat("cpu-grid: fill must be auto, halved or full, got '", *v, "'"));
   }
   return p;
 }
@@ -328,8 +338,6 @@ void run_precision(join_request& req, const cpu_grid_params& params, const grid:
     // built once. A halved self-join fills under its own pattern, each pair found once and
     // written to both rows; otherwise (A x B, or pattern=full) under the FULL pattern, whose
     // task of a query writes its whole row in one run.
-    const bool halved =
-        self && params.pattern != grid::access_pattern::full && params.fill_halved;
     pass_result counted = run_pass(params.pattern, true, nullptr, nullptr, 0, count_pass_share);
     candidates += counted.candidates;
     rechecks += counted.rechecks;
@@ -340,6 +348,13 @@ void run_precision(join_request& req, const cpu_grid_params& params, const grid:
     });
     stats.add_stage("count", clock.seconds());
     clock.restart();
+    std::uint64_t table_pairs = 0;
+    for (const std::uint32_t c : counted.counts) table_pairs += c;
+    const bool halved =
+        self && params.pattern != grid::access_pattern::full &&
+        (params.fill == cpu_grid_params::fill_kind::halved ||
+         (params.fill == cpu_grid_params::fill_kind::automatic &&
+          table_pairs * sizeof(std::uint32_t) <= halved_fill_max_bytes));
     delivery rows_out(req.sink, threads);
     const row_destination dest = rows_out.lay_out(by_query);
     if (halved) {

@@ -48,8 +48,12 @@ struct worker_state {
   detail::row_scatter_sink* rows = nullptr;
   /// Rows written in place by a halved self-join (both sides of each pair); null otherwise.
   const detail::row_cursors* shared = nullptr;
-  std::vector<std::uint32_t> forward;        // one query's own hits, claimed in one run
-  std::vector<std::uint32_t> gathered_positions;  // shared rows: where gathered candidates lie
+  std::vector<std::uint32_t> forward;  // one query's own hits, claimed in one run
+  // A task's other sides of its pairs, (candidate slot, query id) in query order, written after
+  // the task with one claim per candidate: a row a random place in the table is then missed
+  // once a task, not once a pair.
+  std::vector<std::uint32_t> back_slot, back_id, back_count;
+  std::vector<std::uint32_t*> back_at;
   std::vector<point_range> scratch, spans;
   std::vector<std::uint32_t> slice;
   std::vector<kernels::lane_count<T>> local_counts;  // candidate-side counts of one task
@@ -108,7 +112,6 @@ class grid_executor {
   struct candidates {
     const Set& set;
     const std::uint32_t* ids;
-    const std::uint32_t* positions;  // the candidates' index positions; null: their own
     std::span<const point_range> spans;
     std::uint32_t own_begin;
   };
@@ -144,7 +147,12 @@ class grid_executor {
     }
     if constexpr (Counts && Halved) w.local_counts.assign(total + kernels::counter_pad, 0);
     if constexpr (!Counts && Halved) {
-      if (w.shared != nullptr && w.forward.size() < total) w.forward.resize(total);
+      if (w.shared != nullptr) {
+        if (w.forward.size() < total) w.forward.resize(total);
+        w.back_slot.clear();
+        w.back_id.clear();
+        w.back_count.assign(total, 0);
+      }
     }
 
     bool gathered = false;
@@ -156,17 +164,18 @@ class grid_executor {
         ++w.gathered_tasks;
         Set g = gather(w, total);
         const point_range all{0, total};
-        const candidates cand{g, w.gathered_ids.data(),
-                              w.shared != nullptr ? w.gathered_positions.data() : nullptr,
-                              {&all, 1}, 0};
+        const candidates cand{g, w.gathered_ids.data(), {&all, 1}, 0};
         for (std::uint32_t q = t.q_begin; q < t.q_end; ++q) query(q, own_begin, cand, w);
       }
     }
     if (!gathered) {
-      const candidates cand{c_, di.permutation.data(), nullptr, w.spans, own_begin};
+      const candidates cand{c_, di.permutation.data(), w.spans, own_begin};
       for (std::uint32_t q = t.q_begin; q < t.q_end; ++q) query(q, own_begin, cand, w);
     }
 
+    if constexpr (!Counts && Halved) {
+      if (w.shared != nullptr) write_back(w);
+    }
     if constexpr (Counts && Halved) {
       for (std::size_t k = 0; k < w.spans.size(); ++k) {
         const count_t* local = w.local_counts.data() + w.slice[k];
@@ -179,13 +188,26 @@ class grid_executor {
     }
   }
 
+  // A halved fill's other sides, after the task: each candidate's run claimed once, then the
+  // query ids written in the order they were found.
+  void write_back(worker& w) const {
+    w.back_at.resize(w.back_count.size());
+    for (std::size_t k = 0; k < w.spans.size(); ++k) {
+      const point_range r = w.spans[k];
+      for (std::uint32_t p = r.begin; p < r.end; ++p) {
+        const std::uint32_t slot = w.slice[k] + (p - r.begin);
+        if (const std::uint32_t n = w.back_count[slot]) w.back_at[slot] = w.shared->claim(p, n);
+      }
+    }
+    for (std::size_t e = 0; e < w.back_slot.size(); ++e) *w.back_at[w.back_slot[e]]++ = w.back_id[e];
+  }
+
   // Copies the task's ranges, in order, into the worker's buffer (padded columns).
   Set gather(worker& w, std::uint32_t total) const {
     constexpr int d = sizeof(Set::col) / sizeof(Set::col[0]);
     const std::size_t stride = total + column_pad;
     w.gathered.resize(stride * d + column_pad);
     w.gathered_ids.resize(total);
-    if (w.shared != nullptr) w.gathered_positions.resize(total);
     Set g;
     for (int j = 0; j < d; ++j) g.col[j] = w.gathered.data() + static_cast<std::size_t>(j) * stride;
     const std::uint32_t* ids = in_.data->permutation.data();
@@ -206,10 +228,6 @@ class grid_executor {
       std::size_t i = 0;
       for (; i + 8 <= len; i += 8) std::memcpy(to + i, from + i, 32);
       for (; i < len; ++i) to[i] = from[i];
-      if (w.shared != nullptr) {
-        std::uint32_t* at = w.gathered_positions.data() + w.slice[k];
-        for (std::uint32_t j = 0; j < len; ++j) at[j] = r.begin + j;
-      }
     }
     return g;
   }
@@ -316,8 +334,11 @@ class grid_executor {
               const std::uint32_t c = c0 + static_cast<unsigned>(std::countr_zero(bits));
               const std::uint32_t c_id = c_ids[c];
               w.forward[forward_len++] = c_id;
-              const std::uint32_t c_position = cand.positions != nullptr ? cand.positions[c] : c;
-              *shared->claim(c_position, 1) = q_id;
+              // The candidate's slot in the task (a gathered set is laid out by slot already).
+              const std::uint32_t slot = w.slice[k] + (c - span.begin);
+              w.back_slot.push_back(slot);
+              w.back_id.push_back(q_id);
+              ++w.back_count[slot];
             }
           }
         } else {
