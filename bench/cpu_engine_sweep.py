@@ -45,7 +45,7 @@ def eps_for(binary, path, d, target, threads):
     for _ in range(50):
         mid = (lo * hi) ** 0.5
         s = run_json([binary, "join", "--input", path, "--dim", str(d), "--eps", repr(mid),
-                      "--engine", "cpu-grid", "--threads", str(threads), "--format", "count",
+                      "--engine", "super-ego", "--threads", str(threads), "--format", "count",
                       "--json"])["selectivity"]
         if abs(s - target) < 0.03 * target:
             return mid, s

@@ -42,6 +42,7 @@ const std::vector<rows_engine>& engines() {
       {"cpu-grid", {{"pattern", "unicomp"}, {"gather", "1"}}},
       {"cpu-grid", {{"layout", "rows"}}, scalar_type::f32},
       {"cpu-grid", {{"fill", "full"}}},
+      {"cpu-grid", {{"fill", "halved"}, {"pattern", "unicomp"}}, scalar_type::f32},
       {"super-ego"},
       {"cpu-rtree"},
   };
@@ -199,7 +200,7 @@ TEST_P(cpu_rows, csr_and_pair_files_match_the_oracle) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(engines, cpu_rows, testing::Range<std::size_t>(0, 7),
+INSTANTIATE_TEST_SUITE_P(engines, cpu_rows, testing::Range<std::size_t>(0, 8),
                          [](const testing::TestParamInfo<std::size_t>& param) {
                            std::string s = label(engines()[param.param]);
                            for (char& ch : s) {
