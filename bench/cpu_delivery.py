@@ -5,16 +5,17 @@ cKDTree.query_pairs(output_type="ndarray") beside it when scipy can be imported 
 tree build included, in memory like epsjoin's table).
 
 Each case runs, interleaved, --rounds times: `--format count`; `--format csr` (the table in
-memory) with cpu-grid's fill=halved (each pair computed once, both rows written: the default)
-and fill=full (each row by its own query, all 3^k cells: the old path, the "before"); the other
-engines' CSR; scipy. Each figure is the median over the rounds of the join's own `seconds`
+memory; cpu-grid's default fill=auto, and fill=halved: each pair computed once, both rows
+written, and fill=full: each row by its own query, all 3^k cells); the other engines' CSR;
+scipy. Each figure is the median over the rounds of the join's own `seconds`
 (index build included, loading the file not). Prints a Markdown table.
 
 usage: bench/cpu_delivery.py [--bin build-cpu/epsjoin] [--before OLD_EPSJOIN] [--threads 1]
                              [--cases NAME,...] [--rounds 3] [--engines cpu-grid,super-ego,cpu-rtree]
                              [--data DIR] [--no-scipy]
 --before runs another build's binary in the same rounds (its count and CSR): a before/after.
-       bench/cpu_delivery.py --threads 16 --cases uniform2d-50m   # the 16-core target (<= 4 s)
+       bench/cpu_delivery.py --bin build-device/epsjoin --threads 16 --cases uniform2d-50m \
+           --engines cpu-grid --rounds 1 --no-scipy   # the 16-core target (<= 4 s), ~1 minute
 
 Standard library only, scipy optional. Cases (eps for S = 50 neighbours a point):
   uniform2d-2m   uniform 2-D 2M S 50          expo2d-2m   Expo2D 2M S 50 (--paper)
@@ -137,6 +138,10 @@ def main():
                 runs.setdefault(key, []).append(value)
 
             for _ in range(args.rounds):
+                # Unrecorded: a virtual machine faults fresh memory in far slower than memory a
+                # process freed just before (about 1 s of system time for a 400 MB table here),
+                # which would fall on whichever CSR ran first.
+                epsjoin_run(args.bin, path, d, eps, args.threads, engines[0], "csr")
                 for engine in engines:
                     add((engine, "count"), epsjoin_run(args.bin, path, d, eps, args.threads,
                                                        engine, "count"))
@@ -148,9 +153,10 @@ def main():
                         add((engine, "csr-before"),
                             epsjoin_run(args.before, path, d, eps, args.threads, engine, "csr"))
                     if engine == "cpu-grid":
-                        add((engine, "csr-full"),
-                            epsjoin_run(args.bin, path, d, eps, args.threads, engine, "csr",
-                                        ["fill=full"]))
+                        for fill in ("halved", "full"):
+                            add((engine, "csr-" + fill),
+                                epsjoin_run(args.bin, path, d, eps, args.threads, engine, "csr",
+                                            ["fill=" + fill]))
                 if use_scipy and args.threads == 1:
                     add(("scipy", "pairs"), scipy_run(path, d, eps))
             first = runs[(engines[0], "count")][0]
@@ -169,9 +175,10 @@ def main():
                     if (engine, key) in runs:
                         row[engine][key] = statistics.median(r["seconds"]
                                                              for r in runs[(engine, key)])
-                if (engine, "csr-full") in runs:
-                    row[engine]["csr_full"] = statistics.median(
-                        r["seconds"] for r in runs[(engine, "csr-full")])
+                for fill in ("halved", "full"):
+                    if (engine, "csr-" + fill) in runs:
+                        row[engine]["csr_" + fill] = statistics.median(
+                            r["seconds"] for r in runs[(engine, "csr-" + fill)])
             if ("scipy", "pairs") in runs:
                 row["scipy"] = statistics.median(s for s, _ in runs[("scipy", "pairs")])
                 assert runs[("scipy", "pairs")][0][1] * 2 == first["pairs"], "scipy differs"
@@ -189,8 +196,8 @@ def main():
             head += f" before: count | CSR | CSR/count |"
             rule += " ---: | ---: | ---: |"
         if e == "cpu-grid":
-            head += " CSR stages | CSR fill=full (before) |"
-            rule += " --- | ---: |"
+            head += " CSR stages | CSR fill=halved | CSR fill=full |"
+            rule += " --- | ---: | ---: |"
     if any("scipy" in r for r in rows):
         head += " scipy query_pairs | scipy / best CSR |"
         rule += " ---: | ---: |"
@@ -207,7 +214,8 @@ def main():
                 line += f" {b0:.3f} | {b1:.3f} | {b1 / b0:.2f} |"
             if e == "cpu-grid":
                 st = ", ".join(f"{k} {v:.3f}" for k, v in x["stages"].items())
-                line += f" {st} | {x.get('csr_full', float('nan')):.3f} |"
+                line += (f" {st} | {x.get('csr_halved', float('nan')):.3f} |"
+                         f" {x.get('csr_full', float('nan')):.3f} |")
         if "scipy" in r:
             line += f" {r['scipy']:.3f} | {r['scipy'] / best:.1f}x |"
         print(line)

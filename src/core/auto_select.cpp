@@ -69,7 +69,7 @@ engine_choice choose_engine(const join_request& request) {
   // On the CPU, SUPER-EGO refines fewer candidates than the grid as d grows. Measured
   // (bench/RESULTS.md, "Which CPU engine", 2 threads, S 50, count and CSR): the grid is faster up
   // to 5-D (super-ego 1.2-1.9x its time on uniform 3-5-D, 0.93-1.5x on Expo 3-4-D), they tie at
-  // 6-D (0.53-1.08x), and super-ego wins from 8-D on (0.27-0.81x on Expo 8-12-D).
+  // 6-D (0.53-1.08x), and super-ego wins from 8-D on (0.13-0.81x, uniform and Expo 8-16-D).
   if (d >= ego_min_dims) {
     if (const engine* e = available("super-ego")) {
       return {e, concat("super-ego: ", why_cpu, "; d = ", d, " >= ", ego_min_dims)};
