@@ -61,9 +61,9 @@ struct cpu_grid_params final : engine_params {
 
 // Measured (one thread, 2-core machine, bench/RESULTS.md "CPU delivery"): the halved fill
 // computes half the distances but writes the other side of every pair into a row elsewhere in
-// the table. On the real 50k samples (10 MB tables) it fills 1.1-1.3x faster than FULL; on
-// uniform 2-D 2M at S 50 (a 400 MB table, ids in random order) 1.6-2x slower, most of it in the
-// kernel faulting in the table's pages.
+// the table. On the real 50k samples (10 MB tables) and Expo2D 2M it ties FULL; on uniform 2-D
+// 2M at S 50 (a 400 MB table, ids in random order) it took 1.4x FULL's time (0.91-0.95 s of
+// user time against 0.68-0.71 s): there the scattered stores cost more than the distances saved.
 constexpr std::uint64_t halved_fill_max_bytes = std::uint64_t{64} << 20;
 
 bool parse_switch(const std::string& key, const std::string& v) {
