@@ -36,6 +36,10 @@ bool ted_join_is_faster(std::size_t d) { return d >= ted_min_dims; }
 // fast or faster (Expo8D 2M: 0.36 s against 0.48 s at S 50, 0.72 s against 0.72 s at S 492).
 constexpr std::size_t meta_min_dims = 16;
 
+// From this many dimensions on `auto` takes super-ego on the CPU, below it cpu-grid (measured:
+// see choose_engine).
+constexpr std::size_t ego_min_dims = 6;
+
 }  // namespace
 
 engine_choice choose_engine(const join_request& request) {
@@ -62,15 +66,18 @@ engine_choice choose_engine(const join_request& request) {
   const std::string why_cpu =
       n >= gpu_min_points ? std::string("no usable CUDA device")
                           : concat("N = ", n, " is below the GPU threshold ", gpu_min_points);
-  // On the CPU, SUPER-EGO refines fewer candidates than the grid once d >= 3 (1 thread:
-  // 0.74x cpu-grid's time on Expo4D 1M, 0.24x on Expo16D 100k); the grid wins in 1-2 dims.
-  if (d >= 3) {
+  // On the CPU, SUPER-EGO refines fewer candidates than the grid as d grows. Measured
+  // (bench/RESULTS.md, "Which CPU engine", 2 threads, S 50, count and CSR): the grid is faster up
+  // to 5-D (super-ego 1.2-1.9x its time on uniform 3-5-D, 0.93-1.5x on Expo 3-4-D), they tie at
+  // 6-D (0.53-1.08x), and super-ego wins from 8-D on (0.13-0.81x, uniform and Expo 8-16-D).
+  if (d >= ego_min_dims) {
     if (const engine* e = available("super-ego")) {
-      return {e, concat("super-ego: ", why_cpu, "; d = ", d, " >= 3")};
+      return {e, concat("super-ego: ", why_cpu, "; d = ", d, " >= ", ego_min_dims)};
     }
   }
   if (const engine* e = available("cpu-grid")) {
-    return {e, concat("cpu-grid: ", why_cpu, d >= 3 ? "" : "; d <= 2")};
+    return {e, concat("cpu-grid: ", why_cpu,
+                      d >= ego_min_dims ? std::string() : concat("; d < ", ego_min_dims))};
   }
   if (const engine* e = available("brute-cpu")) return {e, "brute-cpu: the only engine built in"};
   throw unavailable("no engine is available for --engine auto");

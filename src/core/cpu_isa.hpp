@@ -111,6 +111,32 @@ struct simd;
     EPSJOIN_ISA_INLINE static T sum(vec v) { return reduce(v); }                            \
   }
 
+/// Bit j set where lane j of compare mask m is set (its sign bit), for masks of 16 or 32 bytes;
+/// SSE2's movemask on each 16-byte half, so the same code serves baseline and v3 functions.
+template <class M>
+EPSJOIN_ISA_INLINE unsigned lane_bits(M m) {
+  constexpr bool wide_lanes = sizeof(m[0]) == 8;
+  typedef double pd __attribute__((vector_size(16)));
+  typedef float ps __attribute__((vector_size(16)));
+  auto half = [&](std::size_t at) -> unsigned {
+    if constexpr (wide_lanes) {
+      pd h;
+      std::memcpy(&h, reinterpret_cast<const char*>(&m) + at, 16);
+      return static_cast<unsigned>(__builtin_ia32_movmskpd(h));
+    } else {
+      ps h;
+      std::memcpy(&h, reinterpret_cast<const char*>(&m) + at, 16);
+      return static_cast<unsigned>(__builtin_ia32_movmskps(h));
+    }
+  };
+  static_assert(sizeof(M) == 16 || sizeof(M) == 32);
+  if constexpr (sizeof(M) == 16) {
+    return half(0);
+  } else {
+    return half(0) | (half(16) << (wide_lanes ? 2 : 4));
+  }
+}
+
 EPSJOIN_ISA_SIMD(double, 16);
 EPSJOIN_ISA_SIMD(float, 16);
 EPSJOIN_ISA_SIMD(double, 32);

@@ -2,8 +2,9 @@
 //
 // Self-join: every non-empty cell is a task (a dense cell is cut into several) and examines the
 // neighbour cells its access pattern selects. Under lid-unicomp (default) and unicomp each
-// unordered pair of points is computed once and both directions are delivered; under full every
-// query examines all 3^k cells and delivers its own side only. A x B: B is indexed, A is binned
+// unordered pair of points is computed once and both directions are delivered (into a CSR
+// table: both rows written in place after a count pass); under full every query examines all
+// 3^k cells and delivers its own side only. A x B: B is indexed, A is binned
 // into B's grid and each cell of A examines its full neighbourhood in B. Tasks run from the
 // heaviest power-of-two class of workload (distances to compute) to the lightest, in cell order
 // within a class, handed out from a shared counter; each thread emits through its own buffer.
@@ -11,15 +12,20 @@
 // Params (all optional): pattern = lid-unicomp | unicomp | full; lookup = rows | tree | binary;
 // masks = on | off; max_indexed_dims = 0..8; reorder = on | off (dimensions by variance);
 // layout = auto | columns | rows; early_exit = 0 | 8 | 16 (row layout: dimensions
-// between checks of the partial sum); gather = off | 1..9; simd = auto | baseline.
+// between checks of the partial sum); gather = off | 1..9; simd = auto | baseline;
+// fill = auto | halved | full (a self-join's CSR rows).
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <memory>
+#include <optional>
+#include <span>
 
 #include "core/builtin_engines.hpp"
 #include "core/cpu_isa.hpp"
 #include "core/delivery.hpp"
+#include "core/row_cursors.hpp"
 #include "core/row_scatter.hpp"
 #include "core/expects.hpp"
 #include "core/parallel.hpp"
@@ -47,7 +53,18 @@ struct cpu_grid_params final : engine_params {
   enum class layout_kind { automatic, columns, rows } layout = layout_kind::automatic;
   bool avx2 = true;  // use the AVX2 kernels when the CPU has them
   unsigned gather_min_spans = 2;
+  // A self-join's CSR rows: filled under the count's halved pattern, each pair found once and
+  // written to both rows, or under FULL, each row by its own query's task; auto: halved for
+  // tables up to halved_fill_max_bytes.
+  enum class fill_kind { automatic, halved, full } fill = fill_kind::automatic;
 };
+
+// Measured (one thread, 2-core machine, bench/RESULTS.md "CPU delivery"): the halved fill
+// computes half the distances but writes the other side of every pair into a row elsewhere in
+// the table. On the real 50k samples (10 MB tables) and Expo2D 2M it ties FULL; on uniform 2-D
+// 2M at S 50 (a 400 MB table, ids in random order) it took 1.4x FULL's time (0.91-0.95 s of
+// user time against 0.68-0.71 s): there the scattered stores cost more than the distances saved.
+constexpr std::uint64_t halved_fill_max_bytes = std::uint64_t{64} << 20;
 
 bool parse_switch(const std::string& key, const std::string& v) {
   if (v == "on" || v == "1" || v == "true") return true;
@@ -120,6 +137,16 @@ std::unique_ptr<const engine_params> read_cpu_grid_params(param_reader& r) {
                     "task copied into one buffer), got '", *v, "'");
     p->gather_min_spans = *v == "off" ? 0u : static_cast<unsigned>((*v)[0] - '0');
   }
+  if (const std::string* v = r.text("fill", kind::tuning,
+                                    "auto | halved | full: a self-join's CSR rows filled with "
+                                    "each pair found once and written to both rows, or each row "
+                                    "by its own query under the full pattern (auto: halved up "
+                                    "to a 64 MiB table)")) {
+    if (*v == "auto") p->fill = cpu_grid_params::fill_kind::automatic;
+    else if (*v == "halved") p->fill = cpu_grid_params::fill_kind::halved;
+    else if (*v == "full") p->fill = cpu_grid_params::fill_kind::full;
+    else throw invalid_argument(concat("cpu-grid: fill must be auto, halved or full, got '", *v, "'"));
+  }
   return p;
 }
 
@@ -132,7 +159,6 @@ const char* pattern_name(grid::access_pattern p) {
   return "?";
 }
 
-// Runs the schedule's tasks on the threads, heaviest first.
 // Whether float32 copies (centred on B's column midpoints) of every coordinate are finite.
 bool fits_float(const join_request& req, const grid::column_stats& data_stats, unsigned threads) {
   auto fits = [&](const grid::column_stats& s) {
@@ -200,8 +226,11 @@ void run_precision(join_request& req, const cpu_grid_params& params, const grid:
   const delivery out(req.sink, threads);
   // Progress: a pass reports from 0 to 1; `span` places it within the whole join.
   const auto shown = std::make_shared<std::atomic<double>>(0.0);
+  std::optional<cpu::grid_schedule> planned;
+  grid::access_pattern planned_pattern = grid::access_pattern::full;
   auto run_pass = [&](grid::access_pattern pattern, bool count_only, row_scatter_sink* rows,
-                      double span_begin, double span_end) -> pass_result {
+                      const row_cursors* shared, double span_begin,
+                      double span_end) -> pass_result {
     join_options pass_options = req.options;
     pass_options.progress = progress_span(req.options.progress, span_begin, span_end, shown);
     join_request pass_req{req.res,  req.queries, req.data,  req.self_join, pass_options,
@@ -213,7 +242,14 @@ void run_precision(join_request& req, const cpu_grid_params& params, const grid:
     settings.lookup = params.lookup;
     settings.use_masks = params.masks;
     settings.threads = threads;
-    const cpu::grid_schedule schedule = cpu::plan_schedule(queries, data_index, settings);
+    // A fill under the count's pattern runs the count's schedule again: planning it (finding
+    // every cell's neighbour ranges) costs as much as a sparse join's distances.
+    if (!planned || planned_pattern != settings.pattern) {
+      planned.reset();
+      planned.emplace(cpu::plan_schedule(queries, data_index, settings));
+      planned_pattern = settings.pattern;
+    }
+    const cpu::grid_schedule& schedule = *planned;
 
     join_inputs<T> in{};
     in.queries = &queries;
@@ -255,10 +291,13 @@ void run_precision(join_request& req, const cpu_grid_params& params, const grid:
       }
     } else {
       EPSJOIN_ENSURE(rows == nullptr || !settings.halved, error,
-                     "internal: rows are written in place under the FULL pattern only");
+                     "internal: one-sided rows are written under the FULL pattern only");
+      EPSJOIN_ENSURE(shared == nullptr || settings.halved, error,
+                     "internal: shared rows are written by a halved self-join only");
       for (auto& w : workers) {
         w.rows = rows;
-        if (rows == nullptr) w.emitter.emplace(req.sink);
+        w.shared = shared;
+        if (rows == nullptr && shared == nullptr) w.emitter.emplace(req.sink);
       }
     }
     if (dblock.by_column) {
@@ -291,16 +330,18 @@ void run_precision(join_request& req, const cpu_grid_params& params, const grid:
   std::uint64_t candidates = 0, rechecks = 0;
   std::string pattern_note = pattern_name(self ? params.pattern : grid::access_pattern::full);
   if (out.form() == delivery_form::counts) {
-    last = run_pass(params.pattern, true, nullptr, 0, 1);
+    last = run_pass(params.pattern, true, nullptr, nullptr, 0, 1);
     out.counts(queries.permutation, last.counts);
     stats.add_stage("execute", clock.seconds());
   } else if (out.form() == delivery_form::pairs) {
-    last = run_pass(params.pattern, false, nullptr, 0, 1);
+    last = run_pass(params.pattern, false, nullptr, nullptr, 0, 1);
     stats.add_stage("execute", clock.seconds());
   } else {
-    // Rows: count (the cheap pattern), lay the rows out, then fill them in place under the FULL
-    // pattern, whose task of a query writes its whole row in one run; the index is built once.
-    pass_result counted = run_pass(params.pattern, true, nullptr, 0, count_pass_share);
+    // Rows: count (the cheap pattern), lay the rows out, then fill them in place; the index is
+    // built once. A halved self-join fills under its own pattern, each pair found once and
+    // written to both rows; otherwise (A x B, or pattern=full) under the FULL pattern, whose
+    // task of a query writes its whole row in one run.
+    pass_result counted = run_pass(params.pattern, true, nullptr, nullptr, 0, count_pass_share);
     candidates += counted.candidates;
     rechecks += counted.rechecks;
     std::vector<std::uint32_t> by_query(req.queries.n, 0);
@@ -308,17 +349,35 @@ void run_precision(join_request& req, const cpu_grid_params& params, const grid:
                  [&](std::size_t begin, std::size_t end, unsigned) {
       for (std::size_t p = begin; p < end; ++p) by_query[queries.permutation[p]] = counted.counts[p];
     });
-    counted.counts = {};
     stats.add_stage("count", clock.seconds());
     clock.restart();
+    std::uint64_t table_pairs = 0;
+    for (const std::uint32_t c : counted.counts) table_pairs += c;
+    const bool halved =
+        self && params.pattern != grid::access_pattern::full &&
+        (params.fill == cpu_grid_params::fill_kind::halved ||
+         (params.fill == cpu_grid_params::fill_kind::automatic &&
+          table_pairs * sizeof(std::uint32_t) <= halved_fill_max_bytes));
     delivery rows_out(req.sink, threads);
-    row_scatter_sink rows(rows_out.lay_out(by_query), by_query);
-    stats.add_stage("rows", clock.seconds());
-    clock.restart();
-    last = run_pass(grid::access_pattern::full, false, &rows, count_pass_share, 1);
-    rows.check_complete();
+    const row_destination dest = rows_out.lay_out(by_query);
+    if (halved) {
+      by_query = {};
+      const row_cursors shared(dest, queries.permutation, threads > 1, threads);
+      stats.add_stage("rows", clock.seconds());
+      clock.restart();
+      last = run_pass(params.pattern, false, nullptr, &shared, count_pass_share, 1);
+      shared.check_complete(counted.counts);
+      pattern_note = concat(pattern_note, " (count and fill)");
+    } else {
+      counted.counts = {};
+      row_scatter_sink rows(dest, by_query);
+      stats.add_stage("rows", clock.seconds());
+      clock.restart();
+      last = run_pass(grid::access_pattern::full, false, &rows, nullptr, count_pass_share, 1);
+      rows.check_complete();
+      pattern_note = concat(pattern_note, " (count), full (fill)");
+    }
     stats.add_stage("fill", clock.seconds());
-    pattern_note = concat(pattern_note, " (count), full (fill)");
   }
   candidates += last.candidates;
   rechecks += last.rechecks;
@@ -348,7 +407,8 @@ class cpu_grid final : public engine {
     return "eps-grid of GPU-SJ on CPU threads: LID-UNICOMP halving, heaviest cells first";
   }
   // A sink that takes rows gets them from cpu-grid's own two passes over one index (count, then
-  // each row written in place under the FULL pattern), not from dispatch's.
+  // the rows written in place: under the count's pattern in a self-join, both rows of each pair
+  // at once; under FULL in A x B), not from dispatch's.
   std::unique_ptr<const engine_params> read_params(param_reader& reader) const override {
     return read_cpu_grid_params(reader);
   }

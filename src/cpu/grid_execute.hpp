@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/emitter.hpp"
+#include "core/row_cursors.hpp"
 #include "core/row_scatter.hpp"
 #include "cpu/grid_kernels.hpp"
 #include "cpu/grid_points.hpp"
@@ -45,6 +46,14 @@ struct worker_state {
   /// Rows written in place instead of pairs emitted: the fill pass of a row sink under the FULL
   /// pattern, where the task of a query owns its whole row. Null: pairs through the emitter.
   detail::row_scatter_sink* rows = nullptr;
+  /// Rows written in place by a halved self-join (both sides of each pair); null otherwise.
+  const detail::row_cursors* shared = nullptr;
+  std::vector<std::uint32_t> forward;  // one query's own hits, claimed in one run
+  // A task's other sides of its pairs, (candidate slot, query id) in query order, written after
+  // the task with one claim per candidate: a row a random place in the table is then missed
+  // once a task, not once a pair.
+  std::vector<std::uint32_t> back_slot, back_id, back_count;
+  std::vector<std::uint32_t*> back_at;
   std::vector<point_range> scratch, spans;
   std::vector<std::uint32_t> slice;
   std::vector<kernels::lane_count<T>> local_counts;  // candidate-side counts of one task
@@ -137,6 +146,14 @@ class grid_executor {
       total += r.end - r.begin;
     }
     if constexpr (Counts && Halved) w.local_counts.assign(total + kernels::counter_pad, 0);
+    if constexpr (!Counts && Halved) {
+      if (w.shared != nullptr) {
+        if (w.forward.size() < total) w.forward.resize(total);
+        w.back_slot.clear();
+        w.back_id.clear();
+        w.back_count.assign(total, 0);
+      }
+    }
 
     bool gathered = false;
     if constexpr (is_column_set<Set>) {
@@ -156,6 +173,9 @@ class grid_executor {
       for (std::uint32_t q = t.q_begin; q < t.q_end; ++q) query(q, own_begin, cand, w);
     }
 
+    if constexpr (!Counts && Halved) {
+      if (w.shared != nullptr) write_back(w);
+    }
     if constexpr (Counts && Halved) {
       for (std::size_t k = 0; k < w.spans.size(); ++k) {
         const count_t* local = w.local_counts.data() + w.slice[k];
@@ -166,6 +186,20 @@ class grid_executor {
         }
       }
     }
+  }
+
+  // A halved fill's other sides, after the task: each candidate's run claimed once, then the
+  // query ids written in the order they were found.
+  void write_back(worker& w) const {
+    w.back_at.resize(w.back_count.size());
+    for (std::size_t k = 0; k < w.spans.size(); ++k) {
+      const point_range r = w.spans[k];
+      for (std::uint32_t p = r.begin; p < r.end; ++p) {
+        const std::uint32_t slot = w.slice[k] + (p - r.begin);
+        if (const std::uint32_t n = w.back_count[slot]) w.back_at[slot] = w.shared->claim(p, n);
+      }
+    }
+    for (std::size_t e = 0; e < w.back_slot.size(); ++e) *w.back_at[w.back_slot[e]]++ = w.back_id[e];
   }
 
   // Copies the task's ranges, in order, into the worker's buffer (padded columns).
@@ -221,6 +255,17 @@ class grid_executor {
       if (q + 1 < order.size()) w.rows->prefetch_row(order[q + 1]);
     }
     std::uint64_t row_len = 0;
+    // Halved rows: q's own hits gather here and are claimed in one run at the end; each hit's
+    // other side is claimed at once in the candidate's row.
+    const detail::row_cursors* const shared = (!Counts && Halved) ? w.shared : nullptr;
+    std::uint64_t forward_len = 0;
+    if constexpr (!Counts && Halved) {
+      if (shared != nullptr && q + 1 < in_.queries->permutation.size()) {
+        // The next query's row, where its run goes: loaded while this one computes. (A hint
+        // only: the cursor may move under other threads.)
+        shared->prefetch(q + 1);
+      }
+    }
     for (std::size_t k = 0; k < cand.spans.size(); ++k) {
       const point_range span = cand.spans[k];
       const std::uint32_t begin =
@@ -255,12 +300,9 @@ class grid_executor {
           // written: the row has room for exactly its count, and past it lies another task's row.
           // A bit mask of the sure hits, then one store a hit: most candidates of a block are
           // not neighbours, and a store per candidate cost 6x the count (uniform 2-D, S 50).
-          static_assert(kernels::block_len <= 64);
-          std::uint64_t sure = 0, maybe = 0;
-          for (unsigned i = 0; i < len; ++i) {
-            sure |= static_cast<std::uint64_t>(s[i] <= lo) << i;
-            if constexpr (recheck) maybe |= static_cast<std::uint64_t>(s[i] <= hi) << i;
-          }
+          const std::uint64_t sure = kernels::bits_at_most<Bytes>(s, len, lo);
+          std::uint64_t maybe = 0;
+          if constexpr (recheck) maybe = kernels::bits_at_most<Bytes>(s, len, hi);
           for (std::uint64_t bits = sure; bits != 0; bits &= bits - 1) {
             const std::uint32_t c_id = c_ids[c0 + static_cast<unsigned>(std::countr_zero(bits))];
             if (c_id != self_id) row[row_len++] = c_id;
@@ -271,6 +313,32 @@ class grid_executor {
               if (!(s[i] > lo && s[i] <= hi) || c_id == self_id) continue;
               ++w.rechecks;
               if (exact(q_id, c_id)) row[row_len++] = c_id;
+            }
+          }
+        } else if (Halved && shared != nullptr) {
+          if constexpr (Halved && !Counts) {
+            alignas(64) T s[kernels::block_len + kernels::counter_pad];
+            kernels::block_distances<Bytes>(set, qv, c0, len, hi, s);
+            std::uint64_t sure = kernels::bits_at_most<Bytes>(s, len, lo), maybe = 0;
+            if constexpr (recheck) maybe = kernels::bits_at_most<Bytes>(s, len, hi);
+            if (recheck && (maybe & ~sure) != 0) {
+              // Rare: candidates between lo and hi, re-checked in float64; the true ones join
+              // the sure ones.
+              for (std::uint64_t bits = maybe & ~sure; bits != 0; bits &= bits - 1) {
+                const unsigned i = static_cast<unsigned>(std::countr_zero(bits));
+                ++w.rechecks;
+                if (exact(q_id, c_ids[c0 + i])) sure |= std::uint64_t{1} << i;
+              }
+            }
+            for (std::uint64_t bits = sure; bits != 0; bits &= bits - 1) {
+              const std::uint32_t c = c0 + static_cast<unsigned>(std::countr_zero(bits));
+              const std::uint32_t c_id = c_ids[c];
+              w.forward[forward_len++] = c_id;
+              // The candidate's slot in the task (a gathered set is laid out by slot already).
+              const std::uint32_t slot = w.slice[k] + (c - span.begin);
+              w.back_slot.push_back(slot);
+              w.back_id.push_back(q_id);
+              ++w.back_count[slot];
             }
           }
         } else {
@@ -307,6 +375,13 @@ class grid_executor {
       }
     }
     if (to_row) w.rows->wrote(q_id, row_len);
+    if constexpr (Halved && !Counts) {
+      if (shared != nullptr && forward_len > 0) {
+        // A plain loop: rows are short, and a call per row cost more than the copy.
+        std::uint32_t* to = shared->claim(q, forward_len);
+        for (std::uint64_t k = 0; k < forward_len; ++k) to[k] = w.forward[k];
+      }
+    }
     if constexpr (Counts) {
       if constexpr (Halved) {
         add_count(in_, w, q, static_cast<std::uint32_t>(q_count));

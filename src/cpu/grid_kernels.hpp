@@ -188,6 +188,20 @@ inline void block_distances(const row_set<T, Every, M>& set, const typename row_
   for (unsigned i = 0; i < len; ++i) s[i] = set.template distance_simd<Bytes>(q, c0 + i, hi);
 }
 
+/// Bit i set for the block's candidates i < len whose squared distance s[i] <= limit (s holds
+/// whole vectors: the lanes past len are cleared here).
+template <int Bytes, class T>
+EPSJOIN_ISA_INLINE std::uint64_t bits_at_most(const T* s, unsigned len, T limit) {
+  using S = simd<T, Bytes>;
+  static_assert(block_len <= 64 && block_len % S::width == 0);
+  const typename S::vec l = S::splat(limit);
+  std::uint64_t bits = 0;
+  for (unsigned i = 0; i < len; i += S::width) {
+    bits |= static_cast<std::uint64_t>(isa::lane_bits(S::load(s + i) <= l)) << i;
+  }
+  return len >= 64 ? bits : bits & ((std::uint64_t{1} << len) - 1);
+}
+
 /// Writes the block indices i with s[i] <= hi to `out` without a branch per candidate; returns
 /// how many.
 template <class T>

@@ -35,6 +35,11 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(cpu_grid_baseline_simd_f32,
 EPSJOIN_ENGINE_PROPERTY_TESTS(cpu_grid_gather_all_f32,
                               {"cpu-grid", {{"gather", "1"}, {"pattern", "full"}}, scalar_type::f32});
 EPSJOIN_ENGINE_PROPERTY_TESTS(cpu_grid_gather_off_f64, {"cpu-grid", {{"gather", "off"}}});
+// A self-join's CSR fill: each pair once into both rows (auto's choice for these small tables,
+// named here so a change of the threshold keeps it tested), and each row by its own query.
+EPSJOIN_ENGINE_PROPERTY_TESTS(cpu_grid_fill_halved_f32,
+                              {"cpu-grid", {{"fill", "halved"}}, scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(cpu_grid_fill_full_f64, {"cpu-grid", {{"fill", "full"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(cpu_grid_binary_nomask_f64,
                               {"cpu-grid", {{"lookup", "binary"}, {"masks", "off"},
                                             {"pattern", "unicomp"}}});

@@ -274,6 +274,21 @@ void check_against_oracle(const engine_config& config, const property_case& c) {
   EXPECT_TRUE(rows == expected_rows) << "the CSR table differs from the pairs delivered ("
                                      << rows.size() << " vs " << expected_rows.size() << ")";
   EXPECT_EQ(tabled.pairs + tabled.self_pairs, expected_rows.size());
+
+  // Without self pairs and on one thread (rows written with plain stores, no slot before them).
+  resources one(1);
+  opt.include_self = false;
+  csr_sink bare(true);
+  const join_stats bare_stats = c.self_join ? self_join(one, data, opt, bare)
+                                            : join(one, queries, data, opt, bare);
+  rows.clear();
+  for (std::uint32_t q = 0; q < bare.table().n_queries(); ++q) {
+    for (std::uint32_t nb : bare.table().row(q)) rows.push_back({q, nb});
+  }
+  EXPECT_TRUE(rows == actual) << "the one-thread CSR table without self pairs differs from the "
+                              << "pairs delivered (" << rows.size() << " vs " << actual.size()
+                              << ")";
+  EXPECT_EQ(bare_stats.pairs, actual.size());
 }
 
 neighbor_table self_join_csr(const dataset& points, double eps, const std::string& engine,

@@ -73,7 +73,7 @@ TEST(engine_params, unknown_keys_name_the_accepted_ones_grouped_by_kind) {
             "engine 'brute-cpu' has no parameter 'tile' (it takes none)");
   EXPECT_EQ(parse_error("cpu-grid", {{"nope", "1"}}),
             "engine 'cpu-grid' has no parameter 'nope'; it takes: tuning: max_indexed_dims, "
-            "early_exit, layout, gather; ablation: pattern, lookup, masks, reorder, simd");
+            "early_exit, layout, gather, fill; ablation: pattern, lookup, masks, reorder, simd");
   EXPECT_EQ(parse_error("super-ego", {{"nope", "1"}}),
             "engine 'super-ego' has no parameter 'nope'; it takes: tuning: leaf, chunk; "
             "ablation: reorder, sort, prune, simd");
@@ -133,6 +133,8 @@ std::vector<value_case> cpu_cases() {
       {"cpu-grid", "gather", {"off", "1", "9"}, "0",
        "cpu-grid: gather must be off or 1 to 9 (the fewest candidate ranges of a task copied "
        "into one buffer), got '0'"},
+      {"cpu-grid", "fill", {"auto", "halved", "full"}, "both",
+       "cpu-grid: fill must be auto, halved or full, got 'both'"},
       {"super-ego", "leaf", {"1", "64", "65536"}, "0",
        "super-ego: parameter leaf must be an integer in [1, 65536], got '0'"},
       {"super-ego", "chunk", {"1", "1024"}, "x",

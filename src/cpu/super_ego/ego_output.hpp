@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "core/row_cursors.hpp"
 #include "cpu/super_ego/ego_simd.hpp"
 #include "cpu/super_ego/sorted_points.hpp"
 #include "epsjoin/sink.hpp"
@@ -60,6 +61,38 @@ class pair_output {
   bool self_;
   std::vector<index_pair> buffer_;
   std::size_t size_ = 0;
+};
+
+/// Writes a CSR table's rows in place, laid out by a count pass: a position i's matches go into
+/// its own row in one run and, in a self-join, i goes into each match's row (each pair is
+/// found once). Rows are claimed through cursors by A position (B's are A's in a self-join).
+template <class T>
+class row_output {
+ public:
+  static constexpr bool counts = false;
+  row_output(const row_cursors& rows, const sorted_points<T>& a, const sorted_points<T>& b,
+             bool self)
+      : rows_(&rows), a_ids_(a.ids.data()), b_ids_(b.ids.data()), self_(self) {}
+  void begin_chunk(std::size_t, std::size_t) {}
+  void end_chunk() {}
+  void begin_leaf(std::size_t, std::size_t) {}
+  void end_leaf() {}
+  void row(std::size_t i, const std::uint32_t* js, std::size_t m) {
+    const auto position = static_cast<std::uint32_t>(i);
+    std::uint32_t* own = rows_->claim(position, m);
+    for (std::size_t k = 0; k < m; ++k) own[k] = b_ids_[js[k]];
+    if (self_) {
+      const std::uint32_t qi = a_ids_[i];
+      for (std::size_t k = 0; k < m; ++k) *rows_->claim(js[k], 1) = qi;
+    }
+  }
+  void flush() {}
+
+ private:
+  const row_cursors* rows_;
+  const std::uint32_t* a_ids_;
+  const std::uint32_t* b_ids_;
+  bool self_;
 };
 
 /// For counts-only sinks: per-query counts summed over a work item (and, in a self-join, the

@@ -10,13 +10,17 @@
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
+#include <memory>
 #include <string>
 
 #include "core/builtin_engines.hpp"
 #include "core/delivery.hpp"
 #include "core/expects.hpp"
 #include "core/parallel.hpp"
+#include "core/progress.hpp"
+#include "core/row_cursors.hpp"
 #include "core/static_dim.hpp"
 #include "core/timer.hpp"
 #include "cpu/super_ego/dim_order.hpp"
@@ -149,9 +153,14 @@ join_counters join_all(join_request& req, const join_inputs<T>& in, const super_
   return total;
 }
 
+// How the join's matches leave: counts, pairs, or rows written in place through `rows`.
 template <class T, int D>
 join_counters join_dispatch_out(join_request& req, const join_inputs<T>& in,
-                                const super_ego_params& p) {
+                                const super_ego_params& p, const row_cursors* rows) {
+  if (rows != nullptr) {
+    return join_all<T, D, row_output<T>>(
+        req, in, p, [&] { return row_output<T>(*rows, in.a, in.b, in.self_join); });
+  }
   if (delivery(req.sink, req.res.threads()).form() == delivery_form::counts) {
     return join_all<T, D, count_output<T>>(req, in, p, [&] {
       return count_output<T>(req.sink, in.a, in.b, in.self_join,
@@ -165,9 +174,53 @@ join_counters join_dispatch_out(join_request& req, const join_inputs<T>& in,
 
 template <class T>
 join_counters join_dispatch(join_request& req, const join_inputs<T>& in,
-                            const super_ego_params& p) {
+                            const super_ego_params& p, const row_cursors* rows = nullptr) {
   return with_static_dim<8>(in.a.d,
-                            [&]<int D>() { return join_dispatch_out<T, D>(req, in, p); });
+                            [&]<int D>() { return join_dispatch_out<T, D>(req, in, p, rows); });
+}
+
+// A sink that takes rows: count into a table by query, lay the rows out, then join again over
+// the same index writing them in place (each self-join pair once, into both rows).
+template <class T>
+join_counters join_rows(join_request& req, const join_inputs<T>& in, const super_ego_params& p) {
+  const unsigned threads = std::max(1u, req.res.threads());
+  stopwatch clock;
+  count_sink per_query(true);
+  per_query.begin({req.queries.n, req.data.n, req.self_join, false});
+  const auto shown = std::make_shared<std::atomic<double>>(0.0);
+  join_options count_options = req.options;
+  count_options.progress = progress_span(req.options.progress, 0, count_pass_share, shown);
+  join_request count_req{req.res,   req.queries, req.data,   req.self_join, count_options,
+                         per_query, req.stats,   req.budget, req.params};
+  join_counters total = join_dispatch<T>(count_req, in, p);
+  per_query.finish();
+  // A query has fewer neighbours than there are points, and ids are 32-bit.
+  std::vector<std::uint32_t> by_query(per_query.per_point().begin(), per_query.per_point().end());
+  std::vector<std::uint32_t> by_position(in.a.n);
+  parallel_for(threads, in.a.n, std::size_t{1} << 16,
+               [&](std::size_t begin, std::size_t end, unsigned) {
+    for (std::size_t i = begin; i < end; ++i) by_position[i] = by_query[in.a.ids[i]];
+  });
+  req.stats.add_stage("count", clock.seconds());
+  clock.restart();
+  delivery out(req.sink, threads);
+  const row_destination dest = out.lay_out(by_query);
+  by_query = {};
+  const row_cursors rows(dest, std::span<const std::uint32_t>(in.a.ids.data(), in.a.n),
+                         threads > 1, threads);
+  req.stats.add_stage("rows", clock.seconds());
+  clock.restart();
+  join_options fill_options = req.options;
+  fill_options.progress = progress_span(req.options.progress, count_pass_share, 1, shown);
+  join_request fill_req{req.res,  req.queries, req.data,   req.self_join, fill_options,
+                        req.sink, req.stats,   req.budget, req.params};
+  const join_counters filled = join_dispatch<T>(fill_req, in, p, &rows);
+  rows.check_complete(by_position);
+  req.stats.add_stage("fill", clock.seconds());
+  total.candidates += filled.candidates;
+  total.nodes += filled.nodes;
+  total.leaves += filled.leaves;
+  return total;
 }
 
 template <class T>
@@ -200,8 +253,13 @@ void run_typed(join_request& req, const super_ego_params& p) {
                           eps2 * (1.0 + 0x1p-20),
                           p.prune,
                           req.self_join};
-  const join_counters c = join_dispatch<T>(req, in, p);
-  req.stats.add_stage("execute", clock.seconds());
+  join_counters c;
+  if (delivery(req.sink, threads).form() == delivery_form::rows) {
+    c = join_rows<T>(req, in, p);
+  } else {
+    c = join_dispatch<T>(req, in, p);
+    req.stats.add_stage("execute", clock.seconds());
+  }
   req.stats.candidates = c.candidates;
 
   std::string dims;
@@ -227,8 +285,8 @@ class super_ego final : public engine {
     return "SUPER-EGO as NEW-SUPER-EGO: dimension reordering, parallel EGO sort, recursive "
            "EGO join with a shared work queue; multithreaded";
   }
-  // Counting costs a fraction of sorting |R| pairs by query (measured: bench/RESULTS.md).
-  bool rows_by_two_passes() const override { return true; }
+  // A sink that takes rows gets them from super-ego's own two passes over one index (count,
+  // then each pair found once and written into both its rows), not from dispatch's.
   std::unique_ptr<const engine_params> read_params(param_reader& reader) const override {
     return read_super_ego_params(reader);
   }
