@@ -8,6 +8,7 @@
 #include "gpu/join_indexes.cuh"
 #include "gpu/row_join/row_join.cuh"
 #include "gpu/row_join/work_items.cuh"
+#include "grid/device_plan.cuh"
 #include "grid/plan.hpp"
 
 namespace epsjoin::detail::row_join {
@@ -111,7 +112,7 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
   popt.eps = req.options.eps;
   popt.max_k = s.index_dims;
   popt.reorder = s.index_dims > 0 || kernel.orders_dimensions();
-  const grid::grid_plan plan = grid::plan_grid(req.data, popt, req.res.threads());
+  const grid::grid_plan plan = grid::plan_grid_for(gpu, stream, req.data, popt, req.res.threads());
   req.stats.add_stage("plan", clock.seconds());
 
   clock.restart();
@@ -333,6 +334,11 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
            item_begin[k + 1] - item_begin[k], out, pass::fill, halving_fill, on);
   };
   // The counting pass ran on `stream`; the fill kernels run on the same stream.
+  if (by_query && req.sink.accepts_device_table()) {
+    req.sink.consume_device_table(
+        fill_device_table(gpu, *by_query, fill, req.self_join && req.options.include_self, req.stats));
+    return row_join_result::done;
+  }
   if (by_query) {
     run_query_rows(gpu, *by_query, fill, out, req.self_join && req.options.include_self,
                    req.budget, req.stats, req.options.progress);
