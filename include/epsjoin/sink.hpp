@@ -131,9 +131,9 @@ class csr_sink final : public result_sink {
 ///        row-filling GPU engines (lbjoin, gds-join, ted-join, meta-16q, meta-1q) hand over the
 ///        table they laid out on the device, with no copy through the host; engines that deliver
 ///        through the host (gpu-sj, brute-gpu, or a table too large to lay out on the device)
-///        fill a host table that the join then uploads (`join_stats::h2d_result_bytes`). CPU
-///        engines are refused (the points would be host memory anyway: use `csr_sink`). A
-///        CUDA-less build refuses it with `unavailable`.
+///        fill a host table that the join then uploads (`join_stats::h2d_result_bytes`), as do
+///        the CPU engines and hegjoin (from host points). A CUDA-less build refuses the sink
+///        with `unavailable`. The table is complete when the join returns.
 class device_csr_sink final : public result_sink {
  public:
   explicit device_csr_sink(bool sort_neighbors = false)

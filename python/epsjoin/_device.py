@@ -139,8 +139,9 @@ class _Torch:
                  self.torch.complex64: "complex64", self.torch.complex128: "complex128"}
         if A.dtype in names:
             return np.dtype(names[A.dtype])
-        return np.dtype("bfloat16") if A.dtype == self.torch.bfloat16 else np.dtype(
-            str(A.dtype).replace("torch.", ""))
+        if A.dtype == self.torch.bfloat16:  # numpy has none: any other float is converted alike
+            return np.dtype("float16")
+        return np.dtype(str(A.dtype).replace("torch.", ""))
 
     def astype(self, A: Any, dtype: Any) -> Any:
         return A.to(getattr(self.torch, np.dtype(dtype).name))

@@ -16,8 +16,6 @@
 
 namespace {
 
-#define CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call
-
 /// Points on the device, freed with the test.
 struct device_points {
   void* data = nullptr;
