@@ -38,8 +38,12 @@ epsjoin::join_stats run_device_join(const device_points& queries,
                                     bool include_self, const run_settings& s, Sink& sink) {
   const epsjoin::dataset_view a = device_view_of(queries);
   const epsjoin::dataset_view b = data ? device_view_of(*data) : a;
-  if (a.type != b.type) throw epsjoin::invalid_argument("the two point sets must have the same dtype");
-  if (a.device != b.device) throw epsjoin::invalid_argument("the two point sets lie on different devices");
+  if (a.type != b.type) {
+    throw epsjoin::invalid_argument("the two point sets must have the same dtype");
+  }
+  if (a.device != b.device) {
+    throw epsjoin::invalid_argument("the two point sets lie on different devices");
+  }
   run_settings on_device = s;
   on_device.device = a.device;
   epsjoin::join_options options;
@@ -69,7 +73,8 @@ nb::object device_array(T* data, std::size_t n, int device, nb::handle owner) {
 nb::tuple device_neighbor_table(device_points queries, std::optional<device_points> data,
                                 double eps, bool include_self, const run_settings& settings) {
   epsjoin::device_csr_sink sink;
-  const epsjoin::join_stats stats = run_device_join(queries, data, eps, include_self, settings, sink);
+  const epsjoin::join_stats stats =
+      run_device_join(queries, data, eps, include_self, settings, sink);
   const epsjoin::device_csr& t = sink.table();
   // Both arrays hold the table's owner; the device memory goes with the last of them.
   nb::capsule owner = owner_of(std::make_unique<std::shared_ptr<void>>(t.owner));
@@ -83,7 +88,8 @@ nb::tuple device_neighbor_counts(device_points queries, std::optional<device_poi
                                  double eps, bool include_self, bool per_row,
                                  const run_settings& settings) {
   epsjoin::count_sink sink(per_row);
-  const epsjoin::join_stats stats = run_device_join(queries, data, eps, include_self, settings, sink);
+  const epsjoin::join_stats stats =
+      run_device_join(queries, data, eps, include_self, settings, sink);
   nb::object rows = nb::none();
   if (per_row) {
     auto counts = std::make_unique<std::vector<std::uint64_t>>(sink.per_point());
