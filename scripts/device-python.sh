@@ -4,6 +4,8 @@
 # there with EPSJOIN_REQUIRE_GPU=1, so test_gpu.py fails rather than skips without a GPU.
 #
 # usage: scripts/device-python.sh WHEEL_DIR [--target DIR] [--tests DIR] [-- PYTEST ARGS...]
+# (pytest runs in the tests folder: every test there unless PYTEST ARGS name files, e.g.
+# `-- test_gpu.py` or `-- --ignore=test_gpu.py`.)
 #
 # Here (no GPU needed), build the wheel for the device's Python (3.12) and sm_90, and fetch the
 # cp312 wheels of what the device lacks (scipy, scikit-learn and its needs, pytest and its needs):
@@ -39,4 +41,4 @@ export PYTHONPATH=$target${PYTHONPATH:+:$PYTHONPATH}
 export EPSJOIN_REQUIRE_GPU=1
 "$python" -c 'import epsjoin, numpy; i = epsjoin.build_info(); print("epsjoin", epsjoin.__file__, "cuda", i["cuda"], i["cuda_architectures"], [d["name"] for d in i["cuda_devices"]], "numpy", numpy.__version__)'
 cd "$tests"
-exec "$python" -m pytest -p no:cacheprovider -q "$@" .
+exec "$python" -m pytest -p no:cacheprovider -q "$@"

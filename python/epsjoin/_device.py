@@ -186,7 +186,9 @@ class _Torch:
 
     def graph(self, data: Any, indices: Any, indptr: Any, shape: Tuple[int, int],
               sorted_rows: bool) -> Any:
-        return self.torch.sparse_csr_tensor(indptr, indices.to(self.torch.int64), data, size=shape)
+        # The library's table is a valid CSR table: torch's checks of it would only cost time.
+        return self.torch.sparse_csr_tensor(indptr, indices.to(self.torch.int64), data,
+                                            size=shape, check_invariants=False)
 
 
 def _backend_for(X: Any) -> Any:

@@ -230,7 +230,7 @@ def test_device_inputs_are_checked_on_the_device(rng):
         epsjoin.count(X, 0.1)
     with pytest.raises(ValueError, match="Expected 2D array"):
         epsjoin.pairs(cupy.zeros(5), 0.1)
-    with pytest.raises(ValueError, match="both on the host or both on a CUDA device"):
+    with pytest.raises(ValueError, match="both be on the host or both on a CUDA device"):
         epsjoin.count(cupy.zeros((5, 2)), 0.1, np.zeros((5, 2)))
     # The library checks device points itself (for C++ callers), on the device too.
     from epsjoin import _epsjoin, _validation
