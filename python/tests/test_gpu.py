@@ -1,6 +1,9 @@
-"""Every GPU engine against the CPU oracle, from numpy inputs. Skipped without a CUDA build and a
-device, unless EPSJOIN_REQUIRE_GPU=1 (as scripts/device-check.sh sets), which makes that a
-failure. On the GPU machine: EPSJOIN_CUDA=AUTO scripts/setup-python.sh, then pytest here."""
+"""Every GPU engine against the CPU oracle, from numpy inputs, and from CuPy arrays and CUDA
+tensors (joined on the device: no point uploaded, results on the device). Skipped without a CUDA
+build and a device, unless EPSJOIN_REQUIRE_GPU=1 (as scripts/device-check.sh and
+scripts/device-python.sh set), which makes that a failure. On the GPU machine:
+EPSJOIN_CUDA=AUTO scripts/setup-python.sh, then pytest here; or scripts/device-python.sh with a
+wheel built elsewhere."""
 
 import os
 
