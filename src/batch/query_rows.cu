@@ -177,37 +177,36 @@ void run_query_rows(gpu_state& gpu, query_layout& layout, const segment_filler& 
   const unsigned threads = out.threads();
   const bool blocks = out.takes_row_blocks();
 
-  // With self pairs the sink's rows each have a slot before them: the device can fill those too
-  // and the copy out is then one run, but only once the sink's layout is known. Otherwise the
-  // fill runs while the host lays the sink's rows out.
+  // With self pairs the sink's rows each have a slot before them. Where the device has room for
+  // one id a query beside the table, the fill writes those slots too (each holding its query's
+  // id) and the sink leaves them to us, so the copy out is the first write to the host table.
+  // Either way the fill is queued now and runs while the host lays the sink's rows out.
+  const bool self_slots =
+      self_pairs && !blocks &&
+      segment_capacity(total + layout.queries, budget) >= total + layout.queries &&
+      out.take_self_slots();
+  const std::uint64_t table_ids = total + (self_slots ? layout.queries : 0);
   device_buffer<std::uint32_t> table;
+  table.reserve(std::max<std::uint64_t>(table_ids, 1));
   cuda_event kernel_start, filled;
-  std::uint64_t table_ids = total;
-  auto launch_fill = [&](bool self_slots) {
-    table_ids = total + (self_slots ? layout.queries : 0);
-    table.reserve(std::max<std::uint64_t>(table_ids, 1));
-    kernel_start.record(compute);
-    if (self_slots && std::max(layout.positions, layout.queries) > 0) {
-      open_self_slots_kernel<<<grid_size(std::max(layout.positions, layout.queries), block), block, 0,
-                               compute>>>(layout.offsets.data(), layout.ids, layout.positions,
-                                          layout.queries, layout.row_offset.data(), table.data());
-      EPSJOIN_CHECK_LAUNCH();
-    }
-    if (total > 0) {
-      fill(0, row_segment{0, layout.positions, 0, table_ids}, table.data(),
-           layout.row_offset.data(), compute);
-    }
-    filled.record(compute);
-  };
-  const bool may_open_slots = self_pairs && !blocks;
-  if (!may_open_slots) launch_fill(false);
+  kernel_start.record(compute);
+  if (self_slots && std::max(layout.positions, layout.queries) > 0) {
+    open_self_slots_kernel<<<grid_size(std::max(layout.positions, layout.queries), block), block, 0,
+                             compute>>>(layout.offsets.data(), layout.ids, layout.positions,
+                                        layout.queries, layout.row_offset.data(), table.data());
+    EPSJOIN_CHECK_LAUNCH();
+  }
+  if (total > 0) {
+    fill(0, row_segment{0, layout.positions, 0, table_ids}, table.data(), layout.row_offset.data(),
+         compute);
+  }
+  filled.record(compute);
 
   const std::uint64_t chunk_ids =
       budget.overrides().chunk_ids > 0 ? budget.overrides().chunk_ids : default_chunk_ids;
   auto& ring = gpu.row_chunks;
   const std::uint64_t offset_ids = 2 * (std::uint64_t{layout.queries} + 1);
-  const std::uint64_t most_ids = total + (may_open_slots ? layout.queries : 0);
-  for (auto& r : ring) r.reserve(std::max<std::uint64_t>(std::min(chunk_ids, std::max(most_ids, offset_ids)), 1));
+  for (auto& r : ring) r.reserve(std::max<std::uint64_t>(std::min(chunk_ids, std::max(table_ids, offset_ids)), 1));
   const std::uint64_t ring_ids = std::min<std::uint64_t>(ring[0].capacity(), chunk_ids);
 
   // The layout to the host through the pinned ring, every thread copying out (and so faulting
@@ -228,11 +227,7 @@ void run_query_rows(gpu_state& gpu, query_layout& layout, const segment_filler& 
     out.lay_out_query_rows(counts, offsets);
   }
   stats.add_stage("rows", clock.seconds());
-  // The slots need room for one id a query beside the table on the device.
-  const bool runs_with_self =
-      may_open_slots && out.one_slot_before_rows() &&
-      segment_capacity(total + layout.queries, budget) >= total + layout.queries;
-  if (may_open_slots) launch_fill(runs_with_self);
+  const bool runs_with_self = self_slots && out.one_slot_before_rows();
 
   // The chunks: runs of the table of at most a ring slot; for a sink that takes row blocks, cut
   // at the last row end within the slot (a row longer than a slot spans several chunks).
@@ -280,6 +275,8 @@ void run_query_rows(gpu_state& gpu, query_layout& layout, const segment_filler& 
                                                static_cast<std::size_t>(cut[g + 1] - cut[g]));
     if (runs_with_self) {
       out.query_run(cut[g], piece);
+    } else if (self_slots) {
+      out.query_rows_with_self_slots(cut[g], piece);
     } else if (!blocks) {
       out.query_rows(cut[g], piece);
     } else {
@@ -314,6 +311,8 @@ void run_query_rows(gpu_state& gpu, query_layout& layout, const segment_filler& 
                                             ring_ids, " ids",
                                             blocks           ? ", handed over as row blocks"
                                             : runs_with_self ? ", self pairs filled on the device"
+                                            : self_slots     ? ", self pairs filled on the device, "
+                                                               "rows placed one by one"
                                                              : "")});
 }
 

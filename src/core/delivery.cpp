@@ -4,6 +4,7 @@
 
 #include "core/expects.hpp"
 #include "core/parallel.hpp"
+#include "core/self_slots.hpp"
 
 namespace epsjoin::detail {
 
@@ -43,6 +44,26 @@ void delivery::lay_out_query_rows(std::span<const std::uint32_t> counts_by_query
 
 void delivery::query_rows(std::uint64_t first, std::span<const std::uint32_t> piece) const {
   copy_query_rows(query_offsets_, first, piece, destination_, contiguous_, threads_);
+}
+
+bool delivery::take_self_slots() {
+  auto* slots = dynamic_cast<self_slot_sink*>(sink_);
+  if (form_ != delivery_form::rows || slots == nullptr) return false;
+  slots->leave_self_slots_to_engine();
+  return true;
+}
+
+void delivery::query_rows_with_self_slots(std::uint64_t first, std::span<const std::uint32_t> piece) {
+  if (slotted_offsets_.empty()) {
+    slotted_offsets_.resize(query_offsets_.size());
+    parallel_for(threads_, query_offsets_.size(), std::size_t{1} << 18,
+                 [&](std::size_t b, std::size_t e, unsigned) {
+      for (std::size_t q = b; q < e; ++q) slotted_offsets_[q] = query_offsets_[q] + q;
+    });
+  }
+  // The slot of row q lies just before where its neighbours go.
+  copy_query_rows(slotted_offsets_, first, piece, {destination_.neighbors - 1, destination_.starts},
+                  false, threads_);
 }
 
 void delivery::rows(const row_layout& layout, std::uint64_t first,

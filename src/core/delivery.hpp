@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "core/emitter.hpp"
 #include "core/row_copy.hpp"
@@ -60,6 +61,14 @@ class delivery {
   void query_run(std::uint64_t first, std::span<const std::uint32_t> piece) const {
     copy_run(destination_.neighbors - 1, first, piece, threads_);
   }
+  /// Before lay_out_query_rows, for an engine whose table has each row's self pair in a slot
+  /// before it: asks the sink to leave those slots to the engine. True when the sink has such
+  /// slots and agreed; the engine must then deliver through query_run (one_slot_before_rows)
+  /// or query_rows_with_self_slots, which write the slots with the rows.
+  bool take_self_slots();
+  /// Elements [first, first + piece.size()) of the layout with one slot before each row, copied
+  /// row by row (slot first) into a sink whose rows do not lie as the layout does.
+  void query_rows_with_self_slots(std::uint64_t first, std::span<const std::uint32_t> piece);
   /// Rows form, for an engine that fills its rows in query order: true when the sink takes
   /// them as blocks of complete rows (`result_sink::consume_row_block`), which bounds memory.
   bool takes_row_blocks() const { return form_ == delivery_form::rows && sink_->accepts_row_blocks(); }
@@ -81,6 +90,7 @@ class delivery {
   delivery_form form_;
   row_destination destination_;
   std::span<const std::uint64_t> query_offsets_;
+  std::vector<std::uint64_t> slotted_offsets_;  // query_offsets_[q] + q, made when first needed
   bool contiguous_ = false;
   bool one_slot_before_rows_ = false;
 };

@@ -14,6 +14,7 @@
 #include "core/parallel.hpp"
 #include "core/progress.hpp"
 #include "core/row_scatter.hpp"
+#include "core/self_slots.hpp"
 #include "core/timer.hpp"
 #include "epsjoin/join.hpp"
 
@@ -27,7 +28,7 @@ constexpr std::size_t max_points = std::numeric_limits<std::uint32_t>::max();
 // Counts what the engine delivers, so the stats never rely on the engine's own bookkeeping.
 // Under row-wise delivery it also puts the self pairs in: each row gets one more slot, the
 // point's own id goes first, and the engine writes its neighbours after it.
-class counting_sink final : public result_sink {
+class counting_sink final : public result_sink, public self_slot_sink {
  public:
   explicit counting_sink(result_sink& inner) : inner_(inner) {}
   /// Rows bound for a sink that keeps them in memory are checked against this budget first;
@@ -48,6 +49,7 @@ class counting_sink final : public result_sink {
     }
   }
   bool accepts_rows() const override { return inner_.accepts_rows(); }
+  void leave_self_slots_to_engine() override { engine_writes_self_slots_ = add_self_to_rows_; }
   row_destination begin_rows(std::span<const std::uint32_t> counts) override {
     const std::uint64_t sum = sum_counts(counts);
     if (budget_ != nullptr && inner_.keeps_result_in_memory()) {
@@ -60,6 +62,7 @@ class counting_sink final : public result_sink {
     pairs_.fetch_add(sum, std::memory_order_relaxed);
     if (!add_self_to_rows_) return inner_.begin_rows(counts);
     const row_destination dest = inner_.begin_rows(plus_one(counts));
+    if (engine_writes_self_slots_) return {dest.neighbors + 1, dest.starts};
     // In parallel: these are the first writes to the table's pages, and faulting in gigabytes
     // of fresh memory from one thread would cost more than the join.
     parallel_for(threads_, counts.size(), std::size_t{1} << 14, [&](std::size_t b, std::size_t e, unsigned) {
@@ -142,6 +145,7 @@ class counting_sink final : public result_sink {
   }
 
   bool add_self_to_rows_ = false;
+  bool engine_writes_self_slots_ = false;
   bool rows_delivered_ = false;
   std::vector<std::uint64_t> block_offsets_;
   std::vector<std::uint32_t> block_ids_;

@@ -8,15 +8,18 @@
 #include <functional>
 #include <mutex>
 #include <span>
-#include <thread>
 #include <vector>
 
+#include "core/thread_pool.hpp"
 #include "core/timer.hpp"
 
 namespace epsjoin::detail {
 
 /// Calls body(begin, end, worker) on chunks of `grain` items taken in increasing order from a
-/// shared counter, on `threads` workers; worker 0 is the calling thread, which alone calls
+/// shared counter, on `threads` workers (the process's kept threads, thread_pool.hpp: a worker
+/// that is busy elsewhere leaves its chunks to the others, so every worker number in [0,
+/// threads) is used by at most one thread, but not every one need be used); worker 0 is the
+/// calling thread, which alone calls
 /// `progress(fraction_done)` (at most ten times a second). The first exception thrown by any
 /// worker stops the hand-out of new chunks and is rethrown here.
 template <class Body>
@@ -56,11 +59,7 @@ void parallel_for(unsigned threads, std::size_t n, std::size_t grain, Body&& bod
     }
   };
 
-  std::vector<std::thread> pool;
-  pool.reserve(workers - 1);
-  for (unsigned w = 1; w < workers; ++w) pool.emplace_back(work, w);
-  work(0);
-  for (auto& t : pool) t.join();
+  run_on_workers(workers, work);
   if (first_error) std::rethrow_exception(first_error);
   if (progress) progress(1.0);
 }

@@ -3,6 +3,7 @@
 // against the oracle's table; and the same path into a table in memory.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -117,6 +118,61 @@ TEST(gpu_row_blocks, csr_files_and_tables_in_memory_match_the_oracle) {
   }
   EXPECT_TRUE(std::filesystem::is_empty(dir)) << "a temporary file was left behind";
   std::filesystem::remove_all(dir);
+}
+
+// Lays its rows out last query first, so no run of a query-order table is a run of its table:
+// the engines must place the rows (and, with self pairs, the slot before each) one by one.
+class reversed_rows_sink final : public epsjoin::result_sink {
+ public:
+  bool accepts_rows() const override { return true; }
+  epsjoin::row_destination begin_rows(std::span<const std::uint32_t> counts) override {
+    counts_.assign(counts.begin(), counts.end());
+    starts_.assign(counts.size(), 0);
+    std::uint64_t at = 0;
+    for (std::size_t q = counts.size(); q-- > 0;) {
+      starts_[q] = at;
+      at += counts[q];
+    }
+    ids_.assign(at, 0);
+    return {ids_.data(), starts_.data()};
+  }
+  void consume(std::span<const epsjoin::index_pair>) override {
+    FAIL() << "rows were expected, not pairs";
+  }
+  /// The rows in query order, each sorted.
+  epsjoin::neighbor_table table() const {
+    epsjoin::neighbor_table t;
+    t.offsets.assign(1, 0);
+    for (std::size_t q = 0; q < counts_.size(); ++q) {
+      std::vector<std::uint32_t> row(ids_.begin() + static_cast<std::ptrdiff_t>(starts_[q]),
+                                     ids_.begin() + static_cast<std::ptrdiff_t>(starts_[q] + counts_[q]));
+      std::sort(row.begin(), row.end());
+      t.neighbors.insert(t.neighbors.end(), row.begin(), row.end());
+      t.offsets.push_back(t.neighbors.size());
+    }
+    return t;
+  }
+
+ private:
+  std::vector<std::uint32_t> counts_;
+  std::vector<std::uint64_t> starts_;
+  std::vector<std::uint32_t> ids_;
+};
+
+TEST(gpu_row_blocks, rows_placed_one_by_one_into_a_sink_of_another_layout) {
+  const auto data = lattice(3000, 2, epsjoin::test::test_seed() + 11);
+  for (const bool include_self : {false, true}) {
+    const epsjoin::neighbor_table expected = oracle(data, nullptr, 0.25, include_self);
+    for (const case_& c : cases) {
+      reversed_rows_sink sink;
+      run(c.engine, c.params, data, nullptr, 0.25, include_self, sink);
+      const epsjoin::neighbor_table got = sink.table();
+      const std::string what = std::string(c.engine) + (c.params.empty() ? "" : " with params") +
+                               (include_self ? " +self" : "");
+      EXPECT_EQ(got.offsets, expected.offsets) << what;
+      EXPECT_TRUE(got.neighbors == expected.neighbors) << what;
+    }
+  }
 }
 
 }  // namespace

@@ -2,9 +2,12 @@
 // blocks small enough that many workers share the input, and sizes around the block boundaries.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdint>
 #include <numeric>
 #include <random>
+#include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "core/parallel.hpp"
@@ -25,6 +28,53 @@ TEST(parallel, exclusive_scan_matches_a_serial_scan) {
       exclusive_scan(std::span<const std::uint32_t>(in), std::span<std::uint64_t>(got), 4, block);
       EXPECT_EQ(got, expected) << "n " << n << ", block " << block;
     }
+  }
+}
+
+using epsjoin::detail::parallel_for;
+
+// Every item exactly once, and no worker number on two threads at once, from several callers at
+// the same time (the process's kept workers are shared) with a parallel_for nested in each
+// chunk (which must not wait on the workers it runs on).
+TEST(parallel, concurrent_and_nested_calls_cover_every_item_once) {
+  constexpr std::size_t n = 20000;
+  constexpr unsigned threads = 8;
+  auto one_caller = [&](std::vector<std::atomic<int>>& seen, std::atomic<bool>& clash) {
+    std::vector<std::atomic<int>> busy(threads);
+    parallel_for(threads, n, 97, [&](std::size_t b, std::size_t e, unsigned worker) {
+      if (busy[worker].fetch_add(1) != 0) clash = true;
+      std::atomic<std::size_t> inner{0};
+      parallel_for(3, e - b, 16, [&](std::size_t ib, std::size_t ie, unsigned) { inner += ie - ib; });
+      if (inner != e - b) clash = true;
+      for (std::size_t i = b; i < e; ++i) seen[i].fetch_add(1);
+      busy[worker].fetch_sub(1);
+    });
+  };
+  for (int round = 0; round < 5; ++round) {
+    std::vector<std::vector<std::atomic<int>>> seen;
+    for (int c = 0; c < 4; ++c) seen.emplace_back(n);
+    std::atomic<bool> clash{false};
+    std::vector<std::thread> callers;
+    for (int c = 0; c < 4; ++c) callers.emplace_back(one_caller, std::ref(seen[c]), std::ref(clash));
+    for (auto& t : callers) t.join();
+    EXPECT_FALSE(clash.load());
+    for (int c = 0; c < 4; ++c) {
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(seen[c][i].load(), 1) << "caller " << c << ", item " << i;
+    }
+  }
+}
+
+TEST(parallel, the_first_exception_stops_the_loop_and_reaches_the_caller) {
+  for (int round = 0; round < 20; ++round) {
+    EXPECT_THROW(parallel_for(6, 100000, 10,
+                              [&](std::size_t b, std::size_t, unsigned) {
+                                if (b == 500) throw std::runtime_error("stop");
+                              }),
+                 std::runtime_error);
+    // The workers stop taking chunks soon after the throw; the pool is usable afterwards.
+    std::atomic<std::size_t> sum{0};
+    parallel_for(6, 1000, 1, [&](std::size_t b, std::size_t e, unsigned) { sum += e - b; });
+    EXPECT_EQ(sum.load(), 1000u);
   }
 }
 
