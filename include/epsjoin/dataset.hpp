@@ -27,14 +27,32 @@ constexpr std::size_t size_of(scalar_type type) noexcept {
   return type == scalar_type::f64 ? 8 : 4;
 }
 
-/// @brief A borrowed [n x d, row-major] block of float64 or float32 values, host memory.
+/// @brief Where the values of a `dataset_view` lie.
+enum class memory_space : std::uint8_t {
+  host,    ///< host memory (the default)
+  device,  ///< memory of the CUDA device `dataset_view::device` (cudaMalloc, a CuPy array, ...)
+};
+
+/// @brief A borrowed [n x d, row-major] block of float64 or float32 values, in host memory or,
+///        with `space = memory_space::device`, in the memory of a CUDA device.
+///
+/// Device views are taken by the GPU engines (processor "gpu" or "tensor") without a copy to or
+/// from the host: the points' index is built from them on the device, so `join_stats::
+/// h2d_point_bytes` stays 0. `device` must be the ordinal of `resources::device()`, and the
+/// values must be written (their producing work finished) before the join is called. CPU
+/// engines and hegjoin refuse device views with `invalid_argument`.
 struct dataset_view {
-  const void* data = nullptr;  ///< [host] [n x d, row-major], element type `type`
+  const void* data = nullptr;  ///< [host or device] [n x d, row-major], element type `type`
   std::size_t n = 0;           ///< number of points
   std::size_t d = 0;           ///< dimensions per point
   scalar_type type = scalar_type::f64;
+  memory_space space = memory_space::host;  ///< where `data` lies
+  int device = 0;                           ///< CUDA ordinal of `data` when space == device
+
+  bool on_device() const noexcept { return space == memory_space::device; }
 
   /// @brief Coordinate `dim` of point `i`, widened to double (slow path, for tests and I/O).
+  ///        Host views only.
   double at(std::size_t i, std::size_t dim) const noexcept {
     const std::size_t k = i * d + dim;
     return type == scalar_type::f64 ? static_cast<const double*>(data)[k]

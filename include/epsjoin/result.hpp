@@ -77,4 +77,17 @@ struct neighbor_table {
   }
 };
 
+/// @brief A CSR neighbour table in the memory of a CUDA device, from a join into a
+///        `device_csr_sink`: the neighbours of query i are neighbors[offsets[i] .. offsets[i + 1]).
+///        `owner` owns both arrays; they are freed on `device` when its last copy goes (the
+///        pointers may be handed on, to CuPy or DLPack, together with a copy of `owner`).
+struct device_csr {
+  std::uint64_t* offsets = nullptr;    ///< [device] [n_queries + 1]
+  std::uint32_t* neighbors = nullptr;  ///< [device] [n_pairs]
+  std::size_t n_queries = 0;
+  std::uint64_t n_pairs = 0;
+  int device = 0;
+  std::shared_ptr<void> owner;
+};
+
 }  // namespace epsjoin

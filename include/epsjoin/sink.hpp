@@ -94,6 +94,11 @@ class result_sink {
   /// @brief Host bytes the sink keeps per pair it receives through `consume` (after `begin`);
   ///        pairs beyond the memory limit stop the join with a clear error, not the machine.
   virtual double bytes_kept_per_pair() const { return 0; }
+  /// @brief True when the sink wants the table in device memory (`device_csr_sink`).
+  virtual bool accepts_device_table() const { return false; }
+  /// @brief The whole table, in device memory (self pairs in it when asked for), instead of any
+  ///        other delivery; called at most once, before `finish`.
+  virtual void consume_device_table(device_csr table);
 };
 
 /// @brief Builds the CSR `neighbor_table` in memory.
@@ -120,6 +125,43 @@ class csr_sink final : public result_sink {
   std::mutex mutex_;
   std::vector<std::vector<index_pair>> batches_;
   neighbor_table table_;
+};
+
+/// @brief Leaves the CSR table in the memory of the resources' CUDA device (`table()`). The
+///        row-filling GPU engines (lbjoin, gds-join, ted-join, meta-16q, meta-1q) hand over the
+///        table they laid out on the device, with no copy through the host; engines that deliver
+///        through the host (gpu-sj, brute-gpu, or a table too large to lay out on the device)
+///        fill a host table that the join then uploads (`join_stats::h2d_result_bytes`), as do
+///        the CPU engines and hegjoin (from host points). A CUDA-less build refuses the sink
+///        with `unavailable`. The table is complete when the join returns.
+class device_csr_sink final : public result_sink {
+ public:
+  explicit device_csr_sink(bool sort_neighbors = false)
+      : host_(sort_neighbors), sort_(sort_neighbors) {}
+  void begin(const sink_info& info) override { host_.begin(info); }
+  void consume(std::span<const index_pair> pairs) override { host_.consume(pairs); }
+  bool accepts_rows() const override { return true; }
+  row_destination begin_rows(std::span<const std::uint32_t> counts) override {
+    return host_.begin_rows(counts);
+  }
+  bool keeps_result_in_memory() const override { return true; }
+  double bytes_kept_per_pair() const override { return host_.bytes_kept_per_pair(); }
+  bool accepts_device_table() const override { return true; }
+  void consume_device_table(device_csr table) override { table_ = std::move(table); }
+  void finish() override { host_.finish(); }
+  /// @brief True once the table is on the device (after the join).
+  bool has_table() const noexcept { return table_.owner != nullptr; }
+  const device_csr& table() const noexcept { return table_; }
+  /// @brief Library-internal: the host table an engine that delivers through the host filled.
+  neighbor_table release_host_table() noexcept { return host_.release(); }
+  /// @brief Whether rows are to be sorted by id (the uploaded table is; a device table is
+  ///        sorted by the caller, for instance with CuPy's `sort_indices`).
+  bool sorts_neighbors() const noexcept { return sort_; }
+
+ private:
+  csr_sink host_;
+  bool sort_ = false;
+  device_csr table_;
 };
 
 /// @brief Hands the CSR table to a callback as blocks of complete rows, in increasing query

@@ -34,6 +34,12 @@ struct join_stats {
   /// Distances computed (candidates refined).
   std::uint64_t candidates = 0;
   std::vector<stage_time> stages;
+  /// Bytes of points copied from the host to a device (uploads for the index or the kernels);
+  /// 0 for points the caller passed in device memory (`memory_space::device`).
+  std::uint64_t h2d_point_bytes = 0;
+  /// Bytes of result copied from the host to a device: a `device_csr_sink` fed by an engine that
+  /// delivers through the host (gpu-sj, brute-gpu; or a table too large to lay out on the device).
+  std::uint64_t h2d_result_bytes = 0;
   /// Wall time of the whole join, validation to the sink's finish.
   double seconds = 0.0;
   /// Engine-specific figures as name/value text, printed in the summary.

@@ -38,6 +38,14 @@ def csr_distances(
     queries: npt.NDArray[np.floating], data: Optional[npt.NDArray[np.floating]],
     indptr: npt.NDArray[np.uint64], indices: npt.NDArray[np.uint32], threads: int
 ) -> npt.NDArray[np.float64]: ...
+# Points on a CUDA device (anything with __dlpack__ there); the results are DLPack arrays on it.
+def device_neighbor_table(
+    queries: Any, data: Optional[Any], eps: float, include_self: bool, settings: RunSettings
+) -> Tuple[Any, Any, Dict[str, Any]]: ...
+def device_neighbor_counts(
+    queries: Any, data: Optional[Any], eps: float, include_self: bool, per_row: bool,
+    settings: RunSettings
+) -> Tuple[int, Optional[npt.NDArray[np.uint64]], Dict[str, Any]]: ...
 def dbscan(
     points: npt.NDArray[np.floating], eps: float, min_samples: int, settings: RunSettings
 ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8], Dict[str, Any]]: ...

@@ -7,7 +7,7 @@ from typing import Any, Callable, Dict, Mapping, Optional, Tuple, TypeVar, Union
 import numpy as np
 import scipy.sparse
 
-from . import _epsjoin
+from . import _device, _epsjoin
 from ._metrics import pair_distances, set_geometry
 from ._validation import (
     MemorySize,
@@ -68,6 +68,15 @@ def _run(core: Callable[..., Any], X: np.ndarray, Y: Optional[np.ndarray], *args
         raise
 
 
+def _euclidean_only_on_device(metric: str, boxsize: Any) -> None:
+    # The other metrics and periodic boxes transform or re-check the points on the host.
+    if metric != "euclidean" or boxsize is not None:
+        raise ValueError(
+            "arrays on a CUDA device are joined in the euclidean metric without boxsize; "
+            f"got metric={metric!r}, boxsize={boxsize!r}: copy them to the host for that"
+        )
+
+
 def _check_self(include_self: bool, Y: Any) -> None:
     if include_self and Y is not None:
         raise ValueError("include_self applies to a self-join (Y=None) only")
@@ -110,7 +119,10 @@ def neighbor_table(
     ----------
     X : array-like of shape (n_queries, n_features)
         Query points. float32 and float64 C-contiguous arrays are used where they lie; other
-        dtypes and layouts are converted once, to float64 (or made C-contiguous).
+        dtypes and layouts are converted once, to float64 (or made C-contiguous). Arrays on a
+        CUDA device (CuPy, PyTorch, ``__cuda_array_interface__``) are joined where they lie by
+        a GPU engine, and every result is then on that device too: CuPy arrays and a
+        ``cupyx.scipy.sparse.csr_matrix``, or torch tensors for torch input.
     eps : float
         The radius: ``j`` is a neighbour of ``i`` when ``||X[i] - Y[j]|| <= eps`` (inclusive).
     Y : array-like of shape (n_points, n_features), default=None
@@ -125,9 +137,21 @@ def neighbor_table(
     -------
     indptr : ndarray of shape (n_queries + 1,), dtype int64
     indices : ndarray of shape (indptr[-1],), dtype int32 (int64 when Y has 2**31 points or more)
+        On the device for device input (CuPy arrays or torch tensors, int64 and int32).
     stats : dict
         Only with ``return_stats=True``.
     """
+    if _device.any_on_device(X, Y):  # CuPy arrays, CUDA tensors: joined on their device
+        _euclidean_only_on_device(metric, boxsize)
+        b, X, Y = _device.check_device_pair(X, Y)
+        _check_self(include_self, Y)
+        settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
+                                device_memory_limit, device, params)
+        indptr, indices, stats = _device.table(b, X, Y, check_eps(eps), bool(include_self),
+                                               settings)
+        if sort_indices:
+            indices = _device.sort_rows(b, indptr, indices, (X if Y is None else Y).shape[0])
+        return (indptr, indices, stats) if return_stats else (indptr, indices)
     X, Y = check_pair(X, Y)
     _check_self(include_self, Y)
     settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
@@ -188,6 +212,8 @@ def neighbor_graph(
     Returns
     -------
     graph : scipy.sparse.csr_matrix of shape (n_queries, n_points), dtype float64
+        For device input ``cupyx.scipy.sparse.csr_matrix`` (CuPy and other arrays) or a
+        ``torch.sparse_csr_tensor`` (torch tensors), on the points' device.
     stats : dict
         Only with ``return_stats=True``.
 
@@ -202,6 +228,15 @@ def neighbor_graph(
     """
     if mode not in ("connectivity", "distance"):
         raise ValueError(f"mode must be 'connectivity' or 'distance', got {mode!r}")
+    if _device.any_on_device(X, Y):  # CuPy arrays, CUDA tensors: joined on their device
+        _euclidean_only_on_device(metric, boxsize)
+        b, X, Y = _device.check_device_pair(X, Y)
+        _check_self(include_self, Y)
+        settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
+                                device_memory_limit, device, params)
+        graph, stats = _device.graph(b, X, Y, check_eps(eps), mode, bool(include_self),
+                                     bool(sort_indices), settings)
+        return (graph, stats) if return_stats else graph
     X, Y = check_pair(X, Y)
     _check_self(include_self, Y)
     settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
@@ -274,12 +309,22 @@ def pairs(
     Returns
     -------
     pairs : ndarray of shape (m, 2)
+        A CuPy array or torch tensor on the points' device for device input.
     stats : dict
         Only with ``return_stats=True``.
     """
     dtype = np.dtype(dtype)
     if dtype.kind not in "iu":
         raise ValueError(f"dtype must be an integer dtype, got {dtype}")
+    if _device.any_on_device(X, Y):  # CuPy arrays, CUDA tensors: joined on their device
+        _euclidean_only_on_device(metric, boxsize)
+        b, X, Y = _device.check_device_pair(X, Y)
+        _check_self(include_self, Y)
+        settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
+                                device_memory_limit, device, params)
+        result, stats = _device.pairs(b, X, Y, check_eps(eps), bool(include_self), bool(sort),
+                                      dtype, settings)
+        return (result, stats) if return_stats else result
     X, Y = check_pair(X, Y)
     _check_self(include_self, Y)
     settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
@@ -339,9 +384,19 @@ def count(
     Returns
     -------
     count : int, or ndarray of shape (n_queries,) and dtype int64 when ``per_row``
+        (on the points' device for device input).
     stats : dict
         Only with ``return_stats=True``.
     """
+    if _device.any_on_device(X, Y):  # CuPy arrays, CUDA tensors: joined on their device
+        _euclidean_only_on_device(metric, boxsize)
+        b, X, Y = _device.check_device_pair(X, Y)
+        _check_self(include_self, Y)
+        settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
+                                device_memory_limit, device, params)
+        result, stats = _device.count(b, X, Y, check_eps(eps), bool(include_self),
+                                      bool(per_row), settings)
+        return (result, stats) if return_stats else result
     X, Y = check_pair(X, Y)
     _check_self(include_self, Y)
     settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Union
 
+from . import _device
 from ._join import _with_run_options, neighbor_graph
 from ._metrics import metric_name
 from ._validation import MemorySize, check_points
@@ -45,6 +46,7 @@ def radius_neighbors_graph(
     ----------
     X : array-like of shape (n_samples, n_features)
         Sample data; at least one sample. Checked as scikit-learn checks it (2-D, finite).
+        A CuPy array or CUDA tensor is joined on its device (see :func:`neighbor_graph`).
     radius : float
         Radius of neighbourhoods (inclusive).
     mode : {"connectivity", "distance"}, default="connectivity"
@@ -66,6 +68,7 @@ def radius_neighbors_graph(
     Returns
     -------
     A : scipy.sparse.csr_matrix of shape (n_samples, n_samples)
+        (``cupyx.scipy.sparse.csr_matrix`` or a torch sparse CSR tensor for device input)
     stats : dict
         Only with ``return_stats=True``.
     """
@@ -81,7 +84,10 @@ def radius_neighbors_graph(
         raise ValueError(f"mode must be 'connectivity' or 'distance', got {mode!r}")
     if include_self == "auto":
         include_self = mode == "connectivity"
-    X = check_points(X, min_samples=1)
+    if _device.any_on_device(X):  # joined on its device; the graph is a cupyx/torch one
+        _, X, _ = _device.check_device_pair(X, None, min_samples=1)
+    else:
+        X = check_points(X, min_samples=1)
     return neighbor_graph(
         X, radius, mode=mode, include_self=bool(include_self), sort_indices=False,
         engine=engine, precision=precision, approximate=approximate, n_jobs=n_jobs,

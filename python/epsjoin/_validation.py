@@ -33,8 +33,9 @@ def check_points(X: Any, name: str = "X", *, min_samples: int = 0) -> np.ndarray
     """X as a C-contiguous float32 or float64 (n, d) array; no copy when it already is one."""
     if _is_device_array(X):
         raise TypeError(
-            f"{name} is an array on a GPU; this build of the epsjoin package joins host arrays "
-            "only. Copy it to the host first (cupy.asnumpy(X), X.cpu().numpy())."
+            f"{name} is an array on a GPU; this function takes host arrays only (the joins "
+            "take device arrays, DBSCAN does not yet). Copy it to the host first "
+            "(cupy.asnumpy(X), X.cpu().numpy())."
         )
     if hasattr(X, "tocsr") and hasattr(X, "nnz"):
         raise TypeError(

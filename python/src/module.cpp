@@ -8,6 +8,7 @@
 #include <epsjoin/epsjoin.hpp>
 
 #include "dbscan_call.hpp"
+#include "device_calls.hpp"
 #include "join_calls.hpp"
 
 namespace nb = nanobind;
@@ -117,6 +118,10 @@ NB_MODULE(_epsjoin, m) {
         "data"_a.none(), "radii"_a, "include_self"_a, "settings"_a);
   m.def("csr_distances", &epsjoin_python::csr_distances, "queries"_a, "data"_a.none(), "indptr"_a,
         "indices"_a, "threads"_a);
+  m.def("device_neighbor_table", &epsjoin_python::device_neighbor_table, "queries"_a,
+        "data"_a.none(), "eps"_a, "include_self"_a, "settings"_a);
+  m.def("device_neighbor_counts", &epsjoin_python::device_neighbor_counts, "queries"_a,
+        "data"_a.none(), "eps"_a, "include_self"_a, "per_row"_a, "settings"_a);
   m.def("dbscan", &epsjoin_python::dbscan, "points"_a, "eps"_a, "min_samples"_a, "settings"_a);
   m.def("engines", &engine_list);
   m.def("build_info", &build_dict);

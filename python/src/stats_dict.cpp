@@ -27,6 +27,8 @@ nb::dict stats_dict(const epsjoin::join_stats& stats) {
   nb::dict stages;
   for (const epsjoin::stage_time& s : stats.stages) stages[nb::str(s.name.c_str())] = s.seconds;
   d["stages"] = stages;
+  d["h2d_point_bytes"] = stats.h2d_point_bytes;
+  d["h2d_result_bytes"] = stats.h2d_result_bytes;
   d["seconds"] = stats.seconds;
   d["candidates_per_second"] = stats.candidates_per_second();
   nb::dict notes;

@@ -1,6 +1,9 @@
-"""Every GPU engine against the CPU oracle, from numpy inputs. Skipped without a CUDA build and a
-device, unless EPSJOIN_REQUIRE_GPU=1 (as scripts/device-check.sh sets), which makes that a
-failure. On the GPU machine: EPSJOIN_CUDA=AUTO scripts/setup-python.sh, then pytest here."""
+"""Every GPU engine against the CPU oracle, from numpy inputs, and from CuPy arrays and CUDA
+tensors (joined on the device: no point uploaded, results on the device). Skipped without a CUDA
+build and a device, unless EPSJOIN_REQUIRE_GPU=1 (as scripts/device-check.sh and
+scripts/device-python.sh set), which makes that a failure. On the GPU machine:
+EPSJOIN_CUDA=AUTO scripts/setup-python.sh, then pytest here; or scripts/device-python.sh with a
+wheel built elsewhere."""
 
 import os
 
@@ -83,3 +86,185 @@ def test_gpu_engine_dbscan_labels_equal_the_cpus(engine, dtype, rng):
         want.fit(lattice_points)
         got = epsjoin.DBSCAN(eps=eps, min_samples=min_samples, engine=engine).fit(lattice_points)
         np.testing.assert_array_equal(got.labels_, want.labels_)
+
+
+# ---- Points already on the device: CuPy arrays and CUDA tensors -------------------------------
+
+#: Engines that read device points (hegjoin's CPU workers read them on the host: refused).
+DEVICE_ENGINES = [e["name"] for e in epsjoin.engines() if e["processor"] in ("gpu", "tensor")]
+#: Engines that deliver through the host: their table is uploaded (h2d_result_bytes > 0).
+HOST_DELIVERY = {"gpu-sj", "brute-gpu"}
+
+
+def _cupy():
+    cupy = pytest.importorskip("cupy")
+    try:
+        cupy.zeros(1)
+    except Exception as e:  # CuPy without a usable device
+        pytest.skip(f"no CUDA device for CuPy: {e}")
+    return cupy
+
+
+def _torch():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device for torch")
+    return torch
+
+
+def _to_device(framework, X):
+    if framework == "cupy":
+        return _cupy().asarray(X)
+    return _torch().from_numpy(np.ascontiguousarray(X)).to("cuda")
+
+
+def _host_csr(graph):
+    """A device graph (cupyx or torch sparse CSR) as a scipy matrix, checking where it lies."""
+    import scipy.sparse
+
+    if hasattr(graph, "crow_indices"):
+        assert graph.is_cuda and graph.layout == _torch().sparse_csr
+        return scipy.sparse.csr_matrix(
+            (graph.values().cpu().numpy(), graph.col_indices().cpu().numpy(),
+             graph.crow_indices().cpu().numpy()), shape=tuple(graph.shape))
+    import cupyx.scipy.sparse
+
+    assert isinstance(graph, cupyx.scipy.sparse.csr_matrix)
+    return graph.get()
+
+
+def _host(array):
+    if hasattr(array, "is_cuda"):
+        assert array.is_cuda
+        return array.cpu().numpy()
+    assert isinstance(array, _cupy().ndarray)
+    return array.get()
+
+
+def _no_point_upload(stats, engine, nonempty=True):
+    assert stats["engine"] == engine
+    assert stats["h2d_point_bytes"] == 0, stats
+    if engine not in HOST_DELIVERY and nonempty:
+        assert stats["h2d_result_bytes"] == 0, stats
+
+
+DEVICE_SHAPES = [(0, 3), (1, 2), (700, 2), (600, 8), (300, 64), (20_000, 3)]
+
+
+@pytest.mark.parametrize("framework", ["cupy", "torch"])
+@pytest.mark.parametrize("engine", DEVICE_ENGINES)
+@pytest.mark.parametrize("n,d", DEVICE_SHAPES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_device_points_equal_the_oracle(framework, engine, n, d, dtype, rng):
+    X = rng.exponential(1 / 40, (n, d)).astype(dtype)
+    eps = eps_for(X, 8, rng)
+    indptr, indices, dist = oracle_table(X, eps)
+    Xd = _to_device(framework, X)
+    graph, stats = epsjoin.neighbor_graph(Xd, eps, mode="distance", engine=engine,
+                                          return_stats=True)
+    assert_same_csr(_host_csr(graph), indptr, indices, dist)
+    _no_point_upload(stats, engine, nonempty=n > 0)
+    got_pairs, stats = epsjoin.pairs(Xd, eps, engine=engine, sort=True, return_stats=True)
+    np.testing.assert_array_equal(_host(got_pairs), oracle_pairs(X, eps))
+    _no_point_upload(stats, engine, nonempty=n > 0)
+    counts, stats = epsjoin.count(Xd, eps, per_row=True, engine=engine, return_stats=True)
+    np.testing.assert_array_equal(_host(counts), np.diff(indptr))
+    assert stats["h2d_point_bytes"] == 0
+    assert epsjoin.count(Xd, eps, engine=engine) == indptr[-1]
+
+
+@pytest.mark.parametrize("framework", ["cupy", "torch"])
+@pytest.mark.parametrize("engine", DEVICE_ENGINES)
+def test_device_points_ties_self_pairs_and_a_join_b(framework, engine, rng):
+    X = lattice(12, 3)
+    Xd = _to_device(framework, X)
+    for eps in (1.0, 2.0):
+        for include_self in (False, True):
+            indptr, indices, _ = oracle_table(X, eps, include_self=include_self)
+            got, stats = epsjoin.neighbor_graph(Xd, eps, include_self=include_self,
+                                                sort_indices=True, engine=engine,
+                                                return_stats=True)
+            assert_same_csr(_host_csr(got), indptr, indices)
+            _no_point_upload(stats, engine)
+            table_indptr, table_indices = epsjoin.neighbor_table(
+                Xd, eps, include_self=include_self, sort_indices=True, engine=engine)
+            np.testing.assert_array_equal(_host(table_indptr), indptr)
+            np.testing.assert_array_equal(_host(table_indices), indices)
+    A, B = rng.random((500, 4)), rng.random((800, 4)).astype(np.float32)
+    eps = eps_for(np.vstack([A, B]), 8, rng)
+    # float32 meets float64 as float64, converted on the device.
+    indptr, indices, dist = oracle_table(A, eps, B.astype(np.float64))
+    got, stats = epsjoin.neighbor_graph(_to_device(framework, A), eps, _to_device(framework, B),
+                                        mode="distance", engine=engine, return_stats=True)
+    assert_same_csr(_host_csr(got), indptr, indices, dist)
+    _no_point_upload(stats, engine)
+    np.testing.assert_array_equal(
+        _host(epsjoin.pairs(_to_device(framework, A), eps, _to_device(framework, B),
+                            engine=engine, sort=True)),
+        oracle_pairs(A, eps, B.astype(np.float64)))
+
+
+@pytest.mark.parametrize("framework", ["cupy", "torch"])
+def test_device_radius_neighbors_graph_and_auto(framework, rng):
+    X = rng.random((3000, 3))
+    Xd = _to_device(framework, X)
+    for mode in ("connectivity", "distance"):
+        want = epsjoin.radius_neighbors_graph(X, 0.05, mode=mode, include_self="auto")
+        got, stats = epsjoin.radius_neighbors_graph(Xd, 0.05, mode=mode, include_self="auto",
+                                                    return_stats=True)
+        got = _host_csr(got)
+        got.sort_indices()
+        want.sort_indices()
+        np.testing.assert_array_equal(got.indptr, want.indptr)
+        np.testing.assert_array_equal(got.indices, want.indices)
+        np.testing.assert_array_equal(got.data, want.data)
+        # Few points, but they are on the device: auto takes a GPU engine, and no point moves.
+        assert stats["engine"] in DEVICE_ENGINES and stats["h2d_point_bytes"] == 0
+
+
+def test_device_inputs_are_checked_on_the_device(rng):
+    cupy = _cupy()
+    X = cupy.asarray(rng.random((50, 2)))
+    X[7, 1] = cupy.nan
+    with pytest.raises(ValueError, match="Input X contains NaN"):
+        epsjoin.neighbor_graph(X, 0.1)
+    X[7, 1] = cupy.inf
+    with pytest.raises(ValueError, match="Input X contains infinity"):
+        epsjoin.count(X, 0.1)
+    with pytest.raises(ValueError, match="Expected 2D array"):
+        epsjoin.pairs(cupy.zeros(5), 0.1)
+    with pytest.raises(ValueError, match="both be on the host or both on a CUDA device"):
+        epsjoin.count(cupy.zeros((5, 2)), 0.1, np.zeros((5, 2)))
+    # The library checks device points itself (for C++ callers), on the device too.
+    from epsjoin import _epsjoin, _validation
+
+    bad = cupy.asarray(rng.random((30, 3)))
+    bad[29, 2] = cupy.nan
+    with pytest.raises(ValueError, match="point 29, dimension 2 is nan"):
+        _epsjoin.device_neighbor_table(bad, None, 0.1, False, _validation.run_settings("lbjoin"))
+    # Integers and Fortran order are converted once, on the device.
+    L = lattice(8, 2).astype(np.int32)
+    indptr, indices, _ = oracle_table(L, 1.0)
+    assert_same_csr(epsjoin.neighbor_graph(cupy.asfortranarray(cupy.asarray(L)), 1.0).get(),
+                    indptr, indices)
+
+
+def test_cpu_engines_refuse_device_points():
+    cupy = _cupy()
+    X = cupy.random.random((100, 2))
+    for engine in [e["name"] for e in epsjoin.engines()
+                   if e["processor"] not in ("gpu", "tensor") and e["available"]]:
+        with pytest.raises(ValueError, match="reads its points on the host"):
+            epsjoin.count(X, 0.1, engine=engine)
+
+
+@pytest.mark.parametrize("framework", ["cupy", "torch"])
+def test_device_points_refuse_other_metrics_and_boxes(framework, rng):
+    X = _to_device(framework, rng.random((100, 2)))
+    for kwargs in ({"metric": "manhattan"}, {"metric": "cosine"}, {"boxsize": 1.0}):
+        with pytest.raises(ValueError, match="euclidean metric without boxsize"):
+            epsjoin.neighbor_graph(X, 0.1, **kwargs)
+        with pytest.raises(ValueError, match="euclidean metric without boxsize"):
+            epsjoin.count(X, 0.1, **kwargs)
+    with pytest.raises(ValueError, match="euclidean metric without boxsize"):
+        epsjoin.radius_neighbors_graph(X, 0.1, metric="chebyshev")

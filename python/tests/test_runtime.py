@@ -92,22 +92,30 @@ def test_help_is_enough_to_use_it():
     assert "Returns" in epsjoin.neighbor_graph.__doc__ and "n_jobs" in epsjoin.pairs.__doc__
 
 
-def test_device_arrays_are_refused_clearly_until_supported():
+def test_device_arrays_need_a_cuda_build():
+    # With CUDA, test_gpu.py joins them; a CPU-only build refuses them with its reason.
+    cupy = pytest.importorskip("cupy")
+    if epsjoin.build_info()["cuda"]:
+        pytest.skip("this build has CUDA: test_gpu.py joins device arrays")
+    try:
+        X = cupy.random.random((100, 2))
+    except Exception as e:  # CuPy without a usable device
+        pytest.skip(f"no CUDA device for CuPy: {e}")
+    with pytest.raises(epsjoin.UnavailableError, match="CUDA"):
+        epsjoin.count(X, 0.1)
+
+
+def test_host_tensors_go_through_numpy():
+    torch = pytest.importorskip("torch")
+    X = torch.rand(100, 2, dtype=torch.float64)
+    assert epsjoin.count(X, 0.1) == epsjoin.count(X.numpy(), 0.1)
+
+
+def test_dbscan_refuses_device_arrays_clearly():
     cupy = pytest.importorskip("cupy")
     try:
         X = cupy.random.random((100, 2))
     except Exception as e:  # CuPy without a usable device
         pytest.skip(f"no CUDA device for CuPy: {e}")
     with pytest.raises(TypeError, match="GPU"):
-        epsjoin.count(X, 0.1)
-
-
-def test_torch_device_tensors_are_refused_clearly_until_supported():
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device for torch")
-    with pytest.raises(TypeError, match="GPU"):
-        epsjoin.count(torch.rand(100, 2, device="cuda"), 0.1)
-    # Host tensors go through numpy.
-    X = torch.rand(100, 2, dtype=torch.float64)
-    assert epsjoin.count(X, 0.1) == epsjoin.count(X.numpy(), 0.1)
+        epsjoin.DBSCAN(eps=0.1).fit(X)

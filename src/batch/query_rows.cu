@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <cub/device/device_scan.cuh>
 
 #include "batch/query_rows.cuh"
@@ -39,6 +40,19 @@ __global__ void open_self_slots_kernel(const std::uint64_t* __restrict__ offsets
   if (i < positions) row_offset[i] += std::uint64_t{ids[i]} + 1;
   if (i < queries) table[offsets[i] + i] = i;
 }
+
+/// Row starts after opening one slot before every row (open_self_slots_kernel).
+__global__ void shift_for_self_slots_kernel(std::uint64_t* __restrict__ offsets,
+                                            std::uint32_t entries) {
+  const std::uint32_t q = blockIdx.x * blockDim.x + threadIdx.x;
+  if (q < entries) offsets[q] += q;
+}
+
+/// What a device table's arrays are owned by.
+struct device_table_storage {
+  device_buffer<std::uint64_t> offsets;
+  device_buffer<std::uint32_t> neighbors;
+};
 
 /// A host array that a device copy overwrites whole: not zeroed first.
 using host_offsets = offset_vector;
@@ -108,6 +122,49 @@ query_layout lay_out_by_query(gpu_state& gpu, const std::uint32_t* counts, const
                                    cudaMemcpyDeviceToHost, stream));
   EPSJOIN_CUDA_TRY(cudaStreamSynchronize(stream));
   return layout;
+}
+
+device_csr fill_device_table(gpu_state& gpu, query_layout& layout, const segment_filler& fill,
+                             bool self_pairs, join_stats& stats) {
+  stopwatch clock;
+  cudaStream_t compute = gpu.slots[0]->stream.get();
+  auto storage = std::make_shared<device_table_storage>();
+  const std::uint64_t ids = layout.total + (self_pairs ? layout.queries : 0);
+  storage->neighbors.reserve(std::max<std::uint64_t>(ids, 1));
+  cuda_event kernel_start, filled;
+  kernel_start.record(compute);
+  const std::uint32_t threads = std::max(layout.positions, layout.queries);
+  if (self_pairs && threads > 0) {
+    open_self_slots_kernel<<<grid_size(threads, block), block, 0, compute>>>(
+        layout.offsets.data(), layout.ids, layout.positions, layout.queries,
+        layout.row_offset.data(), storage->neighbors.data());
+    EPSJOIN_CHECK_LAUNCH();
+  }
+  if (layout.total > 0) {
+    fill(0, row_segment{0, layout.positions, 0, ids}, storage->neighbors.data(),
+         layout.row_offset.data(), compute);
+  }
+  filled.record(compute);
+  if (self_pairs) {
+    shift_for_self_slots_kernel<<<grid_size(layout.queries + 1, block), block, 0, compute>>>(
+        layout.offsets.data(), layout.queries + 1);
+    EPSJOIN_CHECK_LAUNCH();
+  }
+  // The caller reads the table from other streams (its own): it must be complete on return.
+  EPSJOIN_CUDA_TRY(cudaStreamSynchronize(compute));
+  storage->offsets = std::move(layout.offsets);
+  device_csr table;
+  table.offsets = storage->offsets.data();
+  table.neighbors = storage->neighbors.data();
+  table.n_queries = layout.queries;
+  table.n_pairs = ids;
+  table.device = gpu.device;
+  table.owner = std::move(storage);
+  stats.add_stage("fill", clock.seconds());
+  stats.notes.push_back({"fill kernels seconds", concat(filled.since(kernel_start) * 1e-3)});
+  stats.notes.push_back({"segments", concat("1 of ", ids, " ids, laid out in query order and left "
+                                            "on the device")});
+  return table;
 }
 
 void run_query_rows(gpu_state& gpu, query_layout& layout, const segment_filler& fill,

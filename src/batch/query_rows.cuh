@@ -40,4 +40,10 @@ void run_query_rows(gpu_state& gpu, query_layout& layout, const segment_filler& 
                     delivery& out, bool self_pairs, const memory_budget& budget, join_stats& stats,
                     const std::function<void(double)>& progress);
 
+/// Fills the whole table into device memory that the returned table owns, and leaves it there
+/// (for a sink that takes a device table): nothing crosses the link. With `self_pairs` each row
+/// starts with its query's own id, as a sink adding self pairs would have it.
+device_csr fill_device_table(gpu_state& gpu, query_layout& layout, const segment_filler& fill,
+                             bool self_pairs, join_stats& stats);
+
 }  // namespace epsjoin::detail

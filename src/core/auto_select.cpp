@@ -1,5 +1,6 @@
 #include "core/auto_select.hpp"
 
+#include <string>
 #include <string_view>
 
 #include "core/expects.hpp"
@@ -40,28 +41,47 @@ constexpr std::size_t meta_min_dims = 16;
 // see choose_engine).
 constexpr std::size_t ego_min_dims = 6;
 
+/// The GPU engine for points in d dimensions (chosen = nullptr when none is available); `why`
+/// says why a GPU engine was wanted.
+engine_choice gpu_engine_for(std::size_t d, const std::string& why) {
+  if (d >= meta_min_dims) {
+    if (const engine* e = available("meta-16q")) {
+      return {e, concat("meta-16q: a CUDA device with FP16 tensor cores is present, ", why,
+                        " and d = ", d, " >= ", meta_min_dims)};
+    }
+  }
+  if (ted_join_is_faster(d)) {
+    if (const engine* e = available("ted-join")) {
+      return {e, concat("ted-join: a CUDA device with FP64 tensor cores is present, ", why,
+                        " and d = ", d, " >= ", ted_min_dims)};
+    }
+  }
+  // lbjoin's defaults are its fastest configuration measured (bench/RESULTS.md, issue 5).
+  if (const engine* e = available("lbjoin")) {
+    return {e, concat("lbjoin: a CUDA device is present and ", why)};
+  }
+  return {nullptr, {}};
+}
+
+engine_choice choose_gpu_engine(std::size_t d, const std::string& why) {
+  engine_choice choice = gpu_engine_for(d, why);
+  if (choice.chosen == nullptr) {
+    throw unavailable(concat("no GPU engine is available for --engine auto, and ", why));
+  }
+  return choice;
+}
+
 }  // namespace
 
 engine_choice choose_engine(const join_request& request) {
   const std::size_t n = std::max(request.queries.n, request.data.n);
   const std::size_t d = request.data.n > 0 ? request.data.d : request.queries.d;
-  if (n >= gpu_min_points && d >= meta_min_dims) {
-    if (const engine* e = available("meta-16q")) {
-      return {e, concat("meta-16q: a CUDA device with FP16 tensor cores is present, N = ", n,
-                        " >= ", gpu_min_points, " and d = ", d, " >= ", meta_min_dims)};
-    }
-  }
-  if (n >= gpu_min_points && ted_join_is_faster(d)) {
-    if (const engine* e = available("ted-join")) {
-      return {e, concat("ted-join: a CUDA device with FP64 tensor cores is present, N = ", n,
-                        " >= ", gpu_min_points, " and d = ", d, " >= ", ted_min_dims)};
-    }
-  }
+  // Points already in device memory stay there: a GPU engine whatever N is.
+  const bool device_points = request.data.on_device() || request.queries.on_device();
+  if (device_points) return choose_gpu_engine(d, "the points are in device memory");
   if (n >= gpu_min_points) {
-    // lbjoin's defaults are its fastest configuration measured (bench/RESULTS.md, issue 5).
-    if (const engine* e = available("lbjoin")) {
-      return {e, concat("lbjoin: a CUDA device is present and N = ", n, " >= ", gpu_min_points)};
-    }
+    engine_choice gpu = gpu_engine_for(d, concat("N = ", n, " >= ", gpu_min_points));
+    if (gpu.chosen != nullptr) return gpu;
   }
   const std::string why_cpu =
       n >= gpu_min_points ? std::string("no usable CUDA device")

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/auto_select.hpp"
+#include "core/device_points.hpp"
 #include "core/device_rows.hpp"
 #include "core/engine.hpp"
 #include "core/expects.hpp"
@@ -116,6 +117,14 @@ class counting_sink final : public result_sink, public self_slot_sink {
     pairs_.fetch_add(sum, std::memory_order_relaxed);
     inner_.consume_counts(queries, counts);
   }
+  bool accepts_device_table() const override { return inner_.accepts_device_table(); }
+  void consume_device_table(device_csr table) override {
+    // The engine put the self pairs in, as for rows.
+    pairs_.fetch_add(table.n_pairs - (add_self_to_rows_ ? table.n_queries : 0),
+                     std::memory_order_relaxed);
+    rows_delivered_ = true;
+    inner_.consume_device_table(std::move(table));
+  }
   void finish() override { inner_.finish(); }
   std::uint64_t pairs() const { return pairs_.load(); }
 
@@ -151,12 +160,23 @@ class counting_sink final : public result_sink, public self_slot_sink {
   std::uint64_t pairs_allowed_ = UINT64_MAX;
 };
 
-void validate_points(dataset_view v, const char* what, unsigned threads) {
+void validate_points(resources& res, dataset_view v, const char* what, unsigned threads) {
   EPSJOIN_EXPECTS(v.n <= max_points, what, " has ", v.n, " points; ids are 32-bit, so at most ",
                   max_points, " are supported");
   if (v.n == 0) return;
   EPSJOIN_EXPECTS(v.d >= 1, what, " has points of dimension 0");
   EPSJOIN_EXPECTS(v.data != nullptr, what, " has ", v.n, " points but no data pointer");
+  if (v.on_device()) {
+    EPSJOIN_EXPECTS(v.device == res.device(), what, " lies on CUDA device ", v.device,
+                    " but the join runs on device ", res.device(),
+                    " (resources' device); points are not copied between devices");
+#ifdef EPSJOIN_HAS_CUDA
+    check_device_points(res, v, what);
+    return;
+#else
+    throw unavailable(concat(what, " lies in device memory, which needs epsjoin built with CUDA"));
+#endif
+  }
   // A NaN would make every comparison false and lose pairs silently; reject it up front. On all
   // threads (one thread took 0.5 s for 2^20 points in 256-D); only a failure is looked for
   // again in order, so the message names the first bad coordinate.
@@ -329,13 +349,19 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
                                    device_row_consumer* device_rows = nullptr) {
   stopwatch total;
   validate_options(options);
-  validate_points(data, self ? "the dataset" : "the indexed dataset B", res.threads());
+  validate_points(res, data, self ? "the dataset" : "the indexed dataset B", res.threads());
   if (!self) {
-    validate_points(queries, "the query dataset A", res.threads());
+    validate_points(res, queries, "the query dataset A", res.threads());
     EPSJOIN_EXPECTS(queries.n == 0 || data.n == 0 || queries.d == data.d,
                     "query points have ", queries.d, " dimensions but indexed points have ",
                     data.d);
   }
+  // The other metrics and the periodic box transform or re-check points on the host.
+  EPSJOIN_EXPECTS(!(data.on_device() || queries.on_device()) ||
+                      (options.metric == distance_metric::euclidean && options.box.empty()),
+                  "points in device memory are joined in the euclidean metric without a periodic "
+                  "box; copy them to the host for the ", to_string(options.metric), " metric",
+                  options.box.empty() ? "" : " or a periodic box");
   validate_metric_options(options, data.n > 0 ? data.d : queries.d);
   validate_metric_points(options, data, self ? "the dataset" : "the indexed dataset B");
   if (!self) validate_metric_points(options, queries, "the query dataset A");
@@ -368,6 +394,17 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
   request.budget = memory_budget(res.memory(), read_memory_overrides(options.params));
   counted.set_budget(&request.budget, res.threads());
   stats.engine = std::string(e.name());
+  if ((data.on_device() && data.n > 0) || (queries.on_device() && queries.n > 0)) {
+    // The CPU engines, and hegjoin's CPU workers, read the points on the host.
+    EPSJOIN_EXPECTS(e.processor() == "gpu" || e.processor() == "tensor", "engine '", e.name(),
+                    "' reads its points on the host; points in device memory take a GPU engine "
+                    "(or copy them to the host first)");
+  }
+#ifndef EPSJOIN_HAS_CUDA
+  if (sink.accepts_device_table()) {
+    throw unavailable("a result in device memory (device_csr_sink) needs epsjoin built with CUDA");
+  }
+#endif
 
   const sink_info info{queries.n, data.n, self, self && options.include_self};
   counted.begin(info);
@@ -390,6 +427,20 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
     stats.self_pairs = data.n;
   }
   counted.finish();
+#ifdef EPSJOIN_HAS_CUDA
+  if (auto* device_sink = dynamic_cast<device_csr_sink*>(&sink);
+      device_sink != nullptr && !device_sink->has_table()) {
+    // The engine delivered through the host (or the table did not fit beside its work on the
+    // device): the finished host table goes over now.
+    stopwatch upload;
+    neighbor_table host = device_sink->release_host_table();
+    if (host.offsets.empty()) host.offsets.assign(queries.n + 1, 0);
+    device_sink->consume_device_table(upload_table(res, host));
+    stats.h2d_result_bytes = host.offsets.size() * sizeof(std::uint64_t) +
+                             host.neighbors.size() * sizeof(std::uint32_t);
+    stats.add_stage("result upload", upload.seconds());
+  }
+#endif
   stats.seconds = total.seconds();
   return stats;
 }

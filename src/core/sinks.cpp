@@ -29,6 +29,10 @@ void result_sink::consume_row_block(std::size_t, std::span<const std::uint64_t>,
   throw error("this sink does not take row blocks (an engine ignored accepts_row_blocks())");
 }
 
+void result_sink::consume_device_table(device_csr) {
+  throw error("this sink does not take a device table (an engine ignored accepts_device_table())");
+}
+
 // ---- row_block_sink ---------------------------------------------------------------------
 
 row_block_sink::row_block_sink(callback on_block, bool sort_neighbors)

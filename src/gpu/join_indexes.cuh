@@ -26,6 +26,7 @@ join_indexes<T> build_join_indexes(gpu_state& gpu, cudaStream_t stream, const jo
     idx.own_queries =
         grid::build_device_index<T>(gpu, stream, req.queries, plan.geo, plan.dim_order, false);
   }
+  req.stats.h2d_point_bytes += idx.data.uploaded_point_bytes + idx.own_queries.uploaded_point_bytes;
   return idx;
 }
 

@@ -74,8 +74,15 @@ device_index<T> build(detail::gpu_state& gpu, cudaStream_t stream, dataset_view 
     return index;
   }
 
-  device_buffer<In> rows(static_cast<std::size_t>(n) * d);
-  detail::upload_to_device(gpu, rows.data(), data.data, sizeof(In) * n * d, stream);
+  // Points in device memory are read where they lie; host points are uploaded first.
+  device_buffer<In> uploaded;
+  const In* rows = static_cast<const In*>(data.data);
+  if (!data.on_device()) {
+    uploaded.reserve(static_cast<std::size_t>(n) * d);
+    detail::upload_to_device(gpu, uploaded.data(), data.data, sizeof(In) * n * d, stream);
+    rows = uploaded.data();
+    index.uploaded_point_bytes = sizeof(In) * n * d;
+  }
   device_buffer<int> columns(d);
   EPSJOIN_CUDA_TRY(cudaMemcpyAsync(columns.data(), dim_order.data(), sizeof(int) * d,
                                    cudaMemcpyHostToDevice, stream));
@@ -86,7 +93,7 @@ device_index<T> build(detail::gpu_state& gpu, cudaStream_t stream, dataset_view 
   device_buffer<std::uint32_t> order(n);
   index.permutation.reserve(n);
   cell_ids_kernel<<<grid_size(n, block), block, 0, stream>>>(
-      geo, static_cast<const In*>(rows.data()), n, d, ids.data(), order.data());
+      geo, rows, n, d, ids.data(), order.data());
   EPSJOIN_CHECK_LAUNCH();
   const int bits = key_bits(geo.total_cells);
   detail::cub_call(gpu.scratch, [&](void* temp, std::size_t& bytes) {
@@ -136,7 +143,7 @@ device_index<T> build(detail::gpu_state& gpu, cudaStream_t stream, dataset_view 
   index.points.reserve(std::max<std::size_t>(static_cast<std::size_t>(index.n_points) * d, 1));
   if (index.n_points > 0) {
     gather_kernel<<<grid_size(static_cast<std::size_t>(index.n_points) * d, block), block, 0,
-                    stream>>>(static_cast<const In*>(rows.data()), index.permutation.data(),
+                    stream>>>(rows, index.permutation.data(),
                               index.n_points, d, columns.data(), index.points.data());
     EPSJOIN_CHECK_LAUNCH();
   }

@@ -28,9 +28,10 @@ struct device_index {
   detail::device_buffer<T> points;                   ///< [n_points x d] cell order, dim_order
   std::vector<detail::device_buffer<std::uint32_t>> masks;  ///< M, sorted coordinates per dim
   std::vector<std::uint32_t> mask_sizes;
+  std::uint64_t uploaded_point_bytes = 0;  ///< host points copied in (0 for device points)
 };
 
-/// Builds the index of `data` (host memory, input column order) for `geo` on `stream`;
+/// Builds the index of `data` (host or device memory, input column order) for `geo` on `stream`;
 /// `dim_order` (all d columns) is the column order of the point copy. Points outside the grid
 /// (possible only when `geo` was planned for another set) are counted and left out.
 template <class T>

@@ -18,27 +18,35 @@ __global__ void convert_kernel(const In* in, std::size_t n, T* out) {
   if (k < n) out[k] = static_cast<T>(in[k]);
 }
 
+/// The points as T on the device: host points are copied over (counted in `h2d_bytes`), device
+/// points copied or converted where they lie.
 template <class T>
-device_buffer<T> upload(dataset_view v, cudaStream_t stream) {
+device_buffer<T> upload(dataset_view v, cudaStream_t stream, std::uint64_t& h2d_bytes) {
   const std::size_t n = v.n * v.d;
   device_buffer<T> out(std::max<std::size_t>(n, 1));
   if (n == 0) return out;
+  const std::size_t in_bytes = n * size_of(v.type);
+  if (!v.on_device()) h2d_bytes += in_bytes;
   if (v.type == (sizeof(T) == 8 ? scalar_type::f64 : scalar_type::f32)) {
-    EPSJOIN_CUDA_TRY(
-        cudaMemcpyAsync(out.data(), v.data, n * sizeof(T), cudaMemcpyHostToDevice, stream));
-  } else if (v.type == scalar_type::f64) {
-    device_buffer<double> raw(n);
-    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(raw.data(), v.data, n * 8, cudaMemcpyHostToDevice, stream));
-    convert_kernel<<<grid_size(n, block), block, 0, stream>>>(raw.data(), n, out.data());
-    EPSJOIN_CHECK_LAUNCH();
-    EPSJOIN_CUDA_TRY(cudaStreamSynchronize(stream));
-  } else {
-    device_buffer<float> raw(n);
-    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(raw.data(), v.data, n * 4, cudaMemcpyHostToDevice, stream));
-    convert_kernel<<<grid_size(n, block), block, 0, stream>>>(raw.data(), n, out.data());
-    EPSJOIN_CHECK_LAUNCH();
-    EPSJOIN_CUDA_TRY(cudaStreamSynchronize(stream));
+    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(out.data(), v.data, in_bytes, cudaMemcpyDefault, stream));
+    return out;
   }
+  device_buffer<unsigned char> raw;
+  const void* in = v.data;
+  if (!v.on_device()) {
+    raw.reserve(in_bytes);
+    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(raw.data(), v.data, in_bytes, cudaMemcpyHostToDevice, stream));
+    in = raw.data();
+  }
+  if (v.type == scalar_type::f64) {
+    convert_kernel<<<grid_size(n, block), block, 0, stream>>>(static_cast<const double*>(in), n,
+                                                              out.data());
+  } else {
+    convert_kernel<<<grid_size(n, block), block, 0, stream>>>(static_cast<const float*>(in), n,
+                                                              out.data());
+  }
+  EPSJOIN_CHECK_LAUNCH();
+  EPSJOIN_CUDA_TRY(cudaStreamSynchronize(stream));
   return out;
 }
 
@@ -104,9 +112,9 @@ class brute_gpu_engine final : public engine {
     gpu_state& gpu = acquire_gpu(req.res);
     cudaStream_t stream = gpu.slots[0]->stream.get();
     stopwatch clock;
-    device_buffer<T> data = upload<T>(req.data, stream);
+    device_buffer<T> data = upload<T>(req.data, stream, req.stats.h2d_point_bytes);
     device_buffer<T> query_storage;
-    if (!req.self_join) query_storage = upload<T>(req.queries, stream);
+    if (!req.self_join) query_storage = upload<T>(req.queries, stream, req.stats.h2d_point_bytes);
     EPSJOIN_CUDA_TRY(cudaStreamSynchronize(stream));
     req.stats.add_stage("upload", clock.seconds());
     const T eps = static_cast<T>(req.options.eps);

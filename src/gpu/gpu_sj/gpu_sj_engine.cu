@@ -8,6 +8,7 @@
 #include "gpu/cub_call.cuh"
 #include "gpu/gpu_sj/join_kernel.cuh"
 #include "gpu/join_indexes.cuh"
+#include "grid/device_plan.cuh"
 #include "grid/plan.hpp"
 
 namespace epsjoin::detail {
@@ -77,7 +78,7 @@ class gpu_sj_engine final : public engine {
     stopwatch clock;
     grid::plan_options popt;
     popt.eps = req.options.eps;
-    const grid::grid_plan plan = grid::plan_grid(req.data, popt, req.res.threads());
+    const grid::grid_plan plan = grid::plan_grid_for(gpu, stream, req.data, popt, req.res.threads());
     req.stats.add_stage("plan", clock.seconds());
 
     clock.restart();

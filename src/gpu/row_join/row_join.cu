@@ -9,6 +9,7 @@
 #include "gpu/join_indexes.cuh"
 #include "gpu/row_join/row_join.cuh"
 #include "gpu/row_join/work_items.cuh"
+#include "grid/device_plan.cuh"
 #include "grid/plan.hpp"
 
 namespace epsjoin::detail::row_join {
@@ -112,7 +113,7 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
   popt.eps = req.options.eps;
   popt.max_k = s.index_dims;
   popt.reorder = s.index_dims > 0 || kernel.orders_dimensions();
-  const grid::grid_plan plan = grid::plan_grid(req.data, popt, req.res.threads());
+  const grid::grid_plan plan = grid::plan_grid_for(gpu, stream, req.data, popt, req.res.threads());
   req.stats.add_stage("plan", clock.seconds());
 
   clock.restart();
@@ -357,6 +358,11 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
   if (on_device != nullptr) {
     run_device_row_segments(gpu, *device_layout, segments, queries.permutation.data(), fill,
                             *on_device, req.stats, req.options.progress);
+    return row_join_result::done;
+  }
+  if (by_query && req.sink.accepts_device_table()) {
+    req.sink.consume_device_table(
+        fill_device_table(gpu, *by_query, fill, req.self_join && req.options.include_self, req.stats));
     return row_join_result::done;
   }
   if (by_query) {

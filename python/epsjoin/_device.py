@@ -1,0 +1,345 @@
+"""Joins of points already on a CUDA device: CuPy arrays, CUDA tensors, anything with
+``__cuda_array_interface__`` or ``__dlpack__`` on a CUDA device.
+
+The points stay where they are: the library builds its index from them on the device (the
+statistics' ``h2d_point_bytes`` is 0), the CSR table is left in device memory, and what comes
+back lives on the device too: CuPy arrays and ``cupyx.scipy.sparse.csr_matrix`` for CuPy (and
+other) inputs, torch tensors (DLPack arrays) and a sparse CSR tensor for torch inputs, so
+PyTorch alone is enough for torch inputs and CuPy for the others. Checks (NaN,
+infinity, shapes) and conversions (dtypes, layouts) run on the device, with scikit-learn's
+messages, as for host arrays.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from . import _epsjoin
+from ._validation import _is_device_array
+
+#: Device ids are the library's 32-bit ids read as int32 (CuPy's sparse matrices take no other).
+_MAX_POINTS = np.iinfo(np.int32).max
+#: Pairs whose distances are computed at once (bounds the temporaries of mode="distance").
+_DISTANCE_CHUNK = 1 << 24
+
+
+def any_on_device(X: Any, Y: Any = None) -> bool:
+    """Whether X (or Y) is an array in CUDA device memory."""
+    return _is_device_array(X) or (Y is not None and _is_device_array(Y))
+
+
+class _Cupy:
+    """The array operations the device paths need, in CuPy."""
+
+    name = "cupy"
+
+    def __init__(self) -> None:
+        import cupy
+
+        self.xp = cupy
+
+    def asarray(self, X: Any) -> Any:
+        if isinstance(X, self.xp.ndarray):
+            return X
+        if hasattr(X, "__cuda_array_interface__"):
+            return self.xp.asarray(X)  # a view, no copy
+        return self.xp.from_dlpack(X)
+
+    def from_dlpack(self, array: Any) -> Any:
+        return self.xp.from_dlpack(array)
+
+    def dtype_of(self, A: Any) -> np.dtype:
+        return np.dtype(A.dtype)
+
+    def astype(self, A: Any, dtype: Any) -> Any:
+        return A.astype(dtype)
+
+    def contiguous(self, A: Any) -> Any:
+        return self.xp.ascontiguousarray(A)
+
+    def device_of(self, A: Any) -> int:
+        return int(A.device.id)
+
+    def synchronize(self, A: Any) -> None:
+        # The library reads the points from its own streams: the work writing them must be done.
+        with self.xp.cuda.Device(self.device_of(A)):
+            self.xp.cuda.get_current_stream().synchronize()
+
+    def has_nan(self, A: Any) -> bool:
+        return bool(self.xp.isnan(A).any())
+
+    def all_finite(self, A: Any) -> bool:
+        return bool(self.xp.isfinite(A).all())
+
+    def upload(self, host: np.ndarray, like: Any) -> Any:
+        with self.xp.cuda.Device(self.device_of(like)):
+            return self.xp.asarray(host)
+
+    def row_ids(self, indptr: Any) -> Any:
+        xp = self.xp
+        n = indptr.shape[0] - 1
+        return xp.repeat(xp.arange(n, dtype=xp.int64), xp.diff(indptr).astype(xp.int64))
+
+    def argsort(self, keys: Any) -> Any:
+        return self.xp.argsort(keys)
+
+    def zeros(self, n: int, like: Any) -> Any:
+        return self.xp.zeros(n, dtype=self.xp.float64)
+
+    def ones(self, n: int, like: Any) -> Any:
+        return self.xp.ones(n, dtype=self.xp.float64)
+
+    def sqrt(self, A: Any) -> Any:
+        return self.xp.sqrt(A)
+
+    def stack_pairs(self, i: Any, j: Any) -> Any:
+        return self.xp.stack([i, j], axis=1)
+
+    def graph(self, data: Any, indices: Any, indptr: Any, shape: Tuple[int, int],
+              sorted_rows: bool) -> Any:
+        import cupyx.scipy.sparse
+
+        xp = self.xp
+        if indices.shape[0] > _MAX_POINTS:
+            raise MemoryError(
+                f"the graph has {indices.shape[0]} entries; cupyx.scipy.sparse.csr_matrix holds "
+                f"at most {_MAX_POINTS} (int32 indptr): use neighbor_table or count instead"
+            )
+        graph = cupyx.scipy.sparse.csr_matrix(
+            (data, indices.astype(xp.int32, copy=False), indptr.astype(xp.int32)), shape=shape)
+        if sorted_rows:
+            graph.has_sorted_indices = True
+        return graph
+
+
+class _Torch:
+    """The array operations the device paths need, in PyTorch (for CUDA tensor inputs)."""
+
+    name = "torch"
+
+    def __init__(self) -> None:
+        import torch
+
+        self.torch = torch
+
+    def asarray(self, X: Any) -> Any:
+        return X
+
+    def from_dlpack(self, array: Any) -> Any:
+        try:
+            return self.torch.from_dlpack(array)
+        except TypeError:  # an exporter whose __dlpack__ takes no stream: hand the capsule over
+            return self.torch.utils.dlpack.from_dlpack(array.__dlpack__())
+
+    def dtype_of(self, A: Any) -> np.dtype:
+        names = {self.torch.float64: "float64", self.torch.float32: "float32",
+                 self.torch.float16: "float16", self.torch.bool: "bool",
+                 self.torch.complex64: "complex64", self.torch.complex128: "complex128"}
+        if A.dtype in names:
+            return np.dtype(names[A.dtype])
+        if A.dtype == self.torch.bfloat16:  # numpy has none: any other float is converted alike
+            return np.dtype("float16")
+        return np.dtype(str(A.dtype).replace("torch.", ""))
+
+    def astype(self, A: Any, dtype: Any) -> Any:
+        return A.to(getattr(self.torch, np.dtype(dtype).name))
+
+    def contiguous(self, A: Any) -> Any:
+        return A.contiguous()
+
+    def device_of(self, A: Any) -> int:
+        return int(A.device.index or 0)
+
+    def synchronize(self, A: Any) -> None:
+        self.torch.cuda.current_stream(A.device).synchronize()
+
+    def has_nan(self, A: Any) -> bool:
+        return bool(self.torch.isnan(A).any())
+
+    def all_finite(self, A: Any) -> bool:
+        return bool(self.torch.isfinite(A).all())
+
+    def upload(self, host: np.ndarray, like: Any) -> Any:
+        return self.torch.from_numpy(host).to(like.device)
+
+    def row_ids(self, indptr: Any) -> Any:
+        n = indptr.shape[0] - 1
+        rows = self.torch.arange(n, dtype=self.torch.int64, device=indptr.device)
+        return self.torch.repeat_interleave(rows, self.torch.diff(indptr))
+
+    def argsort(self, keys: Any) -> Any:
+        return self.torch.argsort(keys, stable=True)
+
+    def zeros(self, n: int, like: Any) -> Any:
+        return self.torch.zeros(n, dtype=self.torch.float64, device=like.device)
+
+    def ones(self, n: int, like: Any) -> Any:
+        return self.torch.ones(n, dtype=self.torch.float64, device=like.device)
+
+    def sqrt(self, A: Any) -> Any:
+        return self.torch.sqrt(A)
+
+    def stack_pairs(self, i: Any, j: Any) -> Any:
+        return self.torch.stack([i, j], dim=1)
+
+    def graph(self, data: Any, indices: Any, indptr: Any, shape: Tuple[int, int],
+              sorted_rows: bool) -> Any:
+        # The library's table is a valid CSR table: torch's checks of it would only cost time.
+        return self.torch.sparse_csr_tensor(indptr, indices.to(self.torch.int64), data,
+                                            size=shape, check_invariants=False)
+
+
+def _backend_for(X: Any) -> Any:
+    if type(X).__module__.startswith("torch"):
+        return _Torch()
+    try:
+        return _Cupy()
+    except ImportError:
+        raise TypeError(
+            f"{type(X).__name__} is an array on a GPU; epsjoin takes device arrays through CuPy "
+            "or PyTorch, and neither can be imported here. Install CuPy, or copy the array to "
+            "the host (numpy)."
+        ) from None
+
+
+def _check_device_points(b: Any, X: Any, name: str, min_samples: int) -> Any:
+    """X as a C-contiguous float32/float64 (n, d) device array: scikit-learn's checks, on the
+    device."""
+    A = b.asarray(X)
+    dtype = b.dtype_of(A)
+    if dtype.kind == "c":
+        raise ValueError(f"Complex data not supported\n{name}={A!r}\n")
+    if A.ndim == 0:
+        raise ValueError(
+            f"Expected 2D array, got scalar array instead:\narray={A!r}.\n"
+            "Reshape your data either using array.reshape(-1, 1) if your data has a single "
+            "feature or array.reshape(1, -1) if it contains a single sample."
+        )
+    if A.ndim == 1:
+        raise ValueError(
+            f"Expected 2D array, got 1D array instead:\narray={A!r}.\n"
+            "Reshape your data either using array.reshape(-1, 1) if your data has a single "
+            "feature or array.reshape(1, -1) if it contains a single sample."
+        )
+    if A.ndim > 2:
+        raise ValueError(f"Found array with dim {A.ndim}, while dim <= 2 is required.")
+    if dtype not in (np.float32, np.float64):
+        A = b.astype(A, np.float64)  # on the device, once (exact for ints below 2**53)
+        dtype = np.dtype(np.float64)
+    A = b.contiguous(A)
+    if A.shape[0] < min_samples:
+        raise ValueError(
+            f"Found array with {A.shape[0]} sample(s) (shape={tuple(A.shape)}) while a "
+            f"minimum of {min_samples} is required."
+        )
+    if A.shape[1] < 1:
+        raise ValueError(
+            f"Found array with 0 feature(s) (shape={tuple(A.shape)}) while a minimum of 1 is "
+            "required."
+        )
+    if A.shape[0] > _MAX_POINTS:
+        raise ValueError(f"{name} has {A.shape[0]} points; device joins take at most {_MAX_POINTS}")
+    if b.has_nan(A):
+        raise ValueError(f"Input {name} contains NaN.")
+    if not b.all_finite(A):
+        raise ValueError(f"Input {name} contains infinity or a value too large for {dtype!r}.")
+    return A
+
+
+def check_device_pair(X: Any, Y: Any, *, min_samples: int = 0) -> Tuple[Any, Any, Optional[Any]]:
+    """(backend, X, Y) with both point sets checked and converted on their device."""
+    if Y is not None and (_is_device_array(X) != _is_device_array(Y)):
+        raise ValueError(
+            "X and Y must both be on the host or both on a CUDA device; copy one of them over"
+        )
+    b = _backend_for(X)
+    A = _check_device_points(b, X, "X", min_samples)
+    B = None
+    if Y is not None:
+        B = _check_device_points(b, Y, "Y", min_samples)
+        if A.shape[1] != B.shape[1]:
+            raise ValueError(
+                f"X has {A.shape[1]} features, but Y has {B.shape[1]} features; they must agree."
+            )
+        if b.device_of(A) != b.device_of(B):
+            raise ValueError("X and Y lie on different CUDA devices")
+        if b.dtype_of(A) != b.dtype_of(B):
+            A, B = b.astype(A, np.float64), b.astype(B, np.float64)
+    b.synchronize(A)
+    return b, A, B
+
+
+def _settings_on(settings: Any, b: Any, A: Any) -> Any:
+    ordinal = b.device_of(A)
+    if settings.device not in (0, ordinal):
+        raise ValueError(f"device={settings.device}, but the points lie on CUDA device {ordinal}")
+    settings.device = ordinal
+    return settings
+
+
+def table(b: Any, A: Any, B: Optional[Any], eps: float, include_self: bool, settings: Any
+          ) -> Tuple[Any, Any, dict]:
+    """(indptr int64, indices int32, stats): the library's table, left on the device."""
+    indptr, indices, stats = _epsjoin.device_neighbor_table(
+        A, B, eps, include_self, _settings_on(settings, b, A))
+    return b.from_dlpack(indptr), b.from_dlpack(indices), stats
+
+
+def sort_rows(b: Any, indptr: Any, indices: Any, n_cols: int) -> Any:
+    """Each row's indices in ascending order (rows stay where they are)."""
+    if indices.shape[0] == 0:
+        return indices
+    keys = b.row_ids(indptr) * n_cols + b.astype(indices, np.int64)
+    return indices[b.argsort(keys)]
+
+
+def distances(b: Any, A: Any, B: Optional[Any], indptr: Any, indices: Any) -> Any:
+    """Euclidean distances of the table's entries, float64, summed dimension by dimension as the
+    host path sums them (so the values are the same to the last bit)."""
+    Z = A if B is None else B
+    rows = b.row_ids(indptr)
+    out = b.zeros(indices.shape[0], indptr)
+    for begin in range(0, indices.shape[0], _DISTANCE_CHUNK):
+        end = min(indices.shape[0], begin + _DISTANCE_CHUNK)
+        q, j = rows[begin:end], b.astype(indices[begin:end], np.int64)
+        total = b.zeros(end - begin, indptr)
+        for k in range(A.shape[1]):
+            diff = b.astype(A[q, k], np.float64) - b.astype(Z[j, k], np.float64)
+            total += diff * diff
+        out[begin:end] = b.sqrt(total)
+    return out
+
+
+def graph(b: Any, A: Any, B: Optional[Any], eps: float, mode: str, include_self: bool,
+          sort_indices: bool, settings: Any) -> Tuple[Any, dict]:
+    indptr, indices, stats = table(b, A, B, eps, include_self, settings)
+    n_cols = (A if B is None else B).shape[0]
+    if sort_indices:
+        indices = sort_rows(b, indptr, indices, n_cols)
+    data = (distances(b, A, B, indptr, indices) if mode == "distance"
+            else b.ones(indices.shape[0], indptr))
+    return b.graph(data, indices, indptr, (A.shape[0], n_cols), sort_indices), stats
+
+
+def pairs(b: Any, A: Any, B: Optional[Any], eps: float, include_self: bool, sort: bool,
+          dtype: np.dtype, settings: Any) -> Tuple[Any, dict]:
+    indptr, indices, stats = table(b, A, B, eps, include_self, settings)
+    if sort:
+        indices = sort_rows(b, indptr, indices, (A if B is None else B).shape[0])
+    i = b.row_ids(indptr)
+    j = b.astype(indices, np.int64)
+    if B is None:
+        kept = (j >= i) if include_self else (j > i)
+        i, j = i[kept], j[kept]
+    return b.astype(b.stack_pairs(i, j), dtype), stats
+
+
+def count(b: Any, A: Any, B: Optional[Any], eps: float, include_self: bool, per_row: bool,
+          settings: Any) -> Tuple[Any, dict]:
+    """The total, or each query's count as a device array (the counts are uploaded: no table is
+    ever formed, so there is none on the device to count from)."""
+    total, rows, stats = _epsjoin.device_neighbor_counts(
+        A, B, eps, include_self, per_row, _settings_on(settings, b, A))
+    return (b.upload(rows.view(np.int64), A) if per_row else int(total)), stats

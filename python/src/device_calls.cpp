@@ -1,0 +1,104 @@
+#include "device_calls.hpp"
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include <epsjoin/epsjoin.hpp>
+
+#include "owned_array.hpp"
+#include "released_call.hpp"
+#include "stats_dict.hpp"
+
+namespace epsjoin_python {
+
+namespace {
+
+epsjoin::dataset_view device_view_of(const device_points& a) {
+  epsjoin::dataset_view v;
+  v.data = a.data();
+  v.n = a.shape(0);
+  v.d = a.shape(1);
+  v.space = epsjoin::memory_space::device;
+  v.device = a.device_id();
+  if (a.dtype() == nb::dtype<double>()) {
+    v.type = epsjoin::scalar_type::f64;
+  } else if (a.dtype() == nb::dtype<float>()) {
+    v.type = epsjoin::scalar_type::f32;
+  } else {
+    throw epsjoin::invalid_argument(
+        "points must be float32 or float64 (the Python layer converts others)");
+  }
+  return v;
+}
+
+template <class Sink>
+epsjoin::join_stats run_device_join(const device_points& queries,
+                                    const std::optional<device_points>& data, double eps,
+                                    bool include_self, const run_settings& s, Sink& sink) {
+  const epsjoin::dataset_view a = device_view_of(queries);
+  const epsjoin::dataset_view b = data ? device_view_of(*data) : a;
+  if (a.type != b.type) {
+    throw epsjoin::invalid_argument("the two point sets must have the same dtype");
+  }
+  if (a.device != b.device) {
+    throw epsjoin::invalid_argument("the two point sets lie on different devices");
+  }
+  run_settings on_device = s;
+  on_device.device = a.device;
+  epsjoin::join_options options;
+  options.eps = eps;
+  options.engine = s.engine;
+  options.precision = precision_of(s.precision);
+  options.approximate = s.approximate;
+  options.include_self = include_self;
+  options.params = s.params;
+  options.progress = interrupt_check();
+  return run_released(on_device, [&](epsjoin::resources& r) {
+    return data ? epsjoin::join(r, a, b, options, sink) : epsjoin::self_join(r, a, options, sink);
+  });
+}
+
+/// A 1-D array over device memory that `owner` keeps alive.
+template <class T>
+nb::object device_array(T* data, std::size_t n, int device, nb::handle owner) {
+  const std::size_t shape[1] = {n};
+  return nb::cast(nb::ndarray<T, nb::ndim<1>, nb::device::cuda>(data, 1, shape, owner, nullptr,
+                                                                nb::dtype<T>(),
+                                                                nb::device::cuda::value, device));
+}
+
+}  // namespace
+
+nb::tuple device_neighbor_table(device_points queries, std::optional<device_points> data,
+                                double eps, bool include_self, const run_settings& settings) {
+  epsjoin::device_csr_sink sink;
+  const epsjoin::join_stats stats =
+      run_device_join(queries, data, eps, include_self, settings, sink);
+  const epsjoin::device_csr& t = sink.table();
+  // Both arrays hold the table's owner; the device memory goes with the last of them.
+  nb::capsule owner = owner_of(std::make_unique<std::shared_ptr<void>>(t.owner));
+  return nb::make_tuple(
+      device_array(reinterpret_cast<std::int64_t*>(t.offsets), t.n_queries + 1, t.device, owner),
+      device_array(reinterpret_cast<std::int32_t*>(t.neighbors), t.n_pairs, t.device, owner),
+      stats_dict(stats));
+}
+
+nb::tuple device_neighbor_counts(device_points queries, std::optional<device_points> data,
+                                 double eps, bool include_self, bool per_row,
+                                 const run_settings& settings) {
+  epsjoin::count_sink sink(per_row);
+  const epsjoin::join_stats stats =
+      run_device_join(queries, data, eps, include_self, settings, sink);
+  nb::object rows = nb::none();
+  if (per_row) {
+    auto counts = std::make_unique<std::vector<std::uint64_t>>(sink.per_point());
+    if (counts->empty()) counts->assign(queries.shape(0), 0);
+    const std::size_t n = counts->size();
+    std::uint64_t* p = counts->data();
+    rows = numpy_view(p, {n}, owner_of(std::move(counts)));
+  }
+  return nb::make_tuple(nb::int_(sink.total()), rows, stats_dict(stats));
+}
+
+}  // namespace epsjoin_python

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# On the GPU machine: install carried wheels (the CUDA build of the epsjoin extension for its
+# python3, plus the test requirements it lacks) into a target folder, then run the Python tests
+# there with EPSJOIN_REQUIRE_GPU=1, so test_gpu.py fails rather than skips without a GPU.
+#
+# usage: scripts/device-python.sh WHEEL_DIR [--target DIR] [--tests DIR] [-- PYTEST ARGS...]
+# (pytest runs in the tests folder: every test there unless PYTEST ARGS name files, e.g.
+# `-- test_gpu.py` or `-- --ignore=test_gpu.py`.)
+#
+# Here (no GPU needed), build the wheel for the device's Python (3.12) and sm_90, and fetch the
+# cp312 wheels of what the device lacks (scipy, scikit-learn and its needs, pytest and its needs):
+#   EPSJOIN_CUDA=ON python3.12 -m pip wheel --no-build-isolation --no-deps -w WHEEL_DIR \
+#     -Ccmake.define.CMAKE_CUDA_ARCHITECTURES=90 .
+#   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
+#     --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+#     -d WHEEL_DIR scipy scikit-learn joblib threadpoolctl narwhals cloudpickle pytest \
+#     iniconfig packaging pluggy pygments
+# The device's own numpy, CuPy and PyTorch are used (the extension pins no numpy ABI: nanobind
+# talks DLPack and the buffer protocol). Exit status: pytest's.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+wheels=${1:?usage: scripts/device-python.sh WHEEL_DIR [--target DIR] [--tests DIR] [-- ARGS]}
+shift
+target=/tmp/epsjoin-site
+tests=$root/python/tests
+while (($#)); do
+  case $1 in
+    --target) target=$2; shift 2 ;;
+    --tests) tests=$2; shift 2 ;;
+    --) shift; break ;;
+    *) echo "device-python: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+python=${PYTHON:-python3}
+shopt -s nullglob
+carried=("$wheels"/*.whl)
+((${#carried[@]})) || { echo "device-python: no wheels in $wheels" >&2; exit 2; }
+"$python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+  --target "$target" "${carried[@]}"
+export PYTHONPATH=$target${PYTHONPATH:+:$PYTHONPATH}
+export EPSJOIN_REQUIRE_GPU=1
+"$python" -c 'import epsjoin, numpy; i = epsjoin.build_info(); print("epsjoin", epsjoin.__file__, "cuda", i["cuda"], i["cuda_architectures"], [d["name"] for d in i["cuda_devices"]], "numpy", numpy.__version__)'
+cd "$tests"
+exec "$python" -m pytest -p no:cacheprovider -q "$@"
