@@ -14,6 +14,9 @@
 #include "epsjoin/error.hpp"
 #include "epsjoin/io.hpp"
 #include "epsjoin/join.hpp"
+#ifdef EPSJOIN_WITH_MPI
+#include "mpi_commands.hpp"
+#endif
 
 namespace {
 
@@ -29,6 +32,9 @@ const command_entry commands[] = {
     {dbscan_command, run_dbscan},
     {gen_command, run_gen},
     {info_command, run_info},
+#ifdef EPSJOIN_WITH_MPI
+    {mpi_join_command, run_mpi_join},
+#endif
 };
 
 // What a user whose engine cannot run here may ask for instead.

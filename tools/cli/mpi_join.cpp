@@ -1,0 +1,298 @@
+// epsjoin mpi-join: one rank a process under mpirun. Rank 0 reads the points and cuts them into
+// one box a rank (mpi_partition), each rank joins its own points as queries against its box and
+// halo with the library's public join, and the rows come back by global id (mpi_exchange).
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine_args.hpp"
+#include "epsjoin/io.hpp"
+#include "epsjoin/join.hpp"
+#include "epsjoin/sink.hpp"
+#include "input.hpp"
+#include "mpi_commands.hpp"
+#include "mpi_exchange.hpp"
+#include "summary.hpp"
+
+namespace epsjoin::cli {
+
+const command_spec& mpi_join_command() {
+  static const command_spec spec{
+      "mpi-join",
+      "mpi-join (--input FILE | --generate SPEC) --eps X [options]   (under mpirun -np R)",
+      "The self-join of 'epsjoin join' spread over the ranks of an MPI job, one rank a process:\n"
+      "rank 0 reads the points and cuts them into R boxes along one coordinate, balanced by the\n"
+      "estimated work of a sample (its neighbour counts at eps), not by point count; each rank\n"
+      "gets its box and the halo of points within eps of it and joins its own points against\n"
+      "both with the local engine. Every point's row is computed once, on its own rank. The\n"
+      "result equals the single-process join's (rows sorted by id). Euclidean distance only.",
+      {
+          {"input", "FILE",
+           "points to join: CSV/whitespace text, .npy (float32/float64), or raw .f64/.f32 "
+           "(needs --dim); read by rank 0"},
+          {"generate", "SPEC", "generate the points instead, e.g. expo:2:100000 (see 'epsjoin gen')"},
+          {"paper", "", "with --generate expo:...: the papers' exact Expo* values"},
+          {"dim", "D", "dimension of raw binary input (.f64/.f32); for other formats a check"},
+          {"eps", "X", "the radius (not its square); finite and > 0; required"},
+          {"engine", "NAME", "each rank's engine (default auto); 'epsjoin info' lists them"},
+          {"param", "KEY=VALUE", "engine-specific setting, as for 'epsjoin join'", true},
+          {"pattern", "P", "shorthand for --param pattern=P"},
+          {"precision", "P", "distance arithmetic: f64 (default, exact) or f32"},
+          {"threads", "N", "CPU threads of each rank (default: all hardware threads)"},
+          {"memory-limit", "BYTES", "host memory each rank's join may plan within, e.g. 8G"},
+          {"sample", "N",
+           "points in the sample whose neighbour counts place the cuts (default 20000)"},
+          {"output", "FILE", "write the result here (default: no file, counts only)"},
+          {"format", "F",
+           "csr: the binary neighbour table of docs/formats.md, rows sorted, written by every "
+           "rank at once (MPI-IO), the same bytes as 'epsjoin join --sort'; count: neighbour "
+           "counts, with --output one line per point in point order. Default: csr with "
+           "--output, count without"},
+          {"include-self", "", "also report each point as its own neighbour"},
+          {"json", "",
+           "print one JSON object (rank 0): n, d, eps, ranks, pairs, engine, the cut "
+           "coordinate and cuts, per_rank (points, halo, pairs, join_seconds, engine), "
+           "imbalance_seconds and imbalance_pairs ((max - mean) / mean), halo_points, "
+           "halo_fraction, exchange_seconds, seconds by stage"},
+          {"quiet", "", "no summary"},
+      },
+      ""};
+  return spec;
+}
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double since(clock_type::time_point start) {
+  return std::chrono::duration<double>(clock_type::now() - start).count();
+}
+
+struct rank_result {
+  mpi::rank_rows rows;
+  join_stats stats;
+};
+
+// The rank's own points (the first `own` of its points) against all of them. A query meets itself
+// in its own box, a pair the self-join does not report unless asked to.
+rank_result join_rank(resources& res, const mpi::rank_points& local, const join_options& options,
+                      bool rows_wanted) {
+  rank_result out;
+  out.rows.counts.assign(local.own, 0);
+  if (local.own == 0) return out;
+  join_options ab = options;
+  ab.include_self = false;
+  dataset_view queries = local.points.view();
+  queries.n = local.own;
+  const std::uint64_t self = options.include_self ? 0 : 1;
+  if (!rows_wanted) {
+    count_sink counter(true);
+    out.stats = join(res, queries, local.points.view(), ab, counter);
+    for (std::size_t k = 0; k < local.own; ++k) out.rows.counts[k] = counter.per_point()[k] - self;
+    return out;
+  }
+  csr_sink table_sink(false);
+  out.stats = join(res, queries, local.points.view(), ab, table_sink);
+  const neighbor_table& table = table_sink.table();
+  out.rows.neighbors.reserve(table.n_pairs() - (self ? local.own : 0));
+  for (std::size_t k = 0; k < local.own; ++k) {
+    const std::size_t begin = out.rows.neighbors.size();
+    for (std::uint32_t j : table.row(k)) {
+      if (self && j == k) continue;
+      out.rows.neighbors.push_back(local.ids[j]);
+    }
+    std::sort(out.rows.neighbors.begin() + static_cast<std::ptrdiff_t>(begin),
+              out.rows.neighbors.end());
+    out.rows.counts[k] = out.rows.neighbors.size() - begin;
+  }
+  return out;
+}
+
+double imbalance(const std::vector<double>& values) {
+  if (values.empty()) return 0;
+  double sum = 0, most = 0;
+  for (double v : values) {
+    sum += v;
+    most = std::max(most, v);
+  }
+  const double mean = sum / static_cast<double>(values.size());
+  return mean > 0 ? (most - mean) / mean : 0;
+}
+
+}  // namespace
+
+int run_mpi_join(const parsed_args& args) {
+  const auto command_start = clock_type::now();
+  if (args.has("input") == args.has("generate")) {
+    throw usage_error{"give exactly one of --input FILE and --generate SPEC"};
+  }
+  if (!args.has("eps")) throw usage_error{"missing --eps X"};
+  join_options options;
+  options.eps = args.get_double("eps", 0);
+  if (!(std::isfinite(options.eps) && options.eps > 0)) {
+    throw usage_error{"--eps must be a finite number > 0, got '" + args.get("eps") + "'"};
+  }
+  options.engine = read_engine(args);
+  options.params = read_engine_params(args);
+  options.precision = read_precision(args);
+  options.include_self = args.has("include-self");
+  const std::string output = args.get("output");
+  if (args.has("output") && output.empty()) throw usage_error{"--output needs a file name"};
+  const std::string format = args.get("format", output.empty() ? "count" : "csr");
+  if (format != "csr" && format != "count") {
+    throw usage_error{"--format must be csr or count for mpi-join, got '" + format + "'"};
+  }
+  const std::size_t sample_size = args.get_size("sample", 20000);
+  if (sample_size == 0) throw usage_error{"--sample must be at least 1"};
+  const unsigned threads = read_threads(args);
+  const std::size_t dim = read_input_dim(args);
+  const bool json = args.has("json"), quiet = args.has("quiet");
+
+  mpi::session session;
+  try {
+    const bool root = session.rank() == 0;
+    resources res(threads);
+    res.set_memory({args.get_bytes("memory-limit", 0), 0});
+    // Rank 0 reads; a bad input or output path ends every rank with rank 0's one-line error.
+    loaded_points data;
+    std::uint64_t shape[3] = {0, 0, 0};  // ok, n, d
+    std::uint64_t type = 0;
+    if (root) {
+      try {
+        if (!output.empty()) check_output_path(output);
+        data = load_points(args.get("input"), args.get("generate"), dim, args.has("paper"));
+        if (data.points.n() > INT32_MAX) {
+          throw std::runtime_error("mpi-join takes at most 2^31 - 1 points for now");
+        }
+        shape[0] = 1;
+        shape[1] = data.points.n();
+        shape[2] = data.points.d();
+        type = data.points.view().type == scalar_type::f64 ? 0 : 1;
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "epsjoin mpi-join: error: %s\n", e.what());
+      }
+    }
+    mpi::check(MPI_Bcast(shape, 3, MPI_UINT64_T, 0, MPI_COMM_WORLD), "MPI_Bcast (shape)");
+    mpi::check(MPI_Bcast(&type, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD), "MPI_Bcast (type)");
+    if (shape[0] == 0) return 1;
+    const std::size_t n = shape[1], d = shape[2];
+
+    const auto partition_start = clock_type::now();
+    partition_plan plan;
+    box_members members;
+    if (root) {
+      plan = plan_partition(res, data.points.view(), options.eps,
+                            static_cast<std::size_t>(session.size()), sample_size);
+      members = assign_points(plan.partition, data.points.view());
+    }
+    const double partition_seconds = since(partition_start);
+
+    const auto exchange_start = clock_type::now();
+    const mpi::rank_points local =
+        mpi::scatter_boxes(session, data.points.view(), members, d,
+                           type == 0 ? scalar_type::f64 : scalar_type::f32);
+    const double exchange_seconds = since(exchange_start);
+
+    const bool rows_wanted = format == "csr";
+    const rank_result mine = join_rank(res, local, options, rows_wanted);
+    std::uint64_t my_pairs = 0;
+    for (std::uint64_t c : mine.rows.counts) my_pairs += c;
+
+    const auto write_start = clock_type::now();
+    const std::vector<std::uint64_t> counts = mpi::gather_counts(session, mine.rows.counts, members, n);
+    if (rows_wanted && !output.empty()) {
+      mpi::write_csr_file(session, output, counts, members, mine.rows);
+    }
+    if (root && format == "count" && !output.empty()) write_counts(output, counts);
+    const double write_seconds = since(write_start);
+
+    const std::vector<double> per_rank = mpi::gather_doubles(
+        session, {static_cast<double>(local.own), static_cast<double>(local.points.n() - local.own),
+                  static_cast<double>(my_pairs), mine.stats.seconds, exchange_seconds});
+    char engine[64] = {};
+    std::strncpy(engine, mine.stats.engine.c_str(), sizeof engine - 1);
+    std::vector<char> engines(root ? sizeof engine * static_cast<std::size_t>(session.size()) : 0);
+    mpi::check(MPI_Gather(engine, sizeof engine, MPI_CHAR, engines.data(), sizeof engine, MPI_CHAR,
+                          0, MPI_COMM_WORLD),
+               "MPI_Gather (engines)");
+    if (!root || quiet) return 0;
+
+    nlohmann::ordered_json report;
+    std::uint64_t pairs = 0, halo = 0;
+    std::vector<double> join_seconds, rank_pairs;
+    double exchange_max = 0;
+    nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
+    std::string engine_used;
+    for (int r = 0; r < session.size(); ++r) {
+      const double* v = per_rank.data() + 5 * r;
+      const std::string name(engines.data() + sizeof engine * static_cast<std::size_t>(r));
+      if (engine_used.empty()) engine_used = name;
+      ranks.push_back({{"points", static_cast<std::uint64_t>(v[0])},
+                       {"halo", static_cast<std::uint64_t>(v[1])},
+                       {"pairs", static_cast<std::uint64_t>(v[2])},
+                       {"join_seconds", v[3]},
+                       {"engine", name.empty() ? nullptr : nlohmann::ordered_json(name)}});
+      halo += static_cast<std::uint64_t>(v[1]);
+      pairs += static_cast<std::uint64_t>(v[2]);
+      join_seconds.push_back(v[3]);
+      rank_pairs.push_back(v[2]);
+      exchange_max = std::max(exchange_max, v[4]);
+    }
+    report["command"] = "mpi-join";
+    report["input"] = data.description;
+    report["n"] = n;
+    report["d"] = d;
+    report["eps"] = options.eps;
+    report["ranks"] = session.size();
+    report["engine"] = engine_used;
+    report["pairs"] = pairs;
+    report["format"] = format;
+    report["output"] = output.empty() ? nullptr : nlohmann::ordered_json(output);
+    report["cut_dimension"] = plan.partition.dim;
+    report["cuts"] = plan.partition.splits;
+    report["sample_points"] = plan.sample_points;
+    report["per_rank"] = ranks;
+    report["imbalance_seconds"] = imbalance(join_seconds);
+    report["imbalance_pairs"] = imbalance(rank_pairs);
+    report["halo_points"] = halo;
+    report["halo_fraction"] = n > 0 ? static_cast<double>(halo) / static_cast<double>(n) : 0.0;
+    report["exchange_seconds"] = exchange_max;
+    report["seconds"] = {{"load", data.seconds},
+                         {"partition", partition_seconds},
+                         {"exchange", exchange_max},
+                         {"join_max", *std::max_element(join_seconds.begin(), join_seconds.end())},
+                         {"write", write_seconds},
+                         {"total", since(command_start)}};
+    if (json) {
+      std::printf("%s\n", report.dump().c_str());
+    } else {
+      std::printf("mpi-join: %s, N = %s, d = %zu, eps = %s, %d rank%s (%s)\n",
+                  data.description.c_str(), grouped(n).c_str(), d, shortest(options.eps).c_str(),
+                  session.size(), session.size() == 1 ? "" : "s", engine_used.c_str());
+      std::printf("  pairs %s; halo %s points (%.1f%% of N); imbalance %.1f%% (time), %.1f%% (pairs)\n",
+                  grouped(pairs).c_str(), grouped(halo).c_str(),
+                  100.0 * report["halo_fraction"].get<double>(),
+                  100.0 * report["imbalance_seconds"].get<double>(),
+                  100.0 * report["imbalance_pairs"].get<double>());
+      std::printf("  time: partition %s s, exchange %s s, join %s s (slowest rank), write %s s, total %s s\n",
+                  duration(partition_seconds).c_str(), duration(exchange_max).c_str(),
+                  duration(report["seconds"]["join_max"].get<double>()).c_str(),
+                  duration(write_seconds).c_str(), duration(since(command_start)).c_str());
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "epsjoin mpi-join: error (rank %d): %s\n", session.rank(), e.what());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return 1;
+  }
+}
+
+}  // namespace epsjoin::cli
