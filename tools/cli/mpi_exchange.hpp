@@ -9,7 +9,7 @@
 
 #include "epsjoin/dataset.hpp"
 #include "mpi_comm.hpp"
-#include "mpi_partition.hpp"
+#include "box_partition.hpp"
 
 namespace epsjoin::cli::mpi {
 

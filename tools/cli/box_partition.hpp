@@ -1,7 +1,7 @@
 #pragma once
 // mpi-join's spatial partition: R boxes along one coordinate, cut where a sample's estimated work
 // (not its point count) is split evenly, and each box's halo, the points within eps of it.
-// MPI-free: rank 0 plans, and the tests can call it alone.
+// MPI-free (built in every configuration): rank 0 plans, and the unit tests call it alone.
 
 #include <cstddef>
 #include <cstdint>

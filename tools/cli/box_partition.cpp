@@ -1,4 +1,4 @@
-#include "mpi_partition.hpp"
+#include "box_partition.hpp"
 
 #include <algorithm>
 #include <chrono>
