@@ -25,7 +25,7 @@ neighbor_table brute_neighbours(resources& res, const dataset& points, double ep
 
 void expect_halo_covers_neighbours(const dataset& points, double eps, std::size_t boxes) {
   resources res(2);
-  const partition_plan plan = plan_partition(res, points.view(), eps, boxes, 500);
+  const partition_plan plan = plan_partition(res, points.view(), eps, boxes, 500, 1);
   ASSERT_EQ(plan.partition.boxes(), boxes);
   ASSERT_TRUE(std::is_sorted(plan.partition.splits.begin(), plan.partition.splits.end()));
   const box_members members = assign_points(plan.partition, points.view());
@@ -85,7 +85,7 @@ TEST(BoxPartition, HaloHoldsNeighboursAtExactlyEpsAndDuplicates) {
 TEST(BoxPartition, IdenticalPointsShareOneBoxAndFewPointsLeaveBoxesEmpty) {
   const dataset same(std::vector<double>(2 * 30, 0.5), 2);
   resources res(1);
-  const partition_plan plan = plan_partition(res, same.view(), 0.1, 4, 100);
+  const partition_plan plan = plan_partition(res, same.view(), 0.1, 4, 100, 1);
   const box_members members = assign_points(plan.partition, same.view());
   std::size_t busy = 0;
   for (const auto& own : members.own) busy += own.empty() ? 0 : 1;
@@ -101,7 +101,7 @@ TEST(BoxPartition, SkewedDataIsBalancedByPairsNotPoints) {
   const double eps = 0.01;
   resources res(2);
   const std::size_t boxes = 4;
-  const partition_plan plan = plan_partition(res, points.view(), eps, boxes, 20000);
+  const partition_plan plan = plan_partition(res, points.view(), eps, boxes, 20000, 1);
   const box_members members = assign_points(plan.partition, points.view());
   join_options options;
   options.eps = eps;

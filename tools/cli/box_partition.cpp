@@ -65,7 +65,7 @@ std::size_t widest_dimension(const dataset& sample) {
 }  // namespace
 
 partition_plan plan_partition(resources& res, dataset_view points, double eps, std::size_t boxes,
-                              std::size_t sample_size) {
+                              std::size_t sample_size, double point_cost) {
   partition_plan plan;
   plan.partition.eps = eps;
   if (boxes <= 1 || points.n == 0) return plan;
@@ -91,11 +91,11 @@ partition_plan plan_partition(resources& res, dataset_view points, double eps, s
             [&](std::size_t a, std::size_t b) { return coordinate(a) < coordinate(b); });
   double total = 0;
   // Summed in the order of the walk below, so that its last partial sum is exactly the total.
-  for (std::size_t k : order) total += 1 + scale * static_cast<double>(counter.per_point()[k]);
+  for (std::size_t k : order) total += point_cost + scale * static_cast<double>(counter.per_point()[k]);
   double so_far = 0;
   std::size_t next_cut = 1;
   for (std::size_t k : order) {
-    so_far += 1 + scale * static_cast<double>(counter.per_point()[k]);
+    so_far += point_cost + scale * static_cast<double>(counter.per_point()[k]);
     while (next_cut < boxes && so_far >= total * static_cast<double>(next_cut) / boxes) {
       plan.partition.splits.push_back(coordinate(k));
       ++next_cut;

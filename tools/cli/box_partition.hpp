@@ -37,11 +37,11 @@ struct partition_plan {
 };
 
 /// Cuts `points` into `boxes` boxes of about equal estimated work along the coordinate of widest
-/// spread. A point's work is estimated as 1 + its neighbours at eps, scaled from a sample of at
-/// most `sample_size` points joined with the library (`res`, engine auto), so dense regions get
-/// narrower boxes.
+/// spread. A point's work is estimated as `point_cost` + its neighbours at eps (in units of one
+/// result pair), the neighbours scaled from a sample of at most `sample_size` points joined with
+/// the library (`res`, engine auto), so dense regions get narrower boxes.
 partition_plan plan_partition(resources& res, dataset_view points, double eps, std::size_t boxes,
-                              std::size_t sample_size);
+                              std::size_t sample_size, double point_cost);
 
 /// The point ids each box owns and its halo, ascending; what rank 0 sends each rank.
 struct box_members {
