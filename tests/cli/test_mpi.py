@@ -100,6 +100,31 @@ class MpiJoin(unittest.TestCase):
         self.assert_same(["--input", self.path("coast.f64"), "--dim", "2"], 0.05,
                          engines=("cpu-grid", "super-ego"))
 
+    def test_every_input_format(self):
+        # .npy and raw files are read by every rank, a range of rows each; text by rank 0.
+        for name, reader in (("p.npy", "ranges"), ("p.f32", "ranges"), ("p.f64", "ranges"),
+                             ("p.csv", "rank 0")):
+            with self.subTest(name=name):
+                path = self.path(name)
+                single_gen = subprocess.run([BIN, "gen", "expo:3:2500:seed=12", "--output", path],
+                                            capture_output=True, text=True)
+                self.assertEqual(single_gen.returncode, 0, single_gen.stderr)
+                source = ["--input", path] + (["--dim", "3"] if name[-4:] in (".f32", ".f64")
+                                              else [])
+                self.assert_same(source, 0.03, ranks=(1, 3), counts=name == "p.npy")
+                proc = self.run_ranks(3, *source, "--eps", "0.03", "--json")
+                self.assertEqual(json.loads(proc.stdout)["read"], reader)
+
+    def test_a_bad_value_is_reported_once_by_the_rank_that_read_it(self):
+        rows = [(0.1 * k, 0.0) for k in range(40)]
+        rows[33] = (float("nan"), 0.0)
+        write_f64(self.path("nan.f64"), rows)
+        proc = mpirun(4, "--input", self.path("nan.f64"), "--dim", "2", "--eps", "0.1")
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        errors = [l for l in proc.stderr.splitlines() if "epsjoin mpi-join: error:" in l]
+        self.assertEqual(len(errors), 1, proc.stderr)
+        self.assertIn("point 33", errors[0])
+
     def test_ties_at_eps_on_a_lattice(self):
         # Integer points at distance exactly eps = 1: the halo must keep the points on its edge.
         write_f64(self.path("lattice.f64"),

@@ -32,8 +32,8 @@ void box_partition::halo_boxes(double x, std::size_t& first, std::size_t& last) 
 
 namespace {
 
-// The sample: evenly spaced positions, so a file sorted along some coordinate is sampled evenly
-// along it, and the same input always gives the same cuts.
+}  // namespace
+
 dataset take_sample(dataset_view points, std::size_t size) {
   const std::size_t n = points.n;
   const std::size_t take = std::min(n, size);
@@ -44,6 +44,8 @@ dataset take_sample(dataset_view points, std::size_t size) {
   }
   return sample;
 }
+
+namespace {
 
 std::size_t widest_dimension(const dataset& sample) {
   std::size_t best = 0;
@@ -66,10 +68,20 @@ std::size_t widest_dimension(const dataset& sample) {
 
 partition_plan plan_partition(resources& res, dataset_view points, double eps, std::size_t boxes,
                               std::size_t sample_size, double point_cost) {
+  if (boxes <= 1 || points.n == 0) return plan_from_sample(res, dataset(), 0, eps, boxes, point_cost);
+  return plan_from_sample(res, take_sample(points, sample_size), points.n, eps, boxes, point_cost);
+}
+
+partition_plan plan_from_sample(resources& res, const dataset& sample, std::size_t n, double eps,
+                                std::size_t boxes, double point_cost) {
   partition_plan plan;
   plan.partition.eps = eps;
-  if (boxes <= 1 || points.n == 0) return plan;
-  const dataset sample = take_sample(points, sample_size);
+  if (boxes <= 1 || n == 0 || sample.n() == 0) {
+    // One box, or nothing to cut by: every point in the first box.
+    plan.partition.splits.assign(boxes > 0 ? boxes - 1 : 0,
+                                 std::numeric_limits<double>::infinity());
+    return plan;
+  }
   plan.sample_points = sample.n();
   const std::size_t dim = widest_dimension(sample);
   plan.partition.dim = dim;
@@ -83,7 +95,7 @@ partition_plan plan_partition(resources& res, dataset_view points, double eps, s
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   // A sample point stands for n / s points, and its sample neighbours for n / s times as many.
-  const double scale = static_cast<double>(points.n) / static_cast<double>(sample.n());
+  const double scale = static_cast<double>(n) / static_cast<double>(sample.n());
   std::vector<std::size_t> order(sample.n());
   std::iota(order.begin(), order.end(), 0);
   auto coordinate = [&](std::size_t k) { return sample.f64()[k * sample.d() + dim]; };

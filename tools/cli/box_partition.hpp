@@ -43,6 +43,14 @@ struct partition_plan {
 partition_plan plan_partition(resources& res, dataset_view points, double eps, std::size_t boxes,
                               std::size_t sample_size, double point_cost);
 
+/// At most `size` of `points`, evenly spaced in their order (float64): the same input always
+/// gives the same sample, and a file sorted along some coordinate is sampled evenly along it.
+dataset take_sample(dataset_view points, std::size_t size);
+
+/// plan_partition on a sample already taken (gathered from the ranks), standing for `n` points.
+partition_plan plan_from_sample(resources& res, const dataset& sample, std::size_t n, double eps,
+                                std::size_t boxes, double point_cost);
+
 /// The point ids each box owns and its halo, ascending; what rank 0 sends each rank.
 struct box_members {
   std::vector<std::vector<std::uint32_t>> own;

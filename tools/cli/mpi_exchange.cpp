@@ -89,25 +89,36 @@ rank_points scatter_boxes(const session& s, dataset_view all, const box_members&
   return out;
 }
 
+namespace {
+
+// Every rank's own ids, on rank 0, rank by rank, and how many each rank has.
+std::vector<std::uint32_t> gather_ids(const session& s, std::span<const std::uint32_t> own_ids,
+                                      std::size_t n, std::vector<int>& sizes,
+                                      std::vector<int>& displs) {
+  const int mine = count(own_ids.size(), "points of a rank");
+  sizes.assign(s.rank() == 0 ? static_cast<std::size_t>(s.size()) : 0, 0);
+  check(MPI_Gather(&mine, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD),
+        "MPI_Gather (row counts)");
+  std::vector<std::uint32_t> ids(s.rank() == 0 ? n : 0);
+  if (s.rank() == 0) displs = displacements(sizes, "points");
+  check(MPI_Gatherv(own_ids.data(), mine, MPI_UINT32_T, ids.data(), sizes.data(), displs.data(),
+                    MPI_UINT32_T, 0, MPI_COMM_WORLD),
+        "MPI_Gatherv (ids)");
+  return ids;
+}
+
+}  // namespace
+
 std::vector<std::uint64_t> gather_counts(const session& s, const std::vector<std::uint64_t>& counts,
-                                         const box_members& members, std::size_t n) {
+                                         std::span<const std::uint32_t> own_ids, std::size_t n) {
   std::vector<int> sizes, displs;
-  std::vector<std::uint64_t> by_rank;
-  if (s.rank() == 0) {
-    for (const auto& own : members.own) sizes.push_back(count(own.size(), "points of a rank"));
-    displs = displacements(sizes, "points");
-    by_rank.resize(n);
-  }
+  const std::vector<std::uint32_t> ids = gather_ids(s, own_ids, n, sizes, displs);
+  std::vector<std::uint64_t> by_rank(s.rank() == 0 ? n : 0);
   check(MPI_Gatherv(counts.data(), count(counts.size(), "points of a rank"), MPI_UINT64_T,
                     by_rank.data(), sizes.data(), displs.data(), MPI_UINT64_T, 0, MPI_COMM_WORLD),
         "MPI_Gatherv (counts)");
-  std::vector<std::uint64_t> global;
-  if (s.rank() != 0) return global;
-  global.resize(n);
-  std::size_t at = 0;
-  for (const auto& own : members.own) {
-    for (std::uint32_t id : own) global[id] = by_rank[at++];
-  }
+  std::vector<std::uint64_t> global(s.rank() == 0 ? n : 0);
+  for (std::size_t k = 0; k < ids.size(); ++k) global[ids[k]] = by_rank[k];
   return global;
 }
 
@@ -146,21 +157,20 @@ void write_header_and_offsets(MPI_File file, const std::vector<std::uint64_t>& o
 }  // namespace
 
 void write_csr_file(const session& s, const std::string& path,
-                    const std::vector<std::uint64_t>& global_counts, const box_members& members,
-                    const rank_rows& rows) {
+                    const std::vector<std::uint64_t>& global_counts,
+                    std::span<const std::uint32_t> own_ids, const rank_rows& rows) {
   // Rank 0 scans the counts in global order and hands each rank its rows' starts.
-  std::vector<std::uint64_t> offsets, starts_by_rank;
   std::vector<int> sizes, displs;
+  const std::vector<std::uint32_t> ids = gather_ids(s, own_ids, global_counts.size(), sizes, displs);
+  std::vector<std::uint64_t> offsets, starts_by_rank;
   std::uint64_t header[2] = {0, 0};  // n, n_pairs
   if (s.rank() == 0) {
     offsets.resize(global_counts.size() + 1);
     offsets[0] = 0;
-    for (std::size_t i = 0; i < global_counts.size(); ++i) offsets[i + 1] = offsets[i] + global_counts[i];
-    for (const auto& own : members.own) {
-      sizes.push_back(count(own.size(), "points of a rank"));
-      for (std::uint32_t id : own) starts_by_rank.push_back(offsets[id]);
+    for (std::size_t i = 0; i < global_counts.size(); ++i) {
+      offsets[i + 1] = offsets[i] + global_counts[i];
     }
-    displs = displacements(sizes, "points");
+    for (std::uint32_t id : ids) starts_by_rank.push_back(offsets[id]);
     header[0] = global_counts.size();
     header[1] = offsets.back();
   }

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -24,22 +25,35 @@ struct rank_points {
 rank_points scatter_boxes(const session& s, dataset_view all, const box_members& members,
                           std::size_t d, scalar_type type);
 
+/// Collective, when every rank has read a share of the points: `mine` are points first_id,
+/// first_id + 1, ...; each goes to the rank of its box and to the ranks whose halo holds it
+/// (MPI_Alltoallv). The own points arrive in id order (the ranks' shares are in id order).
+rank_points exchange_boxes(dataset_view mine, std::uint64_t first_id,
+                           const box_partition& partition);
+
+/// Collective: every rank's part of the sample (float64), on rank 0, rank by rank.
+dataset gather_sample(const session& s, const dataset& part, std::size_t d);
+
+/// Collective: rank 0's partition on every rank.
+void broadcast_partition(const session& s, box_partition& partition);
+
 /// A rank's result rows: one per own point, neighbours as global ids, sorted.
 struct rank_rows {
   std::vector<std::uint64_t> counts;
   std::vector<std::uint32_t> neighbors;  // empty for a count-only join
 };
 
-/// Collective: every point's count, in global id order, on rank 0 (empty elsewhere).
+/// Collective: every point's count, in global id order, on rank 0 (empty elsewhere). `own_ids`
+/// are the ids of the rank's rows, ascending.
 std::vector<std::uint64_t> gather_counts(const session& s, const std::vector<std::uint64_t>& counts,
-                                         const box_members& members, std::size_t n);
+                                         std::span<const std::uint32_t> own_ids, std::size_t n);
 
 /// Collective: the binary CSR file of docs/formats.md, the rows in global id order, each rank
 /// writing its own rows at offsets rank 0 scans from `global_counts` (rank 0's). Written beside
 /// `path` and renamed once complete, as the single-process writers do.
 void write_csr_file(const session& s, const std::string& path,
-                    const std::vector<std::uint64_t>& global_counts, const box_members& members,
-                    const rank_rows& rows);
+                    const std::vector<std::uint64_t>& global_counts,
+                    std::span<const std::uint32_t> own_ids, const rank_rows& rows);
 
 /// Collective: every rank's values, on rank 0 (empty elsewhere), rank by rank.
 std::vector<double> gather_doubles(const session& s, const std::vector<double>& values);

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -19,7 +21,7 @@
 #include "epsjoin/sink.hpp"
 #include "input.hpp"
 #include "mpi_commands.hpp"
-#include "mpi_exchange.hpp"
+#include "mpi_input.hpp"
 #include "summary.hpp"
 
 namespace epsjoin::cli {
@@ -170,46 +172,22 @@ int run_mpi_join(const parsed_args& args) {
     const bool root = session.rank() == 0;
     resources res(threads);
     res.set_memory({args.get_bytes("memory-limit", 0), 0});
-    // Rank 0 reads; a bad input or output path ends every rank with rank 0's one-line error.
-    loaded_points data;
-    std::uint64_t shape[3] = {0, 0, 0};  // ok, n, d
-    std::uint64_t type = 0;
-    if (root) {
-      try {
-        if (!output.empty()) check_output_path(output);
-        data = load_points(args.get("input"), args.get("generate"), dim, args.has("paper"));
-        if (data.points.n() > INT32_MAX) {
-          throw std::runtime_error("mpi-join takes at most 2^31 - 1 points for now");
-        }
-        shape[0] = 1;
-        shape[1] = data.points.n();
-        shape[2] = data.points.d();
-        type = data.points.view().type == scalar_type::f64 ? 0 : 1;
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "epsjoin mpi-join: error: %s\n", e.what());
-      }
-    }
-    mpi::check(MPI_Bcast(shape, 3, MPI_UINT64_T, 0, MPI_COMM_WORLD), "MPI_Bcast (shape)");
-    mpi::check(MPI_Bcast(&type, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD), "MPI_Bcast (type)");
-    if (shape[0] == 0) return 1;
-    const std::size_t n = shape[1], d = shape[2];
-
-    const auto partition_start = clock_type::now();
-    partition_plan plan;
-    box_members members;
-    if (root) {
-      plan = plan_partition(res, data.points.view(), options.eps,
-                            static_cast<std::size_t>(session.size()), sample_size,
-                            format == "csr" ? csr_point_cost : count_point_cost);
-      members = assign_points(plan.partition, data.points.view());
-    }
-    const double partition_seconds = since(partition_start);
-
-    const auto exchange_start = clock_type::now();
-    const mpi::rank_points local =
-        mpi::scatter_boxes(session, data.points.view(), members, d,
-                           type == 0 ? scalar_type::f64 : scalar_type::f32);
-    const double exchange_seconds = since(exchange_start);
+    mpi::input_request request;
+    request.file = args.get("input");
+    request.generate = args.get("generate");
+    request.dim = dim;
+    request.paper = args.has("paper");
+    request.output = output;
+    request.eps = options.eps;
+    request.sample_size = sample_size;
+    request.point_cost = format == "csr" ? csr_point_cost : count_point_cost;
+    const std::optional<mpi::distributed_input> input = mpi::distribute_input(session, res, request);
+    if (!input) return 1;
+    const mpi::rank_points& local = input->local;
+    const partition_plan& plan = input->plan;
+    const std::size_t n = input->n, d = input->d;
+    const double partition_seconds = input->partition_seconds;
+    const double exchange_seconds = input->exchange_seconds;
 
     const bool rows_wanted = format == "csr";
     const rank_result mine = join_rank(res, local, options, rows_wanted);
@@ -217,9 +195,11 @@ int run_mpi_join(const parsed_args& args) {
     for (std::uint64_t c : mine.rows.counts) my_pairs += c;
 
     const auto write_start = clock_type::now();
-    const std::vector<std::uint64_t> counts = mpi::gather_counts(session, mine.rows.counts, members, n);
+    const std::span<const std::uint32_t> own_ids(local.ids.data(), local.own);
+    const std::vector<std::uint64_t> counts =
+        mpi::gather_counts(session, mine.rows.counts, own_ids, n);
     if (rows_wanted && !output.empty()) {
-      mpi::write_csr_file(session, output, counts, members, mine.rows);
+      mpi::write_csr_file(session, output, counts, own_ids, mine.rows);
     }
     if (root && format == "count" && !output.empty()) write_counts(output, counts);
     const double write_seconds = since(write_start);
@@ -257,7 +237,7 @@ int run_mpi_join(const parsed_args& args) {
       exchange_max = std::max(exchange_max, v[4]);
     }
     report["command"] = "mpi-join";
-    report["input"] = data.description;
+    report["input"] = input->description;
     report["n"] = n;
     report["d"] = d;
     report["eps"] = options.eps;
@@ -269,13 +249,14 @@ int run_mpi_join(const parsed_args& args) {
     report["cut_dimension"] = plan.partition.dim;
     report["cuts"] = plan.partition.splits;
     report["sample_points"] = plan.sample_points;
+    report["read"] = input->read_in_ranges ? "ranges" : "rank 0";
     report["per_rank"] = ranks;
     report["imbalance_seconds"] = imbalance(join_seconds);
     report["imbalance_pairs"] = imbalance(rank_pairs);
     report["halo_points"] = halo;
     report["halo_fraction"] = n > 0 ? static_cast<double>(halo) / static_cast<double>(n) : 0.0;
     report["exchange_seconds"] = exchange_max;
-    report["seconds"] = {{"load", data.seconds},
+    report["seconds"] = {{"load", input->load_seconds},
                          {"partition", partition_seconds},
                          {"exchange", exchange_max},
                          {"join_max", *std::max_element(join_seconds.begin(), join_seconds.end())},
@@ -285,7 +266,7 @@ int run_mpi_join(const parsed_args& args) {
       std::printf("%s\n", report.dump().c_str());
     } else {
       std::printf("mpi-join: %s, N = %s, d = %zu, eps = %s, %d rank%s (%s)\n",
-                  data.description.c_str(), grouped(n).c_str(), d, shortest(options.eps).c_str(),
+                  input->description.c_str(), grouped(n).c_str(), d, shortest(options.eps).c_str(),
                   session.size(), session.size() == 1 ? "" : "s", engine_used.c_str());
       std::printf("  pairs %s; halo %s points (%.1f%% of N); imbalance %.1f%% (time), %.1f%% (pairs)\n",
                   grouped(pairs).c_str(), grouped(halo).c_str(),
