@@ -31,15 +31,16 @@ const command_spec& mpi_join_command() {
       "mpi-join",
       "mpi-join (--input FILE | --generate SPEC) --eps X [options]   (under mpirun -np R)",
       "The self-join of 'epsjoin join' spread over the ranks of an MPI job, one rank a process:\n"
-      "rank 0 reads the points and cuts them into R boxes along one coordinate, balanced by the\n"
-      "estimated work of a sample (its neighbour counts at eps), not by point count; each rank\n"
-      "gets its box and the halo of points within eps of it and joins its own points against\n"
-      "both with the local engine. Every point's row is computed once, on its own rank. The\n"
-      "result equals the single-process join's (rows sorted by id). Euclidean distance only.",
+      "the points (each rank reads its rows of a binary file) are cut into R boxes along one\n"
+      "coordinate, balanced by the estimated work of a sample (its neighbour counts at eps), not\n"
+      "by point count; each rank gets its box and the halo of points within eps of it and joins\n"
+      "its own points against both with the local engine. Every point's row is computed once, on\n"
+      "its own rank. The result equals the single-process join's (rows sorted by id). Euclidean\n"
+      "distance only (docs/mpi.md).",
       {
           {"input", "FILE",
-           "points to join: CSV/whitespace text, .npy (float32/float64), or raw .f64/.f32 "
-           "(needs --dim); read by rank 0"},
+           "points to join: .npy (float32/float64) or raw .f64/.f32 (needs --dim), each rank "
+           "reading its range of rows; or CSV/whitespace text, read by rank 0"},
           {"generate", "SPEC", "generate the points instead, e.g. expo:2:100000 (see 'epsjoin gen')"},
           {"paper", "", "with --generate expo:...: the papers' exact Expo* values"},
           {"dim", "D", "dimension of raw binary input (.f64/.f32); for other formats a check"},
@@ -61,7 +62,7 @@ const command_spec& mpi_join_command() {
           {"include-self", "", "also report each point as its own neighbour"},
           {"json", "",
            "print one JSON object (rank 0): n, d, eps, ranks, pairs, engine, the cut "
-           "coordinate and cuts, per_rank (points, halo, pairs, join_seconds, engine), "
+           "coordinate and cuts, read (ranges or rank 0), per_rank (points, halo, pairs, join_seconds, engine), "
            "imbalance_seconds and imbalance_pairs ((max - mean) / mean), halo_points, "
            "halo_fraction, exchange_seconds, seconds by stage"},
           {"quiet", "", "no summary"},
