@@ -63,7 +63,7 @@ class MpiJoin(unittest.TestCase):
         return proc
 
     def assert_same(self, source, eps, engines=("cpu-grid",), ranks=RANKS, counts=True,
-                    extra=()):
+                    extra=(), threads=1):
         """The CSR file (and the counts file) of every rank count equal the single run's."""
         extra = list(extra)
         for engine in engines:
@@ -73,13 +73,13 @@ class MpiJoin(unittest.TestCase):
                 single(*base, "--format", "count", "--output", self.path("one.txt"), "--quiet")
             for np in ranks:
                 with self.subTest(engine=engine, np=np):
-                    self.run_ranks(np, *base, "--threads", "1", "--format", "csr", "--output",
+                    self.run_ranks(np, *base, "--threads", str(threads), "--format", "csr", "--output",
                                    self.path("many.csr"), "--quiet")
                     self.assertTrue(filecmp.cmp(self.path("one.csr"), self.path("many.csr"),
                                                 shallow=False), f"CSR differs at -np {np}")
                     self.assertFalse(os.path.exists(self.path("many.csr.part")))
                     if counts:
-                        self.run_ranks(np, *base, "--threads", "1", "--format", "count",
+                        self.run_ranks(np, *base, "--threads", str(threads), "--format", "count",
                                        "--output", self.path("many.txt"), "--quiet")
                         self.assertTrue(filecmp.cmp(self.path("one.txt"), self.path("many.txt"),
                                                     shallow=False), f"counts differ at -np {np}")
@@ -91,6 +91,8 @@ class MpiJoin(unittest.TestCase):
     def test_exponential(self):
         self.assert_same(["--generate", "expo:2:4000:seed=9"], 0.01,
                          engines=("cpu-grid", "super-ego"))
+        # Several threads a rank: the rows are turned to global ids in blocks, one a thread.
+        self.assert_same(["--generate", "expo:3:4000:seed=10"], 0.03, ranks=(1, 2), threads=3)
 
     def test_coastline_sample(self):
         source = os.path.join(DATA_DIR, "gshhg_coast_2d_sample.f64")
@@ -171,6 +173,9 @@ class MpiJoin(unittest.TestCase):
         self.assertEqual(len(report["per_rank"]), 3)
         self.assertEqual(sum(r["points"] for r in report["per_rank"]), 3000)
         self.assertEqual(sum(r["pairs"] for r in report["per_rank"]), total)
+        for r in report["per_rank"]:
+            self.assertGreaterEqual(r["rows_seconds"], 0)
+            self.assertGreaterEqual(r["join_seconds"], 0)
         self.assertEqual(report["halo_points"], sum(r["halo"] for r in report["per_rank"]))
         self.assertAlmostEqual(report["halo_fraction"], report["halo_points"] / 3000)
         self.assertEqual(len(report["cuts"]), 2)

@@ -11,6 +11,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -62,9 +63,10 @@ const command_spec& mpi_join_command() {
           {"include-self", "", "also report each point as its own neighbour"},
           {"json", "",
            "print one JSON object (rank 0): n, d, eps, ranks, pairs, engine, the cut "
-           "coordinate and cuts, read (ranges or rank 0), per_rank (points, halo, pairs, join_seconds, engine), "
-           "imbalance_seconds and imbalance_pairs ((max - mean) / mean), halo_points, "
-           "halo_fraction, exchange_seconds, seconds by stage"},
+           "coordinate and cuts, read (ranges or rank 0), per_rank (points, halo, pairs, "
+           "join_seconds, rows_seconds, engine), imbalance_seconds and imbalance_pairs ((max - "
+           "mean) / mean), halo_points, halo_fraction, exchange_seconds, seconds by stage "
+           "(docs/mpi.md)"},
           {"quiet", "", "no summary"},
       },
       ""};
@@ -82,12 +84,13 @@ double since(clock_type::time_point start) {
 struct rank_result {
   mpi::rank_rows rows;
   join_stats stats;
+  double rows_seconds = 0;  // the rows to global ids and sorted, after the join
 };
 
 // The rank's own points (the first `own` of its points) against all of them. A query meets itself
 // in its own box, a pair the self-join does not report unless asked to.
 rank_result join_rank(resources& res, const mpi::rank_points& local, const join_options& options,
-                      bool rows_wanted) {
+                      bool rows_wanted, unsigned threads) {
   rank_result out;
   out.rows.counts.assign(local.own, 0);
   if (local.own == 0) return out;
@@ -104,18 +107,34 @@ rank_result join_rank(resources& res, const mpi::rank_points& local, const join_
   }
   csr_sink table_sink(false);
   out.stats = join(res, queries, local.points.view(), ab, table_sink);
+  // Rows to global ids, sorted: each row's place is known from its size (the query meets itself
+  // exactly once, at distance 0), so blocks of rows are filled on the rank's threads.
+  const auto rows_start = clock_type::now();
   const neighbor_table& table = table_sink.table();
-  out.rows.neighbors.reserve(table.n_pairs() - (self ? local.own : 0));
+  std::vector<std::uint64_t> starts(local.own + 1, 0);
   for (std::size_t k = 0; k < local.own; ++k) {
-    const std::size_t begin = out.rows.neighbors.size();
-    for (std::uint32_t j : table.row(k)) {
-      if (self && j == k) continue;
-      out.rows.neighbors.push_back(local.ids[j]);
-    }
-    std::sort(out.rows.neighbors.begin() + static_cast<std::ptrdiff_t>(begin),
-              out.rows.neighbors.end());
-    out.rows.counts[k] = out.rows.neighbors.size() - begin;
+    out.rows.counts[k] = table.row(k).size() - self;
+    starts[k + 1] = starts[k] + out.rows.counts[k];
   }
+  out.rows.neighbors.resize(starts[local.own]);
+  auto fill = [&](std::size_t begin, std::size_t end) {
+    for (std::size_t k = begin; k < end; ++k) {
+      std::uint32_t* row = out.rows.neighbors.data() + starts[k];
+      std::size_t at = 0;
+      for (std::uint32_t j : table.row(k)) {
+        if (!(self && j == k)) row[at++] = local.ids[j];
+      }
+      std::sort(row, row + at);
+    }
+  };
+  const std::size_t workers = std::max<std::size_t>(1, std::min<std::size_t>(threads, local.own));
+  std::vector<std::thread> pool;
+  for (std::size_t w = 1; w < workers; ++w) {
+    pool.emplace_back(fill, local.own * w / workers, local.own * (w + 1) / workers);
+  }
+  fill(0, local.own / workers);
+  for (std::thread& t : pool) t.join();
+  out.rows_seconds = since(rows_start);
   return out;
 }
 
@@ -191,7 +210,7 @@ int run_mpi_join(const parsed_args& args) {
     const double exchange_seconds = input->exchange_seconds;
 
     const bool rows_wanted = format == "csr";
-    const rank_result mine = join_rank(res, local, options, rows_wanted);
+    const rank_result mine = join_rank(res, local, options, rows_wanted, res.threads());
     std::uint64_t my_pairs = 0;
     for (std::uint64_t c : mine.rows.counts) my_pairs += c;
 
@@ -207,7 +226,8 @@ int run_mpi_join(const parsed_args& args) {
 
     const std::vector<double> per_rank = mpi::gather_doubles(
         session, {static_cast<double>(local.own), static_cast<double>(local.points.n() - local.own),
-                  static_cast<double>(my_pairs), mine.stats.seconds, exchange_seconds});
+                  static_cast<double>(my_pairs), mine.stats.seconds, exchange_seconds,
+                  mine.rows_seconds});
     char engine[64] = {};
     std::strncpy(engine, mine.stats.engine.c_str(), sizeof engine - 1);
     std::vector<char> engines(root ? sizeof engine * static_cast<std::size_t>(session.size()) : 0);
@@ -219,23 +239,25 @@ int run_mpi_join(const parsed_args& args) {
     nlohmann::ordered_json report;
     std::uint64_t pairs = 0, halo = 0;
     std::vector<double> join_seconds, rank_pairs;
-    double exchange_max = 0;
+    double exchange_max = 0, rows_max = 0;
     nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
     std::string engine_used;
     for (int r = 0; r < session.size(); ++r) {
-      const double* v = per_rank.data() + 5 * r;
+      const double* v = per_rank.data() + 6 * r;
       const std::string name(engines.data() + sizeof engine * static_cast<std::size_t>(r));
       if (engine_used.empty()) engine_used = name;
       ranks.push_back({{"points", static_cast<std::uint64_t>(v[0])},
                        {"halo", static_cast<std::uint64_t>(v[1])},
                        {"pairs", static_cast<std::uint64_t>(v[2])},
                        {"join_seconds", v[3]},
+                       {"rows_seconds", v[5]},
                        {"engine", name.empty() ? nullptr : nlohmann::ordered_json(name)}});
       halo += static_cast<std::uint64_t>(v[1]);
       pairs += static_cast<std::uint64_t>(v[2]);
       join_seconds.push_back(v[3]);
       rank_pairs.push_back(v[2]);
       exchange_max = std::max(exchange_max, v[4]);
+      rows_max = std::max(rows_max, v[5]);
     }
     report["command"] = "mpi-join";
     report["input"] = input->description;
@@ -261,6 +283,7 @@ int run_mpi_join(const parsed_args& args) {
                          {"partition", partition_seconds},
                          {"exchange", exchange_max},
                          {"join_max", *std::max_element(join_seconds.begin(), join_seconds.end())},
+                         {"rows_max", rows_max},
                          {"write", write_seconds},
                          {"total", since(command_start)}};
     if (json) {
