@@ -47,6 +47,16 @@ def write_f64(path, rows):
             f.write(struct.pack(f"<{len(row)}d", *row))
 
 
+class WithoutMpi(unittest.TestCase):
+    def test_a_build_without_mpi_says_so(self):
+        if MPIEXEC:
+            self.skipTest("this build has MPI")
+        proc = subprocess.run([BIN, "mpi-join", "--eps", "1"], capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("this build has no MPI", proc.stderr)
+        self.assertEqual(len(proc.stderr.strip().splitlines()), 1)
+
+
 class MpiJoin(unittest.TestCase):
     def setUp(self):
         if not MPIEXEC:

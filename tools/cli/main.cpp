@@ -118,6 +118,14 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+#ifndef EPSJOIN_WITH_MPI
+  if (args[0] == "mpi-join") {
+    std::fprintf(stderr,
+                 "epsjoin: this build has no MPI, so no mpi-join (install Open MPI, e.g. "
+                 "scripts/setup.sh, and configure with -DEPSJOIN_MPI=AUTO or ON)\n");
+    return 1;
+  }
+#endif
   std::fprintf(stderr, "epsjoin: unknown command '%s' (see 'epsjoin --help')\n", args[0].c_str());
   return 2;
 }
