@@ -2,10 +2,12 @@
 # Installs what epsjoin needs to build and test, from Debian's archive, when it is missing.
 # Idempotent: does nothing (and needs no network) when everything is present.
 # --fuzz: also clang and its libFuzzer and sanitizer runtimes, for scripts/run-fuzz.sh.
+# Open MPI is optional to the build (-DEPSJOIN_MPI=AUTO finds it or leaves it out); installed here
+# so that the default build has `epsjoin mpi-join` and the test run covers it.
 set -euo pipefail
 
 packages=(cmake ninja-build g++ make libgtest-dev libgmock-dev libbenchmark-dev libboost-dev
-          nlohmann-json3-dev python3 python3-venv python3-dev)
+          nlohmann-json3-dev python3 python3-venv python3-dev libopenmpi-dev openmpi-bin)
 [[ ${1:-} == --fuzz ]] && packages+=(clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do

@@ -38,11 +38,26 @@ struct read_options {
   data_format format = data_format::automatic;
   /// Required for raw binary. Otherwise 0, or the dimension the file must have.
   std::size_t dim = 0;
+  /// Binary formats (npy, raw) only: read rows [first_row, first_row + max_rows) of the file,
+  /// clipped to its rows (a range past the end gives no points), after checking the whole file's
+  /// header and size; so that several processes can each read a share. Text refuses a range
+  /// (invalid_argument): its rows are not at known offsets.
+  std::size_t first_row = 0;
+  std::size_t max_rows = static_cast<std::size_t>(-1);
 };
 
 /// @brief Reads a point set. Text and raw_f64 give float64; npy keeps its dtype; raw_f32 gives
 ///        float32. Throws io_error (file, line/byte, column, what is wrong) on bad input.
 dataset read_dataset(const std::string& path, const read_options& options = {});
+
+/// @brief The shape of a binary point file (npy, raw), checked as read_dataset checks it, without
+///        reading its values: what a reader of row ranges needs first. Text: invalid_argument.
+struct dataset_shape {
+  std::size_t n = 0;
+  std::size_t d = 0;
+  scalar_type type = scalar_type::f64;
+};
+dataset_shape read_shape(const std::string& path, const read_options& options = {});
 
 /// @brief Writes a point set. Text is comma-separated with `text_digits` significant digits
 ///        (17 round-trips float64 exactly; 0 writes the shortest text that round-trips).

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <limits>
 
 namespace epsjoin::detail {
 
@@ -36,6 +37,13 @@ void input_file::read_exact(void* dst, std::size_t bytes, std::uint64_t offset) 
   if (std::ferror(file_)) io_fail_at(path_, offset + got, "read failed: ", std::strerror(errno));
   // The size was checked up front, so a short read means the file shrank while being read.
   io_fail_at(path_, offset + got, "unexpected end of file (", bytes - got, " bytes missing)");
+}
+
+void input_file::seek(std::uint64_t offset) {
+  if (offset > static_cast<std::uint64_t>(std::numeric_limits<off_t>::max()) ||
+      ::fseeko(file_, static_cast<off_t>(offset), SEEK_SET) != 0) {
+    io_fail_at(path_, offset, "cannot seek here: ", std::strerror(errno));
+  }
 }
 
 std::size_t input_file::read_some(void* dst, std::size_t bytes) {

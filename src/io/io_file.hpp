@@ -57,6 +57,8 @@ class input_file {
   void read_exact(void* dst, std::size_t bytes, std::uint64_t offset);
   /// Reads up to `bytes`; returns how many were read (0 at end of file).
   std::size_t read_some(void* dst, std::size_t bytes);
+  /// Moves the position to `offset` bytes from the start (a range of a binary file's rows).
+  void seek(std::uint64_t offset);
 
  private:
   std::string path_;
@@ -118,11 +120,11 @@ std::size_t find_non_finite(const T* values, std::size_t count) {
 /// in a block of `count` row-major values of dimension `d` that starts at byte `data_offset`.
 template <class T>
 void check_finite(std::string_view path, const T* values, std::size_t count, std::size_t d,
-                  std::uint64_t data_offset) {
+                  std::uint64_t data_offset, std::size_t first_point = 0) {
   const std::size_t k = find_non_finite(values, count);
   if (k == count) return;
-  io_fail_at(path, data_offset + k * sizeof(T), "point ", k / d, ", dimension ", k % d,
-             " (both 0-based) is ", values[k], "; NaN and infinities are rejected");
+  io_fail_at(path, data_offset + k * sizeof(T), "point ", first_point + k / d, ", dimension ",
+             k % d, " (both 0-based) is ", values[k], "; NaN and infinities are rejected");
 }
 
 }  // namespace epsjoin::detail

@@ -1,4 +1,5 @@
-// Reading a point set from NumPy .npy: validate the header, then one fread into the vector.
+// Reading a point set from NumPy .npy: validate the header and the size; the values are read by
+// read_binary_rows (read.cpp), the whole array or a range of its rows.
 #include <algorithm>
 #include <limits>
 #include <vector>
@@ -39,17 +40,9 @@ npy_header_info read_header(input_file& file) {
   return parse_npy_header(std::string_view(header).substr(0, header_bytes), path);
 }
 
-template <class T>
-dataset read_values(input_file& file, const npy_header_info& info, std::size_t n, std::size_t d) {
-  std::vector<T> values(n * d);
-  file.read_exact(values.data(), values.size() * sizeof(T), info.data_offset);
-  check_finite(file.path(), values.data(), values.size(), d, info.data_offset);
-  return dataset(std::move(values), d);
-}
-
 }  // namespace
 
-dataset read_npy(const std::string& path, std::size_t dim) {
+binary_layout probe_npy(const std::string& path, std::size_t dim) {
   input_file file(path);
   file.require_regular();
   if (file.size() == 0) io_fail(path, "empty file (no .npy header, no points)");
@@ -92,8 +85,7 @@ dataset read_npy(const std::string& path, std::size_t dim) {
     io_fail_at(path, info.data_offset + n * d * item, available - n * d * item,
                " bytes after the end of the ", shape_text(info.shape), " array");
   }
-  return type == scalar_type::f64 ? read_values<double>(file, info, n, d)
-                                  : read_values<float>(file, info, n, d);
+  return {static_cast<std::size_t>(n), static_cast<std::size_t>(d), type, info.data_offset};
 }
 
 }  // namespace epsjoin::detail

@@ -1,6 +1,8 @@
-// read_dataset: picks the reader for the format; and the raw binary reader, which is one fread.
+// read_dataset: picks the reader for the format; the raw binary probe; and the binary rows'
+// reader (npy and raw), one fread of the rows asked for.
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <vector>
 
 #include "epsjoin/io.hpp"
@@ -14,16 +16,29 @@ namespace detail {
 namespace {
 
 template <class T>
-dataset read_raw_values(input_file& file, std::size_t dim) {
-  std::vector<T> values(file.size() / sizeof(T));
-  file.read_exact(values.data(), file.size(), 0);
-  check_finite(file.path(), values.data(), values.size(), dim, 0);
-  return dataset(std::move(values), dim);
+dataset read_row_values(input_file& file, const binary_layout& layout, std::size_t first,
+                        std::size_t count) {
+  const std::uint64_t offset = layout.data_offset + first * layout.d * sizeof(T);
+  std::vector<T> values(count * layout.d);
+  file.seek(offset);
+  file.read_exact(values.data(), values.size() * sizeof(T), offset);
+  check_finite(file.path(), values.data(), values.size(), layout.d, offset, first);
+  return dataset(std::move(values), layout.d);
 }
 
 }  // namespace
 
-dataset read_raw(const std::string& path, std::size_t dim, scalar_type type) {
+dataset read_binary_rows(const std::string& path, const binary_layout& layout, std::size_t first,
+                         std::size_t count) {
+  first = std::min(first, layout.n);
+  count = std::min(count, layout.n - first);
+  if (count == 0) return dataset(0, layout.d, layout.type);
+  input_file file(path);
+  return layout.type == scalar_type::f64 ? read_row_values<double>(file, layout, first, count)
+                                         : read_row_values<float>(file, layout, first, count);
+}
+
+binary_layout probe_raw(const std::string& path, std::size_t dim, scalar_type type) {
   EPSJOIN_EXPECTS(dim > 0, path, ": raw ", to_string(type),
                   " input has no header: set read_options::dim to the number of values per point");
   input_file file(path);
@@ -38,8 +53,7 @@ dataset read_raw(const std::string& path, std::size_t dim, scalar_type type) {
                "-dimensional ", to_string(type), " points (", point_bytes,
                " bytes each): truncated, or the wrong dim or type; the partial point starts here");
   }
-  return type == scalar_type::f64 ? read_raw_values<double>(file, dim)
-                                  : read_raw_values<float>(file, dim);
+  return {static_cast<std::size_t>(size / (dim * item)), dim, type, 0};
 }
 
 }  // namespace detail
@@ -59,21 +73,45 @@ data_format format_for_path(const std::string& path) {
   return data_format::text;
 }
 
-dataset read_dataset(const std::string& path, const read_options& options) {
+namespace {
+
+// The layout of a binary file, or nothing for text.
+std::optional<detail::binary_layout> probe(const std::string& path, const read_options& options) {
   const data_format format =
       options.format == data_format::automatic ? format_for_path(path) : options.format;
   switch (format) {
     case data_format::npy:
-      return detail::read_npy(path, options.dim);
+      return detail::probe_npy(path, options.dim);
     case data_format::raw_f64:
-      return detail::read_raw(path, options.dim, scalar_type::f64);
+      return detail::probe_raw(path, options.dim, scalar_type::f64);
     case data_format::raw_f32:
-      return detail::read_raw(path, options.dim, scalar_type::f32);
+      return detail::probe_raw(path, options.dim, scalar_type::f32);
     case data_format::text:
     case data_format::automatic:
       break;
   }
-  return detail::read_text(path, options.dim);
+  return std::nullopt;
+}
+
+}  // namespace
+
+dataset read_dataset(const std::string& path, const read_options& options) {
+  const auto layout = probe(path, options);
+  if (!layout) {
+    EPSJOIN_EXPECTS(options.first_row == 0 && options.max_rows == read_options{}.max_rows, path,
+                    ": a range of rows is read from binary files (.npy, .f64, .f32) only; text "
+                    "rows have no known offsets");
+    return detail::read_text(path, options.dim);
+  }
+  return detail::read_binary_rows(path, *layout, options.first_row, options.max_rows);
+}
+
+dataset_shape read_shape(const std::string& path, const read_options& options) {
+  const auto layout = probe(path, options);
+  EPSJOIN_EXPECTS(layout.has_value(), path,
+                  ": the shape is read from binary files (.npy, .f64, .f32) only; text must be "
+                  "read to be counted");
+  return {layout->n, layout->d, layout->type};
 }
 
 }  // namespace epsjoin

@@ -14,6 +14,9 @@
 #include "epsjoin/error.hpp"
 #include "epsjoin/io.hpp"
 #include "epsjoin/join.hpp"
+#ifdef EPSJOIN_WITH_MPI
+#include "mpi_commands.hpp"
+#endif
 
 namespace {
 
@@ -29,6 +32,9 @@ const command_entry commands[] = {
     {dbscan_command, run_dbscan},
     {gen_command, run_gen},
     {info_command, run_info},
+#ifdef EPSJOIN_WITH_MPI
+    {mpi_join_command, run_mpi_join},
+#endif
 };
 
 // What a user whose engine cannot run here may ask for instead.
@@ -112,6 +118,14 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+#ifndef EPSJOIN_WITH_MPI
+  if (args[0] == "mpi-join") {
+    std::fprintf(stderr,
+                 "epsjoin: this build has no MPI, so no mpi-join (install Open MPI, e.g. "
+                 "scripts/setup.sh, and configure with -DEPSJOIN_MPI=AUTO or ON)\n");
+    return 1;
+  }
+#endif
   std::fprintf(stderr, "epsjoin: unknown command '%s' (see 'epsjoin --help')\n", args[0].c_str());
   return 2;
 }

@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""epsjoin mpi-join against the single-process join, byte for byte, on 1 to 4 ranks.
+
+usage: test_mpi.py PATH/TO/epsjoin MPIEXEC   (standard library only; run by CTest)
+MPIEXEC is empty in a build without MPI, and every test then skips. The ranks run oversubscribed
+(more ranks than cores) and, as CI does, possibly as root.
+"""
+import filecmp
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BIN = None
+MPIEXEC = None
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA_DIR = os.environ.get("EPSJOIN_DATA_DIR") or os.path.join(HERE, "..", "..", "..", "shared", "data")
+RANKS = (1, 2, 3, 4)
+
+# Open MPI in a container: no cross-memory attach between ranks, and more ranks than cores.
+MPI_ENV = dict(os.environ, OMPI_MCA_btl_vader_single_copy_mechanism="none",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+
+
+def mpirun(np, *args):
+    command = [MPIEXEC, "--oversubscribe", "-np", str(np)]
+    if os.geteuid() == 0:
+        command.append("--allow-run-as-root")
+    return subprocess.run(command + [BIN, "mpi-join", *args], capture_output=True, text=True,
+                          timeout=300, env=MPI_ENV)
+
+
+def single(*args):
+    proc = subprocess.run([BIN, "join", *args], capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise AssertionError(f"epsjoin join {' '.join(args)} failed: {proc.stderr}")
+    return proc
+
+
+def write_f64(path, rows):
+    with open(path, "wb") as f:
+        for row in rows:
+            f.write(struct.pack(f"<{len(row)}d", *row))
+
+
+class WithoutMpi(unittest.TestCase):
+    def test_a_build_without_mpi_says_so(self):
+        if MPIEXEC:
+            self.skipTest("this build has MPI")
+        proc = subprocess.run([BIN, "mpi-join", "--eps", "1"], capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("this build has no MPI", proc.stderr)
+        self.assertEqual(len(proc.stderr.strip().splitlines()), 1)
+
+
+class MpiJoin(unittest.TestCase):
+    def setUp(self):
+        if not MPIEXEC:
+            self.skipTest("this build has no MPI (EPSJOIN_MPI, scripts/setup.sh installs Open MPI)")
+        self.tmp = tempfile.mkdtemp(prefix="epsjoin-mpi-")
+        self.addCleanup(shutil.rmtree, self.tmp)
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def run_ranks(self, np, *args):
+        proc = mpirun(np, *args)
+        self.assertEqual(proc.returncode, 0, f"-np {np} {' '.join(args)}: {proc.stderr}")
+        return proc
+
+    def assert_same(self, source, eps, engines=("cpu-grid",), ranks=RANKS, counts=True,
+                    extra=(), threads=1):
+        """The CSR file (and the counts file) of every rank count equal the single run's."""
+        extra = list(extra)
+        for engine in engines:
+            base = [*source, "--eps", str(eps), "--engine", engine, *extra]
+            single(*base, "--sort", "--format", "csr", "--output", self.path("one.csr"), "--quiet")
+            if counts:
+                single(*base, "--format", "count", "--output", self.path("one.txt"), "--quiet")
+            for np in ranks:
+                with self.subTest(engine=engine, np=np):
+                    self.run_ranks(np, *base, "--threads", str(threads), "--format", "csr", "--output",
+                                   self.path("many.csr"), "--quiet")
+                    self.assertTrue(filecmp.cmp(self.path("one.csr"), self.path("many.csr"),
+                                                shallow=False), f"CSR differs at -np {np}")
+                    self.assertFalse(os.path.exists(self.path("many.csr.part")))
+                    if counts:
+                        self.run_ranks(np, *base, "--threads", str(threads), "--format", "count",
+                                       "--output", self.path("many.txt"), "--quiet")
+                        self.assertTrue(filecmp.cmp(self.path("one.txt"), self.path("many.txt"),
+                                                    shallow=False), f"counts differ at -np {np}")
+
+    def test_uniform(self):
+        self.assert_same(["--generate", "uniform:3:3000:seed=5"], 0.08,
+                         engines=("cpu-grid", "super-ego"))
+
+    def test_exponential(self):
+        self.assert_same(["--generate", "expo:2:4000:seed=9"], 0.01,
+                         engines=("cpu-grid", "super-ego"))
+        # Several threads a rank: the rows are turned to global ids in blocks, one a thread.
+        self.assert_same(["--generate", "expo:3:4000:seed=10"], 0.03, ranks=(1, 2), threads=3)
+
+    def test_coastline_sample(self):
+        source = os.path.join(DATA_DIR, "gshhg_coast_2d_sample.f64")
+        if not os.path.exists(source):
+            self.skipTest(f"no sample data at {DATA_DIR} (set EPSJOIN_DATA_DIR)")
+        shutil.copy(source, self.path("coast.f64"))
+        self.assert_same(["--input", self.path("coast.f64"), "--dim", "2"], 0.05,
+                         engines=("cpu-grid", "super-ego"))
+
+    def test_every_input_format(self):
+        # .npy and raw files are read by every rank, a range of rows each; text by rank 0.
+        for name, reader in (("p.npy", "ranges"), ("p.f32", "ranges"), ("p.f64", "ranges"),
+                             ("p.csv", "rank 0")):
+            with self.subTest(name=name):
+                path = self.path(name)
+                single_gen = subprocess.run([BIN, "gen", "expo:3:2500:seed=12", "--output", path],
+                                            capture_output=True, text=True)
+                self.assertEqual(single_gen.returncode, 0, single_gen.stderr)
+                source = ["--input", path] + (["--dim", "3"] if name[-4:] in (".f32", ".f64")
+                                              else [])
+                self.assert_same(source, 0.03, ranks=(1, 3), counts=name == "p.npy")
+                proc = self.run_ranks(3, *source, "--eps", "0.03", "--json")
+                self.assertEqual(json.loads(proc.stdout)["read"], reader)
+
+    def test_a_bad_value_is_reported_once_by_the_rank_that_read_it(self):
+        rows = [(0.1 * k, 0.0) for k in range(40)]
+        rows[33] = (float("nan"), 0.0)
+        write_f64(self.path("nan.f64"), rows)
+        proc = mpirun(4, "--input", self.path("nan.f64"), "--dim", "2", "--eps", "0.1")
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        errors = [l for l in proc.stderr.splitlines() if "epsjoin mpi-join: error:" in l]
+        self.assertEqual(len(errors), 1, proc.stderr)
+        self.assertIn("point 33", errors[0])
+
+    def test_ties_at_eps_on_a_lattice(self):
+        # Integer points at distance exactly eps = 1: the halo must keep the points on its edge.
+        write_f64(self.path("lattice.f64"),
+                  [(x, y) for x in range(17) for y in range(9)] * 2)  # duplicates too
+        self.assert_same(["--input", self.path("lattice.f64"), "--dim", "2"], 1.0,
+                         engines=("cpu-grid", "super-ego"))
+
+    def test_include_self_and_f32_precision(self):
+        self.assert_same(["--generate", "expo:2:2000:seed=3"], 0.02, ranks=(3,),
+                         extra=["--include-self"])
+        self.assert_same(["--generate", "uniform:2:2000:seed=4"], 0.03, ranks=(2, 4),
+                         extra=["--precision", "f32"], counts=False)
+
+    def test_boxes_thinner_than_eps(self):
+        # Four boxes of width about 0.25 and eps 0.4: a halo spans several boxes.
+        self.assert_same(["--generate", "uniform:2:1500:seed=6"], 0.4, ranks=(4,))
+        proc = self.run_ranks(4, "--generate", "uniform:2:1500:seed=6", "--eps", "0.4",
+                              "--threads", "1", "--json")
+        report = json.loads(proc.stdout)
+        self.assertGreater(report["halo_points"], 1500)
+
+    def test_identical_points_fill_one_box(self):
+        write_f64(self.path("same.f64"), [(0.5, 0.25)] * 40 + [(0.5, 0.75)])
+        self.assert_same(["--input", self.path("same.f64"), "--dim", "2"], 0.1, ranks=(3,))
+        proc = self.run_ranks(3, "--input", self.path("same.f64"), "--dim", "2", "--eps", "0.1",
+                              "--json")
+        busy = [r for r in json.loads(proc.stdout)["per_rank"] if r["points"] > 0]
+        self.assertEqual(len(busy), 1, proc.stdout)  # the cuts coincide: one box holds them all
+
+    def test_fewer_points_than_ranks(self):
+        write_f64(self.path("two.f64"), [(0.0, 0.0), (0.5, 0.0)])
+        self.assert_same(["--input", self.path("two.f64"), "--dim", "2"], 0.6, ranks=(3, 4))
+        write_f64(self.path("one.f64"), [(0.0, 0.0)])
+        self.assert_same(["--input", self.path("one.f64"), "--dim", "2"], 0.6, ranks=(4,))
+
+    def test_json_report(self):
+        proc = self.run_ranks(3, "--generate", "expo:2:3000:seed=7", "--eps", "0.01",
+                              "--threads", "1", "--json")
+        report = json.loads(proc.stdout)  # one object, from rank 0 only
+        total = json.loads(single("--generate", "expo:2:3000:seed=7", "--eps", "0.01",
+                                  "--json").stdout)["pairs"]
+        self.assertEqual(report["pairs"], total)
+        self.assertEqual(report["ranks"], 3)
+        self.assertEqual(len(report["per_rank"]), 3)
+        self.assertEqual(sum(r["points"] for r in report["per_rank"]), 3000)
+        self.assertEqual(sum(r["pairs"] for r in report["per_rank"]), total)
+        for r in report["per_rank"]:
+            self.assertGreaterEqual(r["rows_seconds"], 0)
+            self.assertGreaterEqual(r["join_seconds"], 0)
+        self.assertEqual(report["halo_points"], sum(r["halo"] for r in report["per_rank"]))
+        self.assertAlmostEqual(report["halo_fraction"], report["halo_points"] / 3000)
+        self.assertEqual(len(report["cuts"]), 2)
+        for key in ("imbalance_seconds", "imbalance_pairs", "exchange_seconds"):
+            self.assertGreaterEqual(report[key], 0)
+
+    def test_errors(self):
+        open(self.path("empty.f64"), "wb").close()
+        proc = mpirun(2, "--input", self.path("empty.f64"), "--dim", "2", "--eps", "0.1")
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("epsjoin mpi-join: error:", proc.stderr)
+        proc = mpirun(2, "--generate", "uniform:2:10", "--eps", "0.1", "--format", "pairs",
+                      "--output", self.path("x.npy"))
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("--format must be csr or count", proc.stderr)
+        proc = mpirun(2, "--generate", "uniform:2:10", "--eps", "0.1", "--output",
+                      os.path.join(self.tmp, "no", "such", "dir.csr"))
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertEqual(proc.stderr.count("epsjoin mpi-join: error:"), 1, proc.stderr)
+
+
+if __name__ == "__main__":
+    BIN = sys.argv[1]
+    MPIEXEC = sys.argv[2] if len(sys.argv) > 2 else ""
+    unittest.main(argv=[sys.argv[0]], verbosity=2)

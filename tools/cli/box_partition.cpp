@@ -1,0 +1,140 @@
+#include "box_partition.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "epsjoin/join.hpp"
+#include "epsjoin/sink.hpp"
+
+namespace epsjoin::cli {
+
+std::size_t box_partition::box_of(double x) const noexcept {
+  return static_cast<std::size_t>(std::upper_bound(splits.begin(), splits.end(), x) - splits.begin());
+}
+
+double box_partition::reach(double cut) const noexcept {
+  return eps * (1 + 1e-6) + 1e-6 * std::abs(cut);
+}
+
+void box_partition::halo_boxes(double x, std::size_t& first, std::size_t& last) const noexcept {
+  const std::size_t home = box_of(x);
+  // Box r - 1 ends at splits[r - 1]: a point below it reaches back while within reach of it.
+  first = home;
+  while (first > 0 && x <= splits[first - 1] + reach(splits[first - 1])) --first;
+  // Box r + 1 starts at splits[r].
+  last = home;
+  while (last + 1 < boxes() && x >= splits[last] - reach(splits[last])) ++last;
+  // The run includes home; the caller skips it.
+}
+
+namespace {
+
+}  // namespace
+
+dataset take_sample(dataset_view points, std::size_t size) {
+  const std::size_t n = points.n;
+  const std::size_t take = std::min(n, size);
+  dataset sample(take, points.d, scalar_type::f64);
+  for (std::size_t k = 0; k < take; ++k) {
+    const std::size_t i = take == n ? k : static_cast<std::size_t>((k * n + n / 2) / take) % n;
+    for (std::size_t c = 0; c < points.d; ++c) sample.f64()[k * points.d + c] = points.at(i, c);
+  }
+  return sample;
+}
+
+namespace {
+
+std::size_t widest_dimension(const dataset& sample) {
+  std::size_t best = 0;
+  double best_spread = -1;
+  for (std::size_t c = 0; c < sample.d(); ++c) {
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (std::size_t k = 0; k < sample.n(); ++k) {
+      lo = std::min(lo, sample.f64()[k * sample.d() + c]);
+      hi = std::max(hi, sample.f64()[k * sample.d() + c]);
+    }
+    if (hi - lo > best_spread) {
+      best_spread = hi - lo;
+      best = c;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+partition_plan plan_partition(resources& res, dataset_view points, double eps, std::size_t boxes,
+                              std::size_t sample_size, double point_cost) {
+  if (boxes <= 1 || points.n == 0) return plan_from_sample(res, dataset(), 0, eps, boxes, point_cost);
+  return plan_from_sample(res, take_sample(points, sample_size), points.n, eps, boxes, point_cost);
+}
+
+partition_plan plan_from_sample(resources& res, const dataset& sample, std::size_t n, double eps,
+                                std::size_t boxes, double point_cost) {
+  partition_plan plan;
+  plan.partition.eps = eps;
+  if (boxes <= 1 || n == 0 || sample.n() == 0) {
+    // One box, or nothing to cut by: every point in the first box.
+    plan.partition.splits.assign(boxes > 0 ? boxes - 1 : 0,
+                                 std::numeric_limits<double>::infinity());
+    return plan;
+  }
+  plan.sample_points = sample.n();
+  const std::size_t dim = widest_dimension(sample);
+  plan.partition.dim = dim;
+
+  const auto start = std::chrono::steady_clock::now();
+  count_sink counter(true);
+  join_options options;
+  options.eps = eps;
+  self_join(res, sample.view(), options, counter);
+  plan.sample_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  // A sample point stands for n / s points, and its sample neighbours for n / s times as many.
+  const double scale = static_cast<double>(n) / static_cast<double>(sample.n());
+  std::vector<std::size_t> order(sample.n());
+  std::iota(order.begin(), order.end(), 0);
+  auto coordinate = [&](std::size_t k) { return sample.f64()[k * sample.d() + dim]; };
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return coordinate(a) < coordinate(b); });
+  double total = 0;
+  // Summed in the order of the walk below, so that its last partial sum is exactly the total.
+  for (std::size_t k : order) total += point_cost + scale * static_cast<double>(counter.per_point()[k]);
+  double so_far = 0;
+  std::size_t next_cut = 1;
+  for (std::size_t k : order) {
+    so_far += point_cost + scale * static_cast<double>(counter.per_point()[k]);
+    while (next_cut < boxes && so_far >= total * static_cast<double>(next_cut) / boxes) {
+      plan.partition.splits.push_back(coordinate(k));
+      ++next_cut;
+    }
+  }
+  // Rounding can leave the last cut unplaced; it goes past every point (an empty last box).
+  while (plan.partition.splits.size() + 1 < boxes) {
+    plan.partition.splits.push_back(std::numeric_limits<double>::infinity());
+  }
+  return plan;
+}
+
+box_members assign_points(const box_partition& partition, dataset_view points) {
+  box_members members;
+  members.own.resize(partition.boxes());
+  members.halo.resize(partition.boxes());
+  for (std::size_t i = 0; i < points.n; ++i) {
+    const double x = points.at(i, partition.dim);
+    const std::size_t home = partition.box_of(x);
+    members.own[home].push_back(static_cast<std::uint32_t>(i));
+    std::size_t first = 0, last = 0;
+    partition.halo_boxes(x, first, last);
+    for (std::size_t b = first; b <= last; ++b) {
+      if (b != home) members.halo[b].push_back(static_cast<std::uint32_t>(i));
+    }
+  }
+  return members;
+}
+
+}  // namespace epsjoin::cli

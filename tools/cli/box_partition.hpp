@@ -1,0 +1,61 @@
+#pragma once
+// mpi-join's spatial partition: R boxes along one coordinate, cut where a sample's estimated work
+// (not its point count) is split evenly, and each box's halo, the points within eps of it.
+// MPI-free (built in every configuration): rank 0 plans, and the unit tests call it alone.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "epsjoin/dataset.hpp"
+#include "epsjoin/resources.hpp"
+
+namespace epsjoin::cli {
+
+struct box_partition {
+  std::size_t dim = 0;  // the coordinate that is cut
+  double eps = 0;
+  // boxes - 1 ascending cut points: box r holds coordinates in [splits[r - 1], splits[r]), the
+  // first box from -inf, the last to +inf. Equal cuts leave boxes empty (identical points).
+  std::vector<double> splits;
+
+  std::size_t boxes() const noexcept { return splits.size() + 1; }
+  std::size_t box_of(double x) const noexcept;
+  /// How far past a cut the halo reaches: eps and a margin for the rounding of the engines'
+  /// distances (f32 arithmetic included). A wider halo costs candidates, never a wrong pair; a
+  /// narrower one would lose pairs, so the margin is generous.
+  double reach(double cut) const noexcept;
+  /// The boxes, other than box_of(x), whose halo holds a point at coordinate x: a run of
+  /// neighbouring boxes, [first, last], possibly empty (first > last).
+  void halo_boxes(double x, std::size_t& first, std::size_t& last) const noexcept;
+};
+
+struct partition_plan {
+  box_partition partition;
+  std::size_t sample_points = 0;
+  double sample_seconds = 0;  // the sample's neighbour counts, the work estimate
+};
+
+/// Cuts `points` into `boxes` boxes of about equal estimated work along the coordinate of widest
+/// spread. A point's work is estimated as `point_cost` + its neighbours at eps (in units of one
+/// result pair), the neighbours scaled from a sample of at most `sample_size` points joined with
+/// the library (`res`, engine auto), so dense regions get narrower boxes.
+partition_plan plan_partition(resources& res, dataset_view points, double eps, std::size_t boxes,
+                              std::size_t sample_size, double point_cost);
+
+/// At most `size` of `points`, evenly spaced in their order (float64): the same input always
+/// gives the same sample, and a file sorted along some coordinate is sampled evenly along it.
+dataset take_sample(dataset_view points, std::size_t size);
+
+/// plan_partition on a sample already taken (gathered from the ranks), standing for `n` points.
+partition_plan plan_from_sample(resources& res, const dataset& sample, std::size_t n, double eps,
+                                std::size_t boxes, double point_cost);
+
+/// The point ids each box owns and its halo, ascending; what rank 0 sends each rank.
+struct box_members {
+  std::vector<std::vector<std::uint32_t>> own;
+  std::vector<std::vector<std::uint32_t>> halo;
+};
+box_members assign_points(const box_partition& partition, dataset_view points);
+
+}  // namespace epsjoin::cli

@@ -1,0 +1,236 @@
+#include "mpi_exchange.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+#include <optional>
+
+namespace epsjoin::cli::mpi {
+
+namespace {
+
+template <class T>
+std::vector<int> int_counts(const std::vector<T>& sizes, const char* what) {
+  std::vector<int> out;
+  for (const auto& s : sizes) out.push_back(count(s, what));
+  return out;
+}
+
+std::vector<int> displacements(const std::vector<int>& counts, const char* what) {
+  std::vector<int> displs(counts.size(), 0);
+  std::size_t at = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    displs[r] = count(at, what);
+    at += static_cast<std::size_t>(counts[r]);
+  }
+  count(at, what);
+  return displs;
+}
+
+}  // namespace
+
+rank_points scatter_boxes(const session& s, dataset_view all, const box_members& members,
+                          std::size_t d, scalar_type type) {
+  const std::size_t ranks = static_cast<std::size_t>(s.size());
+  const std::size_t value_bytes = type == scalar_type::f64 ? sizeof(double) : sizeof(float);
+  const std::size_t point_bytes = d * value_bytes;
+  // Rank 0 lays out each rank's points (own, then halo) one after another.
+  std::vector<std::uint64_t> sizes(2 * ranks, 0);
+  std::vector<unsigned char> send_points;
+  std::vector<std::uint32_t> send_ids;
+  std::vector<std::size_t> per_rank(ranks, 0);
+  if (s.rank() == 0) {
+    for (std::size_t r = 0; r < ranks; ++r) {
+      sizes[2 * r] = members.own[r].size();
+      sizes[2 * r + 1] = members.halo[r].size();
+      per_rank[r] = members.own[r].size() + members.halo[r].size();
+    }
+    const std::size_t total = std::accumulate(per_rank.begin(), per_rank.end(), std::size_t{0});
+    send_points.resize(total * point_bytes);
+    send_ids.reserve(total);
+    const auto* source = static_cast<const unsigned char*>(all.data);
+    for (std::size_t r = 0; r < ranks; ++r) {
+      for (const auto* list : {&members.own[r], &members.halo[r]}) {
+        for (std::uint32_t id : *list) {
+          std::memcpy(send_points.data() + send_ids.size() * point_bytes,
+                      source + static_cast<std::size_t>(id) * point_bytes, point_bytes);
+          send_ids.push_back(id);
+        }
+      }
+    }
+  }
+  std::uint64_t mine[2] = {0, 0};
+  check(MPI_Scatter(sizes.data(), 2, MPI_UINT64_T, mine, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD),
+        "MPI_Scatter");
+  rank_points out;
+  out.own = mine[0];
+  const std::size_t local = mine[0] + mine[1];
+  out.points = dataset(local, d, type);
+  out.ids.resize(local);
+
+  MPI_Datatype point_type = MPI_DATATYPE_NULL;
+  check(MPI_Type_contiguous(count(point_bytes, "bytes per point"), MPI_BYTE, &point_type),
+        "MPI_Type_contiguous");
+  const datatype point(point_type);
+  std::vector<int> counts, displs;
+  if (s.rank() == 0) {
+    counts = int_counts(per_rank, "points sent to a rank");
+    displs = displacements(counts, "points sent in all");
+  }
+  void* receive = type == scalar_type::f64 ? static_cast<void*>(out.points.f64())
+                                           : static_cast<void*>(out.points.f32());
+  const int local_count = count(local, "points of a rank");
+  check(MPI_Scatterv(send_points.data(), counts.data(), displs.data(), point.get(), receive,
+                     local_count, point.get(), 0, MPI_COMM_WORLD),
+        "MPI_Scatterv (points)");
+  check(MPI_Scatterv(send_ids.data(), counts.data(), displs.data(), MPI_UINT32_T, out.ids.data(),
+                     local_count, MPI_UINT32_T, 0, MPI_COMM_WORLD),
+        "MPI_Scatterv (ids)");
+  return out;
+}
+
+namespace {
+
+// Every rank's own ids, on rank 0, rank by rank, and how many each rank has.
+std::vector<std::uint32_t> gather_ids(const session& s, std::span<const std::uint32_t> own_ids,
+                                      std::size_t n, std::vector<int>& sizes,
+                                      std::vector<int>& displs) {
+  const int mine = count(own_ids.size(), "points of a rank");
+  sizes.assign(s.rank() == 0 ? static_cast<std::size_t>(s.size()) : 0, 0);
+  check(MPI_Gather(&mine, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD),
+        "MPI_Gather (row counts)");
+  std::vector<std::uint32_t> ids(s.rank() == 0 ? n : 0);
+  if (s.rank() == 0) displs = displacements(sizes, "points");
+  check(MPI_Gatherv(own_ids.data(), mine, MPI_UINT32_T, ids.data(), sizes.data(), displs.data(),
+                    MPI_UINT32_T, 0, MPI_COMM_WORLD),
+        "MPI_Gatherv (ids)");
+  return ids;
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> gather_counts(const session& s, const std::vector<std::uint64_t>& counts,
+                                         std::span<const std::uint32_t> own_ids, std::size_t n) {
+  std::vector<int> sizes, displs;
+  const std::vector<std::uint32_t> ids = gather_ids(s, own_ids, n, sizes, displs);
+  std::vector<std::uint64_t> by_rank(s.rank() == 0 ? n : 0);
+  check(MPI_Gatherv(counts.data(), count(counts.size(), "points of a rank"), MPI_UINT64_T,
+                    by_rank.data(), sizes.data(), displs.data(), MPI_UINT64_T, 0, MPI_COMM_WORLD),
+        "MPI_Gatherv (counts)");
+  std::vector<std::uint64_t> global(s.rank() == 0 ? n : 0);
+  for (std::size_t k = 0; k < ids.size(); ++k) global[ids[k]] = by_rank[k];
+  return global;
+}
+
+std::vector<double> gather_doubles(const session& s, const std::vector<double>& values) {
+  const int each = count(values.size(), "values");
+  std::vector<double> out(s.rank() == 0 ? values.size() * static_cast<std::size_t>(s.size()) : 0);
+  check(MPI_Gather(values.data(), each, MPI_DOUBLE, out.data(), each, MPI_DOUBLE, 0,
+                   MPI_COMM_WORLD),
+        "MPI_Gather");
+  return out;
+}
+
+namespace {
+
+constexpr std::size_t header_bytes = 24;  // magic, n_queries, n_pairs
+
+// Rank 0's part: the header and the offsets, in pieces MPI's int counts can carry.
+void write_header_and_offsets(MPI_File file, const std::vector<std::uint64_t>& offsets) {
+  char header[header_bytes];
+  std::memcpy(header, "EPSJCSR1", 8);
+  const std::uint64_t n = offsets.size() - 1, pairs = offsets.back();
+  std::memcpy(header + 8, &n, 8);
+  std::memcpy(header + 16, &pairs, 8);
+  check(MPI_File_write_at(file, 0, header, header_bytes, MPI_BYTE, MPI_STATUS_IGNORE),
+        "MPI_File_write_at (header)");
+  constexpr std::size_t piece = std::size_t{1} << 26;
+  for (std::size_t at = 0; at < offsets.size(); at += piece) {
+    const std::size_t take = std::min(piece, offsets.size() - at);
+    check(MPI_File_write_at(file, static_cast<MPI_Offset>(header_bytes + 8 * at),
+                            offsets.data() + at, static_cast<int>(take), MPI_UINT64_T,
+                            MPI_STATUS_IGNORE),
+          "MPI_File_write_at (offsets)");
+  }
+}
+
+}  // namespace
+
+void write_csr_file(const session& s, const std::string& path,
+                    const std::vector<std::uint64_t>& global_counts,
+                    std::span<const std::uint32_t> own_ids, const rank_rows& rows) {
+  // Rank 0 scans the counts in global order and hands each rank its rows' starts.
+  std::vector<int> sizes, displs;
+  const std::vector<std::uint32_t> ids = gather_ids(s, own_ids, global_counts.size(), sizes, displs);
+  std::vector<std::uint64_t> offsets, starts_by_rank;
+  std::uint64_t header[2] = {0, 0};  // n, n_pairs
+  if (s.rank() == 0) {
+    offsets.resize(global_counts.size() + 1);
+    offsets[0] = 0;
+    for (std::size_t i = 0; i < global_counts.size(); ++i) {
+      offsets[i + 1] = offsets[i] + global_counts[i];
+    }
+    for (std::uint32_t id : ids) starts_by_rank.push_back(offsets[id]);
+    header[0] = global_counts.size();
+    header[1] = offsets.back();
+  }
+  check(MPI_Bcast(header, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD), "MPI_Bcast (CSR sizes)");
+  std::vector<std::uint64_t> starts(rows.counts.size());
+  check(MPI_Scatterv(starts_by_rank.data(), sizes.data(), displs.data(), MPI_UINT64_T,
+                     starts.data(), count(starts.size(), "points of a rank"), MPI_UINT64_T, 0,
+                     MPI_COMM_WORLD),
+        "MPI_Scatterv (row starts)");
+
+  // Each rank's rows as blocks of the neighbour array; rows that follow each other merge.
+  std::vector<int> block_lengths;
+  std::vector<MPI_Aint> block_starts;
+  for (std::size_t k = 0; k < rows.counts.size(); ++k) {
+    if (rows.counts[k] == 0) continue;
+    const auto at = static_cast<MPI_Aint>(4 * starts[k]);
+    if (!block_starts.empty() &&
+        block_starts.back() + 4 * static_cast<MPI_Aint>(block_lengths.back()) == at &&
+        static_cast<std::uint64_t>(block_lengths.back()) + rows.counts[k] <= INT32_MAX) {
+      block_lengths.back() += static_cast<int>(rows.counts[k]);
+    } else {
+      block_lengths.push_back(count(rows.counts[k], "neighbours of a point"));
+      block_starts.push_back(at);
+    }
+  }
+  const std::string partial = path + ".part";
+  MPI_File file = MPI_FILE_NULL;
+  check(MPI_File_open(MPI_COMM_WORLD, partial.c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY,
+                      MPI_INFO_NULL, &file),
+        ("MPI_File_open (" + partial + ")").c_str());
+  try {
+    const std::uint64_t bytes = header_bytes + 8 * (header[0] + 1) + 4 * header[1];
+    check(MPI_File_set_size(file, static_cast<MPI_Offset>(bytes)), "MPI_File_set_size");
+    if (s.rank() == 0) write_header_and_offsets(file, offsets);
+    const auto neighbors_at = static_cast<MPI_Offset>(header_bytes + 8 * (header[0] + 1));
+    MPI_Datatype file_type = MPI_UINT32_T;
+    std::optional<datatype> rows_type;
+    if (!block_lengths.empty()) {
+      check(MPI_Type_create_hindexed(count(block_lengths.size(), "row blocks"),
+                                     block_lengths.data(), block_starts.data(), MPI_UINT32_T,
+                                     &file_type),
+            "MPI_Type_create_hindexed");
+      rows_type.emplace(file_type);
+      file_type = rows_type->get();
+    }
+    check(MPI_File_set_view(file, neighbors_at, MPI_UINT32_T, file_type, "native", MPI_INFO_NULL),
+          "MPI_File_set_view");
+    check(MPI_File_write_all(file, rows.neighbors.data(),
+                             count(rows.neighbors.size(), "neighbours of a rank"), MPI_UINT32_T,
+                             MPI_STATUS_IGNORE),
+          "MPI_File_write_all");
+  } catch (...) {
+    MPI_File_close(&file);
+    throw;
+  }
+  check(MPI_File_close(&file), "MPI_File_close");
+  if (s.rank() == 0 && std::rename(partial.c_str(), path.c_str()) != 0) {
+    throw std::runtime_error("cannot rename " + partial + " to " + path);
+  }
+  check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+}
+
+}  // namespace epsjoin::cli::mpi

@@ -1,0 +1,143 @@
+#include "mpi_input.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <exception>
+
+#include "epsjoin/io.hpp"
+#include "input.hpp"
+
+namespace epsjoin::cli::mpi {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double since(clock_type::time_point start) {
+  return std::chrono::duration<double>(clock_type::now() - start).count();
+}
+
+// Whether every rank succeeded; otherwise the lowest failing rank prints its error, alone, so a
+// bad input gives one line as `epsjoin join` does.
+bool all_succeeded(const session& s, const std::string& error) {
+  const int mine = error.empty() ? s.size() : s.rank();
+  int first = s.size();
+  check(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+  if (first == s.rank()) std::fprintf(stderr, "epsjoin mpi-join: error: %s\n", error.c_str());
+  return first == s.size();
+}
+
+void refuse_too_many(std::size_t n) {
+  if (n > INT32_MAX) throw std::runtime_error("mpi-join takes at most 2^31 - 1 points for now");
+}
+
+std::optional<distributed_input> read_in_ranges(const session& s, resources& res,
+                                                const input_request& request) {
+  distributed_input in;
+  in.read_in_ranges = true;
+  in.description = request.file;
+  const auto load_start = clock_type::now();
+  read_options options;
+  options.dim = request.dim;
+  std::uint64_t shape[3] = {0, 0, 0};  // n, d, type
+  std::string error;
+  if (s.rank() == 0) {
+    try {
+      if (!request.output.empty()) check_output_path(request.output);
+      const dataset_shape found = read_shape(request.file, options);
+      refuse_too_many(found.n);
+      shape[0] = found.n;
+      shape[1] = found.d;
+      shape[2] = found.type == scalar_type::f64 ? 0 : 1;
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  if (!all_succeeded(s, error)) return std::nullopt;
+  check(MPI_Bcast(shape, 3, MPI_UINT64_T, 0, MPI_COMM_WORLD), "MPI_Bcast (shape)");
+  in.n = shape[0];
+  in.d = shape[1];
+  const auto ranks = static_cast<std::uint64_t>(s.size());
+  const auto rank = static_cast<std::uint64_t>(s.rank());
+  const std::uint64_t first = in.n * rank / ranks;
+  options.first_row = first;
+  options.max_rows = in.n * (rank + 1) / ranks - first;
+  dataset mine;
+  try {
+    mine = read_dataset(request.file, options);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  if (!all_succeeded(s, error)) return std::nullopt;
+  in.load_seconds = since(load_start);
+
+  // Each rank samples its share in proportion to its rows, rank 0 cuts, every rank learns the cuts.
+  const auto partition_start = clock_type::now();
+  const std::size_t share =
+      in.n == 0 ? 0 : (request.sample_size * mine.n() + in.n - 1) / in.n;
+  const dataset sample = gather_sample(s, take_sample(mine.view(), share), in.d);
+  if (s.rank() == 0) {
+    in.plan = plan_from_sample(res, sample, in.n, request.eps, static_cast<std::size_t>(s.size()),
+                               request.point_cost);
+  }
+  in.plan.partition.eps = request.eps;
+  broadcast_partition(s, in.plan.partition);
+  in.partition_seconds = since(partition_start);
+
+  const auto exchange_start = clock_type::now();
+  in.local = exchange_boxes(mine.view(), first, in.plan.partition);
+  in.exchange_seconds = since(exchange_start);
+  return in;
+}
+
+std::optional<distributed_input> read_on_root(const session& s, resources& res,
+                                              const input_request& request) {
+  distributed_input in;
+  loaded_points data;
+  std::uint64_t shape[3] = {0, 0, 0};  // n, d, type
+  std::string error;
+  if (s.rank() == 0) {
+    try {
+      if (!request.output.empty()) check_output_path(request.output);
+      data = load_points(request.file, request.generate, request.dim, request.paper);
+      refuse_too_many(data.points.n());
+      shape[0] = data.points.n();
+      shape[1] = data.points.d();
+      shape[2] = data.points.view().type == scalar_type::f64 ? 0 : 1;
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  if (!all_succeeded(s, error)) return std::nullopt;
+  check(MPI_Bcast(shape, 3, MPI_UINT64_T, 0, MPI_COMM_WORLD), "MPI_Bcast (shape)");
+  in.n = shape[0];
+  in.d = shape[1];
+  in.description = data.description;
+  in.load_seconds = data.seconds;
+
+  const auto partition_start = clock_type::now();
+  box_members members;
+  if (s.rank() == 0) {
+    in.plan = plan_partition(res, data.points.view(), request.eps,
+                             static_cast<std::size_t>(s.size()), request.sample_size,
+                             request.point_cost);
+    members = assign_points(in.plan.partition, data.points.view());
+  }
+  in.partition_seconds = since(partition_start);
+
+  const auto exchange_start = clock_type::now();
+  in.local = scatter_boxes(s, data.points.view(), members, in.d,
+                           shape[2] == 0 ? scalar_type::f64 : scalar_type::f32);
+  in.exchange_seconds = since(exchange_start);
+  return in;
+}
+
+}  // namespace
+
+std::optional<distributed_input> distribute_input(const session& s, resources& res,
+                                                  const input_request& request) {
+  const bool binary = !request.file.empty() && format_for_path(request.file) != data_format::text;
+  return binary ? read_in_ranges(s, res, request) : read_on_root(s, res, request);
+}
+
+}  // namespace epsjoin::cli::mpi

@@ -1,0 +1,40 @@
+#pragma once
+// How mpi-join's ranks get their points: every rank reads its share of a binary file (.npy, .f64,
+// .f32) and the points are exchanged between ranks; or rank 0 reads (text) or generates them and
+// scatters each rank its box and halo. Either way, each rank ends with its own points and halo.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "box_partition.hpp"
+#include "epsjoin/resources.hpp"
+#include "mpi_exchange.hpp"
+
+namespace epsjoin::cli::mpi {
+
+struct input_request {
+  std::string file;       // --input, or empty
+  std::string generate;   // --generate, or empty
+  std::size_t dim = 0;
+  bool paper = false;
+  std::string output;     // checked on rank 0 before anything is read
+  double eps = 0;
+  std::size_t sample_size = 0;
+  double point_cost = 1;
+};
+
+struct distributed_input {
+  rank_points local;
+  partition_plan plan;  // rank 0's (the cuts are every rank's)
+  std::string description;
+  std::size_t n = 0, d = 0;
+  bool read_in_ranges = false;
+  double load_seconds = 0, partition_seconds = 0, exchange_seconds = 0;
+};
+
+/// Collective. Nothing when the input could not be read: one rank has printed its one-line error.
+std::optional<distributed_input> distribute_input(const session& s, resources& res,
+                                                  const input_request& request);
+
+}  // namespace epsjoin::cli::mpi

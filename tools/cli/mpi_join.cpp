@@ -1,0 +1,313 @@
+// epsjoin mpi-join: one rank a process under mpirun. Rank 0 reads the points and cuts them into
+// one box a rank (mpi_partition), each rank joins its own points as queries against its box and
+// halo with the library's public join, and the rows come back by global id (mpi_exchange).
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine_args.hpp"
+#include "epsjoin/io.hpp"
+#include "epsjoin/join.hpp"
+#include "epsjoin/sink.hpp"
+#include "input.hpp"
+#include "mpi_commands.hpp"
+#include "mpi_input.hpp"
+#include "summary.hpp"
+
+namespace epsjoin::cli {
+
+const command_spec& mpi_join_command() {
+  static const command_spec spec{
+      "mpi-join",
+      "mpi-join (--input FILE | --generate SPEC) --eps X [options]   (under mpirun -np R)",
+      "The self-join of 'epsjoin join' spread over the ranks of an MPI job, one rank a process:\n"
+      "the points (each rank reads its rows of a binary file) are cut into R boxes along one\n"
+      "coordinate, balanced by the estimated work of a sample (its neighbour counts at eps), not\n"
+      "by point count; each rank gets its box and the halo of points within eps of it and joins\n"
+      "its own points against both with the local engine. Every point's row is computed once, on\n"
+      "its own rank. The result equals the single-process join's (rows sorted by id). Euclidean\n"
+      "distance only (docs/mpi.md).",
+      {
+          {"input", "FILE",
+           "points to join: .npy (float32/float64) or raw .f64/.f32 (needs --dim), each rank "
+           "reading its range of rows; or CSV/whitespace text, read by rank 0"},
+          {"generate", "SPEC", "generate the points instead, e.g. expo:2:100000 (see 'epsjoin gen')"},
+          {"paper", "", "with --generate expo:...: the papers' exact Expo* values"},
+          {"dim", "D", "dimension of raw binary input (.f64/.f32); for other formats a check"},
+          {"eps", "X", "the radius (not its square); finite and > 0; required"},
+          {"engine", "NAME", "each rank's engine (default auto); 'epsjoin info' lists them"},
+          {"param", "KEY=VALUE", "engine-specific setting, as for 'epsjoin join'", true},
+          {"pattern", "P", "shorthand for --param pattern=P"},
+          {"precision", "P", "distance arithmetic: f64 (default, exact) or f32"},
+          {"threads", "N", "CPU threads of each rank (default: all hardware threads)"},
+          {"memory-limit", "BYTES", "host memory each rank's join may plan within, e.g. 8G"},
+          {"sample", "N",
+           "points in the sample whose neighbour counts place the cuts (default 20000)"},
+          {"output", "FILE", "write the result here (default: no file, counts only)"},
+          {"format", "F",
+           "csr: the binary neighbour table of docs/formats.md, rows sorted, written by every "
+           "rank at once (MPI-IO), the same bytes as 'epsjoin join --sort'; count: neighbour "
+           "counts, with --output one line per point in point order. Default: csr with "
+           "--output, count without"},
+          {"include-self", "", "also report each point as its own neighbour"},
+          {"json", "",
+           "print one JSON object (rank 0): n, d, eps, ranks, pairs, engine, the cut "
+           "coordinate and cuts, read (ranges or rank 0), per_rank (points, halo, pairs, "
+           "join_seconds, rows_seconds, engine), imbalance_seconds and imbalance_pairs ((max - "
+           "mean) / mean), halo_points, halo_fraction, exchange_seconds, seconds by stage "
+           "(docs/mpi.md)"},
+          {"quiet", "", "no summary"},
+      },
+      ""};
+  return spec;
+}
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double since(clock_type::time_point start) {
+  return std::chrono::duration<double>(clock_type::now() - start).count();
+}
+
+struct rank_result {
+  mpi::rank_rows rows;
+  join_stats stats;
+  double rows_seconds = 0;  // the rows to global ids and sorted, after the join
+};
+
+// The rank's own points (the first `own` of its points) against all of them. A query meets itself
+// in its own box, a pair the self-join does not report unless asked to.
+rank_result join_rank(resources& res, const mpi::rank_points& local, const join_options& options,
+                      bool rows_wanted, unsigned threads) {
+  rank_result out;
+  out.rows.counts.assign(local.own, 0);
+  if (local.own == 0) return out;
+  join_options ab = options;
+  ab.include_self = false;
+  dataset_view queries = local.points.view();
+  queries.n = local.own;
+  const std::uint64_t self = options.include_self ? 0 : 1;
+  if (!rows_wanted) {
+    count_sink counter(true);
+    out.stats = join(res, queries, local.points.view(), ab, counter);
+    for (std::size_t k = 0; k < local.own; ++k) out.rows.counts[k] = counter.per_point()[k] - self;
+    return out;
+  }
+  csr_sink table_sink(false);
+  out.stats = join(res, queries, local.points.view(), ab, table_sink);
+  // Rows to global ids, sorted: each row's place is known from its size (the query meets itself
+  // exactly once, at distance 0), so blocks of rows are filled on the rank's threads.
+  const auto rows_start = clock_type::now();
+  const neighbor_table& table = table_sink.table();
+  std::vector<std::uint64_t> starts(local.own + 1, 0);
+  for (std::size_t k = 0; k < local.own; ++k) {
+    out.rows.counts[k] = table.row(k).size() - self;
+    starts[k + 1] = starts[k] + out.rows.counts[k];
+  }
+  out.rows.neighbors.resize(starts[local.own]);
+  auto fill = [&](std::size_t begin, std::size_t end) {
+    for (std::size_t k = begin; k < end; ++k) {
+      std::uint32_t* row = out.rows.neighbors.data() + starts[k];
+      std::size_t at = 0;
+      for (std::uint32_t j : table.row(k)) {
+        if (!(self && j == k)) row[at++] = local.ids[j];
+      }
+      std::sort(row, row + at);
+    }
+  };
+  const std::size_t workers = std::max<std::size_t>(1, std::min<std::size_t>(threads, local.own));
+  std::vector<std::thread> pool;
+  for (std::size_t w = 1; w < workers; ++w) {
+    pool.emplace_back(fill, local.own * w / workers, local.own * (w + 1) / workers);
+  }
+  fill(0, local.own / workers);
+  for (std::thread& t : pool) t.join();
+  out.rows_seconds = since(rows_start);
+  return out;
+}
+
+// A point's own cost (its index entry, its cell's candidates, its row) in units of one result
+// pair, for the partition's work estimate. Measured with cpu-grid on one thread, uniform 2-D and
+// 3-D at 50-100 neighbours a point: counting costs 0.15-0.4 us a point and 0.5 ns a pair, so a
+// point weighs hundreds of pairs (on exponential 2-D data, 2M points, the count time followed the
+// point count alone: 256 left the rank with more points 15% slower); a sorted CSR costs about
+// 33 ns a pair, so there the pairs dominate and a point weighs a few.
+constexpr double count_point_cost = 1024;
+constexpr double csr_point_cost = 4;
+
+double imbalance(const std::vector<double>& values) {
+  if (values.empty()) return 0;
+  double sum = 0, most = 0;
+  for (double v : values) {
+    sum += v;
+    most = std::max(most, v);
+  }
+  const double mean = sum / static_cast<double>(values.size());
+  return mean > 0 ? (most - mean) / mean : 0;
+}
+
+}  // namespace
+
+int run_mpi_join(const parsed_args& args) {
+  const auto command_start = clock_type::now();
+  if (args.has("input") == args.has("generate")) {
+    throw usage_error{"give exactly one of --input FILE and --generate SPEC"};
+  }
+  if (!args.has("eps")) throw usage_error{"missing --eps X"};
+  join_options options;
+  options.eps = args.get_double("eps", 0);
+  if (!(std::isfinite(options.eps) && options.eps > 0)) {
+    throw usage_error{"--eps must be a finite number > 0, got '" + args.get("eps") + "'"};
+  }
+  options.engine = read_engine(args);
+  options.params = read_engine_params(args);
+  options.precision = read_precision(args);
+  options.include_self = args.has("include-self");
+  const std::string output = args.get("output");
+  if (args.has("output") && output.empty()) throw usage_error{"--output needs a file name"};
+  const std::string format = args.get("format", output.empty() ? "count" : "csr");
+  if (format != "csr" && format != "count") {
+    throw usage_error{"--format must be csr or count for mpi-join, got '" + format + "'"};
+  }
+  const std::size_t sample_size = args.get_size("sample", 20000);
+  if (sample_size == 0) throw usage_error{"--sample must be at least 1"};
+  const unsigned threads = read_threads(args);
+  const std::size_t dim = read_input_dim(args);
+  const bool json = args.has("json"), quiet = args.has("quiet");
+
+  mpi::session session;
+  try {
+    const bool root = session.rank() == 0;
+    resources res(threads);
+    res.set_memory({args.get_bytes("memory-limit", 0), 0});
+    mpi::input_request request;
+    request.file = args.get("input");
+    request.generate = args.get("generate");
+    request.dim = dim;
+    request.paper = args.has("paper");
+    request.output = output;
+    request.eps = options.eps;
+    request.sample_size = sample_size;
+    request.point_cost = format == "csr" ? csr_point_cost : count_point_cost;
+    const std::optional<mpi::distributed_input> input = mpi::distribute_input(session, res, request);
+    if (!input) return 1;
+    const mpi::rank_points& local = input->local;
+    const partition_plan& plan = input->plan;
+    const std::size_t n = input->n, d = input->d;
+    const double partition_seconds = input->partition_seconds;
+    const double exchange_seconds = input->exchange_seconds;
+
+    const bool rows_wanted = format == "csr";
+    const rank_result mine = join_rank(res, local, options, rows_wanted, res.threads());
+    std::uint64_t my_pairs = 0;
+    for (std::uint64_t c : mine.rows.counts) my_pairs += c;
+
+    const auto write_start = clock_type::now();
+    const std::span<const std::uint32_t> own_ids(local.ids.data(), local.own);
+    const std::vector<std::uint64_t> counts =
+        mpi::gather_counts(session, mine.rows.counts, own_ids, n);
+    if (rows_wanted && !output.empty()) {
+      mpi::write_csr_file(session, output, counts, own_ids, mine.rows);
+    }
+    if (root && format == "count" && !output.empty()) write_counts(output, counts);
+    const double write_seconds = since(write_start);
+
+    const std::vector<double> per_rank = mpi::gather_doubles(
+        session, {static_cast<double>(local.own), static_cast<double>(local.points.n() - local.own),
+                  static_cast<double>(my_pairs), mine.stats.seconds, exchange_seconds,
+                  mine.rows_seconds});
+    char engine[64] = {};
+    std::strncpy(engine, mine.stats.engine.c_str(), sizeof engine - 1);
+    std::vector<char> engines(root ? sizeof engine * static_cast<std::size_t>(session.size()) : 0);
+    mpi::check(MPI_Gather(engine, sizeof engine, MPI_CHAR, engines.data(), sizeof engine, MPI_CHAR,
+                          0, MPI_COMM_WORLD),
+               "MPI_Gather (engines)");
+    if (!root || quiet) return 0;
+
+    nlohmann::ordered_json report;
+    std::uint64_t pairs = 0, halo = 0;
+    std::vector<double> join_seconds, rank_pairs;
+    double exchange_max = 0, rows_max = 0;
+    nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
+    std::string engine_used;
+    for (int r = 0; r < session.size(); ++r) {
+      const double* v = per_rank.data() + 6 * r;
+      const std::string name(engines.data() + sizeof engine * static_cast<std::size_t>(r));
+      if (engine_used.empty()) engine_used = name;
+      ranks.push_back({{"points", static_cast<std::uint64_t>(v[0])},
+                       {"halo", static_cast<std::uint64_t>(v[1])},
+                       {"pairs", static_cast<std::uint64_t>(v[2])},
+                       {"join_seconds", v[3]},
+                       {"rows_seconds", v[5]},
+                       {"engine", name.empty() ? nullptr : nlohmann::ordered_json(name)}});
+      halo += static_cast<std::uint64_t>(v[1]);
+      pairs += static_cast<std::uint64_t>(v[2]);
+      join_seconds.push_back(v[3]);
+      rank_pairs.push_back(v[2]);
+      exchange_max = std::max(exchange_max, v[4]);
+      rows_max = std::max(rows_max, v[5]);
+    }
+    report["command"] = "mpi-join";
+    report["input"] = input->description;
+    report["n"] = n;
+    report["d"] = d;
+    report["eps"] = options.eps;
+    report["ranks"] = session.size();
+    report["engine"] = engine_used;
+    report["pairs"] = pairs;
+    report["format"] = format;
+    report["output"] = output.empty() ? nullptr : nlohmann::ordered_json(output);
+    report["cut_dimension"] = plan.partition.dim;
+    report["cuts"] = plan.partition.splits;
+    report["sample_points"] = plan.sample_points;
+    report["read"] = input->read_in_ranges ? "ranges" : "rank 0";
+    report["per_rank"] = ranks;
+    report["imbalance_seconds"] = imbalance(join_seconds);
+    report["imbalance_pairs"] = imbalance(rank_pairs);
+    report["halo_points"] = halo;
+    report["halo_fraction"] = n > 0 ? static_cast<double>(halo) / static_cast<double>(n) : 0.0;
+    report["exchange_seconds"] = exchange_max;
+    report["seconds"] = {{"load", input->load_seconds},
+                         {"partition", partition_seconds},
+                         {"exchange", exchange_max},
+                         {"join_max", *std::max_element(join_seconds.begin(), join_seconds.end())},
+                         {"rows_max", rows_max},
+                         {"write", write_seconds},
+                         {"total", since(command_start)}};
+    if (json) {
+      std::printf("%s\n", report.dump().c_str());
+    } else {
+      std::printf("mpi-join: %s, N = %s, d = %zu, eps = %s, %d rank%s (%s)\n",
+                  input->description.c_str(), grouped(n).c_str(), d, shortest(options.eps).c_str(),
+                  session.size(), session.size() == 1 ? "" : "s", engine_used.c_str());
+      std::printf("  pairs %s; halo %s points (%.1f%% of N); imbalance %.1f%% (time), %.1f%% (pairs)\n",
+                  grouped(pairs).c_str(), grouped(halo).c_str(),
+                  100.0 * report["halo_fraction"].get<double>(),
+                  100.0 * report["imbalance_seconds"].get<double>(),
+                  100.0 * report["imbalance_pairs"].get<double>());
+      std::printf("  time: partition %s s, exchange %s s, join %s s (slowest rank), write %s s, total %s s\n",
+                  duration(partition_seconds).c_str(), duration(exchange_max).c_str(),
+                  duration(report["seconds"]["join_max"].get<double>()).c_str(),
+                  duration(write_seconds).c_str(), duration(since(command_start)).c_str());
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "epsjoin mpi-join: error (rank %d): %s\n", session.rank(), e.what());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return 1;
+  }
+}
+
+}  // namespace epsjoin::cli
