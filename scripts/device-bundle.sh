@@ -13,7 +13,8 @@ build=${2:-$root/build-device}
 # is incremental; BUILD_DIR receives a copy without them.
 objects=$build-objects
 "$root/scripts/setup.sh"
-cmake -S "$root" -B "$objects" -G Ninja ${EPSJOIN_CMAKE_ARGS:-} -DCMAKE_BUILD_TYPE=Release -DEPSJOIN_CUDA=ON \
+# The GPU machine has no MPI: a program linked to this machine's libmpi would not start there.
+cmake -S "$root" -B "$objects" -G Ninja ${EPSJOIN_CMAKE_ARGS:-} -DCMAKE_BUILD_TYPE=Release -DEPSJOIN_CUDA=ON -DEPSJOIN_MPI=OFF \
       -DCMAKE_CUDA_ARCHITECTURES="$arch" -DEPSJOIN_GPU_TESTS_ONLY=ON >/dev/null
 cmake --build "$objects" --parallel "$(nproc)"
 rm -rf "$build"
