@@ -223,7 +223,8 @@ void run_precision(join_request& req, const cpu_grid_params& params, const grid:
     std::size_t tasks = 0, stored_ranges = 0;
     bool avx2 = false;
   };
-  const delivery out(req.sink, threads);
+  // A halved self-join finds each pair once: a sink that keeps unordered pairs gets each once.
+  const delivery out(req.sink, threads, self && params.pattern != grid::access_pattern::full);
   // Progress: a pass reports from 0 to 1; `span` places it within the whole join.
   const auto shown = std::make_shared<std::atomic<double>>(0.0);
   std::optional<cpu::grid_schedule> planned;
@@ -297,7 +298,10 @@ void run_precision(join_request& req, const cpu_grid_params& params, const grid:
       for (auto& w : workers) {
         w.rows = rows;
         w.shared = shared;
-        if (rows == nullptr && shared == nullptr) w.emitter.emplace(req.sink);
+        if (rows == nullptr && shared == nullptr) {
+          w.unordered = settings.halved && out.pairs_once();
+          w.emitter.emplace(w.unordered ? out.unordered_emitter() : out.emitter());
+        }
       }
     }
     if (dblock.by_column) {

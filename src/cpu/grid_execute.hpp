@@ -43,6 +43,9 @@ struct join_inputs {
 template <class T>
 struct worker_state {
   std::optional<detail::pair_emitter> emitter;
+  /// The emitter takes unordered pairs (a halved self-join into a unique-pairs sink): each pair
+  /// is emitted once, as (min, max).
+  bool unordered = false;
   /// Rows written in place instead of pairs emitted: the fill pass of a row sink under the FULL
   /// pattern, where the task of a query owns its whole row. Null: pairs through the emitter.
   detail::row_scatter_sink* rows = nullptr;
@@ -348,24 +351,39 @@ class grid_executor {
           // Branch-free: every candidate writes its pair(s), only sure pairs advance `n`.
           index_pair* out = w.emitter->reserve(2 * kernels::block_len);
           unsigned n = 0, uncertain = 0;
-          for (unsigned i = 0; i < len; ++i) {
-            const std::uint32_t c_id = c_ids[c0 + i];
-            out[n] = {q_id, c_id};
-            if constexpr (Halved) {
-              out[n + 1] = {c_id, q_id};
-              n += s[i] <= lo ? 2u : 0u;
-            } else {
-              n += static_cast<unsigned>(s[i] <= lo) & static_cast<unsigned>(c_id != self_id);
+          // A halved pass finds each pair once: a sink that keeps unordered pairs gets it once.
+          const bool once = Halved && w.unordered;
+          if (once) {
+            for (unsigned i = 0; i < len; ++i) {
+              const std::uint32_t c_id = c_ids[c0 + i];
+              out[n] = {std::min(q_id, c_id), std::max(q_id, c_id)};
+              n += s[i] <= lo ? 1u : 0u;
+              if constexpr (recheck) uncertain += s[i] <= hi ? 1u : 0u;
             }
-            if constexpr (recheck) uncertain += s[i] <= hi ? 1u : 0u;
+          } else {
+            for (unsigned i = 0; i < len; ++i) {
+              const std::uint32_t c_id = c_ids[c0 + i];
+              out[n] = {q_id, c_id};
+              if constexpr (Halved) {
+                out[n + 1] = {c_id, q_id};
+                n += s[i] <= lo ? 2u : 0u;
+              } else {
+                n += static_cast<unsigned>(s[i] <= lo) & static_cast<unsigned>(c_id != self_id);
+              }
+              if constexpr (recheck) uncertain += s[i] <= hi ? 1u : 0u;
+            }
           }
-          if (recheck && uncertain > n / (Halved ? 2u : 1u)) {
+          if (recheck && uncertain > n / (Halved && !once ? 2u : 1u)) {
             // Rare: candidates between lo and hi, re-checked in float64.
             for (unsigned i = 0; i < len; ++i) {
               const std::uint32_t c_id = c_ids[c0 + i];
               if (!(s[i] > lo && s[i] <= hi) || c_id == self_id) continue;
               ++w.rechecks;
               if (!exact(q_id, c_id)) continue;
+              if (once) {
+                out[n++] = {std::min(q_id, c_id), std::max(q_id, c_id)};
+                continue;
+              }
               out[n++] = {q_id, c_id};
               if constexpr (Halved) out[n++] = {c_id, q_id};
             }
