@@ -1,8 +1,11 @@
 #include "join_calls.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <memory>
+#include <mutex>
+#include <span>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -107,6 +110,146 @@ void distance_rows(const T* a, const T* b, std::size_t d, const std::uint64_t* s
   }
 }
 
+/// A join's unique pairs: rows from the engines that fill rows (cut to their upper half
+/// afterwards), or pairs, each unordered pair once, from a self-join that finds each pair once
+/// (cpu-grid's halved patterns, super-ego) and from the engines that hand over pairs.
+class upper_pairs_sink final : public epsjoin::result_sink {
+ public:
+  void begin(const epsjoin::sink_info& info) override {
+    keep_all_ = !info.self_join;
+    keep_self_ = info.include_self;
+    rows_ = false;
+    batches_.clear();
+    table_.begin(info);
+  }
+  bool accepts_rows() const override { return true; }
+  epsjoin::row_destination begin_rows(std::span<const std::uint32_t> counts) override {
+    rows_ = true;
+    return table_.begin_rows(counts);
+  }
+  void consume(std::span<const epsjoin::index_pair> pairs) override {
+    std::vector<epsjoin::index_pair> kept;
+    kept.reserve(keep_all_ ? pairs.size() : pairs.size() / 2 + 1);
+    for (const epsjoin::index_pair& p : pairs) {
+      if (keep_all_ || p.query < p.neighbor || (keep_self_ && p.query == p.neighbor)) kept.push_back(p);
+    }
+    add(std::move(kept));
+  }
+  bool wants_unordered_pairs() const override { return true; }
+  void consume_unordered(std::span<const epsjoin::index_pair> pairs) override {
+    add({pairs.begin(), pairs.end()});
+  }
+  void finish() override {
+    if (rows_) table_.finish();
+  }
+  bool keeps_result_in_memory() const override { return true; }
+  /// 8 bytes a kept pair while collected and 16 in the int64 result; a self-join keeps half.
+  double bytes_kept_per_pair() const override { return keep_all_ ? 24 : 12; }
+  /// True when the rows were filled (the pairs are then cut from table()).
+  bool rows_delivered() const noexcept { return rows_; }
+  const epsjoin::neighbor_table& table() const noexcept { return table_.table(); }
+  const std::vector<std::vector<epsjoin::index_pair>>& batches() const noexcept { return batches_; }
+
+ private:
+  void add(std::vector<epsjoin::index_pair> batch) {
+    if (batch.empty()) return;
+    std::lock_guard lock(mutex_);
+    batches_.push_back(std::move(batch));
+  }
+  bool keep_all_ = false, keep_self_ = false, rows_ = false;
+  epsjoin::csr_sink table_{false};
+  std::mutex mutex_;
+  std::vector<std::vector<epsjoin::index_pair>> batches_;
+};
+
+/// The rows of a self-join's table cut to j > i (j >= i with self pairs), every (i, j) of an
+/// A x B join, as int64 pairs in row order; each row sorted by j when `sort`.
+void cut_rows(const epsjoin::neighbor_table& t, bool upper, bool include_self, bool sort,
+              unsigned threads, output_vector<std::int64_t>& pairs) {
+  const std::size_t n = t.n_queries();
+  auto kept = [&](std::size_t i, std::uint32_t j) { return !upper || j > i || (j == i && include_self); };
+  std::vector<std::uint64_t> start(n + 1, 0);  // where row i's pairs begin in the output
+  for_row_blocks(n, threads, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      std::uint64_t m = 0;
+      for (const std::uint32_t j : t.row(i)) m += kept(i, j);
+      start[i + 1] = m;
+    }
+  });
+  for (std::size_t i = 0; i < n; ++i) start[i + 1] += start[i];
+  pairs.resize(2 * start[n]);
+  std::int64_t* out = pairs.data();
+  for_row_blocks(n, threads, [&](std::size_t begin, std::size_t end) {
+    std::vector<std::uint32_t> row;
+    for (std::size_t i = begin; i < end; ++i) {
+      row.clear();
+      for (const std::uint32_t j : t.row(i)) {
+        if (kept(i, j)) row.push_back(j);
+      }
+      if (sort) std::sort(row.begin(), row.end());  // only the kept half of the row
+      std::int64_t* at = out + 2 * start[i];
+      for (const std::uint32_t j : row) {
+        *at++ = static_cast<std::int64_t>(i);
+        *at++ = j;
+      }
+    }
+  });
+}
+
+/// Collected pairs into int64 pairs grouped by i (a counting sort: counts, their prefix sums,
+/// then each pair placed at its row's cursor; atomic counts and cursors on several threads),
+/// each row sorted by j when `sort`.
+void group_pairs(const std::vector<std::vector<epsjoin::index_pair>>& batches, std::size_t n,
+                 bool sort, unsigned threads, output_vector<std::int64_t>& pairs) {
+  std::vector<std::uint64_t> start(n + 1, 0);
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const bool shared = (threads == 0 ? hw : threads) > 1 && batches.size() > 1;
+  // Each batch on one thread, the batches spread over the threads.
+  auto over_batches = [&](auto&& per_pair) {
+    if (!shared) {
+      for (const auto& batch : batches) {
+        for (const epsjoin::index_pair& p : batch) per_pair(p);
+      }
+      return;
+    }
+    for_row_blocks(batches.size() * 4096, threads, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t b = begin / 4096; b < end / 4096; ++b) {
+        for (const epsjoin::index_pair& p : batches[b]) per_pair(p);
+      }
+    });
+  };
+  over_batches([&](const epsjoin::index_pair& p) {
+    if (shared) {
+      std::atomic_ref<std::uint64_t>(start[p.query + 1]).fetch_add(1, std::memory_order_relaxed);
+    } else {
+      ++start[p.query + 1];
+    }
+  });
+  for (std::size_t i = 0; i < n; ++i) start[i + 1] += start[i];
+  pairs.resize(2 * start[n]);
+  std::int64_t* out = pairs.data();
+  std::vector<std::uint64_t> cursor(start.begin(), start.end() - 1);
+  over_batches([&](const epsjoin::index_pair& p) {
+    const std::uint64_t k =
+        shared ? std::atomic_ref<std::uint64_t>(cursor[p.query]).fetch_add(1, std::memory_order_relaxed)
+               : cursor[p.query]++;
+    out[2 * k] = p.query;
+    out[2 * k + 1] = p.neighbor;
+  });
+  if (!sort) return;
+  struct row_pair {
+    std::int64_t i, j;
+  };
+  static_assert(sizeof(row_pair) == 2 * sizeof(std::int64_t));
+  auto* rows = reinterpret_cast<row_pair*>(out);
+  for_row_blocks(n, threads, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      std::sort(rows + start[i], rows + start[i + 1],
+                [](const row_pair& a, const row_pair& b) { return a.j < b.j; });
+    }
+  });
+}
+
 }  // namespace
 
 nb::tuple neighbor_table(points_array queries, std::optional<points_array> data, double eps,
@@ -126,42 +269,22 @@ nb::tuple neighbor_table(points_array queries, std::optional<points_array> data,
 }
 
 nb::tuple pairs_from_rows(points_array queries, std::optional<points_array> data, double eps,
-                          bool include_self, bool sort, const run_settings& settings) {
-  epsjoin::csr_sink sink(false);  // rows sorted here after the cut, half the work
+                          bool include_self, bool sort, const run_settings& settings, bool once) {
+  upper_pairs_sink once_sink;
+  epsjoin::csr_sink rows_sink(false);  // rows sorted after the cut, half the work
+  epsjoin::result_sink& sink = once ? static_cast<epsjoin::result_sink&>(once_sink) : rows_sink;
   const epsjoin::join_stats stats = run_join(queries, data, eps, include_self, settings, sink);
   auto pairs = std::make_unique<output_vector<std::int64_t>>();
   {
     nb::gil_scoped_release release;
-    const epsjoin::neighbor_table& t = sink.table();
-    const std::size_t n = t.n_queries();
     const bool upper = !data.has_value();
-    auto kept = [&](std::size_t i, std::uint32_t j) { return !upper || j > i || (j == i && include_self); };
-    std::vector<std::uint64_t> start(n + 1, 0);  // where row i's pairs begin in the output
-    for_row_blocks(n, settings.threads, [&](std::size_t begin, std::size_t end) {
-      for (std::size_t i = begin; i < end; ++i) {
-        std::uint64_t m = 0;
-        for (const std::uint32_t j : t.row(i)) m += kept(i, j);
-        start[i + 1] = m;
-      }
-    });
-    for (std::size_t i = 0; i < n; ++i) start[i + 1] += start[i];
-    pairs->resize(2 * start[n]);
-    std::int64_t* out = pairs->data();
-    for_row_blocks(n, settings.threads, [&](std::size_t begin, std::size_t end) {
-      std::vector<std::uint32_t> row;
-      for (std::size_t i = begin; i < end; ++i) {
-        row.clear();
-        for (const std::uint32_t j : t.row(i)) {
-          if (kept(i, j)) row.push_back(j);
-        }
-        if (sort) std::sort(row.begin(), row.end());  // only the kept half of the row
-        std::int64_t* at = out + 2 * start[i];
-        for (const std::uint32_t j : row) {
-          *at++ = static_cast<std::int64_t>(i);
-          *at++ = j;
-        }
-      }
-    });
+    if (!once) {
+      cut_rows(rows_sink.table(), upper, include_self, sort, settings.threads, *pairs);
+    } else if (once_sink.rows_delivered()) {
+      cut_rows(once_sink.table(), upper, include_self, sort, settings.threads, *pairs);
+    } else {
+      group_pairs(once_sink.batches(), queries.shape(0), sort, settings.threads, *pairs);
+    }
   }
   const std::size_t m = pairs->size() / 2;
   std::int64_t* p = pairs->data();

@@ -3,7 +3,8 @@
 // Self-join: every non-empty cell is a task (a dense cell is cut into several) and examines the
 // neighbour cells its access pattern selects. Under lid-unicomp (default) and unicomp each
 // unordered pair of points is computed once and both directions are delivered (into a CSR
-// table: both rows written in place after a count pass); under full every query examines all
+// table: both rows written in place after a count pass; into a sink that keeps unordered pairs,
+// the pair once, as (min, max)); under full every query examines all
 // 3^k cells and delivers its own side only. A x B: B is indexed, A is binned
 // into B's grid and each cell of A examines its full neighbourhood in B. Tasks run from the
 // heaviest power-of-two class of workload (distances to compute) to the lightest, in cell order
