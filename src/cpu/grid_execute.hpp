@@ -348,42 +348,49 @@ class grid_executor {
           alignas(64) T s[kernels::block_len + kernels::counter_pad];
           static_assert(Bytes / sizeof(T) <= kernels::counter_pad);
           kernels::block_distances<Bytes>(set, qv, c0, len, hi, s);
+          if (Halved && w.unordered) {
+            // A halved pass finds each pair once, and this sink keeps unordered pairs: each pair
+            // once, as (min, max). A bit mask of the hits, then one store a hit, as for rows.
+            std::uint64_t sure = kernels::bits_at_most<Bytes>(s, len, lo), maybe = 0;
+            if constexpr (recheck) maybe = kernels::bits_at_most<Bytes>(s, len, hi);
+            if (recheck && (maybe & ~sure) != 0) {
+              // Rare: candidates between lo and hi, re-checked in float64.
+              for (std::uint64_t bits = maybe & ~sure; bits != 0; bits &= bits - 1) {
+                const unsigned i = static_cast<unsigned>(std::countr_zero(bits));
+                ++w.rechecks;
+                if (exact(q_id, c_ids[c0 + i])) sure |= std::uint64_t{1} << i;
+              }
+            }
+            index_pair* out = w.emitter->reserve(kernels::block_len);
+            unsigned n = 0;
+            for (std::uint64_t bits = sure; bits != 0; bits &= bits - 1) {
+              const std::uint32_t c_id = c_ids[c0 + static_cast<unsigned>(std::countr_zero(bits))];
+              out[n++] = {std::min(q_id, c_id), std::max(q_id, c_id)};
+            }
+            w.emitter->commit(n);
+            continue;
+          }
           // Branch-free: every candidate writes its pair(s), only sure pairs advance `n`.
           index_pair* out = w.emitter->reserve(2 * kernels::block_len);
           unsigned n = 0, uncertain = 0;
-          // A halved pass finds each pair once: a sink that keeps unordered pairs gets it once.
-          const bool once = Halved && w.unordered;
-          if (once) {
-            for (unsigned i = 0; i < len; ++i) {
-              const std::uint32_t c_id = c_ids[c0 + i];
-              out[n] = {std::min(q_id, c_id), std::max(q_id, c_id)};
-              n += s[i] <= lo ? 1u : 0u;
-              if constexpr (recheck) uncertain += s[i] <= hi ? 1u : 0u;
+          for (unsigned i = 0; i < len; ++i) {
+            const std::uint32_t c_id = c_ids[c0 + i];
+            out[n] = {q_id, c_id};
+            if constexpr (Halved) {
+              out[n + 1] = {c_id, q_id};
+              n += s[i] <= lo ? 2u : 0u;
+            } else {
+              n += static_cast<unsigned>(s[i] <= lo) & static_cast<unsigned>(c_id != self_id);
             }
-          } else {
-            for (unsigned i = 0; i < len; ++i) {
-              const std::uint32_t c_id = c_ids[c0 + i];
-              out[n] = {q_id, c_id};
-              if constexpr (Halved) {
-                out[n + 1] = {c_id, q_id};
-                n += s[i] <= lo ? 2u : 0u;
-              } else {
-                n += static_cast<unsigned>(s[i] <= lo) & static_cast<unsigned>(c_id != self_id);
-              }
-              if constexpr (recheck) uncertain += s[i] <= hi ? 1u : 0u;
-            }
+            if constexpr (recheck) uncertain += s[i] <= hi ? 1u : 0u;
           }
-          if (recheck && uncertain > n / (Halved && !once ? 2u : 1u)) {
+          if (recheck && uncertain > n / (Halved ? 2u : 1u)) {
             // Rare: candidates between lo and hi, re-checked in float64.
             for (unsigned i = 0; i < len; ++i) {
               const std::uint32_t c_id = c_ids[c0 + i];
               if (!(s[i] > lo && s[i] <= hi) || c_id == self_id) continue;
               ++w.rechecks;
               if (!exact(q_id, c_id)) continue;
-              if (once) {
-                out[n++] = {std::min(q_id, c_id), std::max(q_id, c_id)};
-                continue;
-              }
               out[n++] = {q_id, c_id};
               if constexpr (Halved) out[n++] = {c_id, q_id};
             }
