@@ -76,6 +76,27 @@ epsjoin::join_stats run_join(const points_array& queries, const std::optional<po
 template <class T>
 using output_vector = std::vector<T, epsjoin::default_init_allocator<T>>;
 
+/// The pairs' memory: not zeroed, in ordinary pages. (Measured on the 2-core virtual machine,
+/// uniform 2-D 2M S 50, 800 MB of pairs: in the library's huge-page blocks the page faults took
+/// most of epsjoin.pairs's time, about 1.5 s; see bench/RESULTS.md, "Unique pairs".)
+template <class T>
+struct plain_default_init : std::allocator<T> {
+  using std::allocator<T>::allocator;
+  template <class U>
+  struct rebind {
+    using other = plain_default_init<U>;
+  };
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using pairs_vector = std::vector<std::int64_t, plain_default_init<std::int64_t>>;
+
 /// fn(begin, end) over [0, n) in one contiguous block per thread (0: every hardware thread),
 /// for the light per-row passes that turn a table into what Python wants.
 template <class Fn>
@@ -166,7 +187,7 @@ class upper_pairs_sink final : public epsjoin::result_sink {
 /// The rows of a self-join's table cut to j > i (j >= i with self pairs), every (i, j) of an
 /// A x B join, as int64 pairs in row order; each row sorted by j when `sort`.
 void cut_rows(const epsjoin::neighbor_table& t, bool upper, bool include_self, bool sort,
-              unsigned threads, output_vector<std::int64_t>& pairs) {
+              unsigned threads, pairs_vector& pairs) {
   const std::size_t n = t.n_queries();
   auto kept = [&](std::size_t i, std::uint32_t j) { return !upper || j > i || (j == i && include_self); };
   std::vector<std::uint64_t> start(n + 1, 0);  // where row i's pairs begin in the output
@@ -208,7 +229,7 @@ void cut_rows(const epsjoin::neighbor_table& t, bool upper, bool include_self, b
 /// copied out before its output is written. The batches are freed on the way. One thread: the
 /// passes are bound by memory, and the buckets must go in order.
 void group_pairs(std::vector<std::vector<epsjoin::index_pair>> batches, std::size_t n, bool sort,
-                 output_vector<std::int64_t>& pairs) {
+                 pairs_vector& pairs) {
   if (n == 0) return;
   const unsigned shift = std::max(static_cast<unsigned>(std::bit_width(n - 1)), 11u) - 11u;
   const std::size_t n_buckets = ((n - 1) >> shift) + 1;
@@ -280,7 +301,7 @@ nb::tuple pairs_from_rows(points_array queries, std::optional<points_array> data
   epsjoin::csr_sink rows_sink(false);  // rows sorted after the cut, half the work
   epsjoin::result_sink& sink = once ? static_cast<epsjoin::result_sink&>(once_sink) : rows_sink;
   const epsjoin::join_stats stats = run_join(queries, data, eps, include_self, settings, sink);
-  auto pairs = std::make_unique<output_vector<std::int64_t>>();
+  auto pairs = std::make_unique<pairs_vector>();
   {
     nb::gil_scoped_release release;
     const bool upper = !data.has_value();
