@@ -78,7 +78,7 @@ using output_vector = std::vector<T, epsjoin::default_init_allocator<T>>;
 
 /// The pairs' memory: not zeroed, in ordinary pages. (Measured on the 2-core virtual machine,
 /// uniform 2-D 2M S 50, 800 MB of pairs: in the library's huge-page blocks the page faults took
-/// most of epsjoin.pairs's time, about 1.5 s; see bench/RESULTS.md, "Unique pairs".)
+/// most of epsjoin.pairs's time, about 2 s of 3.9; see bench/RESULTS.md, "Unique pairs".)
 template <class T>
 struct plain_default_init : std::allocator<T> {
   using std::allocator<T>::allocator;
