@@ -60,7 +60,9 @@ class result_sink {
   /// @brief True when, in a self-join, the sink keeps each unordered pair once (the unique-pairs
   ///        sinks). An engine that finds each pair once may then hand it over once, through
   ///        `consume_unordered`, instead of both orientations through `consume`; an engine that
-  ///        cannot still uses `consume` (the sink keeps one orientation). Ignored in A x B joins.
+  ///        cannot still uses `consume` (the sink keeps one orientation), or rows when the sink
+  ///        also `accepts_rows()`: unordered pairs come first where an engine can give them.
+  ///        Ignored in A x B joins.
   virtual bool wants_unordered_pairs() const { return false; }
   /// @brief Self-join only, for a sink that `wants_unordered_pairs()`: each (i, j), i < j,
   ///        stands for both (i, j) and (j, i). Self pairs (i, i) never come this way. May be
