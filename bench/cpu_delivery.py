@@ -17,9 +17,18 @@ usage: bench/cpu_delivery.py [--bin build-cpu/epsjoin] [--before OLD_EPSJOIN] [-
        bench/cpu_delivery.py --bin build-device/epsjoin --threads 16 --cases uniform2d-50m \
            --engines cpu-grid --rounds 1 --no-scipy   # the 16-core target (<= 4 s), ~1 minute
 
+--unique measures unique pairs instead (issues 23 and 25, one thread): the CLI's `.npy`
+(`--output pairs.npy`, the JSON's `seconds`: index, join and the streamed write; also with
+--before), Python's `epsjoin.pairs` (each pair handed over once and grouped by i) and its
+previous path (the CSR table cut to j > i, `pairs_from_rows(once=False)`), and scipy's
+cKDTree.query_pairs(output_type="ndarray"), all in one run, interleaved, medians of --rounds:
+       bench/cpu_delivery.py --unique --before ../wt-main/build-cpu/epsjoin --engines cpu-grid \
+           --python build/python-venv/bin/python
+
 Standard library only, scipy optional. Cases (eps for S = 50 neighbours a point):
   uniform2d-2m   uniform 2-D 2M S 50          expo2d-2m   Expo2D 2M S 50 (--paper)
   gshhg, osm, tycho2-radec, tycho2-xyz         the real samples in ../shared/data at S 50
+  skimage-64d  image patches, 64-D (../shared/data) at S 50
   uniform2d-50m  uniform 2-D 50M S 50 (the 16-core target; about 1.5 minutes on 16 cores)
 """
 import argparse
@@ -43,6 +52,7 @@ CASES = {
     "osm": ("osm_coast_2d_sample.f64", 2, None, []),
     "tycho2-radec": ("tycho2_radec_2d_sample.f64", 2, None, []),
     "tycho2-xyz": ("tycho2_xyz_3d_sample.f64", 3, None, []),
+    "skimage-64d": ("skimage_patch8x8_64d_sample.f64", 64, None, []),
     "uniform2d-50m": ("uniform:2:50000000", 2, 0.000564, []),
 }
 DEFAULT_CASES = "uniform2d-2m,expo2d-2m,gshhg,osm,tycho2-radec,tycho2-xyz"
@@ -108,6 +118,81 @@ def scipy_run(path, d, eps):
     return float(seconds), int(unique)
 
 
+PY_PAIRS = r"""
+import sys, time, numpy as np, epsjoin
+from epsjoin import _epsjoin
+from epsjoin._validation import run_settings
+path, d, eps, engine = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+x = np.fromfile(path, dtype='<f8').reshape(-1, d)
+epsjoin.pairs(x[:100], eps, engine=engine, n_jobs=1)  # the process's one-time start, untimed
+t = time.perf_counter()
+p = epsjoin.pairs(x, eps, engine=engine, n_jobs=1)
+once = time.perf_counter() - t
+s = run_settings(engine, "float64", False, 1)
+t = time.perf_counter()
+q = _epsjoin.pairs_from_rows(x, None, eps, False, False, s, False)[0]
+rows = time.perf_counter() - t
+assert len(p) == len(q)
+print(once, rows, len(p))
+"""
+
+
+def python_pairs(python, path, d, eps, engine):
+    out = subprocess.run([python, "-c", PY_PAIRS, path, str(d), repr(eps), engine],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"cpu_delivery.py: Python pairs failed: {out.stderr.strip()}")
+    once, rows, m = out.stdout.split()
+    return float(once), float(rows), int(m)
+
+
+def unique_pairs(args, engines):
+    """--unique: unique pairs (CLI .npy, Python) against scipy, one thread, before and after."""
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        npy = os.path.join(tmp, "pairs.npy")
+        for name in args.cases.split(","):
+            path, d, eps = materialise(args.bin, name, tmp, args.data)
+            runs = {}
+            for _ in range(args.rounds):
+                for engine in engines:
+                    for key, binary in (("npy", args.bin), ("npy-before", args.before)):
+                        if binary is None:
+                            continue
+                        r = run_json([binary, "join", "--input", path, "--dim", str(d), "--eps",
+                                      repr(eps), "--engine", engine, "--threads", "1", "--output",
+                                      npy, "--json"])
+                        runs.setdefault((engine, key), []).append(r)
+                    if args.python:
+                        once, by_rows, m = python_pairs(args.python, path, d, eps, engine)
+                        runs.setdefault((engine, "py"), []).append(once)
+                        runs.setdefault((engine, "py-rows"), []).append(by_rows)
+                        assert 2 * m == runs[(engine, "npy")][-1]["pairs"], "Python differs"
+                runs.setdefault("scipy", []).append(scipy_run(path, d, eps))
+            first = runs[(engines[0], "npy")][0]
+            assert runs["scipy"][0][1] * 2 == first["pairs"], "scipy differs"
+            scipy_s = statistics.median(s for s, _ in runs["scipy"])
+            row = {"case": name, "n": first["n"], "S": round(first["selectivity"], 1),
+                   "scipy": scipy_s}
+            for engine in engines:
+                for key in ("npy", "npy-before", "py", "py-rows"):
+                    if (engine, key) in runs:
+                        v = runs[(engine, key)]
+                        row[f"{engine} {key}"] = statistics.median(
+                            x["seconds"] if isinstance(x, dict) else x for x in v)
+            rows.append(row)
+            print(json.dumps(row), file=sys.stderr)
+    keys = [k for k in rows[0] if k not in ("case", "n", "S", "scipy")]
+    print(f"\n1 thread, median of {args.rounds}, seconds; in parentheses scipy's time over "
+          f"this one (x faster than scipy). npy: the CLI's `seconds` (index, join, streamed "
+          f"write); py: epsjoin.pairs; py-rows: the CSR table cut to j > i.\n")
+    print("| case | N | S | scipy query_pairs | " + " | ".join(keys) + " |")
+    print("| --- | ---: | ---: | ---: |" + " ---: |" * len(keys))
+    for r in rows:
+        cells = " | ".join(f"{r[k]:.3f} ({r['scipy'] / r[k]:.1f}x)" for k in keys)
+        print(f"| {r['case']} | {r['n']:,} | {r['S']} | {r['scipy']:.3f} | {cells} |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", default="build-cpu/epsjoin")
@@ -118,6 +203,9 @@ def main():
     ap.add_argument("--no-scipy", action="store_true")
     ap.add_argument("--before", help="another build's epsjoin, run in the same rounds")
     ap.add_argument("--data", default=DATA, help="folder of the real samples")
+    ap.add_argument("--unique", action="store_true",
+                    help="unique pairs (.npy, Python) against scipy instead of CSR and count")
+    ap.add_argument("--python", help="--unique: a Python with epsjoin installed, for its pairs")
     args = ap.parse_args()
     use_scipy = not args.no_scipy
     if use_scipy:
@@ -127,6 +215,8 @@ def main():
             print("(scipy not importable: its column is left out)", file=sys.stderr)
             use_scipy = False
     engines = [e for e in args.engines.split(",") if e]
+    if args.unique:
+        return unique_pairs(args, engines)
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

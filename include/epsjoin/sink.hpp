@@ -57,6 +57,17 @@ class result_sink {
   virtual void begin(const sink_info& info) { (void)info; }
   /// @brief A batch of ordered pairs; the span is only valid during the call.
   virtual void consume(std::span<const index_pair> pairs) = 0;
+  /// @brief True when, in a self-join, the sink keeps each unordered pair once (the unique-pairs
+  ///        sinks). An engine that finds each pair once may then hand it over once, through
+  ///        `consume_unordered`, instead of both orientations through `consume`; an engine that
+  ///        cannot still uses `consume` (the sink keeps one orientation), or rows when the sink
+  ///        also `accepts_rows()`: unordered pairs come first where an engine can give them.
+  ///        Ignored in A x B joins.
+  virtual bool wants_unordered_pairs() const { return false; }
+  /// @brief Self-join only, for a sink that `wants_unordered_pairs()`: each (i, j), i < j,
+  ///        stands for both (i, j) and (j, i). Self pairs (i, i) never come this way. May be
+  ///        called concurrently, and mixed with `consume`.
+  virtual void consume_unordered(std::span<const index_pair> pairs);
   /// @brief True when only neighbour counts are wanted: engines that can count without
   ///        materialising pairs then call `consume_counts` instead of `consume`.
   virtual bool counts_only() const { return false; }
@@ -202,6 +213,8 @@ class unique_pairs_sink final : public result_sink {
  public:
   void begin(const sink_info& info) override;
   void consume(std::span<const index_pair> pairs) override;
+  bool wants_unordered_pairs() const override { return true; }
+  void consume_unordered(std::span<const index_pair> pairs) override;
   void finish() override;
   bool keeps_result_in_memory() const override { return true; }
   /// A self-join keeps one pair of each two it receives.
@@ -304,11 +317,14 @@ class pair_file_sink final : public result_sink {
   ~pair_file_sink() override;
   void begin(const sink_info& info) override;
   void consume(std::span<const index_pair> pairs) override;
+  bool wants_unordered_pairs() const override { return !ordered_; }
+  void consume_unordered(std::span<const index_pair> pairs) override;
   void finish() override;
   std::uint64_t written() const noexcept { return written_; }
 
  private:
   void write_header(std::uint64_t rows);
+  void write_kept(std::span<const index_pair> pairs);
   std::string path_;
   pair_file_format format_;
   bool ordered_;

@@ -28,7 +28,7 @@ def neighbor_table(
 ) -> Tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32], Dict[str, Any]]: ...
 def pairs_from_rows(
     queries: npt.NDArray[np.floating], data: Optional[npt.NDArray[np.floating]], eps: float,
-    include_self: bool, sort: bool, settings: RunSettings
+    include_self: bool, sort: bool, settings: RunSettings, once: bool = True
 ) -> Tuple[npt.NDArray[np.int64], Dict[str, Any]]: ...
 def neighbor_counts(
     queries: npt.NDArray[np.floating], data: Optional[npt.NDArray[np.floating]], eps: float,

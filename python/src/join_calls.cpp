@@ -1,8 +1,11 @@
 #include "join_calls.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <memory>
+#include <mutex>
+#include <span>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -73,6 +76,27 @@ epsjoin::join_stats run_join(const points_array& queries, const std::optional<po
 template <class T>
 using output_vector = std::vector<T, epsjoin::default_init_allocator<T>>;
 
+/// The pairs' memory: not zeroed, in ordinary pages. (Measured on the 2-core virtual machine,
+/// uniform 2-D 2M S 50, 800 MB of pairs: in the library's huge-page blocks the page faults took
+/// most of epsjoin.pairs's time, about 2 s of 3.9; see bench/RESULTS.md, "Unique pairs".)
+template <class T>
+struct plain_default_init : std::allocator<T> {
+  using std::allocator<T>::allocator;
+  template <class U>
+  struct rebind {
+    using other = plain_default_init<U>;
+  };
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using pairs_vector = std::vector<std::int64_t, plain_default_init<std::int64_t>>;
+
 /// fn(begin, end) over [0, n) in one contiguous block per thread (0: every hardware thread),
 /// for the light per-row passes that turn a table into what Python wants.
 template <class Fn>
@@ -107,6 +131,152 @@ void distance_rows(const T* a, const T* b, std::size_t d, const std::uint64_t* s
   }
 }
 
+/// A join's unique pairs: rows from the engines that fill rows (cut to their upper half
+/// afterwards), or pairs, each unordered pair once, from a self-join that finds each pair once
+/// (cpu-grid's halved patterns, super-ego) and from the engines that hand over pairs.
+class upper_pairs_sink final : public epsjoin::result_sink {
+ public:
+  void begin(const epsjoin::sink_info& info) override {
+    keep_all_ = !info.self_join;
+    keep_self_ = info.include_self;
+    rows_ = false;
+    batches_.clear();
+    table_.begin(info);
+  }
+  bool accepts_rows() const override { return true; }
+  epsjoin::row_destination begin_rows(std::span<const std::uint32_t> counts) override {
+    rows_ = true;
+    return table_.begin_rows(counts);
+  }
+  void consume(std::span<const epsjoin::index_pair> pairs) override {
+    std::vector<epsjoin::index_pair> kept;
+    kept.reserve(keep_all_ ? pairs.size() : pairs.size() / 2 + 1);
+    for (const epsjoin::index_pair& p : pairs) {
+      if (keep_all_ || p.query < p.neighbor || (keep_self_ && p.query == p.neighbor)) kept.push_back(p);
+    }
+    add(std::move(kept));
+  }
+  bool wants_unordered_pairs() const override { return true; }
+  void consume_unordered(std::span<const epsjoin::index_pair> pairs) override {
+    add({pairs.begin(), pairs.end()});
+  }
+  void finish() override {
+    if (rows_) table_.finish();
+  }
+  bool keeps_result_in_memory() const override { return true; }
+  /// 8 bytes a kept pair while collected and 16 in the int64 result; a self-join keeps half.
+  double bytes_kept_per_pair() const override { return keep_all_ ? 24 : 12; }
+  /// True when the rows were filled (the pairs are then cut from table()).
+  bool rows_delivered() const noexcept { return rows_; }
+  const epsjoin::neighbor_table& table() const noexcept { return table_.table(); }
+  /// The collected pairs, handed over (pairs form).
+  std::vector<std::vector<epsjoin::index_pair>> release_batches() noexcept { return std::move(batches_); }
+
+ private:
+  void add(std::vector<epsjoin::index_pair> batch) {
+    if (batch.empty()) return;
+    std::lock_guard lock(mutex_);
+    batches_.push_back(std::move(batch));
+  }
+  bool keep_all_ = false, keep_self_ = false, rows_ = false;
+  epsjoin::csr_sink table_{false};
+  std::mutex mutex_;
+  std::vector<std::vector<epsjoin::index_pair>> batches_;
+};
+
+/// The rows of a self-join's table cut to j > i (j >= i with self pairs), every (i, j) of an
+/// A x B join, as int64 pairs in row order; each row sorted by j when `sort`.
+void cut_rows(const epsjoin::neighbor_table& t, bool upper, bool include_self, bool sort,
+              unsigned threads, pairs_vector& pairs) {
+  const std::size_t n = t.n_queries();
+  auto kept = [&](std::size_t i, std::uint32_t j) { return !upper || j > i || (j == i && include_self); };
+  std::vector<std::uint64_t> start(n + 1, 0);  // where row i's pairs begin in the output
+  for_row_blocks(n, threads, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      std::uint64_t m = 0;
+      for (const std::uint32_t j : t.row(i)) m += kept(i, j);
+      start[i + 1] = m;
+    }
+  });
+  for (std::size_t i = 0; i < n; ++i) start[i + 1] += start[i];
+  pairs.resize(2 * start[n]);
+  std::int64_t* out = pairs.data();
+  for_row_blocks(n, threads, [&](std::size_t begin, std::size_t end) {
+    std::vector<std::uint32_t> row;
+    for (std::size_t i = begin; i < end; ++i) {
+      row.clear();
+      for (const std::uint32_t j : t.row(i)) {
+        if (kept(i, j)) row.push_back(j);
+      }
+      if (sort) std::sort(row.begin(), row.end());  // only the kept half of the row
+      std::int64_t* at = out + 2 * start[i];
+      for (const std::uint32_t j : row) {
+        *at++ = static_cast<std::int64_t>(i);
+        *at++ = j;
+      }
+    }
+  });
+}
+
+/// Collected pairs into int64 pairs grouped by i, each row sorted by j when `sort`. A counting
+/// sort in two levels, so that no pass misses the cache on every pair: the pairs are first
+/// partitioned into buckets of about 2^11 consecutive i (one streaming write per bucket), then
+/// each bucket is counting-sorted by i into its place in the result with counts that stay in
+/// cache. (One level, a count and a cursor per i, took 2 s for 50M pairs of uniform 2-D data on
+/// one thread: each pair a cache miss in both passes.) The partitioned pairs (8 bytes) lie in
+/// the back half of the result (16 bytes a pair), so no more fresh memory is touched than the
+/// result: bucket b's output ends where bucket b + 1's input begins, and each bucket's input is
+/// copied out before its output is written. The batches are freed on the way. One thread: the
+/// passes are bound by memory, and the buckets must go in order.
+void group_pairs(std::vector<std::vector<epsjoin::index_pair>> batches, std::size_t n, bool sort,
+                 pairs_vector& pairs) {
+  if (n == 0) return;
+  const unsigned shift = std::max(static_cast<unsigned>(std::bit_width(n - 1)), 11u) - 11u;
+  const std::size_t n_buckets = ((n - 1) >> shift) + 1;
+  std::vector<std::uint64_t> bucket_at(n_buckets + 1, 0);
+  for (const auto& batch : batches) {
+    for (const epsjoin::index_pair& p : batch) ++bucket_at[(p.query >> shift) + 1];
+  }
+  for (std::size_t b = 0; b < n_buckets; ++b) bucket_at[b + 1] += bucket_at[b];
+  const std::uint64_t total = bucket_at[n_buckets];
+  pairs.resize(2 * total);
+  static_assert(sizeof(epsjoin::index_pair) == sizeof(std::int64_t));
+  auto* bucketed = reinterpret_cast<epsjoin::index_pair*>(pairs.data() + total);
+  {
+    std::vector<std::uint64_t> cursor(bucket_at.begin(), bucket_at.end() - 1);
+    for (auto& batch : batches) {
+      for (const epsjoin::index_pair& p : batch) bucketed[cursor[p.query >> shift]++] = p;
+      batch = {};
+    }
+  }
+  struct row_pair {
+    std::int64_t i, j;
+  };
+  static_assert(sizeof(row_pair) == 2 * sizeof(std::int64_t));
+  auto* out = reinterpret_cast<row_pair*>(pairs.data());
+  std::vector<std::uint64_t> at;
+  std::vector<epsjoin::index_pair> in;
+  for (std::size_t b = 0; b < n_buckets; ++b) {
+    const std::size_t lo = b << shift, ids = std::min(n, (b + 1) << shift) - lo;
+    in.assign(bucketed + bucket_at[b], bucketed + bucket_at[b + 1]);
+    at.assign(ids + 1, 0);
+    for (const epsjoin::index_pair& p : in) ++at[p.query - lo + 1];
+    at[0] = bucket_at[b];
+    for (std::size_t k = 0; k < ids; ++k) at[k + 1] += at[k];
+    for (const epsjoin::index_pair& p : in) {
+      out[at[p.query - lo]++] = {static_cast<std::int64_t>(p.query), p.neighbor};
+    }
+    if (!sort) continue;
+    // at[k] is now where row lo + k ends.
+    std::uint64_t row_begin = bucket_at[b];
+    for (std::size_t k = 0; k < ids; ++k) {
+      std::sort(out + row_begin, out + at[k],
+                [](const row_pair& x, const row_pair& y) { return x.j < y.j; });
+      row_begin = at[k];
+    }
+  }
+}
+
 }  // namespace
 
 nb::tuple neighbor_table(points_array queries, std::optional<points_array> data, double eps,
@@ -126,42 +296,22 @@ nb::tuple neighbor_table(points_array queries, std::optional<points_array> data,
 }
 
 nb::tuple pairs_from_rows(points_array queries, std::optional<points_array> data, double eps,
-                          bool include_self, bool sort, const run_settings& settings) {
-  epsjoin::csr_sink sink(false);  // rows sorted here after the cut, half the work
+                          bool include_self, bool sort, const run_settings& settings, bool once) {
+  upper_pairs_sink once_sink;
+  epsjoin::csr_sink rows_sink(false);  // rows sorted after the cut, half the work
+  epsjoin::result_sink& sink = once ? static_cast<epsjoin::result_sink&>(once_sink) : rows_sink;
   const epsjoin::join_stats stats = run_join(queries, data, eps, include_self, settings, sink);
-  auto pairs = std::make_unique<output_vector<std::int64_t>>();
+  auto pairs = std::make_unique<pairs_vector>();
   {
     nb::gil_scoped_release release;
-    const epsjoin::neighbor_table& t = sink.table();
-    const std::size_t n = t.n_queries();
     const bool upper = !data.has_value();
-    auto kept = [&](std::size_t i, std::uint32_t j) { return !upper || j > i || (j == i && include_self); };
-    std::vector<std::uint64_t> start(n + 1, 0);  // where row i's pairs begin in the output
-    for_row_blocks(n, settings.threads, [&](std::size_t begin, std::size_t end) {
-      for (std::size_t i = begin; i < end; ++i) {
-        std::uint64_t m = 0;
-        for (const std::uint32_t j : t.row(i)) m += kept(i, j);
-        start[i + 1] = m;
-      }
-    });
-    for (std::size_t i = 0; i < n; ++i) start[i + 1] += start[i];
-    pairs->resize(2 * start[n]);
-    std::int64_t* out = pairs->data();
-    for_row_blocks(n, settings.threads, [&](std::size_t begin, std::size_t end) {
-      std::vector<std::uint32_t> row;
-      for (std::size_t i = begin; i < end; ++i) {
-        row.clear();
-        for (const std::uint32_t j : t.row(i)) {
-          if (kept(i, j)) row.push_back(j);
-        }
-        if (sort) std::sort(row.begin(), row.end());  // only the kept half of the row
-        std::int64_t* at = out + 2 * start[i];
-        for (const std::uint32_t j : row) {
-          *at++ = static_cast<std::int64_t>(i);
-          *at++ = j;
-        }
-      }
-    });
+    if (!once) {
+      cut_rows(rows_sink.table(), upper, include_self, sort, settings.threads, *pairs);
+    } else if (once_sink.rows_delivered()) {
+      cut_rows(once_sink.table(), upper, include_self, sort, settings.threads, *pairs);
+    } else {
+      group_pairs(once_sink.release_batches(), queries.shape(0), sort, *pairs);
+    }
   }
   const std::size_t m = pairs->size() / 2;
   std::int64_t* p = pairs->data();

@@ -51,11 +51,14 @@ void set_geometry(const run_settings& s, epsjoin::join_options& options);
 nb::tuple neighbor_table(points_array queries, std::optional<points_array> data, double eps,
                          bool include_self, bool sort_indices, const run_settings& settings);
 
-/// (pairs [m x 2] int64, stats dict) cut from a CSR join's rows: (i, j) with j > i (j >= i with
-/// include_self) for a self-join, every (i, j) otherwise; in row order, each row sorted by j when
-/// `sort`. Faster than collecting pairs: rows are the engines' fastest output (filled in place).
+/// (pairs [m x 2] int64, stats dict): (i, j) with j > i (j >= i with include_self) for a
+/// self-join, every (i, j) otherwise; in order of i, each row sorted by j when `sort`. With
+/// `once`, a self-join that finds each pair once (cpu-grid's halved patterns, super-ego) hands
+/// each unordered pair over once, grouped by i here; the other engines fill a CSR table's rows
+/// (their fastest output, in place), cut to the upper half. Without it, always the rows.
 nb::tuple pairs_from_rows(points_array queries, std::optional<points_array> data, double eps,
-                          bool include_self, bool sort, const run_settings& settings);
+                          bool include_self, bool sort, const run_settings& settings,
+                          bool once = true);
 
 /// (total ordered pairs, per-query counts [n_queries] uint64 or None, stats dict)
 /// (per_query [n_queries x radii] uint32, totals [radii] uint64, stats dict): neighbours within

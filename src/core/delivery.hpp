@@ -23,12 +23,16 @@ enum class delivery_form {
 
 class delivery {
  public:
-  delivery(result_sink& sink, unsigned threads)
+  /// `finds_each_pair_once`: the engine's self-join finds each unordered pair once (a halved
+  /// pattern). A sink that wants unordered pairs then gets the pairs form with pairs_once(),
+  /// before rows; every other engine gets what the sink takes as before.
+  delivery(result_sink& sink, unsigned threads, bool finds_each_pair_once = false)
       : sink_(&sink),
         threads_(threads == 0 ? 1 : threads),
-        form_(sink.counts_only()    ? delivery_form::counts
-              : sink.accepts_rows() ? delivery_form::rows
-                                    : delivery_form::pairs) {}
+        once_(!sink.counts_only() && finds_each_pair_once && sink.wants_unordered_pairs()),
+        form_(sink.counts_only()              ? delivery_form::counts
+              : once_ || !sink.accepts_rows() ? delivery_form::pairs
+                                              : delivery_form::rows) {}
 
   delivery_form form() const noexcept { return form_; }
   result_sink& sink() const noexcept { return *sink_; }
@@ -81,12 +85,21 @@ class delivery {
   }
   /// A per-thread buffer of pairs for the pairs form (flush it before it goes).
   pair_emitter emitter() const { return pair_emitter(*sink_); }
+  /// Pairs form for an engine that finds each pair once, into a sink that keeps each unordered
+  /// pair once: the engine emits each pair once, as (min, max), through `unordered_emitter()`,
+  /// and skips the other orientation; self pairs (i, i) are never emitted that way.
+  bool pairs_once() const noexcept { return once_; }
+  /// A per-thread buffer of unordered pairs (i < j), for pairs_once().
+  pair_emitter unordered_emitter() const {
+    return pair_emitter(*sink_, std::size_t{1} << 15, pair_emitter::pair_kind::unordered);
+  }
   /// The destination lay_out returned.
   const row_destination& destination() const noexcept { return destination_; }
 
  private:
   result_sink* sink_;
   unsigned threads_;
+  bool once_;
   delivery_form form_;
   row_destination destination_;
   std::span<const std::uint64_t> query_offsets_;

@@ -100,14 +100,14 @@ class counting_sink final : public result_sink, public self_slot_sink {
   /// True when the engine delivered rows (and so the self pairs are already in them).
   bool rows_delivered() const { return rows_delivered_; }
   void consume(std::span<const index_pair> pairs) override {
-    const std::uint64_t total = pairs_.fetch_add(pairs.size(), std::memory_order_relaxed) + pairs.size();
-    if (total > pairs_allowed_) {
-      // The message of the row path's refusal, with what has arrived so far as the lower bound.
-      budget_->require_host(
-          static_cast<std::uint64_t>(static_cast<double>(total) * bytes_per_pair_), available_,
-          "the result (so far)");
-    }
+    admit(pairs.size());
     inner_.consume(pairs);
+  }
+  bool wants_unordered_pairs() const override { return inner_.wants_unordered_pairs(); }
+  /// Each stands for two ordered pairs: `pairs` and the budget count ordered pairs as before.
+  void consume_unordered(std::span<const index_pair> pairs) override {
+    admit(2 * pairs.size());
+    inner_.consume_unordered(pairs);
   }
   bool counts_only() const override { return inner_.counts_only(); }
   void consume_counts(std::span<const std::uint32_t> queries,
@@ -131,6 +131,15 @@ class counting_sink final : public result_sink, public self_slot_sink {
  private:
   result_sink& inner_;
   std::atomic<std::uint64_t> pairs_{0};
+  void admit(std::uint64_t ordered_pairs) {
+    const std::uint64_t total = pairs_.fetch_add(ordered_pairs, std::memory_order_relaxed) + ordered_pairs;
+    if (total > pairs_allowed_) {
+      // The message of the row path's refusal, with what has arrived so far as the lower bound.
+      budget_->require_host(
+          static_cast<std::uint64_t>(static_cast<double>(total) * bytes_per_pair_), available_,
+          "the result (so far)");
+    }
+  }
   std::uint64_t sum_counts(std::span<const std::uint32_t> counts) const {
     std::atomic<std::uint64_t> all{0};
     parallel_for(threads_, counts.size(), std::size_t{1} << 18, [&](std::size_t b, std::size_t e, unsigned) {

@@ -12,8 +12,13 @@ namespace epsjoin::detail {
 
 class pair_emitter {
  public:
-  explicit pair_emitter(result_sink& sink, std::size_t capacity = std::size_t{1} << 15)
+  /// What a flushed batch is: ordered pairs (`result_sink::consume`), or unordered pairs of a
+  /// self-join, each (i, j) with i < j standing for both orientations (`consume_unordered`).
+  enum class pair_kind { ordered, unordered };
+  explicit pair_emitter(result_sink& sink, std::size_t capacity = std::size_t{1} << 15,
+                        pair_kind kind = pair_kind::ordered)
       : sink_(&sink),
+        kind_(kind),
         capacity_(std::max<std::size_t>(capacity, 1)),
         buffer_(new index_pair[capacity_]) {}
   pair_emitter(const pair_emitter&) = delete;
@@ -40,12 +45,18 @@ class pair_emitter {
   /// Must be called before the emitter goes away; the destructor does not (it could throw).
   void flush() {
     if (size_ == 0) return;
-    sink_->consume(std::span<const index_pair>(buffer_.get(), size_));
+    const std::span<const index_pair> batch(buffer_.get(), size_);
+    if (kind_ == pair_kind::unordered) {
+      sink_->consume_unordered(batch);
+    } else {
+      sink_->consume(batch);
+    }
     size_ = 0;
   }
 
  private:
   result_sink* sink_;
+  pair_kind kind_;
   std::size_t capacity_;
   std::unique_ptr<index_pair[]> buffer_;
   std::size_t size_ = 0;

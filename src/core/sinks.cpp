@@ -16,6 +16,10 @@ void result_sink::consume_counts(std::span<const std::uint32_t>, std::span<const
   throw error("this sink takes pairs, not counts (an engine ignored counts_only())");
 }
 
+void result_sink::consume_unordered(std::span<const index_pair>) {
+  throw error("this sink takes ordered pairs (an engine ignored wants_unordered_pairs())");
+}
+
 row_destination result_sink::begin_rows(std::span<const std::uint32_t>) {
   throw error("this sink takes pairs, not rows (an engine ignored accepts_rows())");
 }
@@ -186,6 +190,11 @@ void unique_pairs_sink::consume(std::span<const index_pair> pairs) {
   pairs_.insert(pairs_.end(), kept.begin(), kept.end());
 }
 
+void unique_pairs_sink::consume_unordered(std::span<const index_pair> pairs) {
+  std::lock_guard lock(mutex_);
+  pairs_.insert(pairs_.end(), pairs.begin(), pairs.end());
+}
+
 void unique_pairs_sink::finish() { std::sort(pairs_.begin(), pairs_.end()); }
 
 // ---- count_sink -------------------------------------------------------------------------
@@ -262,18 +271,30 @@ void pair_file_sink::consume(std::span<const index_pair> pairs) {
       scratch_.push_back(p);
     }
   }
+  write_kept(scratch_);
+}
+
+void pair_file_sink::consume_unordered(std::span<const index_pair> pairs) {
+  std::lock_guard lock(mutex_);
+  EPSJOIN_ENSURE(file_ != nullptr && !ordered_, error,
+                 "pair_file_sink: unordered pairs before begin() or for an ordered file");
+  write_kept(pairs);
+}
+
+// Called under the lock.
+void pair_file_sink::write_kept(std::span<const index_pair> pairs) {
   if (format_ == pair_file_format::npy) {
-    file_->write(scratch_.data(), sizeof(index_pair) * scratch_.size());
+    file_->write(pairs.data(), sizeof(index_pair) * pairs.size());
   } else {
     text_.clear();
     char line[32];
-    for (const index_pair& p : scratch_) {
+    for (const index_pair& p : pairs) {
       const int len = std::snprintf(line, sizeof line, "%u,%u\n", p.query, p.neighbor);
       text_.append(line, static_cast<std::size_t>(len));
     }
     file_->write(text_.data(), text_.size());
   }
-  written_ += scratch_.size();
+  written_ += pairs.size();
 }
 
 void pair_file_sink::finish() {

@@ -3,7 +3,8 @@
 // Self-join: every non-empty cell is a task (a dense cell is cut into several) and examines the
 // neighbour cells its access pattern selects. Under lid-unicomp (default) and unicomp each
 // unordered pair of points is computed once and both directions are delivered (into a CSR
-// table: both rows written in place after a count pass); under full every query examines all
+// table: both rows written in place after a count pass; into a sink that keeps unordered pairs,
+// the pair once, as (min, max)); under full every query examines all
 // 3^k cells and delivers its own side only. A x B: B is indexed, A is binned
 // into B's grid and each cell of A examines its full neighbourhood in B. Tasks run from the
 // heaviest power-of-two class of workload (distances to compute) to the lightest, in cell order
@@ -223,7 +224,8 @@ void run_precision(join_request& req, const cpu_grid_params& params, const grid:
     std::size_t tasks = 0, stored_ranges = 0;
     bool avx2 = false;
   };
-  const delivery out(req.sink, threads);
+  // A halved self-join finds each pair once: a sink that keeps unordered pairs gets each once.
+  const delivery out(req.sink, threads, self && params.pattern != grid::access_pattern::full);
   // Progress: a pass reports from 0 to 1; `span` places it within the whole join.
   const auto shown = std::make_shared<std::atomic<double>>(0.0);
   std::optional<cpu::grid_schedule> planned;
@@ -297,7 +299,10 @@ void run_precision(join_request& req, const cpu_grid_params& params, const grid:
       for (auto& w : workers) {
         w.rows = rows;
         w.shared = shared;
-        if (rows == nullptr && shared == nullptr) w.emitter.emplace(req.sink);
+        if (rows == nullptr && shared == nullptr) {
+          w.unordered = settings.halved && out.pairs_once();
+          w.emitter.emplace(w.unordered ? out.unordered_emitter() : out.emitter());
+        }
       }
     }
     if (dblock.by_column) {

@@ -43,6 +43,9 @@ struct join_inputs {
 template <class T>
 struct worker_state {
   std::optional<detail::pair_emitter> emitter;
+  /// The emitter takes unordered pairs (a halved self-join into a unique-pairs sink): each pair
+  /// is emitted once, as (min, max).
+  bool unordered = false;
   /// Rows written in place instead of pairs emitted: the fill pass of a row sink under the FULL
   /// pattern, where the task of a query owns its whole row. Null: pairs through the emitter.
   detail::row_scatter_sink* rows = nullptr;
@@ -345,6 +348,28 @@ class grid_executor {
           alignas(64) T s[kernels::block_len + kernels::counter_pad];
           static_assert(Bytes / sizeof(T) <= kernels::counter_pad);
           kernels::block_distances<Bytes>(set, qv, c0, len, hi, s);
+          if (Halved && w.unordered) {
+            // A halved pass finds each pair once, and this sink keeps unordered pairs: each pair
+            // once, as (min, max). A bit mask of the hits, then one store a hit, as for rows.
+            std::uint64_t sure = kernels::bits_at_most<Bytes>(s, len, lo), maybe = 0;
+            if constexpr (recheck) maybe = kernels::bits_at_most<Bytes>(s, len, hi);
+            if (recheck && (maybe & ~sure) != 0) {
+              // Rare: candidates between lo and hi, re-checked in float64.
+              for (std::uint64_t bits = maybe & ~sure; bits != 0; bits &= bits - 1) {
+                const unsigned i = static_cast<unsigned>(std::countr_zero(bits));
+                ++w.rechecks;
+                if (exact(q_id, c_ids[c0 + i])) sure |= std::uint64_t{1} << i;
+              }
+            }
+            index_pair* out = w.emitter->reserve(kernels::block_len);
+            unsigned n = 0;
+            for (std::uint64_t bits = sure; bits != 0; bits &= bits - 1) {
+              const std::uint32_t c_id = c_ids[c0 + static_cast<unsigned>(std::countr_zero(bits))];
+              out[n++] = {std::min(q_id, c_id), std::max(q_id, c_id)};
+            }
+            w.emitter->commit(n);
+            continue;
+          }
           // Branch-free: every candidate writes its pair(s), only sure pairs advance `n`.
           index_pair* out = w.emitter->reserve(2 * kernels::block_len);
           unsigned n = 0, uncertain = 0;

@@ -17,16 +17,17 @@
 namespace epsjoin::detail::ego {
 
 /// Hands every match to the sink as ordered pairs of the caller's ids; both directions in a
-/// self-join. (Its own buffer rather than the core pair_emitter: a row's pairs are written with
-/// one capacity check instead of one per pair.)
+/// self-join, or, with `once` (a sink that keeps unordered pairs), each self-join pair once as
+/// (min, max) through `consume_unordered`. (Its own buffer rather than the core pair_emitter: a
+/// row's pairs are written with one capacity check instead of one per pair.)
 template <class T>
 class pair_output {
  public:
   static constexpr bool counts = false;
   pair_output(result_sink& sink, const sorted_points<T>& a, const sorted_points<T>& b, bool self,
-              std::size_t leaf)
+              std::size_t leaf, bool once = false)
       : sink_(&sink), a_ids_(a.ids.data()), b_ids_(b.ids.data()), self_(self),
-        buffer_(std::max<std::size_t>(std::size_t{1} << 15, 2 * leaf + 2)) {}
+        once_(self && once), buffer_(std::max<std::size_t>(std::size_t{1} << 15, 2 * leaf + 2)) {}
   void begin_chunk(std::size_t, std::size_t) {}
   void end_chunk() {}
   void begin_leaf(std::size_t, std::size_t) {}
@@ -36,7 +37,13 @@ class pair_output {
     if (size_ + 2 * m > buffer_.size()) flush();
     const std::uint32_t qi = a_ids_[i];
     index_pair* out = buffer_.data() + size_;
-    if (self_) {
+    if (once_) {
+      for (std::size_t k = 0; k < m; ++k) {
+        const std::uint32_t nj = b_ids_[js[k]];
+        out[k] = {std::min(qi, nj), std::max(qi, nj)};
+      }
+      size_ += m;
+    } else if (self_) {
       for (std::size_t k = 0; k < m; ++k) {
         const std::uint32_t nj = b_ids_[js[k]];
         out[2 * k] = {qi, nj};
@@ -50,7 +57,12 @@ class pair_output {
   }
   void flush() {
     if (size_ == 0) return;
-    sink_->consume(std::span<const index_pair>(buffer_.data(), size_));
+    const std::span<const index_pair> batch(buffer_.data(), size_);
+    if (once_) {
+      sink_->consume_unordered(batch);
+    } else {
+      sink_->consume(batch);
+    }
     size_ = 0;
   }
 
@@ -59,6 +71,7 @@ class pair_output {
   const std::uint32_t* a_ids_;
   const std::uint32_t* b_ids_;
   bool self_;
+  bool once_;
   std::vector<index_pair> buffer_;
   std::size_t size_ = 0;
 };

@@ -161,15 +161,18 @@ join_counters join_dispatch_out(join_request& req, const join_inputs<T>& in,
     return join_all<T, D, row_output<T>>(
         req, in, p, [&] { return row_output<T>(*rows, in.a, in.b, in.self_join); });
   }
-  if (delivery(req.sink, req.res.threads()).form() == delivery_form::counts) {
+  // A self-join finds each pair once: a sink that keeps unordered pairs gets each once.
+  const delivery out(req.sink, req.res.threads(), in.self_join);
+  if (out.form() == delivery_form::counts) {
     return join_all<T, D, count_output<T>>(req, in, p, [&] {
       return count_output<T>(req.sink, in.a, in.b, in.self_join,
                              std::min(std::max(p.chunk, p.leaf), in.a.n),
                              p.leaf);
     });
   }
-  return join_all<T, D, pair_output<T>>(
-      req, in, p, [&] { return pair_output<T>(req.sink, in.a, in.b, in.self_join, p.leaf); });
+  return join_all<T, D, pair_output<T>>(req, in, p, [&] {
+    return pair_output<T>(req.sink, in.a, in.b, in.self_join, p.leaf, out.pairs_once());
+  });
 }
 
 template <class T>
@@ -254,7 +257,7 @@ void run_typed(join_request& req, const super_ego_params& p) {
                           p.prune,
                           req.self_join};
   join_counters c;
-  if (delivery(req.sink, threads).form() == delivery_form::rows) {
+  if (delivery(req.sink, threads, req.self_join).form() == delivery_form::rows) {
     c = join_rows<T>(req, in, p);
   } else {
     c = join_dispatch<T>(req, in, p);
