@@ -297,6 +297,10 @@ nb::tuple neighbor_table(points_array queries, std::optional<points_array> data,
 
 nb::tuple pairs_from_rows(points_array queries, std::optional<points_array> data, double eps,
                           bool include_self, bool sort, const run_settings& settings, bool once) {
+  // The pairs are grouped by i on one thread: measured faster than the rows' cut only for a join
+  // on one thread (bench/RESULTS.md, "Unique pairs computed once"); on several, the rows are
+  // filled and cut on every thread, as before, until the grouping is measured there.
+  once = once && settings.threads == 1;
   upper_pairs_sink once_sink;
   epsjoin::csr_sink rows_sink(false);  // rows sorted after the cut, half the work
   epsjoin::result_sink& sink = once ? static_cast<epsjoin::result_sink&>(once_sink) : rows_sink;

@@ -53,8 +53,8 @@ nb::tuple neighbor_table(points_array queries, std::optional<points_array> data,
 
 /// (pairs [m x 2] int64, stats dict): (i, j) with j > i (j >= i with include_self) for a
 /// self-join, every (i, j) otherwise; in order of i, each row sorted by j when `sort`. With
-/// `once`, a self-join that finds each pair once (cpu-grid's halved patterns, super-ego) hands
-/// each unordered pair over once, grouped by i here; the other engines fill a CSR table's rows
+/// `once` and one thread, a self-join that finds each pair once (cpu-grid's halved patterns,
+/// super-ego) hands each unordered pair over once, grouped by i here; the other engines fill a CSR table's rows
 /// (their fastest output, in place), cut to the upper half. Without it, always the rows.
 nb::tuple pairs_from_rows(points_array queries, std::optional<points_array> data, double eps,
                           bool include_self, bool sort, const run_settings& settings,

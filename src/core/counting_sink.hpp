@@ -1,0 +1,158 @@
+#pragma once
+// Dispatch's wrapper around the caller's sink: counts what the engine delivers, puts self pairs
+// into delivered rows, and bounds results kept in memory by the memory budget.
+
+#include <atomic>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/memory_budget.hpp"
+#include "core/parallel.hpp"
+#include "core/self_slots.hpp"
+#include "epsjoin/result.hpp"
+#include "epsjoin/sink.hpp"
+
+namespace epsjoin::detail {
+
+// Counts what the engine delivers, so the stats never rely on the engine's own bookkeeping.
+// Under row-wise delivery it also puts the self pairs in: each row gets one more slot, the
+// point's own id goes first, and the engine writes its neighbours after it.
+class counting_sink final : public result_sink, public self_slot_sink {
+ public:
+  explicit counting_sink(result_sink& inner) : inner_(inner) {}
+  /// Rows bound for a sink that keeps them in memory are checked against this budget first;
+  /// self pairs are put in on `threads` threads.
+  void set_budget(const memory_budget* budget, unsigned threads) {
+    budget_ = budget;
+    threads_ = std::max(1u, threads);
+  }
+  void begin(const sink_info& info) override {
+    add_self_to_rows_ = info.self_join && info.include_self;
+    inner_.begin(info);
+    // Pairs kept in memory cannot be sized before they arrive: they are bounded as they come,
+    // against what is available when the join starts.
+    bytes_per_pair_ = inner_.bytes_kept_per_pair();
+    if (budget_ != nullptr && bytes_per_pair_ > 0) {
+      available_ = budget_->host_available();
+      pairs_allowed_ = static_cast<std::uint64_t>(static_cast<double>(available_) / bytes_per_pair_);
+    }
+  }
+  bool accepts_rows() const override { return inner_.accepts_rows(); }
+  void leave_self_slots_to_engine() override { engine_writes_self_slots_ = add_self_to_rows_; }
+  row_destination begin_rows(std::span<const std::uint32_t> counts) override {
+    const std::uint64_t sum = sum_counts(counts);
+    if (budget_ != nullptr && inner_.keeps_result_in_memory()) {
+      // The table's exact size is known here, before any of it is allocated.
+      const std::uint64_t ids = sum + (add_self_to_rows_ ? counts.size() : 0);
+      budget_->require_host((counts.size() + 1) * sizeof(std::uint64_t) + ids * sizeof(std::uint32_t),
+                            "the neighbour table");
+    }
+    rows_delivered_ = true;
+    pairs_.fetch_add(sum, std::memory_order_relaxed);
+    if (!add_self_to_rows_) return inner_.begin_rows(counts);
+    const row_destination dest = inner_.begin_rows(plus_one(counts));
+    if (engine_writes_self_slots_) return {dest.neighbors + 1, dest.starts};
+    // In parallel: these are the first writes to the table's pages, and faulting in gigabytes
+    // of fresh memory from one thread would cost more than the join.
+    parallel_for(threads_, counts.size(), std::size_t{1} << 14, [&](std::size_t b, std::size_t e, unsigned) {
+      for (std::size_t q = b; q < e; ++q) dest.neighbors[dest.starts[q]] = static_cast<std::uint32_t>(q);
+    });
+    return {dest.neighbors + 1, dest.starts};
+  }
+  bool accepts_row_blocks() const override { return inner_.accepts_row_blocks(); }
+  void begin_row_blocks(std::span<const std::uint32_t> counts) override {
+    pairs_.fetch_add(sum_counts(counts), std::memory_order_relaxed);
+    rows_delivered_ = true;
+    if (!add_self_to_rows_) return inner_.begin_row_blocks(counts);
+    inner_.begin_row_blocks(plus_one(counts));
+  }
+  void consume_row_block(std::size_t first_query, std::span<const std::uint64_t> offsets,
+                         std::span<const std::uint32_t> neighbors) override {
+    if (!add_self_to_rows_) return inner_.consume_row_block(first_query, offsets, neighbors);
+    // Each row gains its query in front: row i moves by first_query + i (whole-table positions).
+    block_offsets_.resize(offsets.size());
+    block_ids_.resize(neighbors.size() + offsets.size() - 1);
+    for (std::size_t i = 0; i < offsets.size(); ++i) block_offsets_[i] = offsets[i] + first_query + i;
+    const std::uint64_t base = block_offsets_[0];
+    for (std::size_t i = 0; i + 1 < offsets.size(); ++i) {
+      std::uint32_t* row = block_ids_.data() + (block_offsets_[i] - base);
+      row[0] = static_cast<std::uint32_t>(first_query + i);
+      std::copy(neighbors.begin() + static_cast<std::ptrdiff_t>(offsets[i] - offsets[0]),
+                neighbors.begin() + static_cast<std::ptrdiff_t>(offsets[i + 1] - offsets[0]), row + 1);
+    }
+    inner_.consume_row_block(first_query, block_offsets_, block_ids_);
+  }
+  /// True when the engine delivered rows (and so the self pairs are already in them).
+  bool rows_delivered() const { return rows_delivered_; }
+  void consume(std::span<const index_pair> pairs) override {
+    admit(pairs.size());
+    inner_.consume(pairs);
+  }
+  bool wants_unordered_pairs() const override { return inner_.wants_unordered_pairs(); }
+  /// Each stands for two ordered pairs: `pairs` and the budget count ordered pairs as before.
+  void consume_unordered(std::span<const index_pair> pairs) override {
+    admit(2 * pairs.size());
+    inner_.consume_unordered(pairs);
+  }
+  bool counts_only() const override { return inner_.counts_only(); }
+  void consume_counts(std::span<const std::uint32_t> queries,
+                      std::span<const std::uint32_t> counts) override {
+    std::uint64_t sum = 0;
+    for (std::uint32_t c : counts) sum += c;
+    pairs_.fetch_add(sum, std::memory_order_relaxed);
+    inner_.consume_counts(queries, counts);
+  }
+  bool accepts_device_table() const override { return inner_.accepts_device_table(); }
+  void consume_device_table(device_csr table) override {
+    // The engine put the self pairs in, as for rows.
+    pairs_.fetch_add(table.n_pairs - (add_self_to_rows_ ? table.n_queries : 0),
+                     std::memory_order_relaxed);
+    rows_delivered_ = true;
+    inner_.consume_device_table(std::move(table));
+  }
+  void finish() override { inner_.finish(); }
+  std::uint64_t pairs() const { return pairs_.load(); }
+
+ private:
+  result_sink& inner_;
+  std::atomic<std::uint64_t> pairs_{0};
+  void admit(std::uint64_t ordered_pairs) {
+    const std::uint64_t total = pairs_.fetch_add(ordered_pairs, std::memory_order_relaxed) + ordered_pairs;
+    if (total > pairs_allowed_) {
+      // The message of the row path's refusal, with what has arrived so far as the lower bound.
+      budget_->require_host(
+          static_cast<std::uint64_t>(static_cast<double>(total) * bytes_per_pair_), available_,
+          "the result (so far)");
+    }
+  }
+  std::uint64_t sum_counts(std::span<const std::uint32_t> counts) const {
+    std::atomic<std::uint64_t> all{0};
+    parallel_for(threads_, counts.size(), std::size_t{1} << 18, [&](std::size_t b, std::size_t e, unsigned) {
+      std::uint64_t part = 0;
+      for (std::size_t q = b; q < e; ++q) part += counts[q];
+      all.fetch_add(part, std::memory_order_relaxed);
+    });
+    return all.load();
+  }
+  id_vector plus_one(std::span<const std::uint32_t> counts) const {
+    id_vector with_self(counts.size());
+    parallel_for(threads_, counts.size(), std::size_t{1} << 18, [&](std::size_t b, std::size_t e, unsigned) {
+      for (std::size_t q = b; q < e; ++q) with_self[q] = counts[q] + 1;
+    });
+    return with_self;
+  }
+
+  bool add_self_to_rows_ = false;
+  bool engine_writes_self_slots_ = false;
+  bool rows_delivered_ = false;
+  std::vector<std::uint64_t> block_offsets_;
+  std::vector<std::uint32_t> block_ids_;
+  const memory_budget* budget_ = nullptr;
+  unsigned threads_ = 1;
+  double bytes_per_pair_ = 0;
+  std::uint64_t available_ = 0;
+  std::uint64_t pairs_allowed_ = UINT64_MAX;
+};
+
+}  // namespace epsjoin::detail
