@@ -1,6 +1,7 @@
 """Shared data makers and oracles: scipy's cKDTree is the exact reference."""
 
 import os
+import signal
 import zlib
 
 import numpy as np
@@ -84,3 +85,13 @@ def assert_same_csr(got, indptr, indices, data=None):
     np.testing.assert_array_equal(got.indices, indices)
     if data is not None:
         np.testing.assert_array_equal(got.data, data)
+
+
+@pytest.fixture
+def sigint_raises():
+    """SIGINT raises KeyboardInterrupt during the test, as in an interactive Python, also where the
+    test run was started with SIGINT ignored (a background job of a non-interactive shell, where
+    Python leaves the signal ignored and a Ctrl-C test could never see it)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)

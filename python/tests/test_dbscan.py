@@ -182,7 +182,7 @@ def test_the_gil_is_released_during_dbscan(rng):
     assert ran_during_fit
 
 
-def test_ctrl_c_stops_dbscan(rng):
+def test_ctrl_c_stops_dbscan(rng, sigint_raises):
     X = rng.random((14_000, 64))  # brute force on one thread: seconds
     threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
     start = time.perf_counter()

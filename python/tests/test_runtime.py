@@ -29,7 +29,7 @@ def test_stats_name_the_engine_pairs_stages_and_time(rng):
     assert not ab["self_join"] and ab["n_queries"] == 100
 
 
-def test_ctrl_c_stops_a_long_join_within_a_second(rng):
+def test_ctrl_c_stops_a_long_join_within_a_second(rng, sigint_raises):
     X = slow_join_points(rng)
     threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
     start = time.perf_counter()
