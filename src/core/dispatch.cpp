@@ -16,6 +16,7 @@
 #include "core/expects.hpp"
 #include "core/geometry_join.hpp"
 #include "core/metric_join.hpp"
+#include "core/multi_device_join.hpp"
 #include "core/parallel.hpp"
 #include "core/progress.hpp"
 #include "core/row_scatter.hpp"
@@ -283,7 +284,9 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
   } else if (queries.n > 0 && data.n > 0 && !options.box.empty() && !e.takes_periodic_box()) {
     run_periodic(e, request, counted);
   } else if (queries.n > 0 && data.n > 0) {
-    if (device_rows == nullptr && e.rows_by_two_passes() && counted.accepts_rows() &&
+    if (spreads_over_devices(e, request)) {
+      run_on_devices(e, request);
+    } else if (device_rows == nullptr && e.rows_by_two_passes() && counted.accepts_rows() &&
         !counted.counts_only()) {
       run_two_passes(e, request, counted, info);
     } else {
