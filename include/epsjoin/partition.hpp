@@ -46,10 +46,10 @@ struct partition_plan {
 };
 
 /// @brief Cuts `points` into `boxes` boxes of about equal estimated work along the coordinate
-/// of widest spread. A point's work is estimated as `point_cost` + its neighbours at eps (in units of one
-/// result pair), the neighbours scaled from a sample of at most `sample_size` points joined with
-/// the library (on `res`'s threads and first device, engine auto), so dense regions get narrower
-/// boxes.
+/// of widest spread. A point's work is estimated as `point_cost` + its neighbours at eps (in units
+/// of one result pair), the neighbours scaled from a sample of at most `sample_size` points joined
+/// with the library (on `res`'s threads and first device, engine auto), so dense regions get
+/// narrower boxes.
 partition_plan plan_partition(resources& res, dataset_view points, double eps, std::size_t boxes,
                               std::size_t sample_size, double point_cost);
 

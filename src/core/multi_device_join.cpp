@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <thread>
@@ -30,8 +31,8 @@ constexpr double point_cost = 16;
 // devices; the device owning the smaller caller id keeps it, so it arrives once.
 class shard_sink final : public result_sink {
  public:
-  shard_sink(result_sink& out, bool self, std::span<const std::uint32_t> query_ids,
-             std::size_t own, std::span<const std::uint32_t> data_ids)
+  shard_sink(result_sink& out, bool self, std::span<const std::uint32_t> query_ids, std::size_t own,
+             std::span<const std::uint32_t> data_ids)
       : out_(out), self_(self), query_ids_(query_ids), own_(own), data_ids_(data_ids) {}
 
   bool counts_only() const override { return out_.counts_only(); }
@@ -62,7 +63,9 @@ class shard_sink final : public result_sink {
       }
     }
     pairs_.fetch_add(2 * kept.size(), std::memory_order_relaxed);
-    if (!kept.empty()) out_.consume_unordered(kept);
+    if (kept.empty()) return;
+    handed_pairs_.store(true, std::memory_order_relaxed);
+    out_.consume_unordered(kept);
   }
 
   void consume_counts(std::span<const std::uint32_t> queries,
@@ -81,6 +84,52 @@ class shard_sink final : public result_sink {
     if (!ids.empty()) out_.consume_counts(ids, kept);
   }
 
+  // Rows: the engine lays out and fills every local row here, halo rows included; they reach the
+  // caller's rows once every device has counted (deliver_rows).
+  bool accepts_rows() const override { return out_.accepts_rows() && !out_.counts_only(); }
+  row_destination begin_rows(std::span<const std::uint32_t> counts) override {
+    rows_.offsets.resize(counts.size() + 1);
+    rows_.offsets[0] = 0;
+    for (std::size_t q = 0; q < counts.size(); ++q)
+      rows_.offsets[q + 1] = rows_.offsets[q] + counts[q];
+    const std::uint64_t bytes =
+        rows_.offsets.size() * sizeof(std::uint64_t) + rows_.offsets.back() * sizeof(std::uint32_t);
+    // Twice: the device's rows, and then their places in the caller's table.
+    budget_->require_host(2 * bytes, "a device's rows before they reach the neighbour table");
+    rows_.neighbors.resize(rows_.offsets.back());
+    return {rows_.neighbors.data(), rows_.offsets.data()};
+  }
+  void set_budget(const memory_budget& budget) { budget_ = &budget; }
+
+  bool has_rows() const noexcept { return !rows_.offsets.empty(); }
+  /// Whether pairs were handed on (so the caller's sink is in its pairs form).
+  bool handed_pairs() const noexcept { return handed_pairs_.load(); }
+  std::uint32_t row_length(std::size_t a) const {
+    return static_cast<std::uint32_t>(rows_.offsets[a + 1] - rows_.offsets[a]);
+  }
+  /// Row a's neighbours in the caller's ids.
+  void copy_row(std::size_t a, std::uint32_t* to) const {
+    for (std::uint64_t k = rows_.offsets[a]; k < rows_.offsets[a + 1]; ++k) {
+      *to++ = data_id(rows_.neighbors[k]);
+    }
+  }
+  /// The own rows as pairs, for a caller's sink already in its pairs form.
+  void hand_rows_on_as_pairs() {
+    std::vector<index_pair> batch;
+    for (std::size_t a = 0; a < own_ && has_rows(); ++a) {
+      for (std::uint64_t k = rows_.offsets[a]; k < rows_.offsets[a + 1]; ++k) {
+        batch.push_back({query_ids_[a], data_id(rows_.neighbors[k])});
+      }
+      if (batch.size() >= (1u << 16) || a + 1 == own_) {
+        hand_on(batch);
+        batch.clear();
+      }
+    }
+    release_rows();
+  }
+  void count_rows(std::uint64_t pairs) { pairs_.fetch_add(pairs, std::memory_order_relaxed); }
+  void release_rows() { rows_ = neighbor_table(); }
+
   /// Ordered pairs handed on (each unordered pair as two).
   std::uint64_t pairs() const noexcept { return pairs_.load(); }
 
@@ -90,7 +139,9 @@ class shard_sink final : public result_sink {
   }
   void hand_on(std::span<const index_pair> pairs) {
     pairs_.fetch_add(pairs.size(), std::memory_order_relaxed);
-    if (!pairs.empty()) out_.consume(pairs);
+    if (pairs.empty()) return;
+    handed_pairs_.store(true, std::memory_order_relaxed);
+    out_.consume(pairs);
   }
 
   result_sink& out_;
@@ -98,7 +149,10 @@ class shard_sink final : public result_sink {
   std::span<const std::uint32_t> query_ids_;
   std::size_t own_;
   std::span<const std::uint32_t> data_ids_;  // empty: the data are the caller's (A x B)
+  const memory_budget* budget_ = nullptr;
+  neighbor_table rows_;
   std::atomic<std::uint64_t> pairs_{0};
+  std::atomic<bool> handed_pairs_{false};
 };
 
 // Thrown into a device's engine, through its progress reports, once another device failed or
@@ -141,12 +195,50 @@ struct shard {
   resources* res = nullptr;
   std::vector<std::uint32_t> ids;  // local query id -> caller's id, own points first
   std::size_t own = 0;
-  dataset points;                  // the shard's copy of its queries (and, self-join, data)
+  dataset points;  // the shard's copy of its queries (and, self-join, data)
+  std::unique_ptr<shard_sink> sink;
   join_stats stats;
   std::uint64_t pairs = 0;
   double seconds = 0;
   std::exception_ptr failure;
 };
+
+// Once every device has counted and filled its rows: the caller's sink lays out the whole table
+// and each device's own rows go to their places, in the caller's ids. A sink that already took
+// pairs from one device (an engine that delivered pairs) gets the rows as pairs too.
+void deliver_rows(join_request& request, std::vector<shard>& shards) {
+  bool any_rows = false, any_pairs = false;
+  for (const shard& s : shards) {
+    any_rows = any_rows || s.sink->has_rows();
+    any_pairs = any_pairs || s.sink->handed_pairs();
+  }
+  if (!any_rows) return;
+  const unsigned threads = request.res.threads();
+  if (any_pairs) {
+    for (shard& s : shards) s.sink->hand_rows_on_as_pairs();
+    return;
+  }
+  std::vector<std::uint32_t> counts(request.queries.n, 0);
+  for (const shard& s : shards) {
+    if (!s.sink->has_rows()) continue;
+    parallel_for(threads, s.own, std::size_t{1} << 14, [&](std::size_t b, std::size_t e, unsigned) {
+      for (std::size_t a = b; a < e; ++a) counts[s.ids[a]] = s.sink->row_length(a);
+    });
+  }
+  const row_destination dest = request.sink.begin_rows(counts);
+  for (shard& s : shards) {
+    if (!s.sink->has_rows()) continue;
+    parallel_for(threads, s.own, std::size_t{1} << 12, [&](std::size_t b, std::size_t e, unsigned) {
+      for (std::size_t a = b; a < e; ++a) {
+        s.sink->copy_row(a, dest.neighbors + dest.starts[s.ids[a]]);
+      }
+    });
+    std::uint64_t pairs = 0;
+    for (std::size_t a = 0; a < s.own; ++a) pairs += s.sink->row_length(a);
+    s.sink->count_rows(pairs);
+    s.sink->release_rows();
+  }
+}
 
 // The rows `ids` of `source`, in that order, as one dataset of the same element type.
 dataset gather(dataset_view source, std::span<const std::uint32_t> ids, unsigned threads) {
@@ -154,12 +246,14 @@ dataset gather(dataset_view source, std::span<const std::uint32_t> ids, unsigned
   const std::size_t row_bytes = source.d * (source.type == scalar_type::f64 ? 8 : 4);
   auto* to = out.type() == scalar_type::f64 ? static_cast<void*>(out.f64())
                                             : static_cast<void*>(out.f32());
-  parallel_for(threads, ids.size(), std::size_t{1} << 14, [&](std::size_t b, std::size_t e, unsigned) {
-    for (std::size_t k = b; k < e; ++k) {
-      std::memcpy(static_cast<char*>(to) + k * row_bytes,
-                  static_cast<const char*>(source.data) + std::size_t{ids[k]} * row_bytes, row_bytes);
-    }
-  });
+  parallel_for(
+      threads, ids.size(), std::size_t{1} << 14, [&](std::size_t b, std::size_t e, unsigned) {
+        for (std::size_t k = b; k < e; ++k) {
+          std::memcpy(static_cast<char*>(to) + k * row_bytes,
+                      static_cast<const char*>(source.data) + std::size_t{ids[k]} * row_bytes,
+                      row_bytes);
+        }
+      });
   return out;
 }
 
@@ -201,9 +295,9 @@ void plan_boxes(join_request& request, std::vector<shard>& shards, unsigned thre
   stats.notes.emplace_back("devices_cut", concat("coordinate ", plan.partition.dim, " at ",
                                                  plan.partition.splits.size(), " cuts"));
   stats.notes.emplace_back("devices_halo_points", std::to_string(halo));
-  stats.notes.emplace_back(
-      "devices_halo_fraction",
-      concat(static_cast<double>(halo) / static_cast<double>(std::max<std::size_t>(1, request.data.n))));
+  stats.notes.emplace_back("devices_halo_fraction",
+                           concat(static_cast<double>(halo) /
+                                  static_cast<double>(std::max<std::size_t>(1, request.data.n))));
 }
 
 // Deals an A x B join's queries out round-robin.
@@ -227,9 +321,9 @@ void report(join_request& request, const std::vector<shard>& shards) {
     stats.h2d_point_bytes += s.stats.h2d_point_bytes;
     slowest = std::max(slowest, s.seconds);
     sum += s.seconds;
-    per_device += concat(g == 0 ? "" : "; ", "device ", request.res.devices()[g], ": ", s.own,
-                         " points + ", s.ids.size() - s.own, " halo, ", s.pairs, " pairs, ",
-                         s.seconds, " s");
+    per_device +=
+        concat(g == 0 ? "" : "; ", "device ", request.res.devices()[g], ": ", s.own, " points + ",
+               s.ids.size() - s.own, " halo, ", s.pairs, " pairs, ", s.seconds, " s");
     // The stages of the slowest device make up the wall time; each stage keeps its longest.
     for (const stage_time& t : s.stats.stages) {
       auto it = std::find_if(stats.stages.begin(), stats.stages.end(),
@@ -271,7 +365,8 @@ void run_on_devices(const engine& e, join_request& request) {
     deal_queries(request, shards);
   }
   std::uint64_t copied_bytes = 0;
-  const std::size_t row_bytes = request.queries.d * (request.queries.type == scalar_type::f64 ? 8 : 4);
+  const std::size_t row_bytes =
+      request.queries.d * (request.queries.type == scalar_type::f64 ? 8 : 4);
   for (const shard& s : shards) copied_bytes += s.ids.size() * (row_bytes + sizeof(std::uint32_t));
   request.budget.require_host(copied_bytes, "the devices' copies of their points");
   request.stats.add_stage("partition", clock.seconds());
@@ -297,20 +392,21 @@ void run_on_devices(const engine& e, join_request& request) {
       options.include_self = false;  // dispatch adds them, once, for the caller's ids
       options.progress = progress.part(g);
       const std::span<const std::uint32_t> no_ids;
-      shard_sink sink(request.sink, request.self_join, s.ids, s.own,
-                      request.self_join ? std::span<const std::uint32_t>(s.ids) : no_ids);
+      s.sink = std::make_unique<shard_sink>(
+          request.sink, request.self_join, s.ids, s.own,
+          request.self_join ? std::span<const std::uint32_t>(s.ids) : no_ids);
       s.stats.self_join = request.self_join;
       join_request sub{*s.res,
                        s.points.view(),
                        request.self_join ? s.points.view() : request.data,
                        request.self_join,
                        options,
-                       sink,
+                       *s.sink,
                        s.stats,
                        memory_budget(shard_limits, request.budget.overrides()),
                        request.params};
+      s.sink->set_budget(sub.budget);
       if (s.points.n() > 0 && sub.data.n > 0) e.run(sub);
-      s.pairs = sink.pairs();
       s.seconds = shard_clock.seconds();
     } catch (...) {
       s.failure = std::current_exception();
@@ -333,6 +429,12 @@ void run_on_devices(const engine& e, join_request& request) {
     } catch (...) {
       std::rethrow_exception(s.failure);
     }
+  }
+  stopwatch rows_clock;
+  deliver_rows(request, shards);
+  for (shard& s : shards) s.pairs = s.sink->pairs();
+  if (rows_clock.seconds() > 1e-3) {
+    request.stats.add_stage("devices' rows to the table", rows_clock.seconds());
   }
   report(request, shards);
 }

@@ -8,14 +8,14 @@
 #include <utility>
 
 #include "core/parallel.hpp"
-
 #include "epsjoin/join.hpp"
 #include "epsjoin/sink.hpp"
 
 namespace epsjoin {
 
 std::size_t box_partition::box_of(double x) const noexcept {
-  return static_cast<std::size_t>(std::upper_bound(splits.begin(), splits.end(), x) - splits.begin());
+  return static_cast<std::size_t>(std::upper_bound(splits.begin(), splits.end(), x) -
+                                  splits.begin());
 }
 
 double box_partition::reach(double cut) const noexcept {
@@ -67,7 +67,8 @@ std::size_t widest_dimension(const dataset& sample) {
 
 partition_plan plan_partition(resources& res, dataset_view points, double eps, std::size_t boxes,
                               std::size_t sample_size, double point_cost) {
-  if (boxes <= 1 || points.n == 0) return plan_from_sample(res, dataset(), 0, eps, boxes, point_cost);
+  if (boxes <= 1 || points.n == 0)
+    return plan_from_sample(res, dataset(), 0, eps, boxes, point_cost);
   return plan_from_sample(res, take_sample(points, sample_size), points.n, eps, boxes, point_cost);
 }
 
@@ -105,7 +106,8 @@ partition_plan plan_from_sample(resources& res, const dataset& sample, std::size
             [&](std::size_t a, std::size_t b) { return coordinate(a) < coordinate(b); });
   double total = 0;
   // Summed in the order of the walk below, so that its last partial sum is exactly the total.
-  for (std::size_t k : order) total += point_cost + scale * static_cast<double>(counter.per_point()[k]);
+  for (std::size_t k : order)
+    total += point_cost + scale * static_cast<double>(counter.per_point()[k]);
   double so_far = 0;
   std::size_t next_cut = 1;
   for (std::size_t k : order) {
@@ -122,8 +124,7 @@ partition_plan plan_from_sample(resources& res, const dataset& sample, std::size
   return plan;
 }
 
-box_members assign_points(const box_partition& partition, dataset_view points,
-                          unsigned threads) {
+box_members assign_points(const box_partition& partition, dataset_view points, unsigned threads) {
   const std::size_t boxes = partition.boxes();
   // Two passes over fixed chunks: each chunk counts its members per box, the counts' prefix sums
   // place every chunk's members, and the second pass writes them there, so the lists come out
@@ -146,8 +147,9 @@ box_members assign_points(const box_partition& partition, dataset_view points,
   };
   detail::parallel_for(threads, chunks, 1, [&](std::size_t begin, std::size_t end, unsigned) {
     for (std::size_t c = begin; c < end; ++c) {
-      visit(c, [&](std::size_t b, std::size_t) { ++own_at[c * boxes + b]; },
-            [&](std::size_t b, std::size_t) { ++halo_at[c * boxes + b]; });
+      visit(
+          c, [&](std::size_t b, std::size_t) { ++own_at[c * boxes + b]; },
+          [&](std::size_t b, std::size_t) { ++halo_at[c * boxes + b]; });
     }
   });
   box_members members;
@@ -164,13 +166,14 @@ box_members assign_points(const box_partition& partition, dataset_view points,
   }
   detail::parallel_for(threads, chunks, 1, [&](std::size_t begin, std::size_t end, unsigned) {
     for (std::size_t c = begin; c < end; ++c) {
-      visit(c,
-            [&](std::size_t b, std::size_t i) {
-              members.own[b][own_at[c * boxes + b]++] = static_cast<std::uint32_t>(i);
-            },
-            [&](std::size_t b, std::size_t i) {
-              members.halo[b][halo_at[c * boxes + b]++] = static_cast<std::uint32_t>(i);
-            });
+      visit(
+          c,
+          [&](std::size_t b, std::size_t i) {
+            members.own[b][own_at[c * boxes + b]++] = static_cast<std::uint32_t>(i);
+          },
+          [&](std::size_t b, std::size_t i) {
+            members.halo[b][halo_at[c * boxes + b]++] = static_cast<std::uint32_t>(i);
+          });
     }
   });
   return members;

@@ -87,7 +87,8 @@ TEST_P(multi_device_test, equals_the_oracle_in_every_form) {
   run_shards(queries, data.view(), c.self, eps, c.devices, counts);
   ASSERT_EQ(counts.per_point().size(), queries.n);
   for (std::size_t q = 0; q < queries.n; ++q) {
-    ASSERT_EQ(counts.per_point()[q], expected.offsets[q + 1] - expected.offsets[q]) << "query " << q;
+    ASSERT_EQ(counts.per_point()[q], expected.offsets[q + 1] - expected.offsets[q])
+        << "query " << q;
   }
   EXPECT_EQ(counts.total(), expected.neighbors.size());
 
