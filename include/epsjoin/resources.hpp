@@ -50,8 +50,9 @@ class resources {
   ///        device (balanced by estimated work) and runs each slab, with the points within eps of
   ///        it, on its own device at once; the result is the one-device result (docs/multi-gpu.md).
   const std::vector<int>& devices() const noexcept { return devices_; }
-  /// @brief Throws std::invalid_argument for an empty list, a negative or repeated ordinal.
-  ///        Existence is checked when a join first uses a device.
+  /// @brief Throws std::invalid_argument for an empty list or a negative ordinal; existence is
+  ///        checked when a join first uses a device. A device listed twice runs two shards, each
+  ///        with its own streams and buffers (the tests exercise every path so on one GPU).
   void set_devices(std::vector<int> devices);
   /// @brief Creates the CUDA context, streams and GPU state now rather than in the first GPU
   ///        join (which would otherwise pay for them). Returns false, doing nothing, when the

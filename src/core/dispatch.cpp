@@ -17,6 +17,7 @@
 #include "core/geometry_join.hpp"
 #include "core/metric_join.hpp"
 #include "core/multi_device_join.hpp"
+#include "core/row_subset_sink.hpp"
 #include "core/parallel.hpp"
 #include "core/progress.hpp"
 #include "core/row_scatter.hpp"
@@ -338,6 +339,23 @@ join_stats self_join(resources& res, dataset_view data, const join_options& opti
 join_stats join(resources& res, dataset_view queries, dataset_view data,
                 const join_options& options, result_sink& sink) {
   return *detail::run_join(res, queries, data, false, options, sink);
+}
+
+join_stats self_join_rows(resources& res, dataset_view points, std::size_t n_rows,
+                          const join_options& options, result_sink& sink) {
+  EPSJOIN_EXPECTS(n_rows <= points.n, "self_join_rows: ", n_rows, " rows asked of ", points.n,
+                  " points");
+  detail::row_subset_sink rows(sink, {}, n_rows, {}, {.standalone = true, .threads = res.threads()});
+  // The rows kept until they are laid out are bounded by the same budget as the join's.
+  const detail::memory_budget budget(res.memory(), {});
+  rows.set_budget(budget);
+  join_stats stats = *detail::run_join(res, points, points, true, options, rows);
+  // The own rows' pairs, which hold their self pairs when asked for.
+  stats.self_join = false;
+  stats.n_queries = n_rows;
+  stats.self_pairs = options.include_self ? n_rows : 0;
+  stats.pairs = rows.pairs() - stats.self_pairs;
+  return stats;
 }
 
 neighbor_table self_join(resources& res, dataset_view data, const join_options& options,

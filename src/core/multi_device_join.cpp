@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/expects.hpp"
+#include "core/row_subset_sink.hpp"
 #include "core/parallel.hpp"
 #include "core/timer.hpp"
 #include "epsjoin/partition.hpp"
@@ -24,136 +25,6 @@ namespace {
 // (its share of the index build, the counting pass and the row's bookkeeping).
 constexpr std::size_t partition_sample = 20000;
 constexpr double point_cost = 16;
-
-// One device's ids mapped back to the caller's. Local queries [0, own) are the shard's own; the
-// rest (a self-join's halo) are dropped as queries, since their own device delivers their rows.
-// Under unordered delivery a pair between an own point and a halo point is found on both
-// devices; the device owning the smaller caller id keeps it, so it arrives once.
-class shard_sink final : public result_sink {
- public:
-  shard_sink(result_sink& out, bool self, std::span<const std::uint32_t> query_ids, std::size_t own,
-             std::span<const std::uint32_t> data_ids)
-      : out_(out), self_(self), query_ids_(query_ids), own_(own), data_ids_(data_ids) {}
-
-  bool counts_only() const override { return out_.counts_only(); }
-  bool wants_unordered_pairs() const override { return self_ && out_.wants_unordered_pairs(); }
-  double bytes_kept_per_pair() const override { return out_.bytes_kept_per_pair(); }
-  bool keeps_result_in_memory() const override { return out_.keeps_result_in_memory(); }
-
-  void consume(std::span<const index_pair> pairs) override {
-    std::vector<index_pair> mapped;
-    mapped.reserve(pairs.size());
-    for (const index_pair& p : pairs) {
-      if (p.query < own_) mapped.push_back({query_ids_[p.query], data_id(p.neighbor)});
-    }
-    hand_on(mapped);
-  }
-
-  void consume_unordered(std::span<const index_pair> pairs) override {
-    std::vector<index_pair> kept;
-    kept.reserve(pairs.size());
-    for (const index_pair& p : pairs) {
-      const bool first_own = p.query < own_, second_own = p.neighbor < own_;
-      if (!first_own && !second_own) continue;
-      const std::uint32_t a = query_ids_[p.query], b = query_ids_[p.neighbor];
-      // Both own: found here only. One own: found on the other point's device too.
-      const std::uint32_t own_id = first_own ? a : b, other_id = first_own ? b : a;
-      if ((first_own && second_own) || own_id < other_id) {
-        kept.push_back({std::min(a, b), std::max(a, b)});
-      }
-    }
-    pairs_.fetch_add(2 * kept.size(), std::memory_order_relaxed);
-    if (kept.empty()) return;
-    handed_pairs_.store(true, std::memory_order_relaxed);
-    out_.consume_unordered(kept);
-  }
-
-  void consume_counts(std::span<const std::uint32_t> queries,
-                      std::span<const std::uint32_t> counts) override {
-    std::vector<std::uint32_t> ids, kept;
-    ids.reserve(queries.size());
-    kept.reserve(queries.size());
-    std::uint64_t sum = 0;
-    for (std::size_t k = 0; k < queries.size(); ++k) {
-      if (queries[k] >= own_) continue;
-      ids.push_back(query_ids_[queries[k]]);
-      kept.push_back(counts[k]);
-      sum += counts[k];
-    }
-    pairs_.fetch_add(sum, std::memory_order_relaxed);
-    if (!ids.empty()) out_.consume_counts(ids, kept);
-  }
-
-  // Rows: the engine lays out and fills every local row here, halo rows included; they reach the
-  // caller's rows once every device has counted (deliver_rows).
-  bool accepts_rows() const override { return out_.accepts_rows() && !out_.counts_only(); }
-  row_destination begin_rows(std::span<const std::uint32_t> counts) override {
-    rows_.offsets.resize(counts.size() + 1);
-    rows_.offsets[0] = 0;
-    for (std::size_t q = 0; q < counts.size(); ++q)
-      rows_.offsets[q + 1] = rows_.offsets[q] + counts[q];
-    const std::uint64_t bytes =
-        rows_.offsets.size() * sizeof(std::uint64_t) + rows_.offsets.back() * sizeof(std::uint32_t);
-    // Twice: the device's rows, and then their places in the caller's table.
-    budget_->require_host(2 * bytes, "a device's rows before they reach the neighbour table");
-    rows_.neighbors.resize(rows_.offsets.back());
-    return {rows_.neighbors.data(), rows_.offsets.data()};
-  }
-  void set_budget(const memory_budget& budget) { budget_ = &budget; }
-
-  bool has_rows() const noexcept { return !rows_.offsets.empty(); }
-  /// Whether pairs were handed on (so the caller's sink is in its pairs form).
-  bool handed_pairs() const noexcept { return handed_pairs_.load(); }
-  std::uint32_t row_length(std::size_t a) const {
-    return static_cast<std::uint32_t>(rows_.offsets[a + 1] - rows_.offsets[a]);
-  }
-  /// Row a's neighbours in the caller's ids.
-  void copy_row(std::size_t a, std::uint32_t* to) const {
-    for (std::uint64_t k = rows_.offsets[a]; k < rows_.offsets[a + 1]; ++k) {
-      *to++ = data_id(rows_.neighbors[k]);
-    }
-  }
-  /// The own rows as pairs, for a caller's sink already in its pairs form.
-  void hand_rows_on_as_pairs() {
-    std::vector<index_pair> batch;
-    for (std::size_t a = 0; a < own_ && has_rows(); ++a) {
-      for (std::uint64_t k = rows_.offsets[a]; k < rows_.offsets[a + 1]; ++k) {
-        batch.push_back({query_ids_[a], data_id(rows_.neighbors[k])});
-      }
-      if (batch.size() >= (1u << 16) || a + 1 == own_) {
-        hand_on(batch);
-        batch.clear();
-      }
-    }
-    release_rows();
-  }
-  void count_rows(std::uint64_t pairs) { pairs_.fetch_add(pairs, std::memory_order_relaxed); }
-  void release_rows() { rows_ = neighbor_table(); }
-
-  /// Ordered pairs handed on (each unordered pair as two).
-  std::uint64_t pairs() const noexcept { return pairs_.load(); }
-
- private:
-  std::uint32_t data_id(std::uint32_t local) const {
-    return data_ids_.empty() ? local : data_ids_[local];
-  }
-  void hand_on(std::span<const index_pair> pairs) {
-    pairs_.fetch_add(pairs.size(), std::memory_order_relaxed);
-    if (pairs.empty()) return;
-    handed_pairs_.store(true, std::memory_order_relaxed);
-    out_.consume(pairs);
-  }
-
-  result_sink& out_;
-  bool self_;
-  std::span<const std::uint32_t> query_ids_;
-  std::size_t own_;
-  std::span<const std::uint32_t> data_ids_;  // empty: the data are the caller's (A x B)
-  const memory_budget* budget_ = nullptr;
-  neighbor_table rows_;
-  std::atomic<std::uint64_t> pairs_{0};
-  std::atomic<bool> handed_pairs_{false};
-};
 
 // Thrown into a device's engine, through its progress reports, once another device failed or
 // the caller's progress callback stopped the join: the first failure is the one rethrown.
@@ -196,7 +67,7 @@ struct shard {
   std::vector<std::uint32_t> ids;  // local query id -> caller's id, own points first
   std::size_t own = 0;
   dataset points;  // the shard's copy of its queries (and, self-join, data)
-  std::unique_ptr<shard_sink> sink;
+  std::unique_ptr<row_subset_sink> sink;
   join_stats stats;
   std::uint64_t pairs = 0;
   double seconds = 0;
@@ -233,10 +104,7 @@ void deliver_rows(join_request& request, std::vector<shard>& shards) {
         s.sink->copy_row(a, dest.neighbors + dest.starts[s.ids[a]]);
       }
     });
-    std::uint64_t pairs = 0;
-    for (std::size_t a = 0; a < s.own; ++a) pairs += s.sink->row_length(a);
-    s.sink->count_rows(pairs);
-    s.sink->release_rows();
+    s.sink->rows_delivered();
   }
 }
 
@@ -392,9 +260,11 @@ void run_on_devices(const engine& e, join_request& request) {
       options.include_self = false;  // dispatch adds them, once, for the caller's ids
       options.progress = progress.part(g);
       const std::span<const std::uint32_t> no_ids;
-      s.sink = std::make_unique<shard_sink>(
-          request.sink, request.self_join, s.ids, s.own,
-          request.self_join ? std::span<const std::uint32_t>(s.ids) : no_ids);
+      // Ids are the caller's on every shard, so an unordered pair is kept on one shard only.
+      s.sink = std::make_unique<row_subset_sink>(
+          request.sink, s.ids, s.own,
+          request.self_join ? std::span<const std::uint32_t>(s.ids) : no_ids,
+          row_subset_sink::options{.unordered = request.self_join});
       s.stats.self_join = request.self_join;
       join_request sub{*s.res,
                        s.points.view(),

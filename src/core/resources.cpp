@@ -1,6 +1,5 @@
 #include "epsjoin/resources.hpp"
 
-#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -38,15 +37,10 @@ void resources::set_threads(unsigned threads) noexcept {
 
 void resources::set_devices(std::vector<int> devices) {
   if (devices.empty()) throw std::invalid_argument("resources::set_devices: no device given");
-  for (std::size_t k = 0; k < devices.size(); ++k) {
-    if (devices[k] < 0) {
+  for (int device : devices) {
+    if (device < 0) {
       throw std::invalid_argument("resources::set_devices: device ordinals are >= 0, got " +
-                                  std::to_string(devices[k]));
-    }
-    if (std::find(devices.begin(), devices.begin() + static_cast<std::ptrdiff_t>(k), devices[k]) !=
-        devices.begin() + static_cast<std::ptrdiff_t>(k)) {
-      throw std::invalid_argument("resources::set_devices: device " + std::to_string(devices[k]) +
-                                  " is listed twice");
+                                  std::to_string(device));
     }
   }
   if (devices.front() != device_) gpu_.reset();  // its state belongs to the old first device
