@@ -11,7 +11,8 @@ binary=$1 out=$2
 shift 2
 export NCCL_NVLS_ENABLE=0
 mkdir -p "$out"
-if ! command -v mpirun >/dev/null; then
+# The GPU machine's own Open MPI when the binary finds its libraries there, else the carried one.
+if ! command -v mpirun >/dev/null || ldd "$binary" | grep -q "not found"; then
   [ -e /usr/lib/x86_64-linux-gnu/openmpi ] || tar xzf "$MPI_PACK/mpi-root.tgz" -C /
   mkdir -p /tmp/ompi && tar xzf "$MPI_PACK/mpi-private.tgz" -C /tmp/ompi
   export PATH=/tmp/ompi/bin:$PATH LD_LIBRARY_PATH=/tmp/ompi/lib:${LD_LIBRARY_PATH:-}

@@ -6,6 +6,8 @@ device count finds exactly the one-GPU pairs. Prints a Markdown table (seconds: 
 every record as JSON lines.
 
 usage: bench/multi_gpu.py EPSJOIN [--gpus 1,2,4] [--only NAME,...] [--repeat N] [--out FILE]
+       [--deadline SECONDS]
+Each record is appended to --out as it is measured; no run starts after --deadline seconds.
 
 Cases (name, engine, generator, eps, format): the count-only joins of issue 29 (uniform 2-D
 50M at S ~ 5000, Expo16D 4M at S ~ 500), issue 30's strong-scaling 200M uniform 2-D at S ~
@@ -15,10 +17,11 @@ import argparse
 import json
 import subprocess
 import sys
+import time
 
 CASES = [
-    ("uniform2d-50m-s5000-count", "lbjoin", "uniform:2:50000000", 0.005642, "count", []),
     ("expo16d-4m-s500-count", "gds-join", "expo:16:4000000", 0.0420, "count", ["--paper"]),
+    ("uniform2d-50m-s5000-count", "lbjoin", "uniform:2:50000000", 0.005642, "count", []),
     ("uniform2d-200m-s500-count", "lbjoin", "uniform:2:200000000", 0.000892, "count", []),
     ("uniform2d-50m-s50-csr", "lbjoin", "uniform:2:50000000", 0.000564, "csr", []),
 ]
@@ -53,7 +56,10 @@ def main():
     parser.add_argument("--only", default="")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--out")
+    parser.add_argument("--deadline", type=float, default=0)
     args = parser.parse_args()
+    start = time.monotonic()
+    out = open(args.out, "a") if args.out else None
     gpu_counts = [int(g) for g in args.gpus.split(",")]
     only = set(filter(None, args.only.split(",")))
     rows, failures = [], 0
@@ -64,8 +70,14 @@ def main():
             continue
         base = None
         for gpus in gpu_counts:
+            if args.deadline and time.monotonic() - start > args.deadline:
+                print(f"deadline: {case[0]} on {gpus} GPUs not run", flush=True)
+                continue
             r = run_case(args.binary, case, gpus, args.repeat)
             rows.append(r)
+            if out:
+                out.write(json.dumps(r) + "\n")
+                out.flush()
             if base is None:
                 base = r
             if r["pairs"] != base["pairs"]:
@@ -76,10 +88,6 @@ def main():
             print(f"| {r['case']} | {r['engine']} | {gpus} | {r['selectivity']:.0f} | "
                   f"{r['seconds']:.3f} | {speedup:.2f} | {speedup / gpus:.2f} | "
                   f"{r['halo_fraction']:.4f} | {r['imbalance']:.3f} |", flush=True)
-    if args.out:
-        with open(args.out, "w") as out:
-            for r in rows:
-                out.write(json.dumps(r) + "\n")
     return 1 if failures else 0
 
 

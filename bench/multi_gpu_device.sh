@@ -18,4 +18,5 @@ EPSJOIN_REQUIRE_GPU=1 "$build"/tests/epsjoin_gpu_tests --gtest_filter='multi_gpu
   > "$out/gpu_tests.txt" 2>&1
 echo "multi_gpu tests: exit $? ($(grep -c '^\[       OK' "$out/gpu_tests.txt") passed)"
 tail -3 "$out/gpu_tests.txt"
-python3 "$(dirname "$0")"/multi_gpu.py "$build"/epsjoin --gpus "$counts" --out "$out/multi_gpu.jsonl" "$@"
+python3 "$(dirname "$0")"/multi_gpu.py "$build"/epsjoin --gpus "$counts" --out "$out/multi_gpu.jsonl" "$@" \
+  | tee "$out/multi_gpu.md"

@@ -17,6 +17,11 @@ bool resources::prepare_gpu() {
 #ifdef EPSJOIN_HAS_CUDA
   if (!detail::gpu_unavailable_reason(device_).empty()) return false;
   detail::acquire_gpu(*this);
+  // Every device of a multi-device join, so that none pays for its context in the first join.
+  for (std::size_t k = 1; k < devices_.size(); ++k) {
+    if (!detail::gpu_unavailable_reason(devices_[k]).empty()) return false;
+    detail::acquire_gpu(peer(k));
+  }
   return true;
 #else
   return false;
