@@ -213,6 +213,8 @@ join_counters join_rows(join_request& req, const join_inputs<T>& in, const super
   delivery out(req.sink, threads);
   const row_destination dest = out.lay_out(by_query);
   by_query = {};
+  const host_charge cursors = req.budget.charge_host(row_cursors::bytes_for(in.a.n),
+                                                     "the row cursors");
   const row_cursors rows(dest, std::span<const std::uint32_t>(in.a.ids.data(), in.a.n),
                          threads > 1, threads);
   req.stats.add_stage("rows", clock.seconds());
