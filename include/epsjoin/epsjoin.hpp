@@ -10,6 +10,7 @@
 #include "epsjoin/io.hpp"
 #include "epsjoin/join.hpp"
 #include "epsjoin/options.hpp"
+#include "epsjoin/partition.hpp"
 #include "epsjoin/radii.hpp"
 #include "epsjoin/resources.hpp"
 #include "epsjoin/result.hpp"

@@ -40,6 +40,16 @@ join_stats self_join(resources& res, dataset_view data, const join_options& opti
 join_stats join(resources& res, dataset_view queries, dataset_view data,
                 const join_options& options, result_sink& sink);
 
+/// @brief The rows of points [0, n_rows) of the self-join of `points`: every neighbour in
+///        `points` of each of them. For a piece of a partition given first and its halo after it
+///        (epsjoin/partition.hpp), these are the piece's complete rows, found with the self-join's
+///        halving (each distance once), which a join of the piece against piece and halo lacks.
+///        The sink sees a join of queries [0, n_rows) against data [0, points.n) (sink_info says
+///        so: self_join false); self pairs come only with options.include_self.
+/// @throws invalid_argument for n_rows > points.n, and as self_join does.
+join_stats self_join_rows(resources& res, dataset_view points, std::size_t n_rows,
+                          const join_options& options, result_sink& sink);
+
 /// @brief Convenience: a self-join into a CSR table.
 neighbor_table self_join(resources& res, dataset_view data, const join_options& options,
                          join_stats* stats = nullptr);

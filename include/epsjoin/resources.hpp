@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace epsjoin {
 
@@ -44,6 +45,15 @@ class resources {
   /// @brief 0 selects every hardware thread.
   void set_threads(unsigned threads) noexcept;
   int device() const noexcept { return device_; }
+  /// @brief The CUDA devices a GPU join spreads its work over (`--devices`), `device()` first.
+  ///        With more than one, a self-join on a GPU engine cuts the points into one slab a
+  ///        device (balanced by estimated work) and runs each slab, with the points within eps of
+  ///        it, on its own device at once; the result is the one-device result (docs/multi-gpu.md).
+  const std::vector<int>& devices() const noexcept { return devices_; }
+  /// @brief Throws std::invalid_argument for an empty list or a negative ordinal; existence is
+  ///        checked when a join first uses a device. A device listed twice runs two shards, each
+  ///        with its own streams and buffers (the tests exercise every path so on one GPU).
+  void set_devices(std::vector<int> devices);
   /// @brief Creates the CUDA context, streams and GPU state now rather than in the first GPU
   ///        join (which would otherwise pay for them). Returns false, doing nothing, when the
   ///        build has no CUDA or no usable device is present.
@@ -57,11 +67,16 @@ class resources {
   detail::gpu_state* gpu_state() const noexcept { return gpu_.get(); }
   /// @brief Installs GPU-side state with the deleter that knows its type (library-internal).
   void set_gpu_state(detail::gpu_state* state, void (*deleter)(detail::gpu_state*));
+  /// @brief The resources of devices()[k] (k >= 1), created on first use with this object's
+  ///        memory limits and kept, like the GPU state, for later joins (library-internal).
+  resources& peer(std::size_t k);
 
  private:
   unsigned threads_ = 1;
   int device_ = 0;
+  std::vector<int> devices_{0};
   memory_limits memory_;
+  std::vector<std::unique_ptr<resources>> peers_;  // [k - 1] for devices_[k]
   std::unique_ptr<detail::gpu_state, void (*)(detail::gpu_state*)> gpu_{nullptr, nullptr};
 };
 

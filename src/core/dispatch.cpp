@@ -16,6 +16,8 @@
 #include "core/expects.hpp"
 #include "core/geometry_join.hpp"
 #include "core/metric_join.hpp"
+#include "core/multi_device_join.hpp"
+#include "core/row_subset_sink.hpp"
 #include "core/parallel.hpp"
 #include "core/progress.hpp"
 #include "core/row_scatter.hpp"
@@ -283,7 +285,9 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
   } else if (queries.n > 0 && data.n > 0 && !options.box.empty() && !e.takes_periodic_box()) {
     run_periodic(e, request, counted);
   } else if (queries.n > 0 && data.n > 0) {
-    if (device_rows == nullptr && e.rows_by_two_passes() && counted.accepts_rows() &&
+    if (spreads_over_devices(e, request)) {
+      run_on_devices(e, request);
+    } else if (device_rows == nullptr && e.rows_by_two_passes() && counted.accepts_rows() &&
         !counted.counts_only()) {
       run_two_passes(e, request, counted, info);
     } else {
@@ -335,6 +339,23 @@ join_stats self_join(resources& res, dataset_view data, const join_options& opti
 join_stats join(resources& res, dataset_view queries, dataset_view data,
                 const join_options& options, result_sink& sink) {
   return *detail::run_join(res, queries, data, false, options, sink);
+}
+
+join_stats self_join_rows(resources& res, dataset_view points, std::size_t n_rows,
+                          const join_options& options, result_sink& sink) {
+  EPSJOIN_EXPECTS(n_rows <= points.n, "self_join_rows: ", n_rows, " rows asked of ", points.n,
+                  " points");
+  detail::row_subset_sink rows(sink, {}, n_rows, {}, {.standalone = true, .threads = res.threads()});
+  // The rows kept until they are laid out are bounded by the same budget as the join's.
+  const detail::memory_budget budget(res.memory(), {});
+  rows.set_budget(budget);
+  join_stats stats = *detail::run_join(res, points, points, true, options, rows);
+  // The own rows' pairs, which hold their self pairs when asked for.
+  stats.self_join = false;
+  stats.n_queries = n_rows;
+  stats.self_pairs = options.include_self ? n_rows : 0;
+  stats.pairs = rows.pairs() - stats.self_pairs;
+  return stats;
 }
 
 neighbor_table self_join(resources& res, dataset_view data, const join_options& options,

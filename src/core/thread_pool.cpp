@@ -47,15 +47,20 @@ class worker_pool {
   }
 
   void post(const std::shared_ptr<call_state>& call, unsigned tasks) {
+    bool wake_all = false;
     {
       std::lock_guard lock(mutex_);
-      while (threads_ < tasks) {
+      for (unsigned w = 1; w <= tasks; ++w) queue_.push_back({call, w});
+      // Every queued task gets a worker that is idle or starting: calls made at once (one join a
+      // GPU of a multi-device join) must not share one call's worth of workers between them.
+      while (idle_ + starting_ < queue_.size()) {
         std::thread([this] { serve(); }).detach();
         ++threads_;
+        ++starting_;
       }
-      for (unsigned w = 1; w <= tasks; ++w) queue_.push_back({call, w});
+      wake_all = tasks >= threads_;
     }
-    if (tasks >= threads_) {
+    if (wake_all) {
       ready_.notify_all();
     } else {
       for (unsigned k = 0; k < tasks; ++k) ready_.notify_one();
@@ -67,11 +72,18 @@ class worker_pool {
 
   void serve() {
     on_worker_thread = true;
+    bool started = false;
     for (;;) {
       queued_task next;
       {
         std::unique_lock lock(mutex_);
+        if (!started) {
+          --starting_;
+          started = true;
+        }
+        ++idle_;
         ready_.wait(lock, [&] { return !queue_.empty(); });
+        --idle_;
         next = std::move(queue_.front());
         queue_.pop_front();
       }
@@ -95,6 +107,8 @@ class worker_pool {
   std::condition_variable ready_;
   std::deque<queued_task> queue_;
   unsigned threads_ = 0;
+  std::size_t idle_ = 0;      // workers waiting for a task
+  std::size_t starting_ = 0;  // workers started that have not yet waited
 };
 
 }  // namespace

@@ -105,8 +105,10 @@ class staged_copies {
   // megabyte: two 8 MB chunks took 6-9 ms there; a piece's extra round trip costs microseconds.
   static constexpr std::size_t chunk_bytes = std::size_t{1} << 20;
 
-  staged_copies(pinned_buffer<unsigned char>& chunk, cudaStream_t stream)
-      : chunk_(chunk), stream_(stream) {
+  // CPU workers copy through it from threads of their own, whose current device is device 0
+  // until set: each copy makes the stream's device current first (several-GPU joins).
+  staged_copies(pinned_buffer<unsigned char>& chunk, cudaStream_t stream, int device)
+      : chunk_(chunk), stream_(stream), device_(device) {
     chunk_.reserve(chunk_bytes);
   }
 
@@ -118,6 +120,7 @@ class staged_copies {
     out.resize(n);
     auto* to = reinterpret_cast<unsigned char*>(out.data());
     const auto* from = reinterpret_cast<const unsigned char*>(device);
+    EPSJOIN_CUDA_TRY(cudaSetDevice(device_));
     for (std::size_t at = 0, bytes = n * sizeof(U); at < bytes; at += chunk_.capacity()) {
       if (abandon != nullptr && abandon->load(std::memory_order_relaxed)) return;
       const std::size_t piece = std::min(chunk_.capacity(), bytes - at);
@@ -132,6 +135,7 @@ class staged_copies {
   void to_device(U* device, const U* host, std::size_t n) {
     auto* to = reinterpret_cast<unsigned char*>(device);
     const auto* from = reinterpret_cast<const unsigned char*>(host);
+    EPSJOIN_CUDA_TRY(cudaSetDevice(device_));
     for (std::size_t at = 0, bytes = n * sizeof(U); at < bytes; at += chunk_.capacity()) {
       const std::size_t piece = std::min(chunk_.capacity(), bytes - at);
       std::memcpy(chunk_.data(), from + at, piece);
@@ -144,6 +148,7 @@ class staged_copies {
  private:
   pinned_buffer<unsigned char>& chunk_;
   cudaStream_t stream_;
+  int device_;
 };
 
 }  // namespace
@@ -217,8 +222,8 @@ double count_with_cpu(split_join<T>& cpu, host_index<T>& host,
   const std::uint32_t* cell_begin = queries.cell_begin.data();
   // Two pinned chunks, allocated before the batches start: this thread's copies go through one,
   // the CPU workers' range fetches through the other.
-  staged_copies own_copies(gpu.upload_chunks[0], copies);
-  staged_copies fetch_copies(gpu.upload_chunks[1], copies);
+  staged_copies own_copies(gpu.upload_chunks[0], copies, gpu.device);
+  staged_copies fetch_copies(gpu.upload_chunks[1], copies, gpu.device);
   const double staging_seconds = phase.seconds();
   // Called by CPU workers (one at a time) while the GPU counts on its own streams.
   auto fetch = [&fetch_copies, ordered, &ranges, cell_begin, halving, copies](

@@ -54,6 +54,11 @@ const command_spec& join_command() {
            "periodic box, one side per dimension (scipy's boxsize): coordinates in [0, L), "
            "distances by the minimum image, eps at most L/2 (docs/metrics.md)"},
           {"threads", "N", "CPU threads (default: all hardware threads)"},
+          {"devices", "LIST",
+           "CUDA devices a GPU engine spreads the join over: 'all' or ordinals such as 0,1 "
+           "(default: device 0 alone). A self-join is cut into one slab a device, balanced by "
+           "estimated work, each device joining its slab and the points within eps of it; the "
+           "result is the one-device result (docs/multi-gpu.md)"},
           {"memory-limit", "BYTES",
            "host memory the join may plan within, e.g. 8G (suffixes K, M, G, T; default: what "
            "the machine and its cgroup allow)"},
@@ -147,6 +152,9 @@ int run_join(const parsed_args& args) {
 
   resources res(threads);
   res.set_memory({args.get_bytes("memory-limit", 0), args.get_bytes("device-memory-limit", 0)});
+  if (const std::vector<int> devices = read_devices(args); !devices.empty()) {
+    res.set_devices(devices);
+  }
   const loaded_points data =
       load_points(args.get("input"), args.get("generate"), dim, args.has("paper"));
   loaded_points queries;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "epsjoin/build_info.hpp"
 #include "epsjoin/error.hpp"
 #include "epsjoin/join.hpp"
 
@@ -43,6 +44,37 @@ unsigned read_threads(const parsed_args& args) {
                       " here, and never over 4096)"};
   }
   return static_cast<unsigned>(threads);
+}
+
+std::vector<int> read_devices(const parsed_args& args) {
+  if (!args.has("devices")) return {};
+  const std::string text = args.get("devices");
+  std::vector<int> devices;
+  if (text == "all") {
+    for (const cuda_device& device : cuda_devices()) devices.push_back(device.ordinal);
+    if (devices.empty()) {
+      throw usage_error{"--devices all: no CUDA device is visible ('epsjoin info' lists them)"};
+    }
+    return devices;
+  }
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t end = std::min(text.find(',', begin), text.size());
+    const std::string item = text.substr(begin, end - begin);
+    char* stop = nullptr;
+    const long ordinal = std::strtol(item.c_str(), &stop, 10);
+    if (item.empty() || *stop != '\0' || ordinal < 0 || ordinal > 1023 ||
+        !std::all_of(item.begin(), item.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      throw usage_error{"--devices must be 'all' or a list of CUDA ordinals such as 0,1; got '" +
+                        text + "'"};
+    }
+    if (std::find(devices.begin(), devices.end(), ordinal) != devices.end()) {
+      throw usage_error{"--devices lists device " + item + " twice"};
+    }
+    devices.push_back(static_cast<int>(ordinal));
+    begin = end + 1;
+  }
+  return devices;
 }
 
 scalar_type read_precision(const parsed_args& args) {

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "args.hpp"
 #include "epsjoin/dataset.hpp"
@@ -18,6 +19,9 @@ std::map<std::string, std::string> read_engine_params(const parsed_args& args);
 /// --threads (default 0: every hardware thread); more than 64 per hardware thread (or 4096) is a
 /// typo, not a tuning choice, and would exhaust the process's threads: a usage error.
 unsigned read_threads(const parsed_args& args);
+/// --devices all|I,J,...: the CUDA devices a GPU join spreads over (empty when not given: the
+/// first device only). 'all' with no device visible, a repeated or malformed ordinal: usage errors.
+std::vector<int> read_devices(const parsed_args& args);
 /// --precision f64 (default) or f32.
 scalar_type read_precision(const parsed_args& args);
 /// --metric, --box, --radius-of-sphere and --angles into `options` (docs/metrics.md): names and

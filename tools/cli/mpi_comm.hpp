@@ -38,16 +38,28 @@ class session {
     check(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
     check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
     check(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");
+    // The ranks on this host: each takes a GPU of its own and its share of the cores.
+    MPI_Comm host = MPI_COMM_NULL;
+    check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &host),
+          "MPI_Comm_split_type");
+    check(MPI_Comm_rank(host, &host_rank_), "MPI_Comm_rank (host)");
+    check(MPI_Comm_size(host, &host_size_), "MPI_Comm_size (host)");
+    MPI_Comm_free(&host);
   }
   ~session() { MPI_Finalize(); }
   session(const session&) = delete;
   session& operator=(const session&) = delete;
   int rank() const noexcept { return rank_; }
   int size() const noexcept { return size_; }
+  /// This rank among the ranks of its host, and how many those are.
+  int host_rank() const noexcept { return host_rank_; }
+  int host_size() const noexcept { return host_size_; }
 
  private:
   int rank_ = 0;
   int size_ = 1;
+  int host_rank_ = 0;
+  int host_size_ = 1;
 };
 
 /// A committed derived datatype, freed with its owner.

@@ -10,7 +10,7 @@
 
 #include "epsjoin/dataset.hpp"
 #include "mpi_comm.hpp"
-#include "box_partition.hpp"
+#include "epsjoin/partition.hpp"
 
 namespace epsjoin::cli::mpi {
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "box_partition.hpp"
+#include "epsjoin/partition.hpp"
 #include "epsjoin/resources.hpp"
 #include "mpi_exchange.hpp"
 

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine_args.hpp"
+#include "epsjoin/build_info.hpp"
 #include "epsjoin/io.hpp"
 #include "epsjoin/join.hpp"
 #include "epsjoin/sink.hpp"
@@ -34,10 +35,11 @@ const command_spec& mpi_join_command() {
       "The self-join of 'epsjoin join' spread over the ranks of an MPI job, one rank a process:\n"
       "the points (each rank reads its rows of a binary file) are cut into R boxes along one\n"
       "coordinate, balanced by the estimated work of a sample (its neighbour counts at eps), not\n"
-      "by point count; each rank gets its box and the halo of points within eps of it and joins\n"
-      "its own points against both with the local engine. Every point's row is computed once, on\n"
-      "its own rank. The result equals the single-process join's (rows sorted by id). Euclidean\n"
-      "distance only (docs/mpi.md).",
+      "by point count; each rank gets its box and the halo of points within eps of it and\n"
+      "self-joins both with the local engine (each distance once), keeping its own points' rows.\n"
+      "Every point's row is computed on its own rank; a rank runs GPU engines on one GPU of its\n"
+      "host (the host's ranks take its devices in turn). The result equals the single-process\n"
+      "join's (rows sorted by id). Euclidean distance only (docs/mpi.md).",
       {
           {"input", "FILE",
            "points to join: .npy (float32/float64) or raw .f64/.f32 (needs --dim), each rank "
@@ -50,8 +52,13 @@ const command_spec& mpi_join_command() {
           {"param", "KEY=VALUE", "engine-specific setting, as for 'epsjoin join'", true},
           {"pattern", "P", "shorthand for --param pattern=P"},
           {"precision", "P", "distance arithmetic: f64 (default, exact) or f32"},
-          {"threads", "N", "CPU threads of each rank (default: all hardware threads)"},
+          {"threads", "N",
+           "CPU threads of each rank (default: the host's hardware threads shared out among its "
+           "ranks)"},
           {"memory-limit", "BYTES", "host memory each rank's join may plan within, e.g. 8G"},
+          {"device-memory-limit", "BYTES",
+           "GPU memory each rank's join may plan within (each rank takes one GPU of its host: "
+           "the host's ranks take its devices in turn)"},
           {"sample", "N",
            "points in the sample whose neighbour counts place the cuts (default 20000)"},
           {"output", "FILE", "write the result here (default: no file, counts only)"},
@@ -87,33 +94,28 @@ struct rank_result {
   double rows_seconds = 0;  // the rows to global ids and sorted, after the join
 };
 
-// The rank's own points (the first `own` of its points) against all of them. A query meets itself
-// in its own box, a pair the self-join does not report unless asked to.
+// The rows of the rank's own points (the first `own` of its points): the self-join of its box
+// and halo, each distance computed once, the halo's rows left to their own ranks.
 rank_result join_rank(resources& res, const mpi::rank_points& local, const join_options& options,
                       bool rows_wanted, unsigned threads) {
   rank_result out;
   out.rows.counts.assign(local.own, 0);
   if (local.own == 0) return out;
-  join_options ab = options;
-  ab.include_self = false;
-  dataset_view queries = local.points.view();
-  queries.n = local.own;
-  const std::uint64_t self = options.include_self ? 0 : 1;
   if (!rows_wanted) {
     count_sink counter(true);
-    out.stats = join(res, queries, local.points.view(), ab, counter);
-    for (std::size_t k = 0; k < local.own; ++k) out.rows.counts[k] = counter.per_point()[k] - self;
+    out.stats = self_join_rows(res, local.points.view(), local.own, options, counter);
+    for (std::size_t k = 0; k < local.own; ++k) out.rows.counts[k] = counter.per_point()[k];
     return out;
   }
   csr_sink table_sink(false);
-  out.stats = join(res, queries, local.points.view(), ab, table_sink);
-  // Rows to global ids, sorted: each row's place is known from its size (the query meets itself
-  // exactly once, at distance 0), so blocks of rows are filled on the rank's threads.
+  out.stats = self_join_rows(res, local.points.view(), local.own, options, table_sink);
+  // Rows to global ids, sorted: each row's place is known from its size, so blocks of rows are
+  // filled on the rank's threads.
   const auto rows_start = clock_type::now();
   const neighbor_table& table = table_sink.table();
   std::vector<std::uint64_t> starts(local.own + 1, 0);
   for (std::size_t k = 0; k < local.own; ++k) {
-    out.rows.counts[k] = table.row(k).size() - self;
+    out.rows.counts[k] = table.row(k).size();
     starts[k + 1] = starts[k] + out.rows.counts[k];
   }
   out.rows.neighbors.resize(starts[local.own]);
@@ -121,9 +123,7 @@ rank_result join_rank(resources& res, const mpi::rank_points& local, const join_
     for (std::size_t k = begin; k < end; ++k) {
       std::uint32_t* row = out.rows.neighbors.data() + starts[k];
       std::size_t at = 0;
-      for (std::uint32_t j : table.row(k)) {
-        if (!(self && j == k)) row[at++] = local.ids[j];
-      }
+      for (std::uint32_t j : table.row(k)) row[at++] = local.ids[j];
       std::sort(row, row + at);
     }
   };
@@ -190,8 +190,15 @@ int run_mpi_join(const parsed_args& args) {
   mpi::session session;
   try {
     const bool root = session.rank() == 0;
-    resources res(threads);
-    res.set_memory({args.get_bytes("memory-limit", 0), 0});
+    // One GPU a rank: the host's ranks take its devices in turn, and share its cores.
+    const std::vector<cuda_device> devices = cuda_devices();
+    const int device = devices.empty() ? 0 : devices[static_cast<std::size_t>(session.host_rank()) %
+                                                     devices.size()].ordinal;
+    const unsigned host_threads = std::max(1u, std::thread::hardware_concurrency());
+    resources res(threads != 0 ? threads
+                               : std::max(1u, host_threads / static_cast<unsigned>(session.host_size())),
+                  device);
+    res.set_memory({args.get_bytes("memory-limit", 0), args.get_bytes("device-memory-limit", 0)});
     mpi::input_request request;
     request.file = args.get("input");
     request.generate = args.get("generate");

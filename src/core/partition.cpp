@@ -1,18 +1,21 @@
-#include "box_partition.hpp"
+#include "epsjoin/partition.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <utility>
 
+#include "core/parallel.hpp"
 #include "epsjoin/join.hpp"
 #include "epsjoin/sink.hpp"
 
-namespace epsjoin::cli {
+namespace epsjoin {
 
 std::size_t box_partition::box_of(double x) const noexcept {
-  return static_cast<std::size_t>(std::upper_bound(splits.begin(), splits.end(), x) - splits.begin());
+  return static_cast<std::size_t>(std::upper_bound(splits.begin(), splits.end(), x) -
+                                  splits.begin());
 }
 
 double box_partition::reach(double cut) const noexcept {
@@ -29,10 +32,6 @@ void box_partition::halo_boxes(double x, std::size_t& first, std::size_t& last) 
   while (last + 1 < boxes() && x >= splits[last] - reach(splits[last])) ++last;
   // The run includes home; the caller skips it.
 }
-
-namespace {
-
-}  // namespace
 
 dataset take_sample(dataset_view points, std::size_t size) {
   const std::size_t n = points.n;
@@ -68,7 +67,8 @@ std::size_t widest_dimension(const dataset& sample) {
 
 partition_plan plan_partition(resources& res, dataset_view points, double eps, std::size_t boxes,
                               std::size_t sample_size, double point_cost) {
-  if (boxes <= 1 || points.n == 0) return plan_from_sample(res, dataset(), 0, eps, boxes, point_cost);
+  if (boxes <= 1 || points.n == 0)
+    return plan_from_sample(res, dataset(), 0, eps, boxes, point_cost);
   return plan_from_sample(res, take_sample(points, sample_size), points.n, eps, boxes, point_cost);
 }
 
@@ -90,7 +90,10 @@ partition_plan plan_from_sample(resources& res, const dataset& sample, std::size
   count_sink counter(true);
   join_options options;
   options.eps = eps;
-  self_join(res, sample.view(), options, counter);
+  // One device: a sample joined on several would be partitioned again, without end.
+  resources sample_res(res.threads(), res.device());
+  sample_res.set_memory(res.memory());
+  self_join(sample_res, sample.view(), options, counter);
   plan.sample_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -103,7 +106,8 @@ partition_plan plan_from_sample(resources& res, const dataset& sample, std::size
             [&](std::size_t a, std::size_t b) { return coordinate(a) < coordinate(b); });
   double total = 0;
   // Summed in the order of the walk below, so that its last partial sum is exactly the total.
-  for (std::size_t k : order) total += point_cost + scale * static_cast<double>(counter.per_point()[k]);
+  for (std::size_t k : order)
+    total += point_cost + scale * static_cast<double>(counter.per_point()[k]);
   double so_far = 0;
   std::size_t next_cut = 1;
   for (std::size_t k : order) {
@@ -120,21 +124,59 @@ partition_plan plan_from_sample(resources& res, const dataset& sample, std::size
   return plan;
 }
 
-box_members assign_points(const box_partition& partition, dataset_view points) {
-  box_members members;
-  members.own.resize(partition.boxes());
-  members.halo.resize(partition.boxes());
-  for (std::size_t i = 0; i < points.n; ++i) {
-    const double x = points.at(i, partition.dim);
-    const std::size_t home = partition.box_of(x);
-    members.own[home].push_back(static_cast<std::uint32_t>(i));
-    std::size_t first = 0, last = 0;
-    partition.halo_boxes(x, first, last);
-    for (std::size_t b = first; b <= last; ++b) {
-      if (b != home) members.halo[b].push_back(static_cast<std::uint32_t>(i));
+box_members assign_points(const box_partition& partition, dataset_view points, unsigned threads) {
+  const std::size_t boxes = partition.boxes();
+  // Two passes over fixed chunks: each chunk counts its members per box, the counts' prefix sums
+  // place every chunk's members, and the second pass writes them there, so the lists come out
+  // ascending whatever the number of threads.
+  constexpr std::size_t chunk = std::size_t{1} << 16;
+  const std::size_t chunks = (points.n + chunk - 1) / chunk;
+  std::vector<std::uint64_t> own_at(chunks * boxes, 0), halo_at(chunks * boxes, 0);
+  auto visit = [&](std::size_t c, auto&& on_own, auto&& on_halo) {
+    const std::size_t end = std::min(points.n, (c + 1) * chunk);
+    for (std::size_t i = c * chunk; i < end; ++i) {
+      const double x = points.at(i, partition.dim);
+      const std::size_t home = partition.box_of(x);
+      on_own(home, i);
+      std::size_t first = 0, last = 0;
+      partition.halo_boxes(x, first, last);
+      for (std::size_t b = first; b <= last; ++b) {
+        if (b != home) on_halo(b, i);
+      }
     }
+  };
+  detail::parallel_for(threads, chunks, 1, [&](std::size_t begin, std::size_t end, unsigned) {
+    for (std::size_t c = begin; c < end; ++c) {
+      visit(
+          c, [&](std::size_t b, std::size_t) { ++own_at[c * boxes + b]; },
+          [&](std::size_t b, std::size_t) { ++halo_at[c * boxes + b]; });
+    }
+  });
+  box_members members;
+  members.own.resize(boxes);
+  members.halo.resize(boxes);
+  for (std::size_t b = 0; b < boxes; ++b) {
+    std::uint64_t own = 0, halo = 0;
+    for (std::size_t c = 0; c < chunks; ++c) {
+      own += std::exchange(own_at[c * boxes + b], own);
+      halo += std::exchange(halo_at[c * boxes + b], halo);
+    }
+    members.own[b].resize(own);
+    members.halo[b].resize(halo);
   }
+  detail::parallel_for(threads, chunks, 1, [&](std::size_t begin, std::size_t end, unsigned) {
+    for (std::size_t c = begin; c < end; ++c) {
+      visit(
+          c,
+          [&](std::size_t b, std::size_t i) {
+            members.own[b][own_at[c * boxes + b]++] = static_cast<std::uint32_t>(i);
+          },
+          [&](std::size_t b, std::size_t i) {
+            members.halo[b][halo_at[c * boxes + b]++] = static_cast<std::uint32_t>(i);
+          });
+    }
+  });
   return members;
 }
 
-}  // namespace epsjoin::cli
+}  // namespace epsjoin

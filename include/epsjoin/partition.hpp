@@ -1,7 +1,16 @@
 #pragma once
-// mpi-join's spatial partition: R boxes along one coordinate, cut where a sample's estimated work
-// (not its point count) is split evenly, and each box's halo, the points within eps of it.
-// MPI-free (built in every configuration): rank 0 plans, and the unit tests call it alone.
+/// @file partition.hpp
+/// @brief Cutting a point set into boxes of equal estimated work, each with its halo.
+///
+/// B boxes along one coordinate, cut where a sample's estimated work (not its point count) is
+/// split evenly, and each box's halo: the points of other boxes within eps of it. A join of a
+/// box's points against its box and halo finds every neighbour of those points, so boxes can be
+/// joined apart: on several GPUs of one process (`resources::set_devices`) or on the ranks of an
+/// MPI job (`epsjoin mpi-join`).
+/// @code
+///   epsjoin::partition_plan plan = epsjoin::plan_partition(res, points.view(), eps, 4, 20000, 1);
+///   epsjoin::box_members members = epsjoin::assign_points(plan.partition, points.view());
+/// @endcode
 
 #include <cstddef>
 #include <cstdint>
@@ -10,7 +19,7 @@
 #include "epsjoin/dataset.hpp"
 #include "epsjoin/resources.hpp"
 
-namespace epsjoin::cli {
+namespace epsjoin {
 
 struct box_partition {
   std::size_t dim = 0;  // the coordinate that is cut
@@ -36,10 +45,11 @@ struct partition_plan {
   double sample_seconds = 0;  // the sample's neighbour counts, the work estimate
 };
 
-/// Cuts `points` into `boxes` boxes of about equal estimated work along the coordinate of widest
-/// spread. A point's work is estimated as `point_cost` + its neighbours at eps (in units of one
-/// result pair), the neighbours scaled from a sample of at most `sample_size` points joined with
-/// the library (`res`, engine auto), so dense regions get narrower boxes.
+/// @brief Cuts `points` into `boxes` boxes of about equal estimated work along the coordinate
+/// of widest spread. A point's work is estimated as `point_cost` + its neighbours at eps (in units
+/// of one result pair), the neighbours scaled from a sample of at most `sample_size` points joined
+/// with the library (on `res`'s threads and first device, engine auto), so dense regions get
+/// narrower boxes.
 partition_plan plan_partition(resources& res, dataset_view points, double eps, std::size_t boxes,
                               std::size_t sample_size, double point_cost);
 
@@ -51,11 +61,13 @@ dataset take_sample(dataset_view points, std::size_t size);
 partition_plan plan_from_sample(resources& res, const dataset& sample, std::size_t n, double eps,
                                 std::size_t boxes, double point_cost);
 
-/// The point ids each box owns and its halo, ascending; what rank 0 sends each rank.
+/// @brief The point ids each box owns and its halo, ascending.
 struct box_members {
   std::vector<std::vector<std::uint32_t>> own;
   std::vector<std::vector<std::uint32_t>> halo;
 };
-box_members assign_points(const box_partition& partition, dataset_view points);
+/// On `threads` threads (0: one); the result does not depend on them.
+box_members assign_points(const box_partition& partition, dataset_view points,
+                          unsigned threads = 1);
 
-}  // namespace epsjoin::cli
+}  // namespace epsjoin

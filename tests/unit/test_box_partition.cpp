@@ -1,6 +1,7 @@
-// mpi-join's partition without MPI: every neighbour of a box's point lies in the box or its halo
-// (against the brute-force engine, ties at eps and duplicates included), every point has exactly
-// one box, and skewed data is balanced by work rather than by point count.
+// The library's box partition (multi-GPU joins and mpi-join): every neighbour of a box's point
+// lies in the box or its halo (against the brute-force engine, ties at eps and duplicates
+// included), every point has exactly one box, and skewed data is balanced by work rather than
+// by point count.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,12 +9,12 @@
 #include <set>
 #include <vector>
 
-#include "box_partition.hpp"
+#include "epsjoin/partition.hpp"
 #include "epsjoin/generate.hpp"
 #include "epsjoin/join.hpp"
 #include "epsjoin/sink.hpp"
 
-namespace epsjoin::cli {
+namespace epsjoin {
 namespace {
 
 neighbor_table brute_neighbours(resources& res, const dataset& points, double eps) {
@@ -28,7 +29,7 @@ void expect_halo_covers_neighbours(const dataset& points, double eps, std::size_
   const partition_plan plan = plan_partition(res, points.view(), eps, boxes, 500, 1);
   ASSERT_EQ(plan.partition.boxes(), boxes);
   ASSERT_TRUE(std::is_sorted(plan.partition.splits.begin(), plan.partition.splits.end()));
-  const box_members members = assign_points(plan.partition, points.view());
+  const box_members members = assign_points(plan.partition, points.view(), 3);
   std::vector<int> owners(points.n(), 0);
   std::vector<std::size_t> box_of(points.n(), 0);
   for (std::size_t b = 0; b < boxes; ++b) {
@@ -125,4 +126,4 @@ TEST(BoxPartition, SkewedDataIsBalancedByPairsNotPoints) {
 }
 
 }  // namespace
-}  // namespace epsjoin::cli
+}  // namespace epsjoin

@@ -1,0 +1,312 @@
+#include "core/multi_device_join.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "core/expects.hpp"
+#include "core/row_subset_sink.hpp"
+#include "core/parallel.hpp"
+#include "core/timer.hpp"
+#include "epsjoin/partition.hpp"
+#include "epsjoin/sink.hpp"
+
+namespace epsjoin::detail {
+
+namespace {
+
+// The sample whose neighbour counts place the cuts, and a point's work in units of one pair
+// (its share of the index build, the counting pass and the row's bookkeeping).
+constexpr std::size_t partition_sample = 20000;
+constexpr double point_cost = 16;
+
+// Thrown into a device's engine, through its progress reports, once another device failed or
+// the caller's progress callback stopped the join: the first failure is the one rethrown.
+struct stopped_elsewhere {};
+
+// The devices' progress as one figure for the caller (their mean), reported from one thread at
+// a time; a throw from the caller's callback (Ctrl-C in Python) stops every device.
+class shared_progress {
+ public:
+  shared_progress(std::function<void(double)> report, std::size_t parts)
+      : report_(std::move(report)), parts_(parts, 0.0) {}
+
+  std::function<void(double)> part(std::size_t k) {
+    return [this, k](double f) {
+      if (stopped_.load(std::memory_order_relaxed)) throw stopped_elsewhere{};
+      if (!report_) return;
+      std::lock_guard lock(mutex_);
+      parts_[k] = std::clamp(f, 0.0, 1.0);
+      double sum = 0;
+      for (double p : parts_) sum += p;
+      try {
+        report_(sum / static_cast<double>(parts_.size()));
+      } catch (...) {
+        stop();
+        throw;
+      }
+    };
+  }
+  void stop() noexcept { stopped_.store(true, std::memory_order_relaxed); }
+
+ private:
+  std::function<void(double)> report_;
+  std::mutex mutex_;
+  std::vector<double> parts_;
+  std::atomic<bool> stopped_{false};
+};
+
+struct shard {
+  resources* res = nullptr;
+  std::vector<std::uint32_t> ids;  // local query id -> caller's id, own points first
+  std::size_t own = 0;
+  dataset points;  // the shard's copy of its queries (and, self-join, data)
+  std::unique_ptr<row_subset_sink> sink;
+  join_stats stats;
+  std::uint64_t pairs = 0;
+  double seconds = 0;
+  std::exception_ptr failure;
+};
+
+// Once every device has counted and filled its rows: the caller's sink lays out the whole table
+// and each device's own rows go to their places, in the caller's ids. A sink that already took
+// pairs from one device (an engine that delivered pairs) gets the rows as pairs too.
+void deliver_rows(join_request& request, std::vector<shard>& shards) {
+  bool any_rows = false, any_pairs = false;
+  for (const shard& s : shards) {
+    any_rows = any_rows || s.sink->has_rows();
+    any_pairs = any_pairs || s.sink->handed_pairs();
+  }
+  if (!any_rows) return;
+  const unsigned threads = request.res.threads();
+  if (any_pairs) {
+    for (shard& s : shards) s.sink->hand_rows_on_as_pairs();
+    return;
+  }
+  std::vector<std::uint32_t> counts(request.queries.n, 0);
+  for (const shard& s : shards) {
+    if (!s.sink->has_rows()) continue;
+    parallel_for(threads, s.own, std::size_t{1} << 14, [&](std::size_t b, std::size_t e, unsigned) {
+      for (std::size_t a = b; a < e; ++a) counts[s.ids[a]] = s.sink->row_length(a);
+    });
+  }
+  const row_destination dest = request.sink.begin_rows(counts);
+  for (shard& s : shards) {
+    if (!s.sink->has_rows()) continue;
+    parallel_for(threads, s.own, std::size_t{1} << 12, [&](std::size_t b, std::size_t e, unsigned) {
+      for (std::size_t a = b; a < e; ++a) {
+        s.sink->copy_row(a, dest.neighbors + dest.starts[s.ids[a]]);
+      }
+    });
+    s.sink->rows_delivered();
+  }
+}
+
+// The rows `ids` of `source`, in that order, as one dataset of the same element type.
+dataset gather(dataset_view source, std::span<const std::uint32_t> ids, unsigned threads) {
+  dataset out(ids.size(), source.d, source.type);
+  const std::size_t row_bytes = source.d * (source.type == scalar_type::f64 ? 8 : 4);
+  auto* to = out.type() == scalar_type::f64 ? static_cast<void*>(out.f64())
+                                            : static_cast<void*>(out.f32());
+  parallel_for(
+      threads, ids.size(), std::size_t{1} << 14, [&](std::size_t b, std::size_t e, unsigned) {
+        for (std::size_t k = b; k < e; ++k) {
+          std::memcpy(static_cast<char*>(to) + k * row_bytes,
+                      static_cast<const char*>(source.data) + std::size_t{ids[k]} * row_bytes,
+                      row_bytes);
+        }
+      });
+  return out;
+}
+
+// Restores the caller's thread count on the first shard's resources, which run with a share.
+class threads_restorer {
+ public:
+  explicit threads_restorer(resources& res) : res_(res), threads_(res.threads()) {}
+  ~threads_restorer() { res_.set_threads(threads_); }
+  threads_restorer(const threads_restorer&) = delete;
+  threads_restorer& operator=(const threads_restorer&) = delete;
+
+ private:
+  resources& res_;
+  unsigned threads_;
+};
+
+std::string join_ids(const std::vector<int>& devices) {
+  std::string text;
+  for (int d : devices) text += (text.empty() ? "" : ",") + std::to_string(d);
+  return text;
+}
+
+// Cuts a self-join's points into one box a shard, each with its halo.
+void plan_boxes(join_request& request, std::vector<shard>& shards, unsigned threads) {
+  const partition_plan plan = plan_partition(request.res, request.data, request.options.eps,
+                                             shards.size(), partition_sample, point_cost);
+  box_members members = assign_points(plan.partition, request.data, threads);
+  std::size_t halo = 0;
+  for (std::size_t g = 0; g < shards.size(); ++g) {
+    shard& s = shards[g];
+    s.own = members.own[g].size();
+    s.ids = std::move(members.own[g]);
+    s.ids.insert(s.ids.end(), members.halo[g].begin(), members.halo[g].end());
+    halo += members.halo[g].size();
+    std::vector<std::uint32_t>().swap(members.halo[g]);
+  }
+  join_stats& stats = request.stats;
+  stats.add_stage("partition sample", plan.sample_seconds);
+  stats.notes.emplace_back("devices_cut", concat("coordinate ", plan.partition.dim, " at ",
+                                                 plan.partition.splits.size(), " cuts"));
+  stats.notes.emplace_back("devices_halo_points", std::to_string(halo));
+  stats.notes.emplace_back("devices_halo_fraction",
+                           concat(static_cast<double>(halo) /
+                                  static_cast<double>(std::max<std::size_t>(1, request.data.n))));
+}
+
+// Deals an A x B join's queries out round-robin.
+void deal_queries(const join_request& request, std::vector<shard>& shards) {
+  const std::size_t n = request.queries.n, g_count = shards.size();
+  for (std::size_t g = 0; g < g_count; ++g) {
+    shard& s = shards[g];
+    s.ids.reserve(n / g_count + 1);
+    for (std::size_t i = g; i < n; i += g_count) s.ids.push_back(static_cast<std::uint32_t>(i));
+    s.own = s.ids.size();
+  }
+}
+
+void report(join_request& request, const std::vector<shard>& shards) {
+  join_stats& stats = request.stats;
+  double slowest = 0, sum = 0;
+  std::string per_device;
+  for (std::size_t g = 0; g < shards.size(); ++g) {
+    const shard& s = shards[g];
+    stats.candidates += s.stats.candidates;
+    stats.h2d_point_bytes += s.stats.h2d_point_bytes;
+    slowest = std::max(slowest, s.seconds);
+    sum += s.seconds;
+    per_device +=
+        concat(g == 0 ? "" : "; ", "device ", request.res.devices()[g], ": ", s.own, " points + ",
+               s.ids.size() - s.own, " halo, ", s.pairs, " pairs, ", s.seconds, " s");
+    // The stages of the slowest device make up the wall time; each stage keeps its longest.
+    for (const stage_time& t : s.stats.stages) {
+      auto it = std::find_if(stats.stages.begin(), stats.stages.end(),
+                             [&](const stage_time& have) { return have.name == t.name; });
+      if (it == stats.stages.end()) {
+        stats.stages.push_back(t);
+      } else {
+        it->seconds = std::max(it->seconds, t.seconds);
+      }
+    }
+  }
+  const double mean = sum / static_cast<double>(shards.size());
+  stats.notes.emplace_back("devices", join_ids(request.res.devices()));
+  stats.notes.emplace_back("devices_work", per_device);
+  stats.notes.emplace_back("devices_imbalance", concat(mean > 0 ? (slowest - mean) / mean : 0.0));
+  // The first device's engine notes stand for all (the same engine and settings on each).
+  for (const auto& note : shards.front().stats.notes) stats.notes.push_back(note);
+}
+
+}  // namespace
+
+bool spreads_over_devices(const engine& e, const join_request& request) {
+  const std::string_view processor = e.processor();
+  return request.res.devices().size() > 1 && processor != "cpu" && request.device_rows == nullptr &&
+         !request.data.on_device() && !request.queries.on_device();
+}
+
+void run_on_devices(const engine& e, join_request& request) {
+  resources& res = request.res;
+  const std::size_t n_shards = res.devices().size();
+  const unsigned threads = res.threads();
+  const unsigned shard_threads = std::max(1u, threads / static_cast<unsigned>(n_shards));
+  stopwatch clock;
+
+  std::vector<shard> shards(n_shards);
+  if (request.self_join) {
+    plan_boxes(request, shards, threads);
+  } else {
+    deal_queries(request, shards);
+  }
+  std::uint64_t copied_bytes = 0;
+  const std::size_t row_bytes =
+      request.queries.d * (request.queries.type == scalar_type::f64 ? 8 : 4);
+  for (const shard& s : shards) copied_bytes += s.ids.size() * (row_bytes + sizeof(std::uint32_t));
+  request.budget.require_host(copied_bytes, "the devices' copies of their points");
+  request.stats.add_stage("partition", clock.seconds());
+
+  // Each device plans within its share of the host memory; device memory is each its own.
+  const memory_limits caller_limits = res.memory();
+  memory_limits shard_limits = caller_limits;
+  shard_limits.host_bytes = request.budget.host_bytes() / n_shards;
+  threads_restorer restore(res);
+  for (std::size_t g = 0; g < n_shards; ++g) {
+    shards[g].res = g == 0 ? &res : &res.peer(g);
+    shards[g].res->set_threads(shard_threads);
+    shards[g].res->set_memory(shard_limits);
+  }
+  shared_progress progress(request.options.progress, n_shards);
+
+  auto run_shard = [&](std::size_t g) {
+    shard& s = shards[g];
+    try {
+      stopwatch shard_clock;
+      s.points = gather(request.queries, s.ids, shard_threads);
+      join_options options = request.options;
+      options.include_self = false;  // dispatch adds them, once, for the caller's ids
+      options.progress = progress.part(g);
+      const std::span<const std::uint32_t> no_ids;
+      // Ids are the caller's on every shard, so an unordered pair is kept on one shard only.
+      s.sink = std::make_unique<row_subset_sink>(
+          request.sink, s.ids, s.own,
+          request.self_join ? std::span<const std::uint32_t>(s.ids) : no_ids,
+          row_subset_sink::options{.unordered = request.self_join});
+      s.stats.self_join = request.self_join;
+      join_request sub{*s.res,
+                       s.points.view(),
+                       request.self_join ? s.points.view() : request.data,
+                       request.self_join,
+                       options,
+                       *s.sink,
+                       s.stats,
+                       memory_budget(shard_limits, request.budget.overrides()),
+                       request.params};
+      s.sink->set_budget(sub.budget);
+      if (s.points.n() > 0 && sub.data.n > 0) e.run(sub);
+      s.seconds = shard_clock.seconds();
+    } catch (...) {
+      s.failure = std::current_exception();
+      progress.stop();
+    }
+  };
+  {
+    std::vector<std::thread> others;
+    for (std::size_t g = 1; g < n_shards; ++g) others.emplace_back(run_shard, g);
+    run_shard(0);
+    for (std::thread& t : others) t.join();
+  }
+  res.set_memory(caller_limits);
+  for (const shard& s : shards) {
+    if (!s.failure) continue;
+    try {
+      std::rethrow_exception(s.failure);
+    } catch (const stopped_elsewhere&) {
+      // Not a cause: another device's failure or the caller's stop is.
+    } catch (...) {
+      std::rethrow_exception(s.failure);
+    }
+  }
+  stopwatch rows_clock;
+  deliver_rows(request, shards);
+  for (shard& s : shards) s.pairs = s.sink->pairs();
+  if (rows_clock.seconds() > 1e-3) {
+    request.stats.add_stage("devices' rows to the table", rows_clock.seconds());
+  }
+  report(request, shards);
+}
+
+}  // namespace epsjoin::detail

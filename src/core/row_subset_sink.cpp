@@ -1,0 +1,136 @@
+#include "core/row_subset_sink.hpp"
+
+#include <algorithm>
+
+#include "core/expects.hpp"
+#include "core/parallel.hpp"
+
+namespace epsjoin::detail {
+
+row_subset_sink::row_subset_sink(result_sink& out, std::span<const std::uint32_t> query_ids,
+                                 std::size_t own, std::span<const std::uint32_t> data_ids,
+                                 options how)
+    : out_(out), query_ids_(query_ids), own_(own), data_ids_(data_ids), how_(how) {}
+
+void row_subset_sink::begin(const sink_info& info) {
+  if (!how_.standalone) return;
+  // To `out` this is a join of the own points against all: no pair is found twice.
+  out_.begin({own_, info.n_data, false, false});
+}
+
+void row_subset_sink::finish() {
+  if (!how_.standalone) return;
+  if (has_rows()) {
+    if (handed_pairs()) {
+      hand_rows_on_as_pairs();
+    } else {
+      lay_out_alone();
+    }
+  }
+  out_.finish();
+}
+
+void row_subset_sink::consume(std::span<const index_pair> pairs) {
+  std::vector<index_pair> mapped;
+  mapped.reserve(pairs.size());
+  for (const index_pair& p : pairs) {
+    if (p.query < own_) mapped.push_back({query_id(p.query), data_id(p.neighbor)});
+  }
+  hand_on(mapped);
+}
+
+void row_subset_sink::consume_unordered(std::span<const index_pair> pairs) {
+  std::vector<index_pair> kept;
+  kept.reserve(pairs.size());
+  for (const index_pair& p : pairs) {
+    const bool first_own = p.query < own_, second_own = p.neighbor < own_;
+    if (!first_own && !second_own) continue;
+    const std::uint32_t a = query_id(p.query), b = query_id(p.neighbor);
+    // Both own: found here only. One own: found on the other point's shard too.
+    const std::uint32_t own_id = first_own ? a : b, other_id = first_own ? b : a;
+    if ((first_own && second_own) || own_id < other_id) {
+      kept.push_back({std::min(a, b), std::max(a, b)});
+    }
+  }
+  pairs_.fetch_add(2 * kept.size(), std::memory_order_relaxed);
+  if (kept.empty()) return;
+  handed_pairs_.store(true, std::memory_order_relaxed);
+  out_.consume_unordered(kept);
+}
+
+void row_subset_sink::consume_counts(std::span<const std::uint32_t> queries,
+                                     std::span<const std::uint32_t> counts) {
+  std::vector<std::uint32_t> ids, kept;
+  ids.reserve(queries.size());
+  kept.reserve(queries.size());
+  std::uint64_t sum = 0;
+  for (std::size_t k = 0; k < queries.size(); ++k) {
+    if (queries[k] >= own_) continue;
+    ids.push_back(query_id(queries[k]));
+    kept.push_back(counts[k]);
+    sum += counts[k];
+  }
+  pairs_.fetch_add(sum, std::memory_order_relaxed);
+  if (!ids.empty()) out_.consume_counts(ids, kept);
+}
+
+row_destination row_subset_sink::begin_rows(std::span<const std::uint32_t> counts) {
+  EPSJOIN_ENSURE(budget_ != nullptr, error, "internal: a row subset without a memory budget");
+  rows_.offsets.resize(counts.size() + 1);
+  rows_.offsets[0] = 0;
+  for (std::size_t q = 0; q < counts.size(); ++q) {
+    rows_.offsets[q + 1] = rows_.offsets[q] + counts[q];
+  }
+  const std::uint64_t bytes = rows_.offsets.size() * sizeof(std::uint64_t) +
+                              rows_.offsets.back() * sizeof(std::uint32_t);
+  // Twice: the local rows here, and then the own rows' places in the caller's table.
+  budget_->require_host(2 * bytes, "a shard's rows before they reach the neighbour table");
+  rows_.neighbors.resize(rows_.offsets.back());
+  return {rows_.neighbors.data(), rows_.offsets.data()};
+}
+
+void row_subset_sink::copy_row(std::size_t a, std::uint32_t* to) const {
+  for (std::uint64_t k = rows_.offsets[a]; k < rows_.offsets[a + 1]; ++k) {
+    *to++ = data_id(rows_.neighbors[k]);
+  }
+}
+
+void row_subset_sink::hand_rows_on_as_pairs() {
+  std::vector<index_pair> batch;
+  for (std::size_t a = 0; a < own_ && has_rows(); ++a) {
+    for (std::uint64_t k = rows_.offsets[a]; k < rows_.offsets[a + 1]; ++k) {
+      batch.push_back({query_id(static_cast<std::uint32_t>(a)), data_id(rows_.neighbors[k])});
+    }
+    if (batch.size() >= (std::size_t{1} << 16) || a + 1 == own_) {
+      hand_on(batch);
+      batch.clear();
+    }
+  }
+  rows_ = neighbor_table();
+}
+
+void row_subset_sink::rows_delivered() {
+  std::uint64_t sum = 0;
+  for (std::size_t a = 0; a < own_ && has_rows(); ++a) sum += row_length(a);
+  pairs_.fetch_add(sum, std::memory_order_relaxed);
+  rows_ = neighbor_table();
+}
+
+void row_subset_sink::hand_on(std::span<const index_pair> pairs) {
+  pairs_.fetch_add(pairs.size(), std::memory_order_relaxed);
+  if (pairs.empty()) return;
+  handed_pairs_.store(true, std::memory_order_relaxed);
+  out_.consume(pairs);
+}
+
+void row_subset_sink::lay_out_alone() {
+  std::vector<std::uint32_t> counts(own_);
+  for (std::size_t a = 0; a < own_; ++a) counts[a] = row_length(a);
+  const row_destination dest = out_.begin_rows(counts);
+  parallel_for(how_.threads, own_, std::size_t{1} << 12, [&](std::size_t b, std::size_t e, unsigned) {
+    for (std::size_t a = b; a < e; ++a) copy_row(a, dest.neighbors + dest.starts[a]);
+  });
+  rows_delivered();
+}
+
+}  // namespace epsjoin::detail

@@ -1,0 +1,121 @@
+// Every GPU, tensor-core and CPU+GPU engine spread over several devices (every visible GPU; on a
+// one-GPU machine two shards share it, which runs every path of the split) gives exactly the
+// one-device result: CSR rows, per-point counts and unique pairs, self-joins and A x B, with
+// ties at exactly eps (the lattice) and skewed data.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "epsjoin/build_info.hpp"
+#include "epsjoin/join.hpp"
+#include "epsjoin/sink.hpp"
+#include "support/harness.hpp"
+#include "support/shapes.hpp"
+
+namespace {
+
+using namespace epsjoin;
+using namespace epsjoin::test;
+
+std::vector<int> shard_devices() {
+  std::vector<int> ordinals;
+  for (const cuda_device& device : cuda_devices()) ordinals.push_back(device.ordinal);
+  if (ordinals.size() == 1) ordinals.push_back(ordinals.front());
+  return ordinals;
+}
+
+std::vector<std::string> device_engines() {
+  std::vector<std::string> names;
+  for (const engine_info& e : engines()) {
+    if (e.processor != "cpu" && e.available) names.push_back(e.name);
+  }
+  return names;
+}
+
+struct shape_case {
+  shape_kind kind;
+  std::size_t n, d;
+  bool self;
+};
+
+join_stats run(const std::string& engine, const std::vector<int>& devices, dataset_view queries,
+               dataset_view data, bool self, double eps, result_sink& sink) {
+  resources res;
+  res.set_devices(devices);
+  join_options options;
+  options.eps = eps;
+  options.engine = engine;
+  return self ? self_join(res, data, options, sink) : join(res, queries, data, options, sink);
+}
+
+void check_engine(const std::string& engine, const shape_case& c) {
+  SCOPED_TRACE(engine + " on " + to_string(c.kind) + " n=" + std::to_string(c.n) +
+               " d=" + std::to_string(c.d) + (c.self ? " self" : " A x B"));
+  const dataset data = make_shape(c.kind, c.n, c.d, 7 + c.n);
+  const dataset other = make_shape(c.kind, c.n / 2, c.d, 19 + c.n);
+  const dataset_view queries = c.self ? data.view() : other.view();
+  const double eps =
+      c.kind == shape_kind::lattice ? 0.25 : eps_for_selectivity(data.view(), data.view(), 30);
+
+  csr_sink one(true);
+  try {
+    run(engine, {shard_devices().front()}, queries, data.view(), c.self, eps, one);
+  } catch (const invalid_argument&) {
+    return;  // the engine does not run this shape on one device either
+  }
+  const neighbor_table& expected = one.table();
+
+  csr_sink table(true);
+  const join_stats stats = run(engine, shard_devices(), queries, data.view(), c.self, eps, table);
+  EXPECT_NE(note_of(stats, "devices_work"), "") << "the join did not spread over the devices";
+  EXPECT_EQ(table.table().offsets, expected.offsets);
+  EXPECT_EQ(table.table().neighbors, expected.neighbors);
+
+  count_sink counts(true);
+  run(engine, shard_devices(), queries, data.view(), c.self, eps, counts);
+  ASSERT_EQ(counts.per_point().size(), queries.n);
+  for (std::size_t q = 0; q < queries.n; ++q) {
+    ASSERT_EQ(counts.per_point()[q], expected.offsets[q + 1] - expected.offsets[q]) << "query " << q;
+  }
+
+  unique_pairs_sink unique;
+  run(engine, shard_devices(), queries, data.view(), c.self, eps, unique);
+  std::size_t want = 0;
+  for (std::size_t q = 0; q < queries.n; ++q) {
+    for (std::uint64_t k = expected.offsets[q]; k < expected.offsets[q + 1]; ++k) {
+      want += !c.self || q < expected.neighbors[k];
+    }
+  }
+  EXPECT_EQ(unique.pairs().size(), want);
+}
+
+TEST(multi_gpu, every_engine_equals_its_one_device_result) {
+  const std::vector<shape_case> cases = {
+      {shape_kind::uniform, 20000, 2, true},  {shape_kind::lattice, 4000, 2, true},
+      {shape_kind::clusters, 8000, 3, true},  {shape_kind::skewed, 6000, 8, true},
+      {shape_kind::uniform, 9000, 2, false},  {shape_kind::skewed, 5000, 16, false},
+  };
+  for (const std::string& engine : device_engines()) {
+    for (const shape_case& c : cases) check_engine(engine, c);
+  }
+}
+
+TEST(multi_gpu, a_missing_device_is_refused_clearly) {
+  const dataset points = make_shape(shape_kind::uniform, 5000, 2, 3);
+  resources res;
+  res.set_devices({0, 977});
+  join_options options;
+  options.eps = 0.01;
+  options.engine = "gds-join";
+  count_sink counts;
+  try {
+    self_join(res, points.view(), options, counts);
+    FAIL() << "device 977 does not exist";
+  } catch (const unavailable& e) {
+    EXPECT_NE(std::string(e.what()).find("977"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace

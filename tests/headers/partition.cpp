@@ -1,0 +1,2 @@
+// Compiles partition.hpp alone: it must include everything it uses.
+#include "epsjoin/partition.hpp"

@@ -1,0 +1,227 @@
+// The multi-device join's shards, run with a CPU engine (the shards are `resources` objects; no
+// GPU is needed): for 2 to 4 shards, self-joins and A x B joins, on uniform, clustered, skewed,
+// duplicate-heavy, lattice (pairs at exactly eps) and offset data, the result equals brute-cpu's
+// as a CSR table, as unique pairs (each unordered pair once across shards) and as counts.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "core/engine.hpp"
+#include "core/multi_device_join.hpp"
+#include "epsjoin/join.hpp"
+#include "epsjoin/sink.hpp"
+#include "support/harness.hpp"
+#include "support/shapes.hpp"
+
+namespace epsjoin::test {
+namespace {
+
+struct multi_case {
+  shape_kind kind;
+  std::size_t n, d, devices;
+  bool self = true;
+};
+
+// Runs the join of `queries` x `data` on `devices` shards of cpu-grid, into `sink`.
+join_stats run_shards(dataset_view queries, dataset_view data, bool self, double eps,
+                      std::size_t devices, result_sink& sink,
+                      std::function<void(double)> progress = {}) {
+  resources res(2);
+  std::vector<int> ordinals(devices);
+  for (std::size_t k = 0; k < devices; ++k) ordinals[k] = static_cast<int>(k);
+  res.set_devices(ordinals);
+  join_options options;
+  options.eps = eps;
+  options.engine = "cpu-grid";
+  options.progress = std::move(progress);
+  const detail::engine* e = detail::find_engine("cpu-grid");
+  const auto params = e->parse_params(options.params);
+  join_stats stats;
+  detail::join_request request{res, queries, data, self, options, sink, stats, {}, params.get()};
+  sink.begin({queries.n, data.n, self, false});
+  detail::run_on_devices(*e, request);
+  sink.finish();
+  EXPECT_EQ(res.threads(), 2u) << "the first shard's thread share must be undone";
+  return stats;
+}
+
+neighbor_table oracle_table(dataset_view queries, dataset_view data, bool self, double eps) {
+  resources res(2);
+  join_options options;
+  options.eps = eps;
+  options.engine = "brute-cpu";
+  csr_sink sink(true);
+  if (self) {
+    self_join(res, data, options, sink);
+  } else {
+    join(res, queries, data, options, sink);
+  }
+  return sink.release();
+}
+
+double case_eps(const multi_case& c, const dataset& points) {
+  if (c.kind == shape_kind::lattice) return 0.25;  // the lattice's spacing: ties at exactly eps
+  return eps_for_selectivity(points.view(), points.view(), 12);
+}
+
+class multi_device_test : public testing::TestWithParam<multi_case> {};
+
+TEST_P(multi_device_test, equals_the_oracle_in_every_form) {
+  const multi_case& c = GetParam();
+  const dataset data = make_shape(c.kind, c.n, c.d, 17 + c.n + c.d);
+  const dataset query_set = make_shape(c.kind, c.n / 2 + 1, c.d, 91 + c.n);
+  const dataset_view queries = c.self ? data.view() : query_set.view();
+  const double eps = case_eps(c, data);
+  const neighbor_table expected = oracle_table(queries, data.view(), c.self, eps);
+
+  csr_sink table(true);
+  const join_stats stats = run_shards(queries, data.view(), c.self, eps, c.devices, table);
+  EXPECT_EQ(table.table().offsets, expected.offsets);
+  EXPECT_EQ(table.table().neighbors, expected.neighbors);
+  EXPECT_FALSE(note_of(stats, "devices_work").empty());
+
+  count_sink counts(true);
+  run_shards(queries, data.view(), c.self, eps, c.devices, counts);
+  ASSERT_EQ(counts.per_point().size(), queries.n);
+  for (std::size_t q = 0; q < queries.n; ++q) {
+    ASSERT_EQ(counts.per_point()[q], expected.offsets[q + 1] - expected.offsets[q])
+        << "query " << q;
+  }
+  EXPECT_EQ(counts.total(), expected.neighbors.size());
+
+  unique_pairs_sink unique;
+  run_shards(queries, data.view(), c.self, eps, c.devices, unique);
+  std::vector<index_pair> want;
+  for (std::size_t q = 0; q < queries.n; ++q) {
+    for (std::uint64_t k = expected.offsets[q]; k < expected.offsets[q + 1]; ++k) {
+      const std::uint32_t j = expected.neighbors[k];
+      if (!c.self || q < j) want.push_back({static_cast<std::uint32_t>(q), j});
+    }
+  }
+  EXPECT_EQ(unique.pairs(), want) << "each unordered pair once across the shards";
+}
+
+std::vector<multi_case> cases() {
+  std::vector<multi_case> out;
+  for (shape_kind kind : {shape_kind::uniform, shape_kind::clusters, shape_kind::skewed,
+                          shape_kind::duplicates, shape_kind::lattice, shape_kind::offset}) {
+    for (std::size_t d : {1, 2, 3, 6}) {
+      for (std::size_t devices : {2, 3, 4}) {
+        out.push_back({kind, 1500, d, devices});
+        out.push_back({kind, 700, d, devices, false});
+      }
+    }
+  }
+  for (std::size_t n : {0, 1, 2, 3, 5}) out.push_back({shape_kind::uniform, n, 2, 4});
+  for (std::size_t n : {0, 1, 5}) out.push_back({shape_kind::uniform, n, 2, 3, false});
+  return out;
+}
+
+std::string name_of(const multi_case& c) {
+  return to_string(c.kind) + "_n" + std::to_string(c.n) + "_d" + std::to_string(c.d) + "_g" +
+         std::to_string(c.devices) + (c.self ? "_self" : "_axb");
+}
+
+void PrintTo(const multi_case& c, std::ostream* out) { *out << name_of(c); }
+
+INSTANTIATE_TEST_SUITE_P(shards, multi_device_test, testing::ValuesIn(cases()),
+                         [](const testing::TestParamInfo<multi_case>& info) {
+                           return name_of(info.param);
+                         });
+
+TEST(multi_device, a_stop_from_the_progress_callback_stops_every_shard) {
+  const dataset points = make_shape(shape_kind::uniform, 20000, 2, 5);
+  const double eps = eps_for_selectivity(points.view(), points.view(), 20);
+  count_sink counts;
+  EXPECT_THROW(run_shards(points.view(), points.view(), true, eps, 3, counts,
+                          [](double) { throw std::runtime_error("stopped by the caller"); }),
+               std::runtime_error);
+}
+
+TEST(multi_device, dispatch_leaves_cpu_engines_on_one_shard) {
+  const dataset points = make_shape(shape_kind::clusters, 3000, 3, 8);
+  const double eps = eps_for_selectivity(points.view(), points.view(), 10);
+  resources res(2);
+  res.set_devices({0, 1, 2});
+  join_options options;
+  options.eps = eps;
+  options.engine = "cpu-grid";
+  csr_sink table(true);
+  const join_stats stats = self_join(res, points.view(), options, table);
+  EXPECT_TRUE(note_of(stats, "devices_work").empty());
+  const neighbor_table expected = oracle_table(points.view(), points.view(), true, eps);
+  EXPECT_EQ(table.table().neighbors, expected.neighbors);
+}
+
+TEST(multi_device, set_devices_refuses_bad_lists) {
+  resources res(1);
+  EXPECT_THROW(res.set_devices({}), std::invalid_argument);
+  EXPECT_THROW(res.set_devices({0, -1}), std::invalid_argument);
+  res.set_devices({2, 0});
+  EXPECT_EQ(res.device(), 2);
+  EXPECT_EQ(res.devices(), (std::vector<int>{2, 0}));
+  EXPECT_EQ(res.peer(1).device(), 0);
+  EXPECT_THROW(res.peer(2), std::out_of_range);
+}
+
+}  // namespace
+}  // namespace epsjoin::test
+
+namespace epsjoin::test {
+namespace {
+
+// self_join_rows: the rows of the first n_rows points equal those rows of the full self-join, in
+// every form, with and without self pairs (ties at exactly eps on the lattice).
+TEST(self_join_rows, equals_the_rows_of_the_full_self_join) {
+  for (shape_kind kind : {shape_kind::uniform, shape_kind::lattice, shape_kind::duplicates}) {
+    for (std::size_t d : {1, 2, 4}) {
+      const dataset points = make_shape(kind, 900, d, 40 + d);
+      const double eps = kind == shape_kind::lattice
+                             ? 0.25
+                             : eps_for_selectivity(points.view(), points.view(), 15);
+      for (bool include_self : {false, true}) {
+        join_options options;
+        options.eps = eps;
+        options.engine = "cpu-grid";
+        options.include_self = include_self;
+        resources res(2);
+        csr_sink whole(true);
+        self_join(res, points.view(), options, whole);
+        const neighbor_table& all = whole.table();
+        for (std::size_t n_rows : {std::size_t{0}, std::size_t{1}, std::size_t{333}, points.n()}) {
+          SCOPED_TRACE(to_string(kind) + " d=" + std::to_string(d) + " rows=" +
+                       std::to_string(n_rows) + (include_self ? " with self" : ""));
+          csr_sink table(true);
+          const join_stats stats = self_join_rows(res, points.view(), n_rows, options, table);
+          ASSERT_EQ(table.table().n_queries(), n_rows);
+          std::uint64_t want = 0;
+          for (std::size_t q = 0; q < n_rows; ++q) {
+            const auto got = table.table().row(q), expected = all.row(q);
+            ASSERT_TRUE(std::equal(got.begin(), got.end(), expected.begin(), expected.end()))
+                << "row " << q;
+            want += expected.size();
+          }
+          EXPECT_EQ(stats.pairs + stats.self_pairs, want);
+          count_sink counts(true);
+          self_join_rows(res, points.view(), n_rows, options, counts);
+          ASSERT_EQ(counts.per_point().size(), n_rows);
+          for (std::size_t q = 0; q < n_rows; ++q) {
+            ASSERT_EQ(counts.per_point()[q], all.row(q).size()) << "count of row " << q;
+          }
+        }
+      }
+    }
+  }
+  resources res(1);
+  join_options options;
+  options.eps = 0.1;
+  const dataset points = make_shape(shape_kind::uniform, 10, 2, 1);
+  count_sink counts;
+  EXPECT_THROW(self_join_rows(res, points.view(), 11, options, counts), invalid_argument);
+}
+
+}  // namespace
+}  // namespace epsjoin::test
