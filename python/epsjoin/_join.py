@@ -82,6 +82,17 @@ def _check_self(include_self: bool, Y: Any) -> None:
         raise ValueError("include_self applies to a self-join (Y=None) only")
 
 
+def _on_device(X: Any, Y: Any, include_self: bool, metric: str, boxsize: Any,
+               run_args: Tuple[Any, ...]) -> Tuple[Any, Any, Any, Any]:
+    """What every join of arrays on a CUDA device starts with: the euclidean metric only, both
+    arrays of one kind on one device, include_self for a self-join only, and the run settings
+    (``run_args`` as :func:`run_settings` takes them). Returns the array kind, X, Y and them."""
+    _euclidean_only_on_device(metric, boxsize)
+    b, X, Y = _device.check_device_pair(X, Y)
+    _check_self(include_self, Y)
+    return b, X, Y, run_settings(*run_args)
+
+
 def _index_views(indptr: np.ndarray, indices: np.ndarray, n_cols: int) -> Tuple[np.ndarray, np.ndarray]:
     # The library's ids are uint32 and its offsets uint64; scipy takes signed ones. Same bits
     # while ids stay below 2**31, so these are views, not copies.
@@ -142,11 +153,9 @@ def neighbor_table(
         Only with ``return_stats=True``.
     """
     if _device.any_on_device(X, Y):  # CuPy arrays, CUDA tensors: joined on their device
-        _euclidean_only_on_device(metric, boxsize)
-        b, X, Y = _device.check_device_pair(X, Y)
-        _check_self(include_self, Y)
-        settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
-                                device_memory_limit, device, params)
+        b, X, Y, settings = _on_device(X, Y, include_self, metric, boxsize,
+                                       (engine, precision, approximate, n_jobs, memory_limit,
+                                        device_memory_limit, device, params))
         indptr, indices, stats = _device.table(b, X, Y, check_eps(eps), bool(include_self),
                                                settings)
         if sort_indices:
@@ -229,11 +238,9 @@ def neighbor_graph(
     if mode not in ("connectivity", "distance"):
         raise ValueError(f"mode must be 'connectivity' or 'distance', got {mode!r}")
     if _device.any_on_device(X, Y):  # CuPy arrays, CUDA tensors: joined on their device
-        _euclidean_only_on_device(metric, boxsize)
-        b, X, Y = _device.check_device_pair(X, Y)
-        _check_self(include_self, Y)
-        settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
-                                device_memory_limit, device, params)
+        b, X, Y, settings = _on_device(X, Y, include_self, metric, boxsize,
+                                       (engine, precision, approximate, n_jobs, memory_limit,
+                                        device_memory_limit, device, params))
         graph, stats = _device.graph(b, X, Y, check_eps(eps), mode, bool(include_self),
                                      bool(sort_indices), settings)
         return (graph, stats) if return_stats else graph
@@ -317,11 +324,9 @@ def pairs(
     if dtype.kind not in "iu":
         raise ValueError(f"dtype must be an integer dtype, got {dtype}")
     if _device.any_on_device(X, Y):  # CuPy arrays, CUDA tensors: joined on their device
-        _euclidean_only_on_device(metric, boxsize)
-        b, X, Y = _device.check_device_pair(X, Y)
-        _check_self(include_self, Y)
-        settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
-                                device_memory_limit, device, params)
+        b, X, Y, settings = _on_device(X, Y, include_self, metric, boxsize,
+                                       (engine, precision, approximate, n_jobs, memory_limit,
+                                        device_memory_limit, device, params))
         result, stats = _device.pairs(b, X, Y, check_eps(eps), bool(include_self), bool(sort),
                                       dtype, settings)
         return (result, stats) if return_stats else result
@@ -389,11 +394,9 @@ def count(
         Only with ``return_stats=True``.
     """
     if _device.any_on_device(X, Y):  # CuPy arrays, CUDA tensors: joined on their device
-        _euclidean_only_on_device(metric, boxsize)
-        b, X, Y = _device.check_device_pair(X, Y)
-        _check_self(include_self, Y)
-        settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
-                                device_memory_limit, device, params)
+        b, X, Y, settings = _on_device(X, Y, include_self, metric, boxsize,
+                                       (engine, precision, approximate, n_jobs, memory_limit,
+                                        device_memory_limit, device, params))
         result, stats = _device.count(b, X, Y, check_eps(eps), bool(include_self),
                                       bool(per_row), settings)
         return (result, stats) if return_stats else result

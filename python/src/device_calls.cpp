@@ -38,25 +38,18 @@ epsjoin::join_stats run_device_join(const device_points& queries,
                                     bool include_self, const run_settings& s, Sink& sink) {
   const epsjoin::dataset_view a = device_view_of(queries);
   const epsjoin::dataset_view b = data ? device_view_of(*data) : a;
-  if (a.type != b.type) {
-    throw epsjoin::invalid_argument("the two point sets must have the same dtype");
-  }
+  check_same_dtype(a, b);
   if (a.device != b.device) {
     throw epsjoin::invalid_argument("the two point sets lie on different devices");
   }
+  // The resources of the points' device (a GPU engine runs where they lie).
   run_settings on_device = s;
   on_device.device = a.device;
-  epsjoin::join_options options;
-  options.eps = eps;
-  options.engine = s.engine;
-  options.precision = precision_of(s.precision);
-  options.approximate = s.approximate;
-  options.include_self = include_self;
-  options.params = s.params;
-  options.progress = interrupt_check();
-  return run_released(on_device, [&](epsjoin::resources& r) {
-    return data ? epsjoin::join(r, a, b, options, sink) : epsjoin::self_join(r, a, options, sink);
-  });
+  return run_join_released(eps, include_self, on_device,
+                           [&](epsjoin::resources& r, const epsjoin::join_options& o) {
+                             return data ? epsjoin::join(r, a, b, o, sink)
+                                         : epsjoin::self_join(r, a, o, sink);
+                           });
 }
 
 /// A 1-D array over device memory that `owner` keeps alive.
@@ -90,15 +83,7 @@ nb::tuple device_neighbor_counts(device_points queries, std::optional<device_poi
   epsjoin::count_sink sink(per_row);
   const epsjoin::join_stats stats =
       run_device_join(queries, data, eps, include_self, settings, sink);
-  nb::object rows = nb::none();
-  if (per_row) {
-    auto counts = std::make_unique<std::vector<std::uint64_t>>(sink.per_point());
-    if (counts->empty()) counts->assign(queries.shape(0), 0);
-    const std::size_t n = counts->size();
-    std::uint64_t* p = counts->data();
-    rows = numpy_view(p, {n}, owner_of(std::move(counts)));
-  }
-  return nb::make_tuple(nb::int_(sink.total()), rows, stats_dict(stats));
+  return counts_result(sink, per_row, queries.shape(0), stats);
 }
 
 }  // namespace epsjoin_python

@@ -35,22 +35,6 @@ void set_geometry(const run_settings& s, epsjoin::join_options& options) {
 
 namespace {
 
-/// A join of `body(resources, options)` with the GIL released and Ctrl-C heard.
-template <class Body>
-epsjoin::join_stats run_join_released(double eps, bool include_self, const run_settings& s,
-                                      Body&& body) {
-  epsjoin::join_options options;
-  options.eps = eps;
-  options.engine = s.engine;
-  options.precision = precision_of(s.precision);
-  options.approximate = s.approximate;
-  options.include_self = include_self;
-  options.params = s.params;
-  set_geometry(s, options);
-  options.progress = interrupt_check();
-  return run_released(s, [&](epsjoin::resources& r) { return body(r, options); });
-}
-
 template <class Sink>
 epsjoin::join_stats run_join(const points_array& queries, const std::optional<points_array>& data,
                              double eps, bool include_self, const run_settings& s, Sink& sink) {
@@ -62,9 +46,7 @@ epsjoin::join_stats run_join(const points_array& queries, const std::optional<po
                              });
   }
   const epsjoin::dataset_view b = view_of(*data);
-  if (a.type != b.type) {
-    throw epsjoin::invalid_argument("the two point sets must have the same dtype");
-  }
+  check_same_dtype(a, b);
   return run_join_released(eps, include_self, s,
                            [&](epsjoin::resources& r, const epsjoin::join_options& o) {
                              return epsjoin::join(r, a, b, o, sink);
@@ -326,15 +308,7 @@ nb::tuple neighbor_counts(points_array queries, std::optional<points_array> data
                           bool include_self, bool per_row, const run_settings& settings) {
   epsjoin::count_sink sink(per_row);
   const epsjoin::join_stats stats = run_join(queries, data, eps, include_self, settings, sink);
-  nb::object rows = nb::none();
-  if (per_row) {
-    auto counts = std::make_unique<std::vector<std::uint64_t>>(sink.per_point());
-    if (counts->empty()) counts->assign(queries.shape(0), 0);
-    const std::size_t n = counts->size();
-    std::uint64_t* p = counts->data();
-    rows = numpy_view(p, {n}, owner_of(std::move(counts)));
-  }
-  return nb::make_tuple(nb::int_(sink.total()), rows, stats_dict(stats));
+  return counts_result(sink, per_row, queries.shape(0), stats);
 }
 
 nb::object csr_distances(

@@ -16,14 +16,8 @@ namespace epsjoin_python {
 nb::tuple neighbor_counts_radii(points_array queries, std::optional<points_array> data,
                                 nb::ndarray<nb::ro, double, nb::ndim<1>, nb::c_contig> radii,
                                 bool include_self, const run_settings& s) {
-  epsjoin::join_options options;
-  options.engine = s.engine;
-  options.precision = precision_of(s.precision);
-  options.approximate = s.approximate;
-  options.include_self = include_self;
-  options.params = s.params;
-  set_geometry(s, options);
-  options.progress = interrupt_check();
+  // eps is count_within_radii's: the largest radius.
+  const epsjoin::join_options options = options_of(s, 0.0, include_self);
   const std::vector<double> r(radii.data(), radii.data() + radii.shape(0));
   const epsjoin::dataset_view a = view_of(queries);
   epsjoin::radii_counts out = run_released(s, [&](epsjoin::resources& res) {

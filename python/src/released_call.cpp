@@ -3,6 +3,9 @@
 #include <mutex>
 #include <vector>
 
+#include "owned_array.hpp"
+#include "stats_dict.hpp"
+
 namespace epsjoin_python {
 
 namespace {
@@ -74,6 +77,38 @@ std::function<void(double)> interrupt_check() {
     nb::gil_scoped_acquire gil;
     if (PyErr_CheckSignals() != 0) throw interrupted{};
   };
+}
+
+epsjoin::join_options options_of(const run_settings& s, double eps, bool include_self) {
+  epsjoin::join_options options;
+  options.eps = eps;
+  options.engine = s.engine;
+  options.precision = precision_of(s.precision);
+  options.approximate = s.approximate;
+  options.include_self = include_self;
+  options.params = s.params;
+  set_geometry(s, options);
+  options.progress = interrupt_check();
+  return options;
+}
+
+void check_same_dtype(const epsjoin::dataset_view& a, const epsjoin::dataset_view& b) {
+  if (a.type != b.type) {
+    throw epsjoin::invalid_argument("the two point sets must have the same dtype");
+  }
+}
+
+nb::tuple counts_result(const epsjoin::count_sink& sink, bool per_row, std::size_t n_queries,
+                        const epsjoin::join_stats& stats) {
+  nb::object rows = nb::none();
+  if (per_row) {
+    auto counts = std::make_unique<std::vector<std::uint64_t>>(sink.per_point());
+    if (counts->empty()) counts->assign(n_queries, 0);
+    const std::size_t n = counts->size();
+    std::uint64_t* p = counts->data();
+    rows = numpy_view(p, {n}, owner_of(std::move(counts)));
+  }
+  return nb::make_tuple(nb::int_(sink.total()), rows, stats_dict(stats));
 }
 
 }  // namespace epsjoin_python

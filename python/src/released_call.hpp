@@ -47,4 +47,24 @@ auto run_released(const run_settings& s, Body&& body) {
   }
 }
 
+/// A join's options from the call's settings (the geometry included), with Ctrl-C heard through
+/// the progress callback.
+epsjoin::join_options options_of(const run_settings& s, double eps, bool include_self);
+
+/// A join: `body(resources, options)` with the options of `s`, run as run_released runs it.
+template <class Body>
+epsjoin::join_stats run_join_released(double eps, bool include_self, const run_settings& s,
+                                      Body&& body) {
+  const epsjoin::join_options options = options_of(s, eps, include_self);
+  return run_released(s, [&](epsjoin::resources& r) { return body(r, options); });
+}
+
+/// Refuses two point sets of different dtypes (a self-join passes its one set twice).
+void check_same_dtype(const epsjoin::dataset_view& a, const epsjoin::dataset_view& b);
+
+/// (total ordered pairs, per-query counts [n_queries] uint64 or None, stats dict): what a count
+/// join returns, whether its points lay on the host or a device.
+nb::tuple counts_result(const epsjoin::count_sink& sink, bool per_row, std::size_t n_queries,
+                        const epsjoin::join_stats& stats);
+
 }  // namespace epsjoin_python

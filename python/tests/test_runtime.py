@@ -105,6 +105,23 @@ def test_device_arrays_need_a_cuda_build():
         epsjoin.count(X, 0.1)
 
 
+class _FakeDeviceArray:
+    """Looks like an array in CUDA memory to the package's dispatch, and has no data at all."""
+
+    __cuda_array_interface__ = {"shape": (4, 2), "typestr": "<f8", "data": (0, True), "version": 3}
+
+
+@pytest.mark.parametrize("join", ["neighbor_table", "neighbor_graph", "pairs", "count"])
+def test_every_device_join_starts_with_the_same_checks(join):
+    # The checks every device branch shares (_join._on_device) run before any device work, so
+    # they are seen without CuPy or a GPU: another metric or a periodic box is refused by name.
+    X = _FakeDeviceArray()
+    with pytest.raises(ValueError, match="euclidean metric without boxsize; got metric='manhattan'"):
+        getattr(epsjoin, join)(X, 0.1, metric="manhattan")
+    with pytest.raises(ValueError, match="boxsize=2.0"):
+        getattr(epsjoin, join)(X, 0.1, boxsize=2.0)
+
+
 def test_host_tensors_go_through_numpy():
     torch = pytest.importorskip("torch")
     X = torch.rand(100, 2, dtype=torch.float64)

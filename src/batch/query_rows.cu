@@ -3,6 +3,7 @@
 #include <memory>
 #include <cub/device/device_scan.cuh>
 
+#include "batch/pinned_ring.cuh"
 #include "batch/query_rows.cuh"
 #include "core/expects.hpp"
 #include "core/parallel.hpp"
@@ -57,35 +58,31 @@ struct device_table_storage {
 /// A host array that a device copy overwrites whole: not zeroed first.
 using host_offsets = offset_vector;
 
-/// Copies `bytes` from `device` to `host` through the ring's pinned buffers (of `slot_bytes`
-/// each, in flight together) on `stream`, each piece placed by `threads` threads: a pageable
-/// copy would go through the driver's own small staging buffer on one thread.
+/// Copies `bytes` from `device` to `host` through the pinned ring in pieces of `slot_bytes`, on
+/// `stream`, each piece placed by `threads` threads.
 template <class Ring>
-void copy_through_ring(Ring& ring, std::size_t slot_bytes, const void* device, void* host,
-                       std::size_t bytes, cudaStream_t stream, unsigned threads) {
+void copy_bytes_through_ring(Ring& ring, std::size_t slot_bytes, const void* device, void* host,
+                             std::size_t bytes, cudaStream_t stream, unsigned threads) {
   const std::size_t pieces = (bytes + slot_bytes - 1) / slot_bytes;
-  std::vector<cuda_event> ready(ring.size());
-  auto issue = [&](std::size_t k) {
-    const std::size_t at = k * slot_bytes;
-    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(ring[k % ring.size()].data(),
-                                     static_cast<const char*>(device) + at,
-                                     std::min(slot_bytes, bytes - at), cudaMemcpyDeviceToHost, stream));
-    ready[k % ring.size()].record(stream);
-  };
-  std::size_t issued = 0;
-  while (issued < std::min(pieces, ring.size())) issue(issued++);
-  for (std::size_t k = 0; k < pieces; ++k) {
-    EPSJOIN_CUDA_TRY(cudaEventSynchronize(ready[k % ring.size()].get()));
-    const std::size_t at = k * slot_bytes, size = std::min(slot_bytes, bytes - at);
-    const char* from = reinterpret_cast<const char*>(ring[k % ring.size()].data());
-    char* to = static_cast<char*>(host) + at;
-    constexpr std::size_t grain = std::size_t{1} << 20;
-    parallel_for(threads, (size + grain - 1) / grain, 1, [&](std::size_t b, std::size_t e, unsigned) {
-      const std::size_t lo = b * grain, hi = std::min(size, e * grain);
-      std::memcpy(to + lo, from + lo, hi - lo);
-    });
-    if (issued < pieces) issue(issued++);
-  }
+  copy_through_ring(
+      ring, stream, pieces,
+      [&](std::size_t k, void* slot) {
+        const std::size_t at = k * slot_bytes;
+        EPSJOIN_CUDA_TRY(cudaMemcpyAsync(slot, static_cast<const char*>(device) + at,
+                                         std::min(slot_bytes, bytes - at), cudaMemcpyDeviceToHost,
+                                         stream));
+      },
+      [&](std::size_t k, const void* slot) {
+        const std::size_t at = k * slot_bytes, size = std::min(slot_bytes, bytes - at);
+        const char* from = static_cast<const char*>(slot);
+        char* to = static_cast<char*>(host) + at;
+        constexpr std::size_t grain = std::size_t{1} << 20;
+        parallel_for(threads, (size + grain - 1) / grain, 1,
+                     [&](std::size_t b, std::size_t e, unsigned) {
+                       const std::size_t lo = b * grain, hi = std::min(size, e * grain);
+                       std::memcpy(to + lo, from + lo, hi - lo);
+                     });
+      });
 }
 
 }  // namespace
@@ -212,8 +209,8 @@ void run_query_rows(gpu_state& gpu, query_layout& layout, const segment_filler& 
   // The layout to the host through the pinned ring, every thread copying out (and so faulting
   // in the host array), then the counts the sink lays out.
   host_offsets offsets(std::size_t{layout.queries} + 1);
-  copy_through_ring(ring, ring_ids * sizeof(std::uint32_t), layout.offsets.data(), offsets.data(),
-                    sizeof(std::uint64_t) * offsets.size(), copy, threads);
+  copy_bytes_through_ring(ring, ring_ids * sizeof(std::uint32_t), layout.offsets.data(),
+                          offsets.data(), sizeof(std::uint64_t) * offsets.size(), copy, threads);
   id_vector counts(layout.queries);
   parallel_for(threads, counts.size(), std::size_t{1} << 18, [&](std::size_t b, std::size_t e, unsigned) {
     for (std::size_t q = b; q < e; ++q) counts[q] = static_cast<std::uint32_t>(offsets[q + 1] - offsets[q]);
@@ -241,18 +238,6 @@ void run_query_rows(gpu_state& gpu, query_layout& layout, const segment_filler& 
     cut.push_back(end);
   }
   const std::size_t chunks = cut.size() - 1;
-  std::vector<cuda_event> chunk_ready(ring.size());
-  std::size_t issued = 0;
-  auto issue = [&](std::size_t g) {
-    const std::size_t slot = g % ring.size();
-    EPSJOIN_CUDA_TRY(cudaStreamWaitEvent(copy, filled.get(), 0));
-    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(ring[slot].data(), table.data() + cut[g],
-                                     sizeof(std::uint32_t) * (cut[g + 1] - cut[g]),
-                                     cudaMemcpyDeviceToHost, copy));
-    chunk_ready[slot].record(copy);
-  };
-  while (issued < std::min(chunks, ring.size())) issue(issued++);
-
   // Row blocks: the rows from next_query that end at or before `end`.
   std::size_t next_query = 0;
   auto deliver = [&](std::span<const std::uint32_t> ids, std::uint64_t end) {
@@ -265,46 +250,46 @@ void run_query_rows(gpu_state& gpu, query_layout& layout, const segment_filler& 
     next_query = last;
   };
   std::vector<std::uint32_t> carry;  // a row longer than a chunk, gathered until it ends
-  double waiting = 0, placing = 0;
-  for (std::size_t g = 0; g < chunks; ++g) {
-    stopwatch wait;
-    EPSJOIN_CUDA_TRY(cudaEventSynchronize(chunk_ready[g % ring.size()].get()));
-    waiting += wait.seconds();
-    wait.restart();
-    const std::span<const std::uint32_t> piece(ring[g % ring.size()].data(),
-                                               static_cast<std::size_t>(cut[g + 1] - cut[g]));
-    if (runs_with_self) {
-      out.query_run(cut[g], piece);
-    } else if (self_slots) {
-      out.query_rows_with_self_slots(cut[g], piece);
-    } else if (!blocks) {
-      out.query_rows(cut[g], piece);
-    } else {
-      const bool row_ends =
-          cut[g + 1] == total || std::binary_search(offsets.begin(), offsets.end(), cut[g + 1]);
-      if (row_ends && carry.empty()) {
-        deliver(piece, cut[g + 1]);
-      } else {
-        carry.insert(carry.end(), piece.begin(), piece.end());
-        if (row_ends) {
-          deliver(carry, cut[g + 1]);
-          carry.clear();
+  const ring_times times = copy_through_ring(
+      ring, copy, chunks,
+      [&](std::size_t g, std::uint32_t* slot) {
+        EPSJOIN_CUDA_TRY(cudaStreamWaitEvent(copy, filled.get(), 0));
+        EPSJOIN_CUDA_TRY(cudaMemcpyAsync(slot, table.data() + cut[g],
+                                         sizeof(std::uint32_t) * (cut[g + 1] - cut[g]),
+                                         cudaMemcpyDeviceToHost, copy));
+      },
+      [&](std::size_t g, const std::uint32_t* slot) {
+        const std::span<const std::uint32_t> piece(slot,
+                                                   static_cast<std::size_t>(cut[g + 1] - cut[g]));
+        if (runs_with_self) {
+          out.query_run(cut[g], piece);
+        } else if (self_slots) {
+          out.query_rows_with_self_slots(cut[g], piece);
+        } else if (!blocks) {
+          out.query_rows(cut[g], piece);
+        } else {
+          const bool row_ends = cut[g + 1] == total ||
+                                std::binary_search(offsets.begin(), offsets.end(), cut[g + 1]);
+          if (row_ends && carry.empty()) {
+            deliver(piece, cut[g + 1]);
+          } else {
+            carry.insert(carry.end(), piece.begin(), piece.end());
+            if (row_ends) {
+              deliver(carry, cut[g + 1]);
+              carry.clear();
+            }
+          }
         }
-      }
-    }
-    placing += wait.seconds();
-    // The slot just placed takes the chunk after the ones in flight.
-    if (issued < chunks) issue(issued++);
-    if (progress) progress(static_cast<double>(cut[g + 1]) / static_cast<double>(table_ids));
-  }
+        if (progress) progress(static_cast<double>(cut[g + 1]) / static_cast<double>(table_ids));
+      });
   // Trailing empty rows (or every row of an empty table).
   if (blocks && next_query < layout.queries) {
     out.row_block(next_query, {offsets.data() + next_query, layout.queries - next_query + 1}, {});
   }
   EPSJOIN_CUDA_TRY(cudaStreamSynchronize(compute));
   EPSJOIN_CUDA_TRY(cudaStreamSynchronize(copy));
-  stats.add_stage("fill+copy wait", waiting);
-  stats.add_stage("assembly", placing);
+  stats.add_stage("fill+copy wait", times.waiting);
+  stats.add_stage("assembly", times.placing);
   stats.notes.push_back({"fill kernels seconds", concat(filled.since(kernel_start) * 1e-3)});
   stats.notes.push_back({"segments", concat("1 of ", total, " ids, laid out in query order on the "
                                             "device; ", chunks, " pinned chunks of up to ",

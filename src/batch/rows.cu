@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "batch/pinned_ring.cuh"
 #include "batch/rows.cuh"
 #include "core/row_copy.hpp"
 #include "core/timer.hpp"
@@ -120,7 +121,7 @@ void run_row_segments(gpu_state& gpu, const row_counts& rc, std::span<const row_
     }
   }
   std::vector<cuda_event> kernel_start(segments.size()), kernel_end(segments.size());
-  std::vector<cuda_event> filled(buffers), copied(buffers), chunk_ready(ring.size());
+  std::vector<cuda_event> filled(buffers), copied(buffers);
   stats.add_stage("upload", clock.seconds());
 
   auto launch = [&](std::size_t s) {
@@ -134,48 +135,37 @@ void run_row_segments(gpu_state& gpu, const row_counts& rc, std::span<const row_
   std::size_t launched = 0;
   while (launched < std::min(buffers, segments.size())) launch(launched++);
 
-  std::size_t issued = 0;
-  auto issue = [&](std::size_t g) {
-    const chunk& c = chunks[g];
-    const std::size_t b = c.segment % buffers;
-    const std::size_t slot = g % ring.size();
-    EPSJOIN_CUDA_TRY(cudaStreamWaitEvent(copy, filled[b].get(), 0));
-    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(ring[slot].data(), device[b].data() + c.offset,
-                                     sizeof(std::uint32_t) * c.size, cudaMemcpyDeviceToHost, copy));
-    chunk_ready[slot].record(copy);
-    if (c.offset + c.size == segments[c.segment].size) {
-      // The segment's buffer is free once this copy is done: the segment after next may use it.
-      copied[b].record(copy);
-      if (launched < segments.size()) launch(launched++);
-    }
-  };
-
-  while (issued < std::min(chunks.size(), ring.size())) issue(issued++);
-  lay_out_rows();
-
   const row_layout layout{rc.offsets, rc.ids};
-  double waiting = 0, placing = 0;
   std::uint64_t done = 0;
-  for (std::size_t g = 0; g < chunks.size(); ++g) {
-    while (issued < chunks.size() && issued < g + ring.size()) issue(issued++);
-    stopwatch wait;
-    EPSJOIN_CUDA_TRY(cudaEventSynchronize(chunk_ready[g % ring.size()].get()));
-    waiting += wait.seconds();
-    wait.restart();
-    const chunk& c = chunks[g];
-    const std::span<const std::uint32_t> piece(ring[g % ring.size()].data(), c.size);
-    const std::uint64_t first = segments[c.segment].begin + c.offset;
-    out.rows(layout, first, piece);
-    placing += wait.seconds();
-    done += c.size;
-    if (progress) progress(static_cast<double>(done) / static_cast<double>(total));
-  }
+  const ring_times times = copy_through_ring(
+      ring, copy, chunks.size(),
+      [&](std::size_t g, std::uint32_t* slot) {
+        const chunk& c = chunks[g];
+        const std::size_t b = c.segment % buffers;
+        EPSJOIN_CUDA_TRY(cudaStreamWaitEvent(copy, filled[b].get(), 0));
+        EPSJOIN_CUDA_TRY(cudaMemcpyAsync(slot, device[b].data() + c.offset,
+                                         sizeof(std::uint32_t) * c.size, cudaMemcpyDeviceToHost,
+                                         copy));
+        if (c.offset + c.size == segments[c.segment].size) {
+          // The segment's buffer is free once this copy is done: the segment after next may use
+          // it.
+          copied[b].record(copy);
+          if (launched < segments.size()) launch(launched++);
+        }
+      },
+      [&](std::size_t g, const std::uint32_t* slot) {
+        const chunk& c = chunks[g];
+        out.rows(layout, segments[c.segment].begin + c.offset, {slot, c.size});
+        done += c.size;
+        if (progress) progress(static_cast<double>(done) / static_cast<double>(total));
+      },
+      lay_out_rows);
   EPSJOIN_CUDA_TRY(cudaStreamSynchronize(compute));
   EPSJOIN_CUDA_TRY(cudaStreamSynchronize(copy));
   double kernel = 0;
   for (std::size_t s = 0; s < segments.size(); ++s) kernel += kernel_end[s].since(kernel_start[s]) * 1e-3;
-  stats.add_stage("fill+copy wait", waiting);
-  stats.add_stage("assembly", placing);
+  stats.add_stage("fill+copy wait", times.waiting);
+  stats.add_stage("assembly", times.placing);
   stats.notes.push_back({"fill kernels seconds", concat(kernel)});
   stats.notes.push_back({"segments", concat(segments.size(), " of up to ", largest, " ids; ",
                                             chunks.size(), " pinned chunks of up to ", ring_ids,

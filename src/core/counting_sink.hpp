@@ -21,9 +21,9 @@ namespace epsjoin::detail {
 class counting_sink final : public result_sink, public self_slot_sink {
  public:
   explicit counting_sink(result_sink& inner) : inner_(inner) {}
-  /// Rows bound for a sink that keeps them in memory are checked against this budget first;
-  /// self pairs are put in on `threads` threads.
-  void set_budget(const memory_budget* budget, unsigned threads) {
+  /// Rows bound for a sink that keeps them in memory are checked against this budget first, and
+  /// held in it for the rest of the join; self pairs are put in on `threads` threads.
+  void set_budget(memory_budget* budget, unsigned threads) {
     budget_ = budget;
     threads_ = std::max(1u, threads);
   }
@@ -43,10 +43,11 @@ class counting_sink final : public result_sink, public self_slot_sink {
   row_destination begin_rows(std::span<const std::uint32_t> counts) override {
     const std::uint64_t sum = sum_counts(counts);
     if (budget_ != nullptr && inner_.keeps_result_in_memory()) {
-      // The table's exact size is known here, before any of it is allocated.
+      // The table's exact size is known here, before any of it is allocated. Held: what the
+      // engine keeps beside it (row cursors) must fit in what is left.
       const std::uint64_t ids = sum + (add_self_to_rows_ ? counts.size() : 0);
-      budget_->require_host((counts.size() + 1) * sizeof(std::uint64_t) + ids * sizeof(std::uint32_t),
-                            "the neighbour table");
+      budget_->hold_host((counts.size() + 1) * sizeof(std::uint64_t) + ids * sizeof(std::uint32_t),
+                         "the neighbour table");
     }
     rows_delivered_ = true;
     pairs_.fetch_add(sum, std::memory_order_relaxed);
@@ -148,7 +149,7 @@ class counting_sink final : public result_sink, public self_slot_sink {
   bool rows_delivered_ = false;
   std::vector<std::uint64_t> block_offsets_;
   std::vector<std::uint32_t> block_ids_;
-  const memory_budget* budget_ = nullptr;
+  memory_budget* budget_ = nullptr;
   unsigned threads_ = 1;
   double bytes_per_pair_ = 0;
   std::uint64_t available_ = 0;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "core/expects.hpp"
 #include "epsjoin/error.hpp"
@@ -98,11 +99,41 @@ std::string human_bytes(std::uint64_t bytes) {
 }  // namespace
 
 std::uint64_t memory_budget::host_available() const {
-  if (limits_.host_bytes > 0) return limits_.host_bytes;
-  std::uint64_t available = mem_available();
-  if (available == 0) available = machine_host_bytes();
-  const std::uint64_t left = cgroup_left();
-  return left > 0 ? std::min(available, left) : available;
+  std::uint64_t available = limits_.host_bytes;
+  if (available == 0) {
+    available = mem_available();
+    if (available == 0) available = machine_host_bytes();
+    const std::uint64_t left = cgroup_left();
+    if (left > 0) available = std::min(available, left);
+  }
+  return available > charged_ ? available - charged_ : 0;
+}
+
+host_charge memory_budget::charge_host(std::uint64_t bytes, const char* what) {
+  require_host(bytes, what);
+  charged_ += bytes;
+  return host_charge(this, bytes);
+}
+
+void memory_budget::hold_host(std::uint64_t bytes, const char* what) {
+  require_host(bytes, what);
+  charged_ += bytes;
+}
+
+host_charge::host_charge(host_charge&& other) noexcept
+    : budget_(std::exchange(other.budget_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
+
+host_charge& host_charge::operator=(host_charge&& other) noexcept {
+  if (this != &other) {
+    if (budget_ != nullptr) budget_->charged_ -= bytes_;
+    budget_ = std::exchange(other.budget_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+host_charge::~host_charge() {
+  if (budget_ != nullptr) budget_->charged_ -= bytes_;
 }
 
 void memory_budget::require_host(std::uint64_t bytes, const char* what) const {
@@ -114,7 +145,10 @@ void memory_budget::require_host(std::uint64_t bytes, std::uint64_t available,
   if (bytes <= available) return;
   throw out_of_memory(concat(
       what, " needs ", human_bytes(bytes), " of host memory but ", human_bytes(available),
-      limits_.host_bytes > 0 ? " are allowed (the memory limit)" : " are available",
+      limits_.host_bytes > 0 ? " are allowed (the memory limit" : " are available",
+      limits_.host_bytes > 0 && charged_ > 0
+          ? concat(", less ", human_bytes(charged_), " the join holds already)")
+          : std::string(limits_.host_bytes > 0 ? ")" : ""),
       ": write it to a file (epsjoin join --output FILE streams it), count it instead "
       "(--format count), or raise the limit (--memory-limit)"));
 }

@@ -20,6 +20,28 @@ struct memory_overrides {
   std::uint64_t batches = 0;      ///< pair pipeline: plan this many batches of batch_pairs
 };
 
+class memory_budget;
+
+/// Host memory an engine holds beside its result (see memory_budget::charge_host), given back
+/// when this goes.
+class [[nodiscard]] host_charge {
+ public:
+  host_charge() = default;
+  host_charge(host_charge&& other) noexcept;
+  host_charge& operator=(host_charge&& other) noexcept;
+  host_charge(const host_charge&) = delete;
+  host_charge& operator=(const host_charge&) = delete;
+  ~host_charge();
+  std::uint64_t bytes() const noexcept { return bytes_; }
+
+ private:
+  friend class memory_budget;
+  host_charge(memory_budget* budget, std::uint64_t bytes) noexcept
+      : budget_(budget), bytes_(bytes) {}
+  memory_budget* budget_ = nullptr;
+  std::uint64_t bytes_ = 0;
+};
+
 class memory_budget {
  public:
   memory_budget() = default;
@@ -29,8 +51,16 @@ class memory_budget {
   /// Host bytes a join may use: the user's limit, else what the machine and its cgroup allow.
   std::uint64_t host_bytes() const;
   /// Host bytes a result held in memory may take now: the user's limit when set, else what the
-  /// machine has available (MemAvailable) and its cgroup has left, whichever is less.
+  /// machine has available (MemAvailable) and its cgroup has left, whichever is less; in both
+  /// cases less what the join holds through charge_host.
   std::uint64_t host_available() const;
+  /// Host memory the engine is about to hold beside the result until the join ends (the
+  /// bookkeeping of rows written in place: row cursors, a row scatter's spans): refused as a
+  /// result over the limit is (require_host), else taken off host_available() while the
+  /// returned charge lives, so the table laid out next is checked against what is left.
+  host_charge charge_host(std::uint64_t bytes, const char* what);
+  /// charge_host for memory held until the join ends (the neighbour table a sink keeps).
+  void hold_host(std::uint64_t bytes, const char* what);
   /// Throws out_of_memory, before anything is allocated, when a result of `bytes` held in memory
   /// would not fit host_available(); the message says what it needs, what there is and what to do.
   void require_host(std::uint64_t bytes, const char* what) const;
@@ -50,10 +80,15 @@ class memory_budget {
 
   const memory_limits& limits() const noexcept { return limits_; }
   const memory_overrides& overrides() const noexcept { return overrides_; }
+  /// Host bytes held through charge_host now.
+  std::uint64_t host_charged() const noexcept { return charged_; }
 
  private:
+  friend class host_charge;
   memory_limits limits_;
   memory_overrides overrides_;
+  // Charged and given back by the thread that plans the join, never concurrently.
+  std::uint64_t charged_ = 0;
 };
 
 /// The overrides among a join's parameters (each engine declares the ones it honours, as

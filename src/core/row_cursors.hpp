@@ -19,6 +19,11 @@ class row_cursors {
   /// Row of position p starts at dest.starts[ids[p]]; claims are atomic when `concurrent`.
   row_cursors(const row_destination& dest, std::span<const std::uint32_t> ids, bool concurrent,
               unsigned threads);
+  /// Host bytes the cursors of `positions` rows take: what an engine charges the memory budget
+  /// (memory_budget::charge_host) before it makes them.
+  static std::uint64_t bytes_for(std::uint64_t positions) noexcept {
+    return positions * sizeof(std::uint64_t);
+  }
 
   /// n slots of position p's row; where the first one is.
   std::uint32_t* claim(std::uint32_t position, std::uint64_t n) const {

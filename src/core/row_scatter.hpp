@@ -22,6 +22,12 @@ class row_scatter_sink final : public result_sink {
     }
   }
 
+  /// Host bytes the bookkeeping of `queries` rows takes: what an engine charges the memory
+  /// budget (memory_budget::charge_host) before it makes one.
+  static std::uint64_t bytes_for(std::uint64_t queries) noexcept {
+    return queries * sizeof(row_span);
+  }
+
   void consume(std::span<const index_pair> pairs) override {
     for (const index_pair& p : pairs) {
       const std::uint64_t at = std::atomic_ref<std::uint64_t>(rows_[p.query].cursor)

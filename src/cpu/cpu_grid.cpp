@@ -367,6 +367,8 @@ void run_precision(join_request& req, const cpu_grid_params& params, const grid:
     const row_destination dest = rows_out.lay_out(by_query);
     if (halved) {
       by_query = {};
+      const host_charge cursors = req.budget.charge_host(
+          row_cursors::bytes_for(queries.permutation.size()), "the row cursors");
       const row_cursors shared(dest, queries.permutation, threads > 1, threads);
       stats.add_stage("rows", clock.seconds());
       clock.restart();
@@ -375,6 +377,8 @@ void run_precision(join_request& req, const cpu_grid_params& params, const grid:
       pattern_note = concat(pattern_note, " (count and fill)");
     } else {
       counted.counts = {};
+      const host_charge spans =
+          req.budget.charge_host(row_scatter_sink::bytes_for(by_query.size()), "the row cursors");
       row_scatter_sink rows(dest, by_query);
       stats.add_stage("rows", clock.seconds());
       clock.restart();

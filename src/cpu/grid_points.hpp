@@ -1,19 +1,10 @@
 #pragma once
 // cpu-grid's copies of the points in cell order, in the precision of the computation, and the
-// thresholds that make the float32 computation exact.
+// rounding float32 brings (its band: float_band.hpp).
 //
 // Low dimensions (d <= soa_max_dims) are stored by column (one array per dimension), so a
 // distance loop runs over many candidates at once in SIMD lanes; higher dimensions are stored
 // by row, so a distance loop can stop once its partial sum passes eps^2.
-//
-// float32: the squared distance s computed in float32 from float32 coordinates is within a proven
-// bound of the exact one. With D the exact distance and D' the distance between the float32-rounded
-// points, |D' - D| <= delta (the rounding of the coordinates, measured while converting) and
-// |s - D'^2| <= gamma D'^2 + tiny (gamma = (d + 3) 2^-24, tiny covers underflow). Hence
-//   s <= lo = (1 - gamma) (eps - delta)^2 - tiny  implies D <= eps  (a sure pair),
-//   s >  hi = (1 + gamma) (eps + delta)^2 + tiny  implies D >  eps  (a sure non-pair),
-// and only the few candidates in between are recomputed in float64 from the input values, exactly
-// as the oracle computes them. The float32 result therefore equals the float64 one.
 
 #include <cstddef>
 #include <cstdint>
@@ -21,6 +12,7 @@
 #include <span>
 #include <vector>
 
+#include "cpu/float_band.hpp"
 #include "epsjoin/dataset.hpp"
 
 namespace epsjoin::detail::cpu {
@@ -28,12 +20,6 @@ namespace epsjoin::detail::cpu {
 inline constexpr std::size_t soa_max_dims = 8;
 /// Zeros after each column of a by-column block.
 inline constexpr std::size_t column_pad = 16;
-
-template <class T>
-struct thresholds {
-  T lo;  ///< s <= lo: within eps for sure
-  T hi;  ///< s > hi: beyond eps for sure; otherwise recompute in float64
-};
 
 /// The engine's copy of one point set, position order (cell order) of its index.
 template <class T>
@@ -61,13 +47,5 @@ template <class T>
 point_block<T> gather_block(dataset_view input, std::span<const std::uint32_t> permutation,
                             std::span<const int> dim_order, std::span<const double> center,
                             bool by_column, unsigned threads);
-
-/// lo and hi for float32 given eps, d and the rounding of both sides; for double lo = hi = eps^2.
-thresholds<float> float_thresholds(double eps, std::size_t d, std::span<const double> rounding_a,
-                                   std::span<const double> rounding_b);
-inline thresholds<double> double_thresholds(double eps) { return {eps * eps, eps * eps}; }
-
-/// The oracle's test on input rows: sum over columns in order of (a - b)^2 <= eps^2, in float64.
-bool exact_within(dataset_view a, std::size_t i, dataset_view b, std::size_t j, double eps2);
 
 }  // namespace epsjoin::detail::cpu

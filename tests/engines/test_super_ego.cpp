@@ -114,6 +114,72 @@ TEST(super_ego, decides_pairs_at_exactly_eps_like_the_oracle) {
   }
 }
 
+// The self-join of `pts` into a CSR table (super-ego's count-then-fill row path) and into a
+// per-point counter, both against the oracle's pairs.
+void expect_rows_and_counts(const engine_config& config, const dataset& pts, double eps,
+                            const std::vector<index_pair>& expected) {
+  resources res(3);
+  join_options opt;
+  opt.eps = eps;
+  opt.engine = config.engine;
+  opt.params = config.params;
+  opt.precision = config.precision;
+  csr_sink csr(true);
+  self_join(res, pts.view(), opt, csr);
+  const neighbor_table table = csr.release();
+  std::vector<index_pair> from_rows;
+  for (std::size_t i = 0; i < table.n_queries(); ++i) {
+    for (const std::uint32_t j : table.row(i)) {
+      from_rows.push_back({static_cast<std::uint32_t>(i), j});
+    }
+  }
+  EXPECT_EQ(from_rows, expected);
+  std::vector<std::uint64_t> per_point(pts.n(), 0);
+  for (const index_pair& p : expected) ++per_point[p.query];
+  count_sink counter(true);
+  self_join(res, pts.view(), opt, counter);
+  EXPECT_EQ(counter.per_point(), per_point);
+}
+
+// The same ties in float32 arithmetic, from float64 and float32 input, in 1 to 3 dimensions and
+// far from the origin: the float32 sums land on either side of eps^2 by rounding, and only the
+// float64 re-check of the band decides them as the oracle does. Every output form: pairs, rows
+// (count then fill) and counts.
+TEST(super_ego, float32_decides_pairs_at_exactly_eps_like_the_oracle) {
+  std::vector<dataset> sets;
+  for (std::size_t d : {1u, 2u, 3u}) {
+    const int side = d == 1 ? 60 : d == 2 ? 12 : 6;
+    for (double offset : {0.0, 1e3}) {
+      std::vector<double> v;
+      std::vector<int> c(d, 0);
+      for (;;) {
+        for (std::size_t j = 0; j < d; ++j) v.push_back(offset + 0.1 * c[j]);
+        std::size_t j = 0;
+        while (j < d && ++c[j] == side) c[j++] = 0;
+        if (j == d) break;
+      }
+      sets.emplace_back(std::move(v), d);
+    }
+  }
+  sets.push_back(dataset::to_f32(sets[2].view()));
+  const std::vector<std::map<std::string, std::string>> configs = {
+      {}, {{"leaf", "1"}, {"chunk", "2"}}, {{"prune", "ego"}, {"leaf", "3"}, {"simd", "off"}}};
+  for (const dataset& pts : sets) {
+    for (const auto& params : configs) {
+      SCOPED_TRACE(testing::Message() << "d " << pts.d() << ", " << to_string(pts.type())
+                                      << ", first " << pts.view().at(0, 0) << ", "
+                                      << params.size() << " params");
+      const engine_config config{"super-ego", params, scalar_type::f32};
+      const auto expected = run_collect({"brute-cpu"}, pts.view(), pts.view(), true, 0.1);
+      EXPECT_FALSE(expected.empty());
+      EXPECT_EQ(run_collect(config, pts.view(), pts.view(), true, 0.1), expected);
+      const auto cross_expected = run_collect({"brute-cpu"}, pts.view(), pts.view(), false, 0.1);
+      EXPECT_EQ(run_collect(config, pts.view(), pts.view(), false, 0.1), cross_expected);
+      expect_rows_and_counts(config, pts, 0.1, expected);
+    }
+  }
+}
+
 // Input type and computation type chosen independently.
 TEST(super_ego, computes_in_the_requested_precision_from_either_input_type) {
   const dataset f64 = expo_points(2000, 4, test::test_seed() + 2);

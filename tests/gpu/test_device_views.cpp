@@ -128,7 +128,9 @@ void check_engine(const std::string& engine, bool fills_on_device) {
             }
             EXPECT_EQ(stats.pairs + stats.self_pairs, got.n_pairs());
             EXPECT_EQ(stats.h2d_point_bytes, 0u);
-            if (fills_on_device && n > 0) EXPECT_EQ(stats.h2d_result_bytes, 0u);
+            if (fills_on_device && n > 0) {
+              EXPECT_EQ(stats.h2d_result_bytes, 0u);
+            }
 
             epsjoin::count_sink counts(true);
             const epsjoin::join_stats counted =

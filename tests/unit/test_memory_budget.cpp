@@ -164,5 +164,81 @@ TEST(memory_budget, pairs_kept_in_memory_are_bounded_as_they_arrive) {
   }
 }
 
+// A charge is refused as a result over the limit is, and takes its bytes off what is available
+// while it lives; a hold keeps them for the rest of the join (the budget's life).
+TEST(memory_budget, charges_come_off_what_is_available_while_they_live) {
+  memory_limits limits;
+  limits.host_bytes = 10000;
+  memory_budget budget(limits, {});
+  {
+    const host_charge cursors = budget.charge_host(6000, "the row cursors");
+    EXPECT_EQ(cursors.bytes(), 6000u);
+    EXPECT_EQ(budget.host_available(), 4000u);
+    EXPECT_THROW(budget.require_host(4001, "the neighbour table"), out_of_memory);
+    EXPECT_NO_THROW(budget.require_host(4000, "the neighbour table"));
+    host_charge moved = budget.charge_host(1000, "more");
+    const host_charge taken = std::move(moved);
+    EXPECT_EQ(budget.host_charged(), 7000u);
+  }
+  EXPECT_EQ(budget.host_charged(), 0u);
+  EXPECT_EQ(budget.host_available(), 10000u);
+  EXPECT_THROW((void)budget.charge_host(10001, "the row cursors"), out_of_memory);
+  EXPECT_EQ(budget.host_charged(), 0u);
+  budget.hold_host(2500, "the neighbour table");
+  try {
+    (void)budget.charge_host(7501, "the row cursors");
+    FAIL() << "expected out_of_memory";
+  } catch (const out_of_memory& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("the row cursors needs 7.3 KiB of host memory but 7.3 KiB are allowed "
+                        "(the memory limit, less 2.4 KiB the join holds already)"),
+              std::string::npos)
+        << what;
+  }
+}
+
+// The rows an engine writes in place need their cursors (8 bytes a row) or a row scatter's
+// spans (16) beside the table: a limit that holds the table but not both is refused with the
+// budget's message before the fill, not by a failed allocation; exactly enough goes through.
+TEST(memory_budget, row_cursors_beside_an_in_memory_table_are_charged) {
+  const int n = 1000;
+  const std::vector<double> coords = lattice(n);
+  const dataset_view view{coords.data(), coords.size() / 2, 2};
+  const std::uint64_t table = (n + 1) * sizeof(std::uint64_t);  // no pair within eps
+  struct engine_case {
+    const char* engine;
+    param_map params;
+    std::uint64_t bookkeeping;
+  };
+  for (const engine_case& c :
+       std::vector<engine_case>{{"super-ego", {}, 8u * n},
+                                {"cpu-grid", {{"fill", "halved"}}, 8u * n},
+                                {"cpu-grid", {{"fill", "full"}}, 16u * n}}) {
+    SCOPED_TRACE(testing::Message() << c.engine << " " << c.params.size());
+    join_options opt;
+    opt.eps = 1e-4;
+    opt.engine = c.engine;
+    opt.params = c.params;
+    resources res(2);
+    res.set_memory({table + c.bookkeeping - 1, 0});
+    csr_sink refused;
+    try {
+      self_join(res, view, opt, refused);
+      FAIL() << "expected out_of_memory";
+    } catch (const out_of_memory& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("the row cursors needs"), std::string::npos) << what;
+      EXPECT_NE(what.find("(the memory limit, less 7.8 KiB the join holds already)"),
+                std::string::npos)
+          << what;
+    }
+    res.set_memory({table + c.bookkeeping, 0});
+    csr_sink kept;
+    const join_stats stats = self_join(res, view, opt, kept);
+    EXPECT_EQ(stats.pairs, 0u);
+    EXPECT_EQ(kept.table().offsets.size(), static_cast<std::size_t>(n) + 1);
+  }
+}
+
 }  // namespace
 }  // namespace epsjoin::detail

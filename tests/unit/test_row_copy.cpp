@@ -146,10 +146,14 @@ TEST(copy_query_rows, pieces_land_in_their_rows_with_and_without_gaps) {
       }
       for (std::size_t q = 0; q < n; ++q) {
         for (std::uint64_t i = c.offsets[q]; i < c.offsets[q + 1]; ++i) {
-          ASSERT_EQ(c.table[c.starts[q] + (i - c.offsets[q])], c.layout[i]) << "n " << n << " row " << q;
+          ASSERT_EQ(c.table[c.starts[q] + (i - c.offsets[q])], c.layout[i])
+              << "n " << n << " row " << q;
         }
         // The gap before each row is left alone.
-        if (gap > 0) ASSERT_EQ(c.table[c.starts[q] - 1], 0xdeadbeefu) << "n " << n << " row " << q;
+        // Braced: ASSERT_EQ expands to an if-else, which an unbraced if would dangle over.
+        if (gap > 0) {
+          ASSERT_EQ(c.table[c.starts[q] - 1], 0xdeadbeefu) << "n " << n << " row " << q;
+        }
       }
     }
   }

@@ -27,6 +27,7 @@ struct join_counters {
   std::uint64_t candidates = 0;  ///< distances computed
   std::uint64_t nodes = 0;       ///< pairs of parts examined by the recursion
   std::uint64_t leaves = 0;      ///< pairs of leaves joined by brute force
+  std::uint64_t rechecks = 0;    ///< float32 sums in the band, decided in float64
 };
 
 /// Everything a join of A (queries) against B reads; in a self-join a and b are the same.
@@ -37,10 +38,15 @@ struct join_inputs {
   const sorted_points<T>& b;
   const ego_tree<T>& tree_b;
   const grid& cells;
-  T eps2;              ///< eps^2 in the computation type: the leaf's test
-  double box_limit;    ///< eps^2 * (1 + 2^-20): the box test's (see box_distance2)
+  T eps2;              ///< the leaf's test: a sum at most this is a hit
+  double box_limit;    ///< radius^2 * (1 + 2^-20): the box test's (see box_distance2)
   prune_rule rule;
   bool self_join;      ///< only pairs (i, j) with j > i in EGO position are computed
+  /// float32's band (cpu/float_band.hpp): sums above eps2 and at most band_hi are decided in
+  /// float64 through `exact`. Null: the leaf's test is final. With a band, the grid and
+  /// box_limit are built for the radius sqrt(band_hi), so no pair the band may hold is pruned.
+  const exact_check* exact = nullptr;
+  T band_hi = 0;
 };
 
 /// One worker's join. `Out` receives begin_leaf(b0, b1), then per A position i either
@@ -106,12 +112,16 @@ class ego_joiner {
     const leaf_scope<T> scope{&in_.a,
                               columns_.data(),
                               in_.b.column_stride,
+                              in_.b.ids.data(),
                               a0,
                               a1,
                               b0,
                               b1,
                               in_.self_join,
                               in_.eps2,
+                              in_.band_hi,
+                              in_.exact,
+                              &counters_.rechecks,
                               in_.tree_b.lower(vb),
                               in_.tree_b.upper(vb),
                               in_.rule == prune_rule::box,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "core/expects.hpp"
 #include "core/parallel.hpp"
@@ -12,54 +13,74 @@ namespace epsjoin::detail::ego {
 
 namespace {
 
+// With `center` (float32 from float64 input), center[original dimension] is subtracted in float64
+// before the conversion, and the largest |converted - exact| of each reordered dimension is
+// folded into `rounding`.
 template <class T, class In>
 void convert_rows(const In* in, std::size_t n, std::size_t d, const std::vector<std::size_t>& order,
-                  T* out, unsigned threads) {
-  parallel_for(threads, n, 1 << 13, [&](std::size_t i0, std::size_t i1, unsigned) {
+                  const double* center, T* out, std::vector<double>& rounding, unsigned threads) {
+  std::vector<std::vector<double>> worst(std::max(1u, threads), std::vector<double>(d, 0.0));
+  parallel_for(threads, n, 1 << 13, [&](std::size_t i0, std::size_t i1, unsigned w) {
+    std::vector<double>& err = worst[w];
     for (std::size_t i = i0; i < i1; ++i) {
       const In* src = in + i * d;
       T* dst = out + i * d;
-      for (std::size_t k = 0; k < d; ++k) dst[k] = static_cast<T>(src[order[k]]);
-      if constexpr (sizeof(T) < sizeof(In)) {
-        // A float64 beyond the float32 range would become inf, and inf - inf a NaN that loses
-        // pairs silently.
-        for (std::size_t k = 0; k < d; ++k) {
-          EPSJOIN_EXPECTS(std::isfinite(dst[k]), "super-ego: point ", i, ", dimension ", order[k],
-                          " is ", src[order[k]], ", beyond the float32 range; use float64 "
-                          "precision");
-        }
+      if (center == nullptr) {
+        for (std::size_t k = 0; k < d; ++k) dst[k] = static_cast<T>(src[order[k]]);
+        continue;
+      }
+      for (std::size_t k = 0; k < d; ++k) {
+        const double y = static_cast<double>(src[order[k]]) - center[order[k]];
+        dst[k] = static_cast<T>(y);
+        // |y - exact difference| <= 2^-53 |y|; counted twice over for safety.
+        err[k] = std::max(err[k],
+                          std::fabs(static_cast<double>(dst[k]) - y) + std::fabs(y) * 0x1p-52);
+      }
+      // A float64 beyond the float32 range would become inf, and inf - inf a NaN that loses
+      // pairs silently.
+      for (std::size_t k = 0; k < d; ++k) {
+        EPSJOIN_EXPECTS(std::isfinite(dst[k]), "super-ego: point ", i, ", dimension ", order[k],
+                        " is ", src[order[k]], ", beyond the float32 range; use float64 "
+                        "precision");
       }
     }
   });
+  for (const auto& err : worst) {
+    for (std::size_t k = 0; k < d; ++k) rounding[k] = std::max(rounding[k], err[k]);
+  }
 }
 
 template <class T>
-sorted_points<T> convert(dataset_view v, const std::vector<std::size_t>& order, unsigned threads) {
+sorted_points<T> convert(dataset_view v, const std::vector<std::size_t>& order,
+                         const std::vector<double>& center, std::vector<double>& rounding,
+                         unsigned threads) {
   sorted_points<T> p;
   p.n = v.n;
   p.d = order.size();
   p.values.resize(p.n * p.d);
+  const double* c = center.empty() ? nullptr : center.data();
   if (v.type == scalar_type::f64) {
-    convert_rows(static_cast<const double*>(v.data), v.n, p.d, order, p.values.data(), threads);
+    convert_rows(static_cast<const double*>(v.data), v.n, p.d, order, c, p.values.data(), rounding,
+                 threads);
   } else {
-    convert_rows(static_cast<const float*>(v.data), v.n, p.d, order, p.values.data(), threads);
+    convert_rows(static_cast<const float*>(v.data), v.n, p.d, order, c, p.values.data(), rounding,
+                 threads);
   }
   return p;
 }
 
-// Per-dimension minimum and maximum of the converted values, folded into lo and hi.
-template <class T>
-void fold_bounds(const sorted_points<T>& p, std::vector<double>& lo, std::vector<double>& hi,
-                 unsigned threads) {
-  const std::size_t d = p.d;
+// Per-dimension minimum and maximum of n rows of d values, folded into lo and hi.
+template <class V>
+void fold_bounds(const V* values, std::size_t n, std::size_t d, std::vector<double>& lo,
+                 std::vector<double>& hi, unsigned threads) {
   const std::size_t grain = 1 << 14;
-  const std::size_t blocks = (p.n + grain - 1) / grain;
+  const std::size_t blocks = (n + grain - 1) / grain;
   std::vector<double> block_lo(blocks * d), block_hi(blocks * d);
-  parallel_for(threads, p.n, grain, [&](std::size_t i0, std::size_t i1, unsigned) {
+  parallel_for(threads, n, grain, [&](std::size_t i0, std::size_t i1, unsigned) {
     // Local minima and maxima, stored once: blocks' slots share cache lines.
-    std::vector<double> bl(p.row(i0), p.row(i0) + d), bh = bl;
+    std::vector<double> bl(values + i0 * d, values + (i0 + 1) * d), bh = bl;
     for (std::size_t i = i0; i < i1; ++i) {
-      const T* r = p.row(i);
+      const V* r = values + i * d;
       for (std::size_t k = 0; k < d; ++k) {
         bl[k] = std::min(bl[k], static_cast<double>(r[k]));
         bh[k] = std::max(bh[k], static_cast<double>(r[k]));
@@ -74,6 +95,34 @@ void fold_bounds(const sorted_points<T>& p, std::vector<double>& lo, std::vector
       hi[k] = std::max(hi[k], block_hi[b * d + k]);
     }
   }
+}
+
+void fold_input_bounds(dataset_view v, std::vector<double>& lo, std::vector<double>& hi,
+                       unsigned threads) {
+  if (v.type == scalar_type::f64) {
+    fold_bounds(static_cast<const double*>(v.data), v.n, v.d, lo, hi, threads);
+  } else {
+    fold_bounds(static_cast<const float*>(v.data), v.n, v.d, lo, hi, threads);
+  }
+}
+
+// float32 from float64 input: the middle of both sets' range per original dimension; else none.
+template <class T>
+std::vector<double> centers(dataset_view queries, dataset_view data, bool self_join,
+                            unsigned threads) {
+  const bool rounds = std::is_same_v<T, float> &&
+                      (queries.type == scalar_type::f64 || data.type == scalar_type::f64);
+  if (!rounds) return {};
+  const std::size_t d = queries.d;
+  std::vector<double> lo(d, std::numeric_limits<double>::infinity());
+  std::vector<double> hi(d, -std::numeric_limits<double>::infinity());
+  fold_input_bounds(queries, lo, hi, threads);
+  if (!self_join) fold_input_bounds(data, lo, hi, threads);
+  std::vector<double> center(d, 0.0);
+  for (std::size_t k = 0; k < d; ++k) {
+    if (lo[k] <= hi[k]) center[k] = lo[k] / 2 + hi[k] / 2;  // halves first: no overflow
+  }
+  return center;
 }
 
 template <class T>
@@ -109,17 +158,19 @@ template <class T>
 prepared<T> prepare_points(dataset_view queries, dataset_view data, bool self_join,
                            const std::vector<std::size_t>& order, double eps, unsigned threads) {
   prepared<T> p;
-  p.a = convert<T>(queries, order, threads);
-  if (!self_join) p.b = convert<T>(data, order, threads);
   const std::size_t d = order.size();
-  std::vector<double> lo(d, std::numeric_limits<double>::infinity());
-  std::vector<double> hi(d, -std::numeric_limits<double>::infinity());
-  fold_bounds(p.a, lo, hi, threads);
-  if (!self_join) fold_bounds(p.b, lo, hi, threads);
+  const std::vector<double> center = centers<T>(queries, data, self_join, threads);
+  p.rounding.assign(d, 0.0);
+  p.a = convert<T>(queries, order, center, p.rounding, threads);
+  if (!self_join) p.b = convert<T>(data, order, center, p.rounding, threads);
+  p.lower.assign(d, std::numeric_limits<double>::infinity());
+  p.upper.assign(d, -std::numeric_limits<double>::infinity());
+  fold_bounds(p.a.values.data(), p.a.n, d, p.lower, p.upper, threads);
+  if (!self_join) fold_bounds(p.b.values.data(), p.b.n, d, p.lower, p.upper, threads);
   for (std::size_t k = 0; k < d; ++k) {
-    if (lo[k] > hi[k]) lo[k] = hi[k] = 0.0;  // both sets empty
+    if (p.lower[k] > p.upper[k]) p.lower[k] = p.upper[k] = 0.0;  // both sets empty
   }
-  p.geometry = make_grid(eps, lo, hi);
+  p.geometry = make_grid(eps, p.lower, p.upper);
   return p;
 }
 

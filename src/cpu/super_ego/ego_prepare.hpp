@@ -15,10 +15,18 @@ template <class T>
 struct prepared {
   grid geometry;           ///< over both sets, in the reordered dimensions
   sorted_points<T> a, b;   ///< queries and indexed points; b stays empty in a self-join
+  /// [d] per reordered dimension, the smallest and largest converted coordinate of both sets
+  std::vector<double> lower, upper;
+  /// [d] per reordered dimension, the largest |converted - exact| of both sets: nonzero only
+  /// for float32 from float64 input, which is centred first (see prepare_points)
+  std::vector<double> rounding;
 };
 
 /// Converts both sets to T with dimensions in `order` (order[k] = original dimension placed
-/// k-th) and builds the grid over both. The points are in input order until index_points.
+/// k-th) and builds the grid over both for radius `eps`. float32 from float64 input is centred
+/// first (the middle of both sets' range subtracted, in float64), which keeps the rounding of
+/// data far from the origin small, and the rounding is measured. The points are in input order
+/// until index_points.
 template <class T>
 prepared<T> prepare_points(dataset_view queries, dataset_view data, bool self_join,
                            const std::vector<std::size_t>& order, double eps, unsigned threads);

@@ -12,8 +12,10 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <cmath>
 #include <memory>
 #include <string>
+#include <type_traits>
 
 #include "core/builtin_engines.hpp"
 #include "core/delivery.hpp"
@@ -23,6 +25,7 @@
 #include "core/row_cursors.hpp"
 #include "core/static_dim.hpp"
 #include "core/timer.hpp"
+#include "cpu/float_band.hpp"
 #include "cpu/super_ego/dim_order.hpp"
 #include "cpu/super_ego/ego_join.hpp"
 #include "cpu/super_ego/ego_output.hpp"
@@ -149,6 +152,7 @@ join_counters join_all(join_request& req, const join_inputs<T>& in, const super_
     total.candidates += counters[t].candidates;
     total.nodes += counters[t].nodes;
     total.leaves += counters[t].leaves;
+    total.rechecks += counters[t].rechecks;
   }
   return total;
 }
@@ -209,6 +213,8 @@ join_counters join_rows(join_request& req, const join_inputs<T>& in, const super
   delivery out(req.sink, threads);
   const row_destination dest = out.lay_out(by_query);
   by_query = {};
+  const host_charge cursors = req.budget.charge_host(row_cursors::bytes_for(in.a.n),
+                                                     "the row cursors");
   const row_cursors rows(dest, std::span<const std::uint32_t>(in.a.ids.data(), in.a.n),
                          threads > 1, threads);
   req.stats.add_stage("rows", clock.seconds());
@@ -223,6 +229,7 @@ join_counters join_rows(join_request& req, const join_inputs<T>& in, const super
   total.candidates += filled.candidates;
   total.nodes += filled.nodes;
   total.leaves += filled.leaves;
+  total.rechecks += filled.rechecks;
   return total;
 }
 
@@ -234,6 +241,23 @@ void run_typed(join_request& req, const super_ego_params& p) {
       dimension_order(req.queries, req.data, req.options.eps, p.reorder, threads);
   prepared<T> prep = prepare_points<T>(req.queries, req.data, req.self_join, order,
                                        req.options.eps, threads);
+
+  const double eps2 = req.options.eps * req.options.eps;
+  auto eps2_t = static_cast<T>(eps2);
+  T band_hi = eps2_t;
+  double radius = req.options.eps;
+  const exact_check exact{req.queries, req.self_join ? req.queries : req.data, eps2};
+  if constexpr (std::is_same_v<T, float>) {
+    // float32 decides as float64 does (DESIGN.md, numerics): sums at most lo are hits, those up
+    // to hi are re-checked from the caller's points. The grid and the boxes are built for the
+    // radius of hi, so no pair the band may hold is pruned.
+    const cpu::thresholds<float> t =
+        cpu::float_thresholds(req.options.eps, prep.a.d, prep.rounding, prep.rounding);
+    eps2_t = t.lo;
+    band_hi = t.hi;
+    radius = std::sqrt(static_cast<double>(t.hi));
+    prep.geometry = make_grid(radius, prep.lower, prep.upper);
+  }
   req.stats.add_stage("prepare", clock.seconds());
 
   clock.restart();
@@ -246,16 +270,17 @@ void run_typed(join_request& req, const super_ego_params& p) {
   req.stats.add_stage("index", clock.seconds());
 
   clock.restart();
-  const double eps2 = req.options.eps * req.options.eps;
   const join_inputs<T> in{a,
                           tree_a,
                           b,
                           req.self_join ? tree_a : tree_b,
                           prep.geometry,
-                          static_cast<T>(eps2),
-                          eps2 * (1.0 + 0x1p-20),
+                          eps2_t,
+                          radius * radius * (1.0 + 0x1p-20),
                           p.prune,
-                          req.self_join};
+                          req.self_join,
+                          std::is_same_v<T, float> ? &exact : nullptr,
+                          band_hi};
   join_counters c;
   if (delivery(req.sink, threads, req.self_join).form() == delivery_form::rows) {
     c = join_rows<T>(req, in, p);
@@ -276,6 +301,9 @@ void run_typed(join_request& req, const super_ego_params& p) {
                                                   std::to_string(p.chunk));
   req.stats.notes.emplace_back("recursion nodes", std::to_string(c.nodes));
   req.stats.notes.emplace_back("leaf joins", std::to_string(c.leaves));
+  if (std::is_same_v<T, float>) {
+    req.stats.notes.emplace_back("float64 re-checks", std::to_string(c.rechecks));
+  }
   req.stats.notes.emplace_back("leaf vectors", p.simd && isa::cpu_has_v3() ? "32-byte (AVX2)"
                                                                          : "16-byte");
 }
