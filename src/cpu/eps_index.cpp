@@ -170,8 +170,8 @@ eps_index::eps_index(resources& res, dataset_view data, double max_eps, const in
     grid_points = s.units.view();
     s.build.notes.emplace_back("unit-vector radius", concat(s.grid_eps));
   }
-  grid::column_stats stats = grid::compute_column_stats(grid_points, threads);
-  if (s.precision == scalar_type::f32 && !cpu::fits_float(stats, cpu::column_centers(stats))) {
+  detail::grid::column_stats stats = detail::grid::compute_column_stats(grid_points, threads);
+  if (s.precision == scalar_type::f32 && !detail::cpu::fits_float(stats, detail::cpu::column_centers(stats))) {
     s.precision = scalar_type::f64;
     s.build.precision = s.precision;
     s.build.notes.emplace_back("precision", "float64: coordinates exceed the float32 range");

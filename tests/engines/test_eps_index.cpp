@@ -47,7 +47,7 @@ void check_query(const epsjoin::eps_index& index, const dataset& data, const dat
   SCOPED_TRACE(testing::Message() << "eps " << eps << (queries ? ", A x B (" : ", self (")
                                   << (queries ? queries->n() : data.n()) << " queries), seed "
                                   << epsjoin::test::test_seed());
-  const dataset_view q = queries ? queries->view() : data.view();
+  const epsjoin::dataset_view q = queries ? queries->view() : data.view();
   const auto expected = epsjoin::test::run_collect({"brute-cpu"}, q, data.view(), !queries, eps);
   epsjoin::join_stats stats;
   const auto got = index_pairs(index, queries, eps, &stats);
@@ -149,11 +149,12 @@ std::vector<index_case> index_cases() {
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(shapes, eps_index_test, testing::ValuesIn(index_cases()),
-                         [](const testing::TestParamInfo<index_case>& info) {
-                           const auto [k, n, d, p] = info.param;
-                           return epsjoin::test::to_string(k) + "_n" + std::to_string(n) + "_d" +
-                                  std::to_string(d) + "_" + std::string(epsjoin::to_string(p));
-                         });
+std::string index_case_name(const testing::TestParamInfo<index_case>& param) {
+  const auto& [k, n, d, p] = param.param;
+  return epsjoin::test::to_string(k) + "_n" + std::to_string(n) + "_d" + std::to_string(d) + "_" +
+         std::string(epsjoin::to_string(p));
+}
+
+INSTANTIATE_TEST_SUITE_P(shapes, eps_index_test, testing::ValuesIn(index_cases()), index_case_name);
 
 }  // namespace

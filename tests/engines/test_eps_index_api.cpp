@@ -120,13 +120,15 @@ TEST_P(eps_index_metric_test, several_eps_and_query_sets_match_oracle) {
   }
 }
 
+std::string metric_name(const testing::TestParamInfo<distance_metric>& param) {
+  return std::string(epsjoin::to_string(param.param));
+}
+
 INSTANTIATE_TEST_SUITE_P(metrics, eps_index_metric_test,
                          testing::Values(distance_metric::euclidean, distance_metric::manhattan,
                                          distance_metric::chebyshev, distance_metric::cosine,
                                          distance_metric::haversine),
-                         [](const testing::TestParamInfo<distance_metric>& info) {
-                           return std::string(epsjoin::to_string(info.param));
-                         });
+                         metric_name);
 
 TEST(eps_index, self_pairs_unordered_pairs_and_rows) {
   const dataset data = epsjoin::test::make_shape(epsjoin::test::shape_kind::lattice, 700, 3,
