@@ -76,10 +76,18 @@ int main(int argc, char** argv) {
       epsjoin::join(res, q.view(), data.view(), fresh_opt, c);
       return c.per_point();
     };
+    epsjoin::join_stats last;  // of the latest index query
     auto reused = [&](const epsjoin::eps_index& index, const epsjoin::dataset& q, double eps) {
       epsjoin::count_sink c(true);
-      index.query(res, q.view(), eps, {}, c);
+      last = index.query(res, q.view(), eps, {}, c);
       return c.per_point();
+    };
+    auto stages = [&] {
+      std::string text;
+      for (const auto& s : last.stages) {
+        text += (text.empty() ? "" : ", ") + s.name + " " + std::to_string(s.seconds).substr(0, 5);
+      }
+      return text;
     };
 
     // Build once + K queries against K fresh joins, interleaved query by query.
@@ -105,14 +113,16 @@ int main(int argc, char** argv) {
                 same ? "equal" : "DIFFER");
 
     // Smaller eps on the max_eps grid, against a fresh join and an index built at that eps.
-    std::printf("%-8s %12s %12s %14s %14s\n", "eps/max", "index query", "fresh join",
-                "finer build", "finer query");
+    std::printf("a query's stages (s): %s\n", stages().c_str());
+    std::printf("%-8s %12s %12s %14s %14s  %s\n", "eps/max", "index query", "fresh join",
+                "finer build", "finer query", "stages of the index query (s)");
     for (const double f : {1.0, 0.5, 0.25, 0.125}) {
       const double eps = max_eps * f;
       const epsjoin::dataset& q = query_sets.front();
       t = now();
       const auto a = reused(index, q, eps);
       const double on_coarse = now() - t;
+      const std::string coarse_stages = stages();
       t = now();
       const auto b = fresh(q, eps);
       const double fresh_s = now() - t;
@@ -122,8 +132,9 @@ int main(int argc, char** argv) {
       t = now();
       const auto c = reused(finer, q, eps);
       const double finer_query = now() - t;
-      std::printf("%-8g %10.3f s %10.3f s %12.3f s %12.3f s%s\n", f, on_coarse, fresh_s,
-                  finer_build, finer_query, a == b && b == c ? "" : "  answers DIFFER");
+      std::printf("%-8g %10.3f s %10.3f s %12.3f s %12.3f s  %s%s\n", f, on_coarse, fresh_s,
+                  finer_build, finer_query, coarse_stages.c_str(),
+                  a == b && b == c ? "" : "  answers DIFFER");
       same &= a == b && b == c;
     }
     return same ? 0 : 1;
