@@ -80,6 +80,7 @@ class eps_index {
   ///         out_of_memory when the index would not fit the host memory limit.
   eps_index(resources& res, dataset_view data, double max_eps, const index_options& options = {});
   ~eps_index();
+  /// A moved-from index may only be destroyed or assigned to.
   eps_index(eps_index&&) noexcept;
   eps_index& operator=(eps_index&&) noexcept;
   eps_index(const eps_index&) = delete;

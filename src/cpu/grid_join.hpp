@@ -46,7 +46,8 @@ struct grid_side {
   grid::column_stats stats;   ///< of the indexed points
   grid::build_timings timings;
   double eps = 0;             ///< the radius the grid was planned for
-  /// The indexed points as given: read again only by float32's float64 re-checks.
+  /// The indexed points as given: read again only by float32's float64 re-checks (an eps_index
+  /// of float64 leaves `data` null, as nothing reads it then).
   dataset_view input;
 };
 
