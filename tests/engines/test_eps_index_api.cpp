@@ -270,6 +270,33 @@ TEST(eps_index, refuses_what_a_join_would_and_eps_beyond_max_eps) {
   expect_invalid([&] { narrow.query(res, far.view(), 0.1, {}, sink); }, "float32 range");
 }
 
+// The index's size is checked against the host limit before anything is allocated, and a
+// query's in-memory result against it as a join's is.
+TEST(eps_index, memory_limit_refuses_the_build_and_large_results) {
+  const dataset data = epsjoin::test::make_shape(epsjoin::test::shape_kind::uniform, 50000, 3, 9);
+  epsjoin::resources tight(2);
+  tight.set_memory({std::uint64_t{1} << 20, 0});
+  EXPECT_THROW(epsjoin::eps_index(tight, data.view(), 0.05), epsjoin::out_of_memory);
+  epsjoin::resources res(2);
+  const epsjoin::eps_index index(res, data.view(), 0.2);  // about 1000 neighbours a point
+  epsjoin::csr_sink table;
+  EXPECT_THROW(index.self_join(tight, 0.2, {}, table), epsjoin::out_of_memory);
+  epsjoin::count_sink counts;  // keeps nothing: never refused
+  EXPECT_GT(index.self_join(tight, 0.2, {}, counts).pairs, 0u);
+}
+
+// A progress callback that throws cancels the query, as it cancels a join.
+TEST(eps_index, a_throwing_progress_callback_cancels_a_query) {
+  const dataset data = epsjoin::test::make_shape(epsjoin::test::shape_kind::uniform, 20000, 2, 4);
+  epsjoin::resources res(2);
+  const epsjoin::eps_index index(res, data.view(), 0.05);
+  epsjoin::query_options qo;
+  qo.progress = [](double) { throw std::runtime_error("stop"); };
+  epsjoin::count_sink counts;
+  EXPECT_THROW(index.self_join(res, 0.05, qo, counts), std::runtime_error);
+  EXPECT_GT(index.self_join(res, 0.05, {}, counts).pairs, 0u);  // the index is intact
+}
+
 TEST(eps_index, an_empty_index_and_empty_queries) {
   epsjoin::resources res(2);
   const dataset none(0, 3);
