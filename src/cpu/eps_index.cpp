@@ -74,13 +74,12 @@ namespace {
 dataset copy_of(dataset_view v) {
   dataset out(v.n, v.d, v.type);
   if (v.n > 0) {
-    std::memcpy(v.type == scalar_type::f64 ? static_cast<void*>(out.f64())
-                                           : static_cast<void*>(out.f32()),
-                v.data, v.n * v.d * size_of(v.type));
+    std::memcpy(
+        v.type == scalar_type::f64 ? static_cast<void*>(out.f64()) : static_cast<void*>(out.f32()),
+        v.data, v.n * v.d * size_of(v.type));
   }
   return out;
 }
-
 
 template <class T>
 void build_side(eps_index_state& s, dataset_view grid_points, grid::column_stats stats,
@@ -107,7 +106,8 @@ namespace epsjoin {
 
 using detail::concat;
 
-eps_index::eps_index(resources& res, dataset_view data, double max_eps, const index_options& options)
+eps_index::eps_index(resources& res, dataset_view data, double max_eps,
+                     const index_options& options)
     : state_(std::make_unique<detail::eps_index_state>()) {
   detail::stopwatch clock;
   detail::eps_index_state& s = *state_;
@@ -130,10 +130,11 @@ eps_index::eps_index(resources& res, dataset_view data, double max_eps, const in
   s.n = data.n;
   s.d = data.d;
   const bool units = detail::joins_unit_vectors(options.metric);
-  const bool native_norm = options.metric == distance_metric::manhattan ||
-                           options.metric == distance_metric::chebyshev;
+  const bool native_norm =
+      options.metric == distance_metric::manhattan || options.metric == distance_metric::chebyshev;
   s.precision = native_norm ? scalar_type::f64 : options.precision;
-  s.grid_eps = units ? detail::unit_vector_radius(s.metric, data.d, detail::eps_index_engine_band) : max_eps;
+  s.grid_eps =
+      units ? detail::unit_vector_radius(s.metric, data.d, detail::eps_index_engine_band) : max_eps;
   s.build.self_join = false;
   s.build.n_data = data.n;
   s.build.d = data.d;
@@ -142,8 +143,8 @@ eps_index::eps_index(resources& res, dataset_view data, double max_eps, const in
   s.build.threads = threads;
   s.build.engine = "cpu-grid";
   if (native_norm && options.precision == scalar_type::f32) {
-    s.build.notes.emplace_back("precision", concat("float64: ", to_string(options.metric),
-                                                   " is computed in float64"));
+    s.build.notes.emplace_back(
+        "precision", concat("float64: ", to_string(options.metric), " is computed in float64"));
   }
   if (data.n == 0) {
     s.build.seconds = clock.seconds();
@@ -155,8 +156,8 @@ eps_index::eps_index(resources& res, dataset_view data, double max_eps, const in
   const std::size_t grid_d = units && options.metric == distance_metric::haversine ? 3 : data.d;
   const bool keep_points = units || s.precision == scalar_type::f32;
   const std::uint64_t planned =
-      data.n * ((keep_points ? data.d * size_of(data.type) : 0) + (units ? grid_d * 8 : 0) + 4 +
-                8 + grid_d * size_of(s.precision));
+      data.n * ((keep_points ? data.d * size_of(data.type) : 0) + (units ? grid_d * 8 : 0) + 4 + 8 +
+                grid_d * size_of(s.precision));
   detail::budget_of(res, options).require_host(planned, "the eps_index");
 
   if (keep_points) {
@@ -171,7 +172,8 @@ eps_index::eps_index(resources& res, dataset_view data, double max_eps, const in
     s.build.notes.emplace_back("unit-vector radius", concat(s.grid_eps));
   }
   detail::grid::column_stats stats = detail::grid::compute_column_stats(grid_points, threads);
-  if (s.precision == scalar_type::f32 && !detail::cpu::fits_float(stats, detail::cpu::column_centers(stats))) {
+  if (s.precision == scalar_type::f32 &&
+      !detail::cpu::fits_float(stats, detail::cpu::column_centers(stats))) {
     s.precision = scalar_type::f64;
     s.build.precision = s.precision;
     s.build.notes.emplace_back("precision", "float64: coordinates exceed the float32 range");
@@ -180,6 +182,10 @@ eps_index::eps_index(resources& res, dataset_view data, double max_eps, const in
     detail::build_side<float>(s, grid_points, std::move(stats), threads);
   } else {
     detail::build_side<double>(s, grid_points, std::move(stats), threads);
+    if (keep_points && !units) {  // kept for float32's re-checks, which float64 does not make
+      s.bytes -= data.n * data.d * size_of(data.type);
+      s.points = dataset();
+    }
   }
   s.build.add_stage("index", clock.seconds());
   s.build.seconds = clock.seconds();

@@ -46,23 +46,27 @@ void join_side(const eps_index_state& s, const cpu::grid_side<T>& side, join_req
   if (!joins_unit_vectors(m)) {
     if constexpr (std::is_same_v<T, double>) {
       if (m == distance_metric::manhattan) {
-        return cpu::join_against_side<double, distance_metric::manhattan>(req, params, side, req.stats);
+        return cpu::join_against_side<double, distance_metric::manhattan>(req, params, side,
+                                                                          req.stats);
       }
       if (m == distance_metric::chebyshev) {
-        return cpu::join_against_side<double, distance_metric::chebyshev>(req, params, side, req.stats);
+        return cpu::join_against_side<double, distance_metric::chebyshev>(req, params, side,
+                                                                          req.stats);
       }
     }
     return cpu::join_against_side<T>(req, params, side, req.stats);
   }
   stopwatch clock;
   const unsigned threads = std::max(1u, req.res.threads());
-  const dataset query_units = req.self_join ? dataset() : unit_vectors(req.options, queries, threads);
+  const dataset query_units =
+      req.self_join ? dataset() : unit_vectors(req.options, queries, threads);
   join_options unit_options = req.options;
   unit_options.metric = distance_metric::euclidean;
   unit_options.angles = angle_unit::radians;
   unit_options.sphere_radius = 1.0;
   // At most the grid's radius: the radius grows with eps, and the build used max_eps.
-  unit_options.eps = std::min(unit_vector_radius(req.options, s.d, eps_index_engine_band), s.grid_eps);
+  unit_options.eps =
+      std::min(unit_vector_radius(req.options, s.d, eps_index_engine_band), s.grid_eps);
   req.stats.add_stage("unit vectors", clock.seconds());
   req.stats.notes.emplace_back("unit-vector radius", concat(unit_options.eps));
   const dataset_view data_rows = s.points.view();
@@ -94,8 +98,8 @@ join_stats run_query(const eps_index_state& s, resources& res, dataset_view quer
   options.include_self = self && qo.include_self;
   if (!self) {
     check_points(queries, "the query points", threads);
-    EPSJOIN_EXPECTS(queries.n == 0 || s.n == 0 || queries.d == s.d, "query points have ",
-                    queries.d, " dimensions but the indexed points have ", s.d);
+    EPSJOIN_EXPECTS(queries.n == 0 || s.n == 0 || queries.d == s.d, "query points have ", queries.d,
+                    " dimensions but the indexed points have ", s.d);
     validate_metric_points(options, queries, "the query points");
   }
   const cpu::grid_side<float>* side32 = std::get_if<cpu::grid_side<float>>(&s.side);
@@ -126,8 +130,8 @@ join_stats run_query(const eps_index_state& s, resources& res, dataset_view quer
   if (stats.n_queries > 0 && s.n > 0) {
     auto run = [&](const auto& side) {
       const dataset_view data = side.input;
-      join_request req{res,     self ? data : queries, data,   self, options, counted,
-                       stats,   budget,                s.params.get()};
+      join_request req{res,    self ? data : queries, data, self, options, counted, stats,
+                       budget, s.params.get()};
       join_side(s, side, req, queries);
     };
     if (side32 != nullptr) {

@@ -71,7 +71,8 @@ grid_side<T> build_grid_side(dataset_view data, grid::column_stats stats, double
   bopt.threads = threads;
   bopt.copy_points = false;  // the engine keeps its own layout, below
   bopt.masks = params.masks;
-  side.index = grid::build_host_index(data, side.plan.geo, side.plan.dim_order, bopt, &side.timings);
+  side.index =
+      grid::build_host_index(data, side.plan.geo, side.plan.dim_order, bopt, &side.timings);
   // Columns for d <= 8 unless rows are asked for (columns cannot hold more dimensions).
   const bool by_column =
       data.d <= soa_max_dims && params.layout != cpu_grid_params::layout_kind::rows;

@@ -35,8 +35,9 @@ std::vector<index_pair> index_pairs(const epsjoin::eps_index& index, const datas
   });
   epsjoin::query_options qo;
   qo.include_self = include_self;
-  const epsjoin::join_stats s = queries == nullptr ? index.self_join(res, eps, qo, sink)
-                                                   : index.query(res, queries->view(), eps, qo, sink);
+  const epsjoin::join_stats s = queries == nullptr
+                                    ? index.self_join(res, eps, qo, sink)
+                                    : index.query(res, queries->view(), eps, qo, sink);
   if (stats != nullptr) *stats = s;
   return sorted_pairs(std::move(pairs));
 }
@@ -85,7 +86,8 @@ void check_query(const epsjoin::eps_index& index, const dataset& data, const dat
 }
 
 dataset as_type(const dataset& d, scalar_type type) {
-  if (type == scalar_type::f64) return dataset(std::vector<double>(d.f64(), d.f64() + d.n() * d.d()), d.d());
+  if (type == scalar_type::f64)
+    return dataset(std::vector<double>(d.f64(), d.f64() + d.n() * d.d()), d.d());
   std::vector<float> v(d.n() * d.d());
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(d.f64()[i]);
   return dataset(std::move(v), d.d());
@@ -101,8 +103,8 @@ TEST_P(eps_index_test, many_queries_and_eps_equal_fresh_joins) {
   const auto [kind, n, d, precision] = GetParam();
   const std::uint64_t seed = epsjoin::test::test_seed();
   // float32 input too (its copy is what float32's re-checks read).
-  const scalar_type input = precision == scalar_type::f32 && d % 2 == 1 ? scalar_type::f32
-                                                                       : scalar_type::f64;
+  const scalar_type input =
+      precision == scalar_type::f32 && d % 2 == 1 ? scalar_type::f32 : scalar_type::f64;
   const dataset data = as_type(epsjoin::test::make_shape(kind, n, d, seed), input);
   const bool lattice = kind == shape_kind::lattice;
   // The lattice's spacing is 0.25: ties at exactly eps for eps a multiple of it.

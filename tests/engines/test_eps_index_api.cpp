@@ -37,8 +37,8 @@ std::vector<index_pair> collect(const epsjoin::eps_index& index, const dataset* 
   return pairs;
 }
 
-std::vector<index_pair> oracle(epsjoin::join_options opt, const dataset* queries, const dataset& data,
-                               double eps) {
+std::vector<index_pair> oracle(epsjoin::join_options opt, const dataset* queries,
+                               const dataset& data, double eps) {
   epsjoin::resources res(2);
   opt.engine = "brute-cpu";
   opt.eps = eps;
@@ -84,7 +84,8 @@ void expect_metric_pairs(const epsjoin::eps_index& index, const epsjoin::join_op
   }
   for (const index_pair& p : extra) {
     EXPECT_TRUE(std::fabs(distance(p) - eps) <= band * eps)
-        << "extra (" << p.query << ", " << p.neighbor << ") at " << static_cast<double>(distance(p));
+        << "extra (" << p.query << ", " << p.neighbor << ") at "
+        << static_cast<double>(distance(p));
   }
 }
 
