@@ -298,6 +298,25 @@ TEST(eps_index, a_throwing_progress_callback_cancels_a_query) {
   EXPECT_GT(index.self_join(res, 0.05, {}, counts).pairs, 0u);  // the index is intact
 }
 
+// Points spread beyond float32's range about their centre: a float32 index is float64, exact.
+TEST(eps_index, float32_falls_back_to_float64_beyond_its_range) {
+  const dataset lattice = epsjoin::test::make_shape(epsjoin::test::shape_kind::lattice, 400, 2, 3);
+  std::vector<double> v(lattice.f64(), lattice.f64() + lattice.n() * 2);
+  v.insert(v.end(), {1e39, 0.0, -1e39, 0.25});
+  const dataset data(std::move(v), 2);
+  epsjoin::resources res(2);
+  epsjoin::index_options f32;
+  f32.precision = epsjoin::scalar_type::f32;
+  const epsjoin::eps_index index(res, data.view(), 0.5, f32);
+  EXPECT_EQ(index.precision(), epsjoin::scalar_type::f64);
+  EXPECT_EQ(epsjoin::test::note_of(index.build_stats(), "precision"),
+            "float64: coordinates exceed the float32 range");
+  for (const double eps : {0.5, 0.25}) {
+    EXPECT_EQ(collect(index, nullptr, eps), oracle({}, nullptr, data, eps));
+    EXPECT_EQ(collect(index, &lattice, eps), oracle({}, &lattice, data, eps));
+  }
+}
+
 TEST(eps_index, an_empty_index_and_empty_queries) {
   epsjoin::resources res(2);
   const dataset none(0, 3);
