@@ -1,7 +1,8 @@
 // eps_index against fresh joins (issue 27): one index built at max_eps and K query sets joined
 // with it, against K fresh cpu-grid joins of the same query sets; then single queries at smaller
 // eps, each against a fresh join at that eps and an index built at that eps (does a finer grid
-// pay?). Every answer is checked equal to the fresh join's (per-query counts).
+// pay?), and self-joins of the indexed points at several eps against fresh self-joins. Every
+// answer is checked equal to the fresh join's (per-query counts).
 //
 // usage: index_bench [DATA_SPEC (uniform:2:1M)] [QUERY_N (100k)] [K (8)] [SELECTIVITY (32)]
 //                    [THREADS (all)]
@@ -136,6 +137,22 @@ int main(int argc, char** argv) {
                   finer_build, finer_query, coarse_stages.c_str(),
                   a == b && b == c ? "" : "  answers DIFFER");
       same &= a == b && b == c;
+    }
+    // The indexed points among themselves at several eps (an eps sweep, as for DBSCAN).
+    std::printf("%-8s %12s %12s  (self-joins)\n", "eps/max", "index", "fresh join");
+    for (const double f : {1.0, 0.5, 0.25}) {
+      const double eps = max_eps * f;
+      epsjoin::count_sink a(true), b(true);
+      t = now();
+      index.self_join(res, eps, {}, a);
+      const double on_index = now() - t;
+      fresh_opt.eps = eps;
+      t = now();
+      epsjoin::self_join(res, data.view(), fresh_opt, b);
+      const double fresh_s = now() - t;
+      std::printf("%-8g %10.3f s %10.3f s%s\n", f, on_index, fresh_s,
+                  a.per_point() == b.per_point() ? "" : "  answers DIFFER");
+      same &= a.per_point() == b.per_point();
     }
     return same ? 0 : 1;
   } catch (const std::exception& e) {
