@@ -119,8 +119,9 @@ std::unique_ptr<const engine_params> read_cpu_grid_params(param_reader& r) {
 // Whether float32 copies (centred on B's column midpoints) of every coordinate are finite.
 bool fits_float(const join_request& req, const grid::column_stats& data_stats, unsigned threads) {
   const std::vector<double> center = cpu::column_centers(data_stats);
-  return cpu::fits_float(data_stats, center) &&
-         (req.self_join || cpu::fits_float(grid::compute_column_stats(req.queries, threads), center));
+  if (!cpu::fits_float(data_stats, center)) return false;
+  return req.self_join ||
+         cpu::fits_float(grid::compute_column_stats(req.queries, threads), center);
 }
 
 // One join: B's side built at the join's eps, then the join against it.
