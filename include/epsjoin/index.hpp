@@ -52,6 +52,12 @@ struct index_options {
   double sphere_radius = 1.0;               ///< haversine only, as join_options::sphere_radius
   /// cpu-grid's parameters (`epsjoin info`), as join_options::params with engine "cpu-grid".
   std::map<std::string, std::string> params;
+  /// Up to this many (at most 8) more grids, at max_eps / 2, / 4, ...: a query takes the finest
+  /// whose cells are still as wide as its eps. A finer grid is kept only while its non-empty
+  /// cells hold at least 8 points on average (sparser ones cost more cell visits than they save
+  /// distances); each costs about the index's memory again. Pays where queries at eps well
+  /// below max_eps meet many neighbours within max_eps (docs/index.md).
+  unsigned finer_grids = 0;
 };
 
 /// @brief Per-query options of an eps_index.

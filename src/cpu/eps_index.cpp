@@ -81,21 +81,43 @@ dataset copy_of(dataset_view v) {
   return out;
 }
 
+// The grids of the index, coarse to fine: max_eps's, then (index_options::finer_grids) grids
+// of half the radius each while their non-empty cells hold at least min_cell_occupancy points
+// on average. Finer grids past that cost more cell visits than they save distances
+// (docs/index.md).
 template <class T>
-void build_side(eps_index_state& s, dataset_view grid_points, grid::column_stats stats,
-                unsigned threads) {
-  cpu::grid_side<T> side =
-      cpu::build_grid_side<T>(grid_points, std::move(stats), s.grid_eps, grid_params(s), threads);
-  if (s.precision == scalar_type::f64 && !joins_unit_vectors(s.options.metric)) {
-    side.input.data = nullptr;  // nothing reads it (see the top of this file)
+void build_levels(eps_index_state& s, dataset_view grid_points, const grid::column_stats& stats,
+                  const memory_budget& budget, std::uint64_t level_bytes, unsigned threads) {
+  for (unsigned level = 0; level <= s.options.finer_grids; ++level) {
+    const double eps = std::ldexp(s.max_eps, -static_cast<int>(level));
+    join_options at = s.metric;
+    at.eps = eps;
+    const double radius = joins_unit_vectors(s.options.metric)
+                              ? unit_vector_radius(at, s.d, eps_index_engine_band)
+                              : eps;
+    if (level > 0) budget.require_host(level_bytes, "a finer grid of the eps_index");
+    cpu::grid_side<T> side =
+        cpu::build_grid_side<T>(grid_points, stats, radius, grid_params(s), threads);
+    const double occupancy = static_cast<double>(s.n) /
+                             static_cast<double>(std::max<std::size_t>(1, side.index.n_cells()));
+    if (level > 0 && occupancy < min_cell_occupancy) break;
+    if (s.precision == scalar_type::f64 && !joins_unit_vectors(s.options.metric)) {
+      side.input.data = nullptr;  // nothing reads it (see the top of this file)
+    }
+    s.bytes += side.index.cell_ids.size() * sizeof(std::uint64_t) +
+               side.index.cell_begin.size() * sizeof(std::uint32_t) +
+               side.index.permutation.size() * sizeof(std::uint32_t) +
+               side.block.stride * (side.block.by_column ? side.block.d : side.block.n) * sizeof(T);
+    if (level == 0) {
+      s.build.notes.emplace_back("grid", side.plan.reason);
+      s.build.notes.emplace_back("non-empty cells", std::to_string(side.index.n_cells()));
+    } else {
+      s.build.notes.emplace_back(concat("finer grid ", level),
+                                 concat("eps ", eps, ": ", side.index.n_cells(),
+                                        " non-empty cells, ", occupancy, " points a cell"));
+    }
+    s.levels.emplace_back(std::move(side));
   }
-  s.bytes += side.index.cell_ids.size() * sizeof(std::uint64_t) +
-             side.index.cell_begin.size() * sizeof(std::uint32_t) +
-             side.index.permutation.size() * sizeof(std::uint32_t) +
-             side.block.stride * (side.block.by_column ? side.block.d : side.block.n) * sizeof(T);
-  s.build.notes.emplace_back("grid", side.plan.reason);
-  s.build.notes.emplace_back("non-empty cells", std::to_string(side.index.n_cells()));
-  s.side = std::move(side);
 }
 
 }  // namespace
@@ -159,6 +181,8 @@ eps_index::eps_index(resources& res, dataset_view data, double max_eps,
       data.n * ((keep_points ? data.d * size_of(data.type) : 0) + (units ? grid_d * 8 : 0) + 4 + 8 +
                 grid_d * size_of(s.precision));
   detail::budget_of(res, options).require_host(planned, "the eps_index");
+  EPSJOIN_EXPECTS(options.finer_grids <= detail::max_finer_grids, "finer_grids must be at most ",
+                  detail::max_finer_grids, ", got ", options.finer_grids);
 
   if (keep_points) {
     s.points = detail::copy_of(data);
@@ -178,10 +202,12 @@ eps_index::eps_index(resources& res, dataset_view data, double max_eps,
     s.build.precision = s.precision;
     s.build.notes.emplace_back("precision", "float64: coordinates exceed the float32 range");
   }
+  const std::uint64_t level_bytes = data.n * (4 + 8 + grid_d * size_of(s.precision));
+  const detail::memory_budget budget = detail::budget_of(res, options);
   if (s.precision == scalar_type::f32) {
-    detail::build_side<float>(s, grid_points, std::move(stats), threads);
+    detail::build_levels<float>(s, grid_points, stats, budget, level_bytes, threads);
   } else {
-    detail::build_side<double>(s, grid_points, std::move(stats), threads);
+    detail::build_levels<double>(s, grid_points, stats, budget, level_bytes, threads);
     if (keep_points && !units) {  // kept for float32's re-checks, which float64 does not make
       s.bytes -= data.n * data.d * size_of(data.type);
       s.points = dataset();

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <variant>
 #include <vector>
 
 #include "core/counting_sink.hpp"
@@ -36,6 +37,15 @@ void emit_self_pairs(result_sink& sink, std::size_t n) {
   }
 }
 
+// The radius the grid of a query at eps must have: eps, or (cosine, haversine) the unit-vector
+// radius, at most the coarsest grid's (it grows with eps, and that grid was built at max_eps).
+double grid_radius(const eps_index_state& s, double eps) {
+  if (!joins_unit_vectors(s.options.metric)) return eps;
+  join_options at = s.metric;
+  at.eps = eps;
+  return std::min(unit_vector_radius(at, s.d, eps_index_engine_band), s.grid_eps);
+}
+
 // The join of `req` against the index's side: in the grid's own metric, or (cosine, haversine)
 // as a Euclidean join of unit vectors whose every pair is re-checked in the metric.
 template <class T>
@@ -64,9 +74,7 @@ void join_side(const eps_index_state& s, const cpu::grid_side<T>& side, join_req
   unit_options.metric = distance_metric::euclidean;
   unit_options.angles = angle_unit::radians;
   unit_options.sphere_radius = 1.0;
-  // At most the grid's radius: the radius grows with eps, and the build used max_eps.
-  unit_options.eps =
-      std::min(unit_vector_radius(req.options, s.d, eps_index_engine_band), s.grid_eps);
+  unit_options.eps = grid_radius(s, req.options.eps);
   req.stats.add_stage("unit vectors", clock.seconds());
   req.stats.notes.emplace_back("unit-vector radius", concat(unit_options.eps));
   const dataset_view data_rows = s.points.view();
@@ -102,7 +110,8 @@ join_stats run_query(const eps_index_state& s, resources& res, dataset_view quer
                     " dimensions but the indexed points have ", s.d);
     validate_metric_points(options, queries, "the query points");
   }
-  const cpu::grid_side<float>* side32 = std::get_if<cpu::grid_side<float>>(&s.side);
+  const cpu::grid_side<float>* side32 =
+      s.levels.empty() ? nullptr : std::get_if<cpu::grid_side<float>>(&s.levels.front());
   if (side32 != nullptr && !self && queries.n > 0 && !joins_unit_vectors(s.options.metric)) {
     // The query copies are float32 about the indexed points' centre, as a join's would be.
     EPSJOIN_EXPECTS(cpu::fits_float(grid::compute_column_stats(queries, threads), side32->center),
@@ -134,11 +143,17 @@ join_stats run_query(const eps_index_state& s, resources& res, dataset_view quer
                        budget, s.params.get()};
       join_side(s, side, req, queries);
     };
-    if (side32 != nullptr) {
-      run(*side32);
-    } else {
-      run(std::get<cpu::grid_side<double>>(s.side));
+    // The finest grid whose cells are still as wide as the query needs (coarse to fine).
+    const double needed = grid_radius(s, eps);
+    std::size_t level = 0;
+    for (std::size_t l = 1; l < s.levels.size(); ++l) {
+      if (std::visit([](const auto& side) { return side.eps; }, s.levels[l]) >= needed) level = l;
     }
+    if (s.levels.size() > 1) {
+      stats.notes.emplace_back("eps_index grid", concat(level, " of 0 to ", s.levels.size() - 1,
+                                                        " (grid l: cells of max_eps / 2^l)"));
+    }
+    std::visit(run, s.levels[level]);
   }
   stats.pairs = counted.pairs();
   if (options.include_self) {

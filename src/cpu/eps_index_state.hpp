@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <variant>
+#include <vector>
 
 #include "core/engine.hpp"
 #include "core/expects.hpp"
@@ -23,12 +24,17 @@ struct eps_index_state {
   std::unique_ptr<const engine_params> params;
   dataset points;  // the points as given, where something reads them again (eps_index.cpp)
   dataset units;   // cosine and haversine: the unit vectors the grid holds
-  std::variant<std::monostate, cpu::grid_side<float>, cpu::grid_side<double>> side;
+  /// The grids, coarse to fine (cpu/eps_index.cpp, build_levels); empty for no points.
+  std::vector<std::variant<cpu::grid_side<float>, cpu::grid_side<double>>> levels;
   join_stats build;
   std::uint64_t bytes = 0;
 };
 
 inline constexpr double eps_index_engine_band = 1e-12;  // cpu-grid's (engine::error_band)
+/// A finer grid is kept only while its non-empty cells hold this many points on average
+/// (measured, docs/index.md: below it a query visits more cells than the distances it saves).
+inline constexpr double min_cell_occupancy = 8;
+inline constexpr unsigned max_finer_grids = 8;
 
 /// Throws invalid_argument unless `eps` is finite, > 0 and has a finite square in `precision`.
 void check_radius(double eps, scalar_type precision, const char* name);

@@ -123,12 +123,17 @@ TEST_P(eps_index_test, many_queries_and_eps_equal_fresh_joins) {
   epsjoin::resources res(3);
   epsjoin::index_options opt;
   opt.precision = precision;
-  epsjoin::eps_index index(res, data.view(), max_eps, opt);
+  const epsjoin::eps_index index(res, data.view(), max_eps, opt);
   EXPECT_EQ(index.n(), n);
   EXPECT_EQ(index.max_eps(), max_eps);
+  // The same with finer grids, which queries below max_eps take where they are kept.
+  opt.finer_grids = 3;
+  const epsjoin::eps_index finer(res, data.view(), max_eps, opt);
   for (const double eps : radii) {
-    check_query(index, data, nullptr, eps, precision);
-    for (const dataset& queries : query_sets) check_query(index, data, &queries, eps, precision);
+    for (const epsjoin::eps_index* i : {&index, &finer}) {
+      check_query(*i, data, nullptr, eps, precision);
+      for (const dataset& queries : query_sets) check_query(*i, data, &queries, eps, precision);
+    }
   }
 }
 

@@ -112,6 +112,7 @@ TEST_P(eps_index_metric_test, several_eps_and_query_sets_match_oracle) {
       io.metric = metric;
       io.angles = opt.angles;
       io.precision = p;
+      io.finer_grids = p == epsjoin::scalar_type::f32 ? 2 : 0;  // both kinds of index
       const epsjoin::eps_index index(res, data.view(), max_eps, io);
       for (const double e : {max_eps, eps, eps * 0.5}) {
         expect_metric_pairs(index, opt, nullptr, data, e);
@@ -315,6 +316,36 @@ TEST(eps_index, float32_falls_back_to_float64_beyond_its_range) {
     EXPECT_EQ(collect(index, nullptr, eps), oracle({}, nullptr, data, eps));
     EXPECT_EQ(collect(index, &lattice, eps), oracle({}, &lattice, data, eps));
   }
+}
+
+// Finer grids are kept while their cells hold 8 points on average, and a query takes the
+// finest as wide as its eps; the answers equal fresh joins' whichever grid serves them.
+TEST(eps_index, finer_grids_serve_smaller_eps_while_their_cells_are_full) {
+  const dataset data = epsjoin::test::make_shape(epsjoin::test::shape_kind::uniform, 20000, 2, 6);
+  epsjoin::resources res(2);
+  epsjoin::index_options io;
+  io.finer_grids = 8;
+  // About 400 points a cell at 0.1; a quarter as many at each halving: 100, 25, 6 (dropped).
+  const epsjoin::eps_index index(res, data.view(), 0.1, io);
+  const epsjoin::join_stats& built = index.build_stats();
+  EXPECT_NE(epsjoin::test::note_of(built, "finer grid 2"), "");
+  EXPECT_EQ(epsjoin::test::note_of(built, "finer grid 3"), "");
+  const std::vector<std::pair<double, std::string>> expected = {
+      {0.1, "0 of 0 to 2"},  {0.07, "0 of 0 to 2"},  {0.05, "1 of 0 to 2"},
+      {0.03, "1 of 0 to 2"}, {0.025, "2 of 0 to 2"}, {0.01, "2 of 0 to 2"}};
+  for (const auto& [eps, grid] : expected) {
+    epsjoin::count_sink reused(true), fresh(true);
+    const epsjoin::join_stats s = index.self_join(res, eps, {}, reused);
+    EXPECT_EQ(epsjoin::test::note_of(s, "eps_index grid").substr(0, grid.size()), grid) << eps;
+    epsjoin::join_options opt;
+    opt.engine = "cpu-grid";
+    opt.eps = eps;
+    epsjoin::self_join(res, data.view(), opt, fresh);
+    EXPECT_EQ(reused.per_point(), fresh.per_point()) << eps;
+  }
+  epsjoin::index_options too_many;
+  too_many.finer_grids = 9;
+  EXPECT_THROW(epsjoin::eps_index(res, data.view(), 0.1, too_many), epsjoin::invalid_argument);
 }
 
 TEST(eps_index, an_empty_index_and_empty_queries) {
