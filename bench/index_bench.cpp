@@ -1,7 +1,7 @@
 // eps_index against fresh joins (issue 27): one index built at max_eps and K query sets joined
 // with it, against K fresh cpu-grid joins of the same query sets; then single queries at smaller
 // eps, each against a fresh join at that eps and an index built at that eps (does a finer grid
-// pay?), and self-joins of the indexed points at several eps against fresh self-joins. Every
+// pay?; and an index holding finer grids, index_options::finer_grids), and self-joins of the indexed points at several eps against fresh self-joins. Every
 // answer is checked equal to the fresh join's (per-query counts).
 //
 // usage: index_bench [DATA_SPEC (uniform:2:1M)] [QUERY_N (100k)] [K (8)] [SELECTIVITY (32)]
@@ -115,8 +115,15 @@ int main(int argc, char** argv) {
 
     // Smaller eps on the max_eps grid, against a fresh join and an index built at that eps.
     std::printf("a query's stages (s): %s\n", stages().c_str());
-    std::printf("%-8s %12s %12s %14s %14s  %s\n", "eps/max", "index query", "fresh join",
-                "finer build", "finer query", "stages of the index query (s)");
+    epsjoin::index_options tiers;
+    tiers.finer_grids = 3;
+    t = now();
+    const epsjoin::eps_index tiered(res, data.view(), max_eps, tiers);
+    const double tiered_build = now() - t;
+    std::printf("index with finer_grids=3: build %.3f s, %.1f MiB held\n", tiered_build,
+                static_cast<double>(tiered.memory_bytes()) / (1 << 20));
+    std::printf("%-8s %12s %12s %14s %14s %14s  %s\n", "eps/max", "index query", "fresh join",
+                "finer build", "finer query", "tiered query", "stages of the index query (s)");
     for (const double f : {1.0, 0.5, 0.25, 0.125}) {
       const double eps = max_eps * f;
       const epsjoin::dataset& q = query_sets.front();
@@ -133,10 +140,13 @@ int main(int argc, char** argv) {
       t = now();
       const auto c = reused(finer, q, eps);
       const double finer_query = now() - t;
-      std::printf("%-8g %10.3f s %10.3f s %12.3f s %12.3f s  %s%s\n", f, on_coarse, fresh_s,
-                  finer_build, finer_query, coarse_stages.c_str(),
-                  a == b && b == c ? "" : "  answers DIFFER");
-      same &= a == b && b == c;
+      t = now();
+      const auto e = reused(tiered, q, eps);
+      const double tiered_query = now() - t;
+      std::printf("%-8g %10.3f s %10.3f s %12.3f s %12.3f s %12.3f s  %s%s\n", f, on_coarse,
+                  fresh_s, finer_build, finer_query, tiered_query, coarse_stages.c_str(),
+                  a == b && b == c && c == e ? "" : "  answers DIFFER");
+      same &= a == b && b == c && c == e;
     }
     // The indexed points among themselves at several eps (an eps sweep, as for DBSCAN).
     std::printf("%-8s %12s %12s  (self-joins)\n", "eps/max", "index", "fresh join");
