@@ -63,7 +63,8 @@ class EpsIndex:
     d: int
     memory_bytes: int
     def __init__(
-        self, data: npt.NDArray[np.floating], max_eps: float, settings: RunSettings
+        self, data: npt.NDArray[np.floating], max_eps: float, finer_grids: int,
+        settings: RunSettings
     ) -> None: ...
     def table(
         self, queries: Optional[npt.NDArray[np.floating]], eps: float, include_self: bool,

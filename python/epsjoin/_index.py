@@ -41,6 +41,10 @@ class EpsIndex:
         Host memory the build and the queries plan within (bytes, or ``"8G"``).
     params : dict, default=None
         cpu-grid's parameters (``epsjoin.engines()``).
+    finer_grids : int, default=0
+        Also keep up to this many grids at ``max_eps / 2``, ``/ 4``, ... (each while its cells
+        hold 8 points on average); a query takes the finest as wide as its eps. Pays for queries
+        well below ``max_eps`` with many neighbours within it (docs/index.md).
 
     Examples
     --------
@@ -62,13 +66,18 @@ class EpsIndex:
         n_jobs: Optional[int] = None,
         memory_limit: MemorySize = None,
         params: Optional[Mapping[str, Any]] = None,
+        finer_grids: int = 0,
     ) -> None:
         X = check_points(data, "data")
+        if (isinstance(finer_grids, bool) or not isinstance(finer_grids, int)
+                or not 0 <= finer_grids <= 8):
+            raise ValueError(f"finer_grids must be an integer from 0 to 8, got {finer_grids!r}")
         self._settings = run_settings("cpu-grid", precision, False, n_jobs, memory_limit,
                                       None, 0, params)
         set_geometry(self._settings, metric, None, X.shape[1])
         try:
-            self._index = _epsjoin.EpsIndex(X, check_eps(max_eps, "max_eps"), self._settings)
+            self._index = _epsjoin.EpsIndex(X, check_eps(max_eps, "max_eps"), finer_grids,
+                                            self._settings)
         except ValueError:
             raise_if_not_finite(X, None)
             raise

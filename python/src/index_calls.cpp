@@ -12,7 +12,8 @@
 
 namespace epsjoin_python {
 
-index_handle::index_handle(points_array data, double max_eps, const run_settings& s) {
+index_handle::index_handle(points_array data, double max_eps, unsigned finer_grids,
+                           const run_settings& s) {
   epsjoin::join_options geometry;
   set_geometry(s, geometry);
   if (!geometry.box.empty()) throw epsjoin::invalid_argument("an EpsIndex takes no periodic box");
@@ -22,6 +23,7 @@ index_handle::index_handle(points_array data, double max_eps, const run_settings
   o.angles = geometry.angles;
   o.sphere_radius = geometry.sphere_radius;
   o.params = s.params;
+  o.finer_grids = finer_grids;
   const epsjoin::dataset_view points = view_of(data);
   index_ = run_released(s, [&](epsjoin::resources& res) {
     return std::make_unique<epsjoin::eps_index>(res, points, max_eps, o);
@@ -80,8 +82,8 @@ nb::tuple index_handle::counts(std::optional<points_array> queries, double eps, 
 void bind_index(nb::module_& m) {
   using namespace nb::literals;
   nb::class_<index_handle>(m, "EpsIndex")
-      .def(nb::init<points_array, double, const run_settings&>(), "data"_a, "max_eps"_a,
-           "settings"_a)
+      .def(nb::init<points_array, double, unsigned, const run_settings&>(), "data"_a,
+           "max_eps"_a, "finer_grids"_a, "settings"_a)
       .def_prop_ro("max_eps", &index_handle::max_eps)
       .def_prop_ro("n", &index_handle::n)
       .def_prop_ro("d", &index_handle::d)

@@ -15,8 +15,10 @@ namespace epsjoin_python {
 
 class index_handle {
  public:
-  /// Builds the index of `data` at `max_eps` with the settings' precision, metric and params.
-  index_handle(points_array data, double max_eps, const run_settings& settings);
+  /// Builds the index of `data` at `max_eps` (and up to `finer_grids` finer grids) with the
+  /// settings' precision, metric and params.
+  index_handle(points_array data, double max_eps, unsigned finer_grids,
+               const run_settings& settings);
   ~index_handle();
   double max_eps() const;
   std::size_t n() const;

@@ -14,7 +14,7 @@ from conftest import assert_same_csr, eps_for, lattice, oracle_table
 def test_queries_at_several_eps_equal_ckdtree(n, d, dtype, precision, rng):
     X = rng.random((n, d)).astype(dtype)
     max_eps = eps_for(X, 12, rng)
-    index = epsjoin.EpsIndex(X, max_eps, precision=precision, n_jobs=2)
+    index = epsjoin.EpsIndex(X, max_eps, precision=precision, n_jobs=2, finer_grids=2)
     assert index.n == n and index.m == d and index.max_eps == max_eps
     query_sets = [rng.random((m, d)).astype(dtype) for m in (n // 2 + 5, 1, 0)]
     for eps in (max_eps, max_eps * 0.6, max_eps * 0.2):
@@ -75,6 +75,8 @@ def test_errors_and_ownership(rng):
         index.count(rng.random((4, 2)), 0.1)
     with pytest.raises(ValueError, match="include_self"):
         index.neighbor_graph(rng.random((4, 3)), include_self=True)
+    with pytest.raises(ValueError, match="finer_grids"):
+        epsjoin.EpsIndex(X, 0.1, finer_grids=9)
     with pytest.raises(ValueError, match="max_eps must be"):
         epsjoin.EpsIndex(X, -1.0)
     bad = rng.random((10, 3))
