@@ -18,7 +18,8 @@
 /// same eps: the same pairs, ties at exactly eps included, ids in the caller's point order, to
 /// any host sink. The index owns copies of what it needs (the caller's points may be freed or
 /// changed once the constructor returns); it holds no reference to `resources`, and queries
-/// leave it unchanged.
+/// leave it unchanged, so several threads may query one index at once (each with its own
+/// resources and sink).
 
 #include <cstdint>
 #include <functional>

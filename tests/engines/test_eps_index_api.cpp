@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <thread>
 
 #include "epsjoin/index.hpp"
 #include "support/harness.hpp"
@@ -346,6 +347,34 @@ TEST(eps_index, finer_grids_serve_smaller_eps_while_their_cells_are_full) {
   epsjoin::index_options too_many;
   too_many.finer_grids = 9;
   EXPECT_THROW(epsjoin::eps_index(res, data.view(), 0.1, too_many), epsjoin::invalid_argument);
+}
+
+// Queries leave the index unchanged: several threads may query one index at once.
+TEST(eps_index, concurrent_queries_from_several_threads) {
+  const dataset data = epsjoin::test::make_shape(epsjoin::test::shape_kind::clusters, 20000, 3, 8);
+  epsjoin::resources res(2);
+  epsjoin::index_options io;
+  io.finer_grids = 2;
+  const epsjoin::eps_index index(res, data.view(), 0.05, io);
+  const std::vector<double> radii = {0.05, 0.03, 0.02, 0.01};
+  std::vector<std::vector<std::uint64_t>> expected;
+  for (const double eps : radii) {
+    epsjoin::count_sink c(true);
+    index.self_join(res, eps, {}, c);
+    expected.push_back(c.per_point());
+  }
+  std::vector<std::vector<std::uint64_t>> got(radii.size() * 2);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < got.size(); ++t) {
+    threads.emplace_back([&, t] {
+      epsjoin::resources own(2);
+      epsjoin::count_sink c(true);
+      index.self_join(own, radii[t % radii.size()], {}, c);
+      got[t] = c.per_point();
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (std::size_t t = 0; t < got.size(); ++t) EXPECT_EQ(got[t], expected[t % radii.size()]) << t;
 }
 
 TEST(eps_index, an_empty_index_and_empty_queries) {
