@@ -7,6 +7,7 @@
 #include "epsjoin/dbscan.hpp"
 #include "epsjoin/error.hpp"
 #include "epsjoin/generate.hpp"
+#include "epsjoin/index.hpp"
 #include "epsjoin/io.hpp"
 #include "epsjoin/join.hpp"
 #include "epsjoin/options.hpp"

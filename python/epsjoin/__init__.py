@@ -13,6 +13,9 @@ program). Functions:
 - :func:`neighbor_table`: the library's CSR arrays themselves, without a copy.
 - :class:`DBSCAN`: scikit-learn's DBSCAN estimator (``fit``, ``labels_``, ...) on two joins,
   without storing any neighbourhood.
+- :class:`EpsIndex`: the points' grid built once at a largest eps and queried many times, at
+  any eps up to it (scipy's ``cKDTree`` style: ``query_ball_point``, ``count``,
+  ``neighbor_graph``).
 - :func:`engines`, :func:`build_info`: what this build has.
 
 Every join takes the radius ``eps`` (never its square; within means ``distance <= eps``) and
@@ -22,6 +25,7 @@ the options ``engine``, ``precision``, ``n_jobs``, ``memory_limit``, ``device``,
 
 from ._dbscan import DBSCAN
 from ._epsjoin import CudaError, UnavailableError
+from ._index import EpsIndex
 from ._join import build_info, count, engines, neighbor_graph, neighbor_table, pairs
 from ._radii import count_radii
 from ._sklearn import radius_neighbors_graph
@@ -31,6 +35,7 @@ __version__ = "0.1.0"
 __all__ = [
     "CudaError",
     "DBSCAN",
+    "EpsIndex",
     "UnavailableError",
     "build_info",
     "count",

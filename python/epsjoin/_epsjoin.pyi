@@ -56,3 +56,21 @@ def neighbor_counts_radii(
     queries: npt.NDArray[np.floating], data: Optional[npt.NDArray[np.floating]],
     radii: npt.NDArray[np.float64], include_self: bool, settings: RunSettings,
 ) -> Tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint64], Dict[str, Any]]: ...
+
+class EpsIndex:
+    max_eps: float
+    n: int
+    d: int
+    memory_bytes: int
+    def __init__(
+        self, data: npt.NDArray[np.floating], max_eps: float, finer_grids: int,
+        settings: RunSettings
+    ) -> None: ...
+    def table(
+        self, queries: Optional[npt.NDArray[np.floating]], eps: float, include_self: bool,
+        sort_indices: bool, settings: RunSettings
+    ) -> Tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32], Dict[str, Any]]: ...
+    def counts(
+        self, queries: Optional[npt.NDArray[np.floating]], eps: float, include_self: bool,
+        per_row: bool, settings: RunSettings
+    ) -> Tuple[int, Optional[npt.NDArray[np.uint64]], Dict[str, Any]]: ...

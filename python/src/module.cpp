@@ -9,6 +9,7 @@
 
 #include "dbscan_call.hpp"
 #include "device_calls.hpp"
+#include "index_calls.hpp"
 #include "join_calls.hpp"
 
 namespace nb = nanobind;
@@ -123,6 +124,7 @@ NB_MODULE(_epsjoin, m) {
   m.def("device_neighbor_counts", &epsjoin_python::device_neighbor_counts, "queries"_a,
         "data"_a.none(), "eps"_a, "include_self"_a, "per_row"_a, "settings"_a);
   m.def("dbscan", &epsjoin_python::dbscan, "points"_a, "eps"_a, "min_samples"_a, "settings"_a);
+  epsjoin_python::bind_index(m);
   m.def("engines", &engine_list);
   m.def("build_info", &build_dict);
 }

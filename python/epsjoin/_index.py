@@ -1,0 +1,207 @@
+"""EpsIndex: the points' grid built once, queried many times (scipy's cKDTree style)."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+import numpy as np
+import scipy.sparse
+
+from . import _epsjoin
+from ._join import _index_views
+from ._metrics import set_geometry
+from ._validation import MemorySize, check_eps, check_points, raise_if_not_finite, run_settings
+
+
+class EpsIndex:
+    """The eps-grid of `data`, built once at `max_eps` and queried at any eps up to it.
+
+    Like ``scipy.spatial.cKDTree(data)``: build once, then ask for the points near other points
+    (:meth:`query_ball_point`), the neighbourhood graph (:meth:`neighbor_graph`) or counts
+    (:meth:`count`), each time at any ``eps <= max_eps``. Every answer equals a fresh join's
+    (``epsjoin.neighbor_graph(X, eps, data, engine="cpu-grid")``), ties at exactly eps included;
+    a query at a larger eps raises ``ValueError`` (docs/index.md).
+
+    The index keeps its own copies: `data` may be changed or freed afterwards.
+
+    Parameters
+    ----------
+    data : array-like of shape (n_points, n_features)
+        The points to index (float32 and float64 arrays are used as they are).
+    max_eps : float
+        The largest radius any query will use.
+    metric : str, default="euclidean"
+        ``"euclidean"``, ``"manhattan"``, ``"chebyshev"``, ``"cosine"`` or ``"haversine"``
+        (rows of latitude, longitude in radians), fixed for the index.
+    precision : {"float64", "float32"}, default="float64"
+        Arithmetic of the distances (float32 results equal float64's).
+    n_jobs : int, default=None
+        Threads of the build; every query takes its own (``None`` or ``-1``: every core).
+    memory_limit : int or str, default=None
+        Host memory the build and the queries plan within (bytes, or ``"8G"``).
+    params : dict, default=None
+        cpu-grid's parameters (``epsjoin.engines()``).
+    finer_grids : int, default=0
+        Also keep up to this many grids at ``max_eps / 2``, ``/ 4``, ... (each while its cells
+        hold 8 points on average); a query takes the finest as wide as its eps. Pays for queries
+        well below ``max_eps`` with many neighbours within it (docs/index.md).
+
+    Examples
+    --------
+    >>> import numpy as np, epsjoin
+    >>> index = epsjoin.EpsIndex(np.array([[0.0], [1.0], [3.0]]), max_eps=2.0)
+    >>> index.query_ball_point([[0.5], [2.5]], 1.0)
+    array([list([0, 1]), list([2])], dtype=object)
+    >>> index.count([[0.5]], 2.0, per_row=True)
+    array([2])
+    """
+
+    def __init__(
+        self,
+        data: Any,
+        max_eps: float,
+        *,
+        metric: str = "euclidean",
+        precision: Any = "float64",
+        n_jobs: Optional[int] = None,
+        memory_limit: MemorySize = None,
+        params: Optional[Mapping[str, Any]] = None,
+        finer_grids: int = 0,
+    ) -> None:
+        X = check_points(data, "data")
+        if (isinstance(finer_grids, bool) or not isinstance(finer_grids, int)
+                or not 0 <= finer_grids <= 8):
+            raise ValueError(f"finer_grids must be an integer from 0 to 8, got {finer_grids!r}")
+        self._settings = run_settings("cpu-grid", precision, False, n_jobs, memory_limit,
+                                      None, 0, params)
+        set_geometry(self._settings, metric, None, X.shape[1])
+        try:
+            self._index = _epsjoin.EpsIndex(X, check_eps(max_eps, "max_eps"), finer_grids,
+                                            self._settings)
+        except ValueError:
+            raise_if_not_finite(X, None)
+            raise
+        self._d = X.shape[1]
+
+    @property
+    def max_eps(self) -> float:
+        """The radius the index was built for: the largest eps a query may use."""
+        return float(self._index.max_eps)
+
+    @property
+    def n(self) -> int:
+        """The number of indexed points (cKDTree's ``n``)."""
+        return int(self._index.n)
+
+    @property
+    def m(self) -> int:
+        """The number of features (cKDTree's ``m``)."""
+        return self._d
+
+    @property
+    def memory_bytes(self) -> int:
+        """Host bytes the index holds."""
+        return int(self._index.memory_bytes)
+
+    def _queries(self, X: Any) -> Optional[np.ndarray]:
+        if X is None:
+            return None
+        Q = check_points(X, "X")
+        if Q.shape[1] != self._d:
+            raise ValueError(f"X has {Q.shape[1]} features, but the index has {self._d}")
+        return Q
+
+    def _eps(self, eps: Optional[float]) -> float:
+        return self.max_eps if eps is None else check_eps(eps)
+
+    def _settings_for(self, n_jobs: Optional[int]) -> Any:
+        if n_jobs is None:
+            return self._settings
+        s = run_settings("cpu-grid", self._settings.precision, False, n_jobs, None, None, 0,
+                         self._settings.params)
+        s.host_memory_bytes = self._settings.host_memory_bytes
+        s.metric = self._settings.metric
+        return s
+
+    def _table(self, X: Any, eps: Optional[float], include_self: bool, sort: bool,
+               n_jobs: Optional[int]) -> Any:
+        Q = self._queries(X)
+        if include_self and Q is not None:
+            raise ValueError("include_self applies to the index's self-join (X=None) only")
+        return Q, self._index.table(Q, self._eps(eps), bool(include_self), bool(sort),
+                                    self._settings_for(n_jobs))
+
+    def neighbor_graph(
+        self,
+        X: Any = None,
+        eps: Optional[float] = None,
+        *,
+        include_self: bool = False,
+        sort_indices: bool = False,
+        n_jobs: Optional[int] = None,
+        return_stats: bool = False,
+    ) -> Any:
+        """The connectivity graph of `X` against the indexed points within `eps` (default
+        ``max_eps``) as a ``scipy.sparse.csr_matrix`` of shape (n_queries, n): rows are the
+        queries; ``X=None`` joins the indexed points with themselves (``include_self`` adds the
+        diagonal). Equal to ``epsjoin.neighbor_graph(X, eps, data)``."""
+        Q, (raw_indptr, raw_indices, stats) = self._table(X, eps, include_self, sort_indices,
+                                                          n_jobs)
+        rows = self.n if Q is None else Q.shape[0]
+        indptr, indices = _index_views(raw_indptr, raw_indices, self.n)
+        data = np.ones(indices.shape[0], dtype=np.float64)
+        graph = scipy.sparse.csr_matrix((data, indices, indptr), shape=(rows, self.n))
+        if sort_indices:
+            graph.has_sorted_indices = True
+        return (graph, stats) if return_stats else graph
+
+    def query_ball_point(
+        self,
+        x: Any,
+        r: float,
+        *,
+        return_sorted: Optional[bool] = None,
+        return_length: bool = False,
+        n_jobs: Optional[int] = None,
+    ) -> Any:
+        """The indexed points within distance `r` of each point of `x`, as scipy's
+        ``cKDTree.query_ball_point``: one point (shape (m,)) gives a list of indices; many
+        (shape (..., m)) an object array of lists of that shape. Lists are sorted unless
+        ``return_sorted=False``; ``return_length=True`` gives the counts instead."""
+        points = np.asarray(x)
+        single = points.ndim == 1
+        shape = points.shape[:-1]
+        flat = points.reshape(-1, points.shape[-1]) if points.ndim >= 1 else points
+        if return_length:
+            counts = self.count(flat, r, per_row=True, n_jobs=n_jobs)
+            return int(counts[0]) if single else counts.reshape(shape)
+        _, (indptr, indices, _) = self._table(flat, r, False, return_sorted is not False, n_jobs)
+        offsets = indptr.view(np.int64)
+        ids = indices.astype(np.intp)
+        lists = [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(len(offsets) - 1)]
+        if single:
+            return lists[0]
+        out = np.empty(len(lists), dtype=object)
+        out[:] = lists
+        return out.reshape(shape)
+
+    def count(
+        self,
+        X: Any = None,
+        eps: Optional[float] = None,
+        *,
+        include_self: bool = False,
+        per_row: bool = False,
+        n_jobs: Optional[int] = None,
+        return_stats: bool = False,
+    ) -> Any:
+        """The number of ordered pairs of `X` against the indexed points within `eps` (default
+        ``max_eps``), or with ``per_row=True`` each query's neighbour count (int64);
+        ``X=None`` counts the indexed points among themselves."""
+        Q = self._queries(X)
+        if include_self and Q is not None:
+            raise ValueError("include_self applies to the index's self-join (X=None) only")
+        total, rows, stats = self._index.counts(Q, self._eps(eps), bool(include_self),
+                                                bool(per_row), self._settings_for(n_jobs))
+        result = rows.astype(np.int64) if per_row else int(total)
+        return (result, stats) if return_stats else result

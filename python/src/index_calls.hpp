@@ -1,0 +1,45 @@
+#pragma once
+// EpsIndex, the extension's handle on an epsjoin::eps_index (index_calls.cpp).
+
+#include <nanobind/nanobind.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include <epsjoin/index.hpp>
+
+#include "join_calls.hpp"
+
+namespace epsjoin_python {
+
+class index_handle {
+ public:
+  /// Builds the index of `data` at `max_eps` (and up to `finer_grids` finer grids) with the
+  /// settings' precision, metric and params.
+  index_handle(points_array data, double max_eps, unsigned finer_grids,
+               const run_settings& settings);
+  ~index_handle();
+  double max_eps() const;
+  std::size_t n() const;
+  std::size_t d() const;
+  std::uint64_t memory_bytes() const;
+  /// (indptr [rows + 1] uint64, indices [nnz] uint32, stats dict) of `queries` (None: the
+  /// indexed points themselves) at eps.
+  nb::tuple table(std::optional<points_array> queries, double eps, bool include_self,
+                  bool sort_indices, const run_settings& settings) const;
+  /// (total, per-row counts uint64 or None, stats dict).
+  nb::tuple counts(std::optional<points_array> queries, double eps, bool include_self,
+                   bool per_row, const run_settings& settings) const;
+
+ private:
+  epsjoin::join_stats run(const std::optional<points_array>& queries, double eps,
+                          bool include_self, const run_settings& settings,
+                          epsjoin::result_sink& sink) const;
+  std::unique_ptr<epsjoin::eps_index> index_;
+};
+
+/// Adds the EpsIndex class to the module.
+void bind_index(nb::module_& m);
+
+}  // namespace epsjoin_python
