@@ -275,7 +275,7 @@ TEST(dbscan, reports_stages_engine_and_pairs) {
 // A GPU engine hands over batches of millions of pairs from one thread; the merge sink splits
 // them over its threads. One batch of every ordered pair of a point set must give the oracle's
 // core components and border points.
-TEST(dbscan, merge_sink_splits_one_huge_batch) {
+void check_merge_sink_on_one_huge_batch(bool unordered) {
   const dataset pts = test::make_shape(test::shape_kind::clusters, 1500, 2, test::test_seed());
   const double eps = test::eps_clear_of_pairs(pts.view(), 0.012, 1e-12);
   const expected_clustering e = brute_dbscan(pts.view(), eps, 6);
@@ -291,14 +291,21 @@ TEST(dbscan, merge_sink_splits_one_huge_batch) {
     return squared_distance(pts.view(), p.query, p.neighbor) > eps * eps;
   });
   std::shuffle(pairs.begin(), pairs.end(), std::mt19937_64(test::test_seed()));
-  while (pairs.size() < (std::size_t{1} << 20)) pairs.insert(pairs.end(), pairs.begin(), pairs.end());
+  while (pairs.size() < (std::size_t{1} << 21)) pairs.insert(pairs.end(), pairs.begin(), pairs.end());
   std::vector<std::uint32_t> parent(1500), min_core(1500, detail::no_core);
   for (std::uint32_t i = 0; i < 1500; ++i) {
     parent[i] = e.core[i] ? i : detail::concurrent_union_find::not_member;
   }
   detail::concurrent_union_find sets(parent);
   detail::core_merge_sink sink(sets, min_core, 4);
-  sink.consume(pairs);
+  if (unordered) {
+    // Each unordered pair once, as (min, max), as cpu-grid and super-ego hand them over.
+    std::erase_if(pairs, [](const index_pair& p) { return p.query > p.neighbor; });
+    ASSERT_GE(pairs.size(), std::size_t{1} << 20);
+    sink.consume_unordered(pairs);
+  } else {
+    sink.consume(pairs);
+  }
   for (std::size_t i = 0; i < 1500; ++i) {
     for (std::size_t j = 0; j < 1500; ++j) {
       if (e.core[i] && e.core[j]) {
@@ -312,5 +319,9 @@ TEST(dbscan, merge_sink_splits_one_huge_batch) {
     if (e.labels[i] < 0) ASSERT_EQ(min_core[i], detail::no_core) << i;
   }
 }
+
+TEST(dbscan, merge_sink_splits_one_huge_batch) { check_merge_sink_on_one_huge_batch(false); }
+
+TEST(dbscan, merge_sink_splits_one_huge_unordered_batch) { check_merge_sink_on_one_huge_batch(true); }
 
 }  // namespace
