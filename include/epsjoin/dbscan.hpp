@@ -43,6 +43,13 @@ struct dbscan_options {
   /// the labels and core flags copied back. false keeps every engine on the host merge (the
   /// same labels; for comparison).
   bool device_merge = true;
+  /// Whether cpu-grid (named, or `auto`'s choice) may cluster on its own grid of cells of side
+  /// eps/sqrt(d) in 1 to 3 dimensions, with no pair join: a cell of at least min_samples points
+  /// is all core with no distance computed, other points count neighbours only up to
+  /// min_samples, the union-find runs over cells, and two neighbouring cells are merged on the
+  /// first core pair found within eps. Not with engine parameters (they set up the joins).
+  /// false keeps the two joins (the same labels; for comparison).
+  bool cell_merge = true;
 };
 
 /// @brief The clustering and what it cost.
@@ -61,14 +68,17 @@ struct dbscan_result {
   /// The engine the joins ran on (never "auto"); empty only when no join was needed (no points
   /// and min_samples 1).
   std::string engine;
-  /// Ordered neighbour pairs i != j within eps (the count pass's |R|).
+  /// Ordered neighbour pairs i != j within eps (the count pass's |R|); 0 from the cell merge,
+  /// whose counts stop at min_samples.
   std::uint64_t pairs = 0;
   /// Where the clusters were merged: "device" (the rows never left the GPU; one join whose
   /// counting pass gives the core points and whose filling pass feeds a union-find on the
-  /// device), "host" (two joins into host sinks), or empty when no join was needed.
+  /// device), "cells" (cpu-grid's cells, no pair join: see `dbscan_options::cell_merge`),
+  /// "host" (two joins into host sinks), or empty when no join was needed.
   std::string merge;
-  /// "count" (the counting join or pass), "merge" (the pair join or filling pass with the
-  /// union-find), "label".
+  /// "count" (the counting join or pass; for the cell merge the grid and the core points),
+  /// "merge" (the pair join or filling pass with the union-find; for the cell merge the
+  /// cells' union-find and the border points), "label".
   std::vector<stage_time> stages;
   /// What the joins' engines noted (stages, kernel times, segments), for diagnosis; the
   /// device merge's only.

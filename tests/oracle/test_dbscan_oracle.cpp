@@ -120,11 +120,16 @@ testing::AssertionResult same_clustering(const expected_clustering& e, const dbs
   return testing::AssertionSuccess();
 }
 
+// "NAME/pairs": the engine with the cell merge off, so that cpu-grid's two joins are tested
+// as well as its cells.
+constexpr const char* pairs_suffix = "/pairs";
+
 std::vector<std::string> cpu_engines() {
   std::vector<std::string> names;
   for (const engine_info& e : engines()) {
     if (e.processor == "cpu" && e.available) names.push_back(e.name);
   }
+  names.push_back(std::string("cpu-grid") + pairs_suffix);
   return names;
 }
 
@@ -135,6 +140,10 @@ dbscan_result run(const std::string& engine, const dataset& points, double eps,
   dbscan_options opt;
   opt.engine = engine;
   opt.precision = precision;
+  if (engine.ends_with(pairs_suffix)) {
+    opt.engine = engine.substr(0, engine.size() - std::string_view(pairs_suffix).size());
+    opt.cell_merge = false;
+  }
   return dbscan(res, points, eps, min_samples, opt);
 }
 
@@ -236,6 +245,7 @@ INSTANTIATE_TEST_SUITE_P(cpu, dbscan_oracle, testing::ValuesIn(cpu_engines()),
                          [](const testing::TestParamInfo<std::string>& info) {
                            std::string name = info.param;
                            std::replace(name.begin(), name.end(), '-', '_');
+                           std::replace(name.begin(), name.end(), '/', '_');
                            return name;
                          });
 
@@ -259,17 +269,74 @@ TEST(dbscan, rejects_bad_arguments) {
 TEST(dbscan, reports_stages_engine_and_pairs) {
   const dataset pts = test::make_shape(test::shape_kind::clusters, 400, 3, 3);
   resources res(2);
-  const dbscan_result r = dbscan(res, pts, 0.02, 5);
-  EXPECT_FALSE(r.engine.empty());
-  EXPECT_NE(r.engine, "auto");
-  std::vector<std::string> names;
-  for (const stage_time& s : r.stages) names.push_back(s.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"count", "merge", "label"}));
-  join_options opt;
-  opt.eps = 0.02;
-  count_sink counter;
-  EXPECT_EQ(r.pairs, self_join(res, pts.view(), opt, counter).pairs);
-  EXPECT_GT(r.seconds, 0.0);
+  for (const std::string engine : {"auto", "cpu-grid", "super-ego"}) {
+    for (bool cells : {true, false}) {
+      SCOPED_TRACE(engine + (cells ? " cells" : " pairs"));
+      dbscan_options o;
+      o.engine = engine;
+      o.cell_merge = cells;
+      const dbscan_result r = dbscan(res, pts, 0.02, 5, o);
+      EXPECT_FALSE(r.engine.empty());
+      EXPECT_NE(r.engine, "auto");
+      std::vector<std::string> names;
+      for (const stage_time& s : r.stages) names.push_back(s.name);
+      EXPECT_EQ(names, (std::vector<std::string>{"count", "merge", "label"}));
+      EXPECT_GT(r.seconds, 0.0);
+      if (r.merge == "cells") {
+        // No CUDA device here: auto is cpu-grid, which clusters on its cells in 3-D.
+        EXPECT_TRUE(cells && engine != "super-ego");
+        EXPECT_EQ(r.engine, "cpu-grid");
+        EXPECT_EQ(r.pairs, 0u);  // its counts stop at min_samples
+        continue;
+      }
+      EXPECT_EQ(r.merge, "host");
+      join_options opt;
+      opt.eps = 0.02;
+      count_sink counter;
+      EXPECT_EQ(r.pairs, self_join(res, pts.view(), opt, counter).pairs);
+    }
+  }
+}
+
+// The cell merge on every shape of the test generators (duplicates, lattices at exactly eps,
+// large offsets, data embedded in a subspace) in 1-3 dimensions, on enough points for many
+// chunks of cells on several threads, and where it hands over to the joins.
+TEST(dbscan, cell_merge_matches_brute_force_on_every_shape) {
+  const std::uint64_t seed = test::test_seed();
+  using k = test::shape_kind;
+  for (k kind : {k::uniform, k::clusters, k::skewed, k::duplicates, k::lattice, k::embedded,
+                 k::offset}) {
+    for (std::size_t d : {1, 2, 3}) {
+      const scalar_type type = (d + static_cast<std::size_t>(kind)) % 2 ? scalar_type::f32 : scalar_type::f64;
+      dataset points = test::make_shape(kind, 1500, d, seed);
+      if (type == scalar_type::f32) points = dataset::to_f32(points.view());
+      for (double selectivity : {3.0, 25.0}) {
+        const double eps = kind == k::lattice
+                               ? 0.25 * selectivity / 3.0
+                               : test::eps_for_selectivity(points.view(), points.view(), selectivity);
+        for (std::size_t min_samples : {1, 4, 12}) {
+          SCOPED_TRACE(testing::Message() << test::to_string(kind) << " d=" << d << " "
+                                          << to_string(type) << " eps=" << eps
+                                          << " min_samples=" << min_samples << " seed=" << seed);
+          const expected_clustering e = brute_dbscan(points.view(), eps, min_samples);
+          for (unsigned threads : {1u, 4u}) {
+            const dbscan_result r = run("cpu-grid", points, eps, min_samples, type, threads);
+            EXPECT_EQ(r.merge, "cells");
+            ASSERT_TRUE(same_clustering(e, r));
+          }
+        }
+      }
+    }
+  }
+  // Beyond 2^24 cells along a dimension (the cell coordinates would lose exactness), and in 4-D,
+  // cpu-grid runs the two joins.
+  std::vector<double> far = {0.0, 0.0, 1e-9, 0.0, 5e-10, 1e-9, 1.0, 1.0};
+  const dataset spread(std::move(far), 2);
+  const dbscan_result r = run("cpu-grid", spread, 1e-9, 2);
+  EXPECT_EQ(r.merge, "host");
+  EXPECT_TRUE(same_clustering(brute_dbscan(spread.view(), 1e-9, 2), r));
+  const dataset four = test::make_shape(k::clusters, 300, 4, seed);
+  EXPECT_EQ(run("cpu-grid", four, 0.05, 4).merge, "host");
 }
 
 // A GPU engine hands over batches of millions of pairs from one thread; the merge sink splits

@@ -150,6 +150,7 @@ int run_dbscan(const parsed_args& args) {
       throw usage_error{"--merge must be device or host, got '" + where + "'"};
     }
     options.device_merge = where == "device";
+    options.cell_merge = where == "device";
   }
   report.output = args.get("output");
   if (args.has("output") && report.output.empty()) throw usage_error{"--output needs a file name"};

@@ -1,0 +1,271 @@
+#include "cluster/dbscan_cells.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <vector>
+
+#include "cluster/cell_grid.hpp"
+#include "cluster/union_find.hpp"
+#include "core/memory_budget.hpp"
+#include "core/parallel.hpp"
+#include "core/timer.hpp"
+
+namespace epsjoin::detail {
+
+namespace {
+
+constexpr std::uint32_t none = UINT32_MAX;
+// Cells a chunk: a cell's work varies from nothing (a dense cell) to a scan of its neighbours.
+constexpr std::size_t cell_grain = 256;
+constexpr std::size_t point_grain = std::size_t{1} << 14;
+
+// Host bytes a point, d = 1: the sort's keys and ids with their scratch (24), the ids in cell
+// order (4), the labels (8), the core flags by id and by position (2), the link to a root or a
+// core neighbour (4); and, for each dimension, the coordinates in cell order (8). Then the
+// cells, at most one a point: start and key (12), the box (16 a dimension); and, once the
+// grid is built, the core points' box (16 a dimension), the union-find and smallest core
+// position (8) and the cluster number (4) a cell.
+constexpr std::uint64_t bytes_per_point = 42 + 12;
+constexpr std::uint64_t bytes_per_point_dim = 8 + 16;
+constexpr std::uint64_t pass_bytes_per_cell = 12;
+constexpr std::uint64_t pass_bytes_per_cell_dim = 16;
+
+bool fits(const resources& res, std::uint64_t bytes) {
+  return bytes <= memory_budget(res.memory(), {}).host_available();
+}
+
+// A sweep over cells [b, e) with their stencils: each worker's row cursors carry on from cell to
+// cell (cell_grid::neighbours).
+struct stencil_walk {
+  explicit stencil_walk(const cell_grid& g) : grid(g), cursor(g.stencil.size(), 0) {}
+  const std::vector<std::uint32_t>& of(std::size_t c) {
+    near.clear();
+    grid.neighbours(c, cursor, near);
+    return near;
+  }
+  const cell_grid& grid;
+  std::vector<std::size_t> cursor;
+  std::vector<std::uint32_t> near;
+};
+
+// Core flags by position: whole dense cells at once, other points by an early-exit count.
+void find_core_points(const cell_grid& g, std::size_t min_samples, unsigned threads,
+                      std::vector<std::uint8_t>& core_at) {
+  const std::size_t d = g.d;
+  parallel_for(threads, g.cells(), cell_grain, [&](std::size_t b, std::size_t e, unsigned) {
+    stencil_walk walk(g);
+    for (std::size_t c = b; c < e; ++c) {
+      const std::size_t own = g.size(c);
+      if (own >= min_samples) {
+        std::fill(core_at.begin() + g.start[c], core_at.begin() + g.start[c + 1], 1);
+        continue;
+      }
+      const std::vector<std::uint32_t>& near = walk.of(c);
+      for (std::size_t pos = g.start[c]; pos < g.start[c + 1]; ++pos) {
+        const double* p = g.point(pos);
+        std::size_t count = own;  // the point itself and its cell-mates
+        for (std::uint32_t j : near) {
+          if (count >= min_samples) break;
+          if (j == c || nearest2(p, g.lower(j), g.upper(j), d) > g.eps2) continue;
+          if (farthest2(p, g.lower(j), g.upper(j), d) <= g.eps2) {
+            count += g.size(j);
+            continue;
+          }
+          for (std::size_t q = g.start[j]; q < g.start[j + 1] && count < min_samples; ++q) {
+            count += g.within(p, g.point(q));
+          }
+        }
+        core_at[pos] = count >= min_samples;
+      }
+    }
+  });
+}
+
+struct core_cells {
+  std::vector<double> box;             // [cells x 2d] the core points' box
+  std::vector<std::uint32_t> first;    // [cells] position of the first core point, or none
+  std::vector<std::uint32_t> parent;   // [cells] the union-find over cells with a core point
+};
+
+core_cells summarise_core(const cell_grid& g, const std::vector<std::uint8_t>& core_at,
+                          unsigned threads) {
+  const std::size_t d = g.d, cells = g.cells();
+  core_cells k;
+  k.box.resize(cells * 2 * d);
+  k.first.resize(cells);
+  k.parent.resize(cells);
+  parallel_for(threads, cells, 1024, [&](std::size_t b, std::size_t e, unsigned) {
+    for (std::size_t c = b; c < e; ++c) {
+      double* lo = k.box.data() + c * 2 * d;
+      double* hi = lo + d;
+      k.first[c] = none;
+      for (std::size_t pos = g.start[c]; pos < g.start[c + 1]; ++pos) {
+        if (!core_at[pos]) continue;
+        const double* p = g.point(pos);
+        if (k.first[c] == none) {
+          k.first[c] = static_cast<std::uint32_t>(pos);
+          std::copy_n(p, d, lo);
+          std::copy_n(p, d, hi);
+        }
+        for (std::size_t i = 0; i < d; ++i) {
+          lo[i] = std::min(lo[i], p[i]);
+          hi[i] = std::max(hi[i], p[i]);
+        }
+      }
+      k.parent[c] = k.first[c] == none ? concurrent_union_find::not_member : static_cast<std::uint32_t>(c);
+    }
+  });
+  return k;
+}
+
+// Whether some core point of cell a is within eps of some core point of cell b.
+bool core_pair_within(const cell_grid& g, const core_cells& k, const std::vector<std::uint8_t>& core_at,
+                      std::size_t a, std::size_t b) {
+  const std::size_t d = g.d;
+  const double* lo_b = k.box.data() + b * 2 * d;
+  const double* hi_b = lo_b + d;
+  for (std::size_t p = k.first[a]; p < g.start[a + 1]; ++p) {
+    if (!core_at[p] || nearest2(g.point(p), lo_b, hi_b, d) > g.eps2) continue;
+    for (std::size_t q = k.first[b]; q < g.start[b + 1]; ++q) {
+      if (core_at[q] && g.within(g.point(p), g.point(q))) return true;
+    }
+  }
+  return false;
+}
+
+void merge_cells(const cell_grid& g, core_cells& k, const std::vector<std::uint8_t>& core_at,
+                 unsigned threads) {
+  const std::size_t d = g.d;
+  const concurrent_union_find sets(k.parent);
+  parallel_for(threads, g.cells(), cell_grain, [&](std::size_t b, std::size_t e, unsigned) {
+    stencil_walk walk(g);
+    for (std::size_t c = b; c < e; ++c) {
+      if (k.first[c] == none) continue;
+      const double* lo_c = k.box.data() + c * 2 * d;
+      for (std::uint32_t j : walk.of(c)) {
+        if (j <= c || k.first[j] == none) continue;
+        if (sets.find(static_cast<std::uint32_t>(c)) == sets.find(j)) continue;
+        const double* lo_j = k.box.data() + std::size_t{j} * 2 * d;
+        if (nearest2(lo_c, lo_c + d, lo_j, lo_j + d, d) > g.eps2) continue;
+        if (farthest2(lo_c, lo_c + d, lo_j, lo_j + d, d) <= g.eps2 ||
+            core_pair_within(g, k, core_at, c, j)) {
+          sets.unite(static_cast<std::uint32_t>(c), j);
+        }
+      }
+    }
+  });
+}
+
+// link[id] of each non-core point: its core neighbour of smallest id, or none.
+void place_border_points(const cell_grid& g, const core_cells& k,
+                         const std::vector<std::uint8_t>& core_at, unsigned threads,
+                         std::vector<std::uint32_t>& link) {
+  const std::size_t d = g.d;
+  parallel_for(threads, g.cells(), cell_grain, [&](std::size_t b, std::size_t e, unsigned) {
+    stencil_walk walk(g);
+    for (std::size_t c = b; c < e; ++c) {
+      const std::vector<std::uint32_t>* near = nullptr;
+      for (std::size_t pos = g.start[c]; pos < g.start[c + 1]; ++pos) {
+        if (core_at[pos]) continue;
+        if (near == nullptr) near = &walk.of(c);
+        const double* p = g.point(pos);
+        std::uint32_t best = none;
+        for (std::uint32_t j : *near) {
+          // Ids ascend within a cell: a cell whose first core id is no better has nothing.
+          if (k.first[j] == none || g.order[k.first[j]] >= best) continue;
+          const double* lo_j = k.box.data() + std::size_t{j} * 2 * d;
+          if (nearest2(p, lo_j, lo_j + d, d) > g.eps2) continue;
+          for (std::size_t q = k.first[j]; q < g.start[j + 1] && g.order[q] < best; ++q) {
+            if (core_at[q] && g.within(p, g.point(q))) best = g.order[q];
+          }
+        }
+        link[g.order[pos]] = best;
+      }
+    }
+  });
+}
+
+}  // namespace
+
+std::optional<dbscan_result> dbscan_on_cells(resources& res, dataset_view points, double eps,
+                                             std::size_t min_samples,
+                                             const std::function<void(double)>& progress) {
+  const std::size_t n = points.n, d = points.d;
+  if (n == 0 || d == 0 || d > cell_max_dims) return std::nullopt;
+  if (!fits(res, n * (bytes_per_point + bytes_per_point_dim * d))) return std::nullopt;
+  const unsigned threads = res.threads();
+  stopwatch clock;
+  std::optional<cell_grid> grid = build_cell_grid(points, eps, threads);
+  if (!grid) return std::nullopt;
+  const cell_grid& g = *grid;
+  const std::size_t cells = g.cells();
+  if (!fits(res, n * (bytes_per_point + bytes_per_point_dim * d) +
+                     cells * (pass_bytes_per_cell + pass_bytes_per_cell_dim * d))) {
+    return std::nullopt;
+  }
+
+  dbscan_result r;
+  r.engine = "cpu-grid";
+  r.merge = "cells";
+  r.labels.resize(n);
+  r.core.resize(n);
+  std::vector<std::uint8_t> core_at(n, 0);
+  find_core_points(g, min_samples, threads, core_at);
+  std::atomic<std::size_t> n_core{0};
+  parallel_for(threads, n, point_grain, [&](std::size_t b, std::size_t e, unsigned) {
+    std::size_t mine = 0;
+    for (std::size_t pos = b; pos < e; ++pos) {
+      r.core[g.order[pos]] = core_at[pos];
+      mine += core_at[pos];
+    }
+    n_core.fetch_add(mine, std::memory_order_relaxed);
+  });
+  r.n_core = n_core.load();
+  r.stages.push_back({"count", clock.seconds()});
+  if (progress) progress(0.4);
+
+  clock.restart();
+  core_cells k = summarise_core(g, core_at, threads);
+  merge_cells(g, k, core_at, threads);
+  std::vector<std::uint32_t> link(n);
+  place_border_points(g, k, core_at, threads, link);
+  r.stages.push_back({"merge", clock.seconds()});
+  if (progress) progress(0.8);
+
+  // Each core point to its cell's root (the smallest cell of its set), each border point to
+  // its core neighbour's, then clusters numbered by their smallest point.
+  clock.restart();
+  const concurrent_union_find sets(k.parent);
+  parallel_for(threads, cells, 1024, [&](std::size_t b, std::size_t e, unsigned) {
+    for (std::size_t c = b; c < e; ++c) {
+      if (k.first[c] == none) continue;
+      const std::uint32_t root = sets.find(static_cast<std::uint32_t>(c));
+      for (std::size_t pos = k.first[c]; pos < g.start[c + 1]; ++pos) {
+        if (core_at[pos]) link[g.order[pos]] = root;
+      }
+    }
+  });
+  parallel_for(threads, n, point_grain, [&](std::size_t b, std::size_t e, unsigned) {
+    for (std::size_t i = b; i < e; ++i) {
+      if (!r.core[i] && link[i] != none) link[i] = link[link[i]];
+    }
+  });
+  std::vector<std::uint32_t> number(cells, none);
+  std::uint32_t clusters = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (link[i] == none) {
+      r.labels[i] = -1;
+      ++r.n_noise;
+      continue;
+    }
+    if (!r.core[i]) ++r.n_border;
+    std::uint32_t& k_number = number[link[i]];
+    if (k_number == none) k_number = clusters++;
+    r.labels[i] = k_number;
+  }
+  r.n_clusters = clusters;
+  r.stages.push_back({"label", clock.seconds()});
+  return r;
+}
+
+}  // namespace epsjoin::detail
