@@ -84,6 +84,12 @@ std::vector<cell_grid::stencil_row> make_stencil(std::size_t d, double eps_in_ce
     double g = 0;
     for (std::size_t k = 0; k + 1 < d; ++k) g += gap2(row.offset[k]);
     if (g <= limit) {
+      row.middle = std::all_of(row.offset.begin(), row.offset.begin() + static_cast<std::ptrdiff_t>(d - 1),
+                               [](std::int64_t o) { return o == 0; });
+      const auto first_nonzero =
+          std::find_if(row.offset.begin(), row.offset.begin() + static_cast<std::ptrdiff_t>(d - 1),
+                       [](std::int64_t o) { return o != 0; });
+      row.forward = row.middle || *first_nonzero > 0;
       row.reach = 0;
       while (row.reach < reach && g + gap2(row.reach + 1) <= limit) ++row.reach;
       rows.push_back(row);
@@ -94,6 +100,40 @@ std::vector<cell_grid::stencil_row> make_stencil(std::size_t d, double eps_in_ce
     ++row.offset[k - 1];
   }
   return rows;
+}
+
+// Cell keys (in K when they fit), sorted with the ids stably, so ids ascend within a cell; then
+// the cells' starts and keys.
+template <class K>
+void sort_into_cells(cell_grid& g, dataset_view v, const std::array<double, cell_max_dims>& lo,
+                     double per_side, int key_bits, unsigned threads) {
+  const std::size_t n = v.n, d = v.d;
+  auto keys = grid::uninitialized<K>(n);
+  auto keys_scratch = grid::uninitialized<K>(n);
+  auto ids = grid::uninitialized<std::uint32_t>(n);
+  auto ids_scratch = grid::uninitialized<std::uint32_t>(n);
+  parallel_for(threads, n, point_grain, [&](std::size_t b, std::size_t e, unsigned) {
+    for (std::size_t i = b; i < e; ++i) {
+      std::uint64_t key = 0;
+      for (std::size_t k = 0; k < d; ++k) {
+        const auto c = static_cast<std::uint64_t>(std::floor((v.at(i, k) - lo[k]) * per_side));
+        key += std::min(c, g.extent[k] - 1) * g.stride[k];
+      }
+      keys[i] = static_cast<K>(key);
+      ids[i] = static_cast<std::uint32_t>(i);
+    }
+  });
+  const bool in_scratch = grid::radix_sort_pairs(keys.get(), ids.get(), keys_scratch.get(),
+                                                 ids_scratch.get(), n, key_bits, threads);
+  const K* sorted = in_scratch ? keys_scratch.get() : keys.get();
+  g.order = std::move(in_scratch ? ids_scratch : ids);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i == 0 || sorted[i] != sorted[i - 1]) {
+      g.start.push_back(static_cast<std::uint32_t>(i));
+      g.key.push_back(sorted[i]);
+    }
+  }
+  g.start.push_back(static_cast<std::uint32_t>(n));
 }
 
 }  // namespace
@@ -122,51 +162,24 @@ std::optional<cell_grid> build_cell_grid(dataset_view v, double eps, unsigned th
   const std::uint64_t last_key = g.stride[0] * g.extent[0] - 1;
   const int key_bits = std::max(1, static_cast<int>(std::bit_width(last_key)));
 
-  auto keys = grid::uninitialized<std::uint64_t>(n);
-  auto keys_scratch = grid::uninitialized<std::uint64_t>(n);
-  auto ids = grid::uninitialized<std::uint32_t>(n);
-  auto ids_scratch = grid::uninitialized<std::uint32_t>(n);
-  parallel_for(threads, n, point_grain, [&](std::size_t b, std::size_t e, unsigned) {
-    for (std::size_t i = b; i < e; ++i) {
-      std::uint64_t key = 0;
-      for (std::size_t k = 0; k < d; ++k) {
-        const auto c = static_cast<std::uint64_t>(std::floor((v.at(i, k) - extent.lo[k]) * per_side));
-        key += std::min(c, g.extent[k] - 1) * g.stride[k];
-      }
-      keys[i] = key;
-      ids[i] = static_cast<std::uint32_t>(i);
-    }
-  });
-  // Stable: ids stay ascending within a cell.
-  const bool in_scratch = grid::radix_sort_pairs(keys.get(), ids.get(), keys_scratch.get(),
-                                                 ids_scratch.get(), n, key_bits, threads);
-  const std::uint64_t* sorted_keys = in_scratch ? keys_scratch.get() : keys.get();
-  const std::uint32_t* sorted_ids = in_scratch ? ids_scratch.get() : ids.get();
-  g.order.assign(sorted_ids, sorted_ids + n);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (i == 0 || sorted_keys[i] != sorted_keys[i - 1]) {
-      g.start.push_back(static_cast<std::uint32_t>(i));
-      g.key.push_back(sorted_keys[i]);
-    }
+  if (key_bits <= 32) {
+    sort_into_cells<std::uint32_t>(g, v, extent.lo, per_side, key_bits, threads);
+  } else {
+    sort_into_cells<std::uint64_t>(g, v, extent.lo, per_side, key_bits, threads);
   }
-  g.start.push_back(static_cast<std::uint32_t>(n));
-  keys.reset();
-  keys_scratch.reset();
-  ids.reset();
-  ids_scratch.reset();
 
-  g.xs.resize(n * d);
+  g.xs = grid::uninitialized<double>(n * d);
   parallel_for(threads, n, point_grain, [&](std::size_t b, std::size_t e, unsigned) {
     for (std::size_t pos = b; pos < e; ++pos) {
       for (std::size_t k = 0; k < d; ++k) g.xs[pos * d + k] = v.at(g.order[pos], k);
     }
   });
   const std::size_t cells = g.cells();
-  g.box.resize(cells * 2 * d);
+  g.box = grid::uninitialized<double>(cells * 2 * d);
   std::atomic<bool> compact{true};
   parallel_for(threads, cells, 1024, [&](std::size_t b, std::size_t e, unsigned) {
     for (std::size_t c = b; c < e; ++c) {
-      double* lo = g.box.data() + c * 2 * d;
+      double* lo = g.box.get() + c * 2 * d;
       double* hi = lo + d;
       std::copy_n(g.point(g.start[c]), d, lo);
       std::copy_n(g.point(g.start[c]), d, hi);
@@ -185,16 +198,21 @@ std::optional<cell_grid> build_cell_grid(dataset_view v, double eps, unsigned th
 }
 
 void cell_grid::neighbours(std::size_t c, std::span<std::size_t> cursor,
-                           std::vector<std::uint32_t>& out) const {
+                           std::vector<std::uint32_t>& out, bool forward) const {
+  // The cell's coordinates: d - 1 divisions (a 64-bit division is most of this call's cost).
   std::array<std::int64_t, cell_max_dims> at{};
-  for (std::size_t k = 0; k < d; ++k) {
-    at[k] = static_cast<std::int64_t>((key[c] / stride[k]) % extent[k]);
-  }
   const std::size_t last = d - 1;
+  std::uint64_t rest = key[c];
+  for (std::size_t k = 0; k < last; ++k) {
+    at[k] = static_cast<std::int64_t>(rest / stride[k]);
+    rest -= static_cast<std::uint64_t>(at[k]) * stride[k];
+  }
+  at[last] = static_cast<std::int64_t>(rest);
   const auto last_extent = static_cast<std::int64_t>(extent[last]);
   const std::size_t n_cells = cells();
   for (std::size_t r = 0; r < stencil.size(); ++r) {
     const stencil_row& row = stencil[r];
+    if (forward && !row.forward) continue;
     auto base = static_cast<std::int64_t>(key[c]) - at[last];
     bool inside = true;
     for (std::size_t k = 0; k < last; ++k) {
@@ -203,7 +221,10 @@ void cell_grid::neighbours(std::size_t c, std::span<std::size_t> cursor,
       base += row.offset[k] * static_cast<std::int64_t>(stride[k]);
     }
     if (!inside) continue;
-    const auto first = static_cast<std::uint64_t>(base + std::max<std::int64_t>(at[last] - row.reach, 0));
+    const auto first =
+        forward && row.middle
+            ? key[c] + 1
+            : static_cast<std::uint64_t>(base + std::max<std::int64_t>(at[last] - row.reach, 0));
     const auto past = static_cast<std::uint64_t>(base + std::min(at[last] + row.reach, last_extent - 1));
     // Gallop from where this row's search ended for the previous cell, then bisect.
     std::size_t j = cursor[r];
@@ -222,44 +243,6 @@ void cell_grid::neighbours(std::size_t c, std::span<std::size_t> cursor,
     cursor[r] = j;
     for (; j < n_cells && key[j] <= past; ++j) out.push_back(static_cast<std::uint32_t>(j));
   }
-}
-
-double nearest2(const double* p, const double* lo, const double* hi, std::size_t d) noexcept {
-  double s = 0;
-  for (std::size_t k = 0; k < d; ++k) {
-    const double diff = p[k] < lo[k] ? lo[k] - p[k] : (p[k] > hi[k] ? p[k] - hi[k] : 0.0);
-    s += diff * diff;
-  }
-  return s;
-}
-
-double farthest2(const double* p, const double* lo, const double* hi, std::size_t d) noexcept {
-  double s = 0;
-  for (std::size_t k = 0; k < d; ++k) {
-    const double diff = std::max(p[k] - lo[k], hi[k] - p[k]);
-    s += diff * diff;
-  }
-  return s;
-}
-
-double nearest2(const double* lo_a, const double* hi_a, const double* lo_b, const double* hi_b,
-                std::size_t d) noexcept {
-  double s = 0;
-  for (std::size_t k = 0; k < d; ++k) {
-    const double diff = lo_b[k] > hi_a[k] ? lo_b[k] - hi_a[k] : (lo_a[k] > hi_b[k] ? lo_a[k] - hi_b[k] : 0.0);
-    s += diff * diff;
-  }
-  return s;
-}
-
-double farthest2(const double* lo_a, const double* hi_a, const double* lo_b, const double* hi_b,
-                 std::size_t d) noexcept {
-  double s = 0;
-  for (std::size_t k = 0; k < d; ++k) {
-    const double diff = std::max(hi_b[k] - lo_a[k], hi_a[k] - lo_b[k]);
-    s += diff * diff;
-  }
-  return s;
 }
 
 }  // namespace epsjoin::detail

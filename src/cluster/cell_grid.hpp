@@ -11,9 +11,11 @@
 // enumerated with a slack that covers the rounding of the cell coordinates, which the extent
 // limit below keeps under 1e-8 of a cell.
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -29,44 +31,38 @@ struct cell_grid {
   std::size_t d = 0;
   double eps2 = 0;
   /// [n] point ids in cell order; ascending within a cell.
-  std::vector<std::uint32_t> order;
+  std::unique_ptr<std::uint32_t[]> order;
   /// [n x d] the points in cell order, as float64 (the input's values, exactly).
-  std::vector<double> xs;
+  std::unique_ptr<double[]> xs;
   /// [cells + 1] cell c holds positions [start[c], start[c + 1]).
   std::vector<std::uint32_t> start;
   /// [cells] linear cell ids, ascending.
   std::vector<std::uint64_t> key;
   /// [cells x 2d] each cell's bounding box: d lower corner values, then d upper.
-  std::vector<double> box;
+  std::unique_ptr<double[]> box;
   std::array<std::uint64_t, cell_max_dims> extent{}, stride{};
   /// Neighbour cells, as rows along the last dimension: the offsets of the other dimensions
   /// and how far the row reaches each way along the last.
   struct stencil_row {
     std::array<std::int64_t, cell_max_dims> offset{};
     std::int64_t reach = 0;
+    /// The other dimensions' offsets are all 0 / lexicographically >= 0.
+    bool middle = false, forward = false;
   };
   std::vector<stencil_row> stencil;
 
   std::size_t cells() const noexcept { return key.size(); }
   std::size_t size(std::size_t c) const noexcept { return start[c + 1] - start[c]; }
-  const double* point(std::size_t pos) const noexcept { return xs.data() + pos * d; }
-  const double* lower(std::size_t c) const noexcept { return box.data() + c * 2 * d; }
-  const double* upper(std::size_t c) const noexcept { return box.data() + c * 2 * d + d; }
+  const double* point(std::size_t pos) const noexcept { return xs.get() + pos * d; }
+  const double* lower(std::size_t c) const noexcept { return box.get() + c * 2 * d; }
+  const double* upper(std::size_t c) const noexcept { return box.get() + c * 2 * d + d; }
 
-  /// The oracle's test: sum over dimensions of (a - b)^2 <= eps^2.
-  bool within(const double* a, const double* b) const noexcept {
-    double s = 0;
-    for (std::size_t k = 0; k < d; ++k) {
-      const double diff = a[k] - b[k];
-      s += diff * diff;
-    }
-    return s <= eps2;
-  }
-
-  /// Appends to `out` the cells of `c`'s stencil (c itself included), ascending; `cursor`
+  /// Appends to `out` the cells of `c`'s stencil (c itself included), ascending, or with
+  /// `forward` only those after c (each pair of neighbouring cells seen once); `cursor`
   /// ([stencil.size()], zero before the first call) carries each row's search position between
   /// calls for increasing c, which makes a sweep over the cells linear.
-  void neighbours(std::size_t c, std::span<std::size_t> cursor, std::vector<std::uint32_t>& out) const;
+  void neighbours(std::size_t c, std::span<std::size_t> cursor, std::vector<std::uint32_t>& out,
+                  bool forward = false) const;
 };
 
 /// Builds the grid of `points` on `threads`, or nullopt where it does not suit them: d above
@@ -75,13 +71,54 @@ struct cell_grid {
 /// invalid_argument for a coordinate that is not finite.
 std::optional<cell_grid> build_cell_grid(dataset_view points, double eps, unsigned threads);
 
-/// Smallest and largest squared distance, computed as `within` computes it, from `p` to any
+/// The oracle's test: the sum over dimensions, in order, of (a - b)^2 is <= eps^2.
+inline bool within_squared(const double* a, const double* b, std::size_t d, double eps2) noexcept {
+  double s = 0;
+  for (std::size_t k = 0; k < d; ++k) {
+    const double diff = a[k] - b[k];
+    s += diff * diff;
+  }
+  return s <= eps2;
+}
+
+/// Smallest and largest squared distance, computed as `within_squared` computes it, from `p` to any
 /// point of the box [lo, hi]; and the same between two boxes.
-double nearest2(const double* p, const double* lo, const double* hi, std::size_t d) noexcept;
-double farthest2(const double* p, const double* lo, const double* hi, std::size_t d) noexcept;
-double nearest2(const double* lo_a, const double* hi_a, const double* lo_b, const double* hi_b,
-                std::size_t d) noexcept;
-double farthest2(const double* lo_a, const double* hi_a, const double* lo_b, const double* hi_b,
-                 std::size_t d) noexcept;
+inline double nearest2(const double* p, const double* lo, const double* hi, std::size_t d) noexcept {
+  double s = 0;
+  for (std::size_t k = 0; k < d; ++k) {
+    const double diff = p[k] < lo[k] ? lo[k] - p[k] : (p[k] > hi[k] ? p[k] - hi[k] : 0.0);
+    s += diff * diff;
+  }
+  return s;
+}
+
+inline double farthest2(const double* p, const double* lo, const double* hi, std::size_t d) noexcept {
+  double s = 0;
+  for (std::size_t k = 0; k < d; ++k) {
+    const double diff = std::max(p[k] - lo[k], hi[k] - p[k]);
+    s += diff * diff;
+  }
+  return s;
+}
+
+inline double nearest2(const double* lo_a, const double* hi_a, const double* lo_b, const double* hi_b,
+                std::size_t d) noexcept {
+  double s = 0;
+  for (std::size_t k = 0; k < d; ++k) {
+    const double diff = lo_b[k] > hi_a[k] ? lo_b[k] - hi_a[k] : (lo_a[k] > hi_b[k] ? lo_a[k] - hi_b[k] : 0.0);
+    s += diff * diff;
+  }
+  return s;
+}
+
+inline double farthest2(const double* lo_a, const double* hi_a, const double* lo_b, const double* hi_b,
+                 std::size_t d) noexcept {
+  double s = 0;
+  for (std::size_t k = 0; k < d; ++k) {
+    const double diff = std::max(hi_b[k] - lo_a[k], hi_a[k] - lo_b[k]);
+    s += diff * diff;
+  }
+  return s;
+}
 
 }  // namespace epsjoin::detail

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <type_traits>
 #include <vector>
 
 #include "cluster/cell_grid.hpp"
@@ -34,13 +35,32 @@ bool fits(const resources& res, std::uint64_t bytes) {
   return bytes <= memory_budget(res.memory(), {}).host_available();
 }
 
+// The grid's accessors and the distance test with the dimension fixed at compile time: the
+// loops below are mostly a few distances each, which a loop over a run-time d slows by half.
+template <std::size_t D>
+const double* point(const cell_grid& g, std::size_t pos) {
+  return g.xs.get() + pos * D;
+}
+template <std::size_t D>
+const double* lower(const cell_grid& g, std::size_t c) {
+  return g.box.get() + c * 2 * D;
+}
+template <std::size_t D>
+const double* upper(const cell_grid& g, std::size_t c) {
+  return g.box.get() + c * 2 * D + D;
+}
+template <std::size_t D>
+bool within(const double* a, const double* b, double eps2) {
+  return within_squared(a, b, D, eps2);
+}
+
 // A sweep over cells [b, e) with their stencils: each worker's row cursors carry on from cell to
 // cell (cell_grid::neighbours).
 struct stencil_walk {
   explicit stencil_walk(const cell_grid& g) : grid(g), cursor(g.stencil.size(), 0) {}
-  const std::vector<std::uint32_t>& of(std::size_t c) {
+  const std::vector<std::uint32_t>& of(std::size_t c, bool forward = false) {
     near.clear();
-    grid.neighbours(c, cursor, near);
+    grid.neighbours(c, cursor, near, forward);
     return near;
   }
   const cell_grid& grid;
@@ -49,30 +69,47 @@ struct stencil_walk {
 };
 
 // Core flags by position: whole dense cells at once, other points by an early-exit count.
+template <std::size_t D>
 void find_core_points(const cell_grid& g, std::size_t min_samples, unsigned threads,
                       std::vector<std::uint8_t>& core_at) {
-  const std::size_t d = g.d;
+  constexpr std::size_t d = D;
   parallel_for(threads, g.cells(), cell_grain, [&](std::size_t b, std::size_t e, unsigned) {
     stencil_walk walk(g);
+    std::vector<std::uint32_t> partial;
     for (std::size_t c = b; c < e; ++c) {
       const std::size_t own = g.size(c);
       if (own >= min_samples) {
         std::fill(core_at.begin() + g.start[c], core_at.begin() + g.start[c + 1], 1);
         continue;
       }
-      const std::vector<std::uint32_t>& near = walk.of(c);
+      // Neighbour cells wholly within eps of this one count for each of its points, those
+      // wholly beyond for none; only the others are looked at point by point.
+      std::size_t sure = own;  // each point itself and its cell-mates
+      partial.clear();
+      for (std::uint32_t j : walk.of(c)) {
+        if (j == c || nearest2(lower<D>(g, c), upper<D>(g, c), lower<D>(g, j), upper<D>(g, j), d) > g.eps2) continue;
+        if (farthest2(lower<D>(g, c), upper<D>(g, c), lower<D>(g, j), upper<D>(g, j), d) <= g.eps2) {
+          sure += g.size(j);
+        } else {
+          partial.push_back(j);
+        }
+      }
+      if (sure >= min_samples) {
+        std::fill(core_at.begin() + g.start[c], core_at.begin() + g.start[c + 1], 1);
+        continue;
+      }
       for (std::size_t pos = g.start[c]; pos < g.start[c + 1]; ++pos) {
-        const double* p = g.point(pos);
-        std::size_t count = own;  // the point itself and its cell-mates
-        for (std::uint32_t j : near) {
+        const double* p = point<D>(g, pos);
+        std::size_t count = sure;
+        for (std::uint32_t j : partial) {
           if (count >= min_samples) break;
-          if (j == c || nearest2(p, g.lower(j), g.upper(j), d) > g.eps2) continue;
-          if (farthest2(p, g.lower(j), g.upper(j), d) <= g.eps2) {
+          if (nearest2(p, lower<D>(g, j), upper<D>(g, j), d) > g.eps2) continue;
+          if (farthest2(p, lower<D>(g, j), upper<D>(g, j), d) <= g.eps2) {
             count += g.size(j);
             continue;
           }
           for (std::size_t q = g.start[j]; q < g.start[j + 1] && count < min_samples; ++q) {
-            count += g.within(p, g.point(q));
+            count += within<D>(p, point<D>(g, q), g.eps2);
           }
         }
         core_at[pos] = count >= min_samples;
@@ -87,9 +124,11 @@ struct core_cells {
   std::vector<std::uint32_t> parent;   // [cells] the union-find over cells with a core point
 };
 
+template <std::size_t D>
 core_cells summarise_core(const cell_grid& g, const std::vector<std::uint8_t>& core_at,
                           unsigned threads) {
-  const std::size_t d = g.d, cells = g.cells();
+  constexpr std::size_t d = D;
+  const std::size_t cells = g.cells();
   core_cells k;
   k.box.resize(cells * 2 * d);
   k.first.resize(cells);
@@ -101,7 +140,7 @@ core_cells summarise_core(const cell_grid& g, const std::vector<std::uint8_t>& c
       k.first[c] = none;
       for (std::size_t pos = g.start[c]; pos < g.start[c + 1]; ++pos) {
         if (!core_at[pos]) continue;
-        const double* p = g.point(pos);
+        const double* p = point<D>(g, pos);
         if (k.first[c] == none) {
           k.first[c] = static_cast<std::uint32_t>(pos);
           std::copy_n(p, d, lo);
@@ -119,36 +158,38 @@ core_cells summarise_core(const cell_grid& g, const std::vector<std::uint8_t>& c
 }
 
 // Whether some core point of cell a is within eps of some core point of cell b.
+template <std::size_t D>
 bool core_pair_within(const cell_grid& g, const core_cells& k, const std::vector<std::uint8_t>& core_at,
                       std::size_t a, std::size_t b) {
-  const std::size_t d = g.d;
+  constexpr std::size_t d = D;
   const double* lo_b = k.box.data() + b * 2 * d;
   const double* hi_b = lo_b + d;
   for (std::size_t p = k.first[a]; p < g.start[a + 1]; ++p) {
-    if (!core_at[p] || nearest2(g.point(p), lo_b, hi_b, d) > g.eps2) continue;
+    if (!core_at[p] || nearest2(point<D>(g, p), lo_b, hi_b, d) > g.eps2) continue;
     for (std::size_t q = k.first[b]; q < g.start[b + 1]; ++q) {
-      if (core_at[q] && g.within(g.point(p), g.point(q))) return true;
+      if (core_at[q] && within<D>(point<D>(g, p), point<D>(g, q), g.eps2)) return true;
     }
   }
   return false;
 }
 
+template <std::size_t D>
 void merge_cells(const cell_grid& g, core_cells& k, const std::vector<std::uint8_t>& core_at,
                  unsigned threads) {
-  const std::size_t d = g.d;
+  constexpr std::size_t d = D;
   const concurrent_union_find sets(k.parent);
   parallel_for(threads, g.cells(), cell_grain, [&](std::size_t b, std::size_t e, unsigned) {
     stencil_walk walk(g);
     for (std::size_t c = b; c < e; ++c) {
       if (k.first[c] == none) continue;
       const double* lo_c = k.box.data() + c * 2 * d;
-      for (std::uint32_t j : walk.of(c)) {
-        if (j <= c || k.first[j] == none) continue;
+      for (std::uint32_t j : walk.of(c, true)) {
+        if (k.first[j] == none) continue;
         if (sets.find(static_cast<std::uint32_t>(c)) == sets.find(j)) continue;
         const double* lo_j = k.box.data() + std::size_t{j} * 2 * d;
         if (nearest2(lo_c, lo_c + d, lo_j, lo_j + d, d) > g.eps2) continue;
         if (farthest2(lo_c, lo_c + d, lo_j, lo_j + d, d) <= g.eps2 ||
-            core_pair_within(g, k, core_at, c, j)) {
+            core_pair_within<D>(g, k, core_at, c, j)) {
           sets.unite(static_cast<std::uint32_t>(c), j);
         }
       }
@@ -157,10 +198,11 @@ void merge_cells(const cell_grid& g, core_cells& k, const std::vector<std::uint8
 }
 
 // link[id] of each non-core point: its core neighbour of smallest id, or none.
+template <std::size_t D>
 void place_border_points(const cell_grid& g, const core_cells& k,
                          const std::vector<std::uint8_t>& core_at, unsigned threads,
                          std::vector<std::uint32_t>& link) {
-  const std::size_t d = g.d;
+  constexpr std::size_t d = D;
   parallel_for(threads, g.cells(), cell_grain, [&](std::size_t b, std::size_t e, unsigned) {
     stencil_walk walk(g);
     for (std::size_t c = b; c < e; ++c) {
@@ -168,7 +210,7 @@ void place_border_points(const cell_grid& g, const core_cells& k,
       for (std::size_t pos = g.start[c]; pos < g.start[c + 1]; ++pos) {
         if (core_at[pos]) continue;
         if (near == nullptr) near = &walk.of(c);
-        const double* p = g.point(pos);
+        const double* p = point<D>(g, pos);
         std::uint32_t best = none;
         for (std::uint32_t j : *near) {
           // Ids ascend within a cell: a cell whose first core id is no better has nothing.
@@ -176,13 +218,23 @@ void place_border_points(const cell_grid& g, const core_cells& k,
           const double* lo_j = k.box.data() + std::size_t{j} * 2 * d;
           if (nearest2(p, lo_j, lo_j + d, d) > g.eps2) continue;
           for (std::size_t q = k.first[j]; q < g.start[j + 1] && g.order[q] < best; ++q) {
-            if (core_at[q] && g.within(p, g.point(q))) best = g.order[q];
+            if (core_at[q] && within<D>(p, point<D>(g, q), g.eps2)) best = g.order[q];
           }
         }
         link[g.order[pos]] = best;
       }
     }
   });
+}
+
+template <class Body>
+void with_dims(std::size_t d, Body&& body) {
+  static_assert(cell_max_dims == 3);
+  switch (d) {
+    case 1: body(std::integral_constant<std::size_t, 1>{}); break;
+    case 2: body(std::integral_constant<std::size_t, 2>{}); break;
+    default: body(std::integral_constant<std::size_t, 3>{}); break;
+  }
 }
 
 }  // namespace
@@ -210,7 +262,7 @@ std::optional<dbscan_result> dbscan_on_cells(resources& res, dataset_view points
   r.labels.resize(n);
   r.core.resize(n);
   std::vector<std::uint8_t> core_at(n, 0);
-  find_core_points(g, min_samples, threads, core_at);
+  with_dims(d, [&](auto dims) { find_core_points<dims()>(g, min_samples, threads, core_at); });
   std::atomic<std::size_t> n_core{0};
   parallel_for(threads, n, point_grain, [&](std::size_t b, std::size_t e, unsigned) {
     std::size_t mine = 0;
@@ -225,10 +277,13 @@ std::optional<dbscan_result> dbscan_on_cells(resources& res, dataset_view points
   if (progress) progress(0.4);
 
   clock.restart();
-  core_cells k = summarise_core(g, core_at, threads);
-  merge_cells(g, k, core_at, threads);
+  core_cells k;
   std::vector<std::uint32_t> link(n);
-  place_border_points(g, k, core_at, threads, link);
+  with_dims(d, [&](auto dims) {
+    k = summarise_core<dims()>(g, core_at, threads);
+    merge_cells<dims()>(g, k, core_at, threads);
+    place_border_points<dims()>(g, k, core_at, threads, link);
+  });
   r.stages.push_back({"merge", clock.seconds()});
   if (progress) progress(0.8);
 
