@@ -5,7 +5,8 @@
 /// Two joins run through sinks: the first counts each point's neighbours (which gives the core
 /// points), the second streams pairs into a concurrent union-find over the core points and a
 /// per-point minimum over core neighbours (which places the border points). Memory beyond the
-/// join's own index is O(N): no neighbour table is ever built.
+/// join's own index is O(N): no neighbour table is ever built. cpu-grid in one to three
+/// dimensions runs no join at all but clusters on its own cells (`dbscan_options::cell_merge`).
 /// @code
 ///   epsjoin::resources res;
 ///   epsjoin::dbscan_options opt;
@@ -94,7 +95,9 @@ struct dbscan_result {
 /// cluster. A non-core point with a core point within eps is a border point: it joins the
 /// cluster of its core neighbour of smallest index, so every engine and every run gives the same
 /// labels. Other points are noise (-1). Host memory beyond the joins' own: 17 bytes a point
-/// (9 on the device merge, which takes 25 bytes a point of device memory).
+/// (9 on the device merge, which takes 25 bytes a point of device memory). The cell merge
+/// builds no join index; it plans within 42 + 8 d bytes a point and 24 + 32 d a non-empty cell
+/// (at most one a point) and runs the joins instead where that does not fit.
 /// @param res         execution resources; its memory limits bound both joins
 /// @param points      [host] [n x d, row-major] points; n <= 2^32 - 1
 /// @param eps         the radius (never its square); finite and > 0

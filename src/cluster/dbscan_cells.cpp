@@ -20,16 +20,16 @@ constexpr std::uint32_t none = UINT32_MAX;
 constexpr std::size_t cell_grain = 256;
 constexpr std::size_t point_grain = std::size_t{1} << 14;
 
-// Host bytes a point, d = 1: the sort's keys and ids with their scratch (24), the ids in cell
+// Host bytes a point: the sort's keys and ids with their scratch (24 at most), the ids in cell
 // order (4), the labels (8), the core flags by id and by position (2), the link to a root or a
-// core neighbour (4); and, for each dimension, the coordinates in cell order (8). Then the
-// cells, at most one a point: start and key (12), the box (16 a dimension); and, once the
-// grid is built, the core points' box (16 a dimension), the union-find and smallest core
-// position (8) and the cluster number (4) a cell.
-constexpr std::uint64_t bytes_per_point = 42 + 12;
-constexpr std::uint64_t bytes_per_point_dim = 8 + 16;
-constexpr std::uint64_t pass_bytes_per_cell = 12;
-constexpr std::uint64_t pass_bytes_per_cell_dim = 16;
+// core neighbour (4), and 8 a dimension for the coordinates in cell order. A non-empty cell (at
+// most one a point): its start and key (12) and box (16 a dimension) in the grid, then its core
+// points' box (16 a dimension), the union-find, the first core position and the cluster number
+// (12).
+constexpr std::uint64_t point_bytes = 42, point_bytes_per_dim = 8;
+constexpr std::uint64_t grid_cell_bytes = 12, grid_cell_bytes_per_dim = 16;
+constexpr std::uint64_t cell_bytes = grid_cell_bytes + 12;
+constexpr std::uint64_t cell_bytes_per_dim = grid_cell_bytes_per_dim + 16;
 
 bool fits(const resources& res, std::uint64_t bytes) {
   return bytes <= memory_budget(res.memory(), {}).host_available();
@@ -244,15 +244,15 @@ std::optional<dbscan_result> dbscan_on_cells(resources& res, dataset_view points
                                              const std::function<void(double)>& progress) {
   const std::size_t n = points.n, d = points.d;
   if (n == 0 || d == 0 || d > cell_max_dims) return std::nullopt;
-  if (!fits(res, n * (bytes_per_point + bytes_per_point_dim * d))) return std::nullopt;
+  const std::uint64_t per_point = point_bytes + point_bytes_per_dim * d;
+  if (!fits(res, n * (per_point + grid_cell_bytes + grid_cell_bytes_per_dim * d))) return std::nullopt;
   const unsigned threads = res.threads();
   stopwatch clock;
   std::optional<cell_grid> grid = build_cell_grid(points, eps, threads);
   if (!grid) return std::nullopt;
   const cell_grid& g = *grid;
   const std::size_t cells = g.cells();
-  if (!fits(res, n * (bytes_per_point + bytes_per_point_dim * d) +
-                     cells * (pass_bytes_per_cell + pass_bytes_per_cell_dim * d))) {
+  if (!fits(res, n * per_point + cells * (cell_bytes + cell_bytes_per_dim * d))) {
     return std::nullopt;
   }
 
