@@ -83,33 +83,43 @@ void find_core_points(const cell_grid& g, std::size_t min_samples, unsigned thre
         continue;
       }
       // Neighbour cells wholly within eps of this one count for each of its points, those
-      // wholly beyond for none; only the others are looked at point by point.
+      // wholly beyond for none; only the others are looked at point by point. Each point's
+      // count stops as soon as it reaches min_samples (core) or cannot any more (not core).
       std::size_t sure = own;  // each point itself and its cell-mates
+      std::size_t possible = own;
       partial.clear();
       for (std::uint32_t j : walk.of(c)) {
         if (j == c || nearest2(lower<D>(g, c), upper<D>(g, c), lower<D>(g, j), upper<D>(g, j), d) > g.eps2) continue;
+        possible += g.size(j);
         if (farthest2(lower<D>(g, c), upper<D>(g, c), lower<D>(g, j), upper<D>(g, j), d) <= g.eps2) {
           sure += g.size(j);
         } else {
           partial.push_back(j);
         }
       }
-      if (sure >= min_samples) {
-        std::fill(core_at.begin() + g.start[c], core_at.begin() + g.start[c + 1], 1);
+      if (sure >= min_samples || possible < min_samples) {
+        std::fill(core_at.begin() + g.start[c], core_at.begin() + g.start[c + 1], sure >= min_samples);
         continue;
       }
       for (std::size_t pos = g.start[c]; pos < g.start[c + 1]; ++pos) {
         const double* p = point<D>(g, pos);
-        std::size_t count = sure;
+        std::size_t count = sure, reachable = possible;
         for (std::uint32_t j : partial) {
-          if (count >= min_samples) break;
-          if (nearest2(p, lower<D>(g, j), upper<D>(g, j), d) > g.eps2) continue;
+          if (count >= min_samples || reachable < min_samples) break;
+          if (nearest2(p, lower<D>(g, j), upper<D>(g, j), d) > g.eps2) {
+            reachable -= g.size(j);
+            continue;
+          }
           if (farthest2(p, lower<D>(g, j), upper<D>(g, j), d) <= g.eps2) {
             count += g.size(j);
             continue;
           }
-          for (std::size_t q = g.start[j]; q < g.start[j + 1] && count < min_samples; ++q) {
-            count += within<D>(p, point<D>(g, q), g.eps2);
+          for (std::size_t q = g.start[j]; q < g.start[j + 1]; ++q) {
+            if (within<D>(p, point<D>(g, q), g.eps2)) {
+              if (++count >= min_samples) break;
+            } else if (--reachable < min_samples) {
+              break;
+            }
           }
         }
         core_at[pos] = count >= min_samples;
