@@ -86,7 +86,9 @@ inline bool within_squared(const double* a, const double* b, std::size_t d, doub
 inline double nearest2(const double* p, const double* lo, const double* hi, std::size_t d) noexcept {
   double s = 0;
   for (std::size_t k = 0; k < d; ++k) {
-    const double diff = p[k] < lo[k] ? lo[k] - p[k] : (p[k] > hi[k] ? p[k] - hi[k] : 0.0);
+    // The positive one of the two, or 0 inside: the same value as a branch would pick, with no
+    // branch to mispredict.
+    const double diff = std::max(std::max(lo[k] - p[k], p[k] - hi[k]), 0.0);
     s += diff * diff;
   }
   return s;
@@ -105,7 +107,7 @@ inline double nearest2(const double* lo_a, const double* hi_a, const double* lo_
                 std::size_t d) noexcept {
   double s = 0;
   for (std::size_t k = 0; k < d; ++k) {
-    const double diff = lo_b[k] > hi_a[k] ? lo_b[k] - hi_a[k] : (lo_a[k] > hi_b[k] ? lo_a[k] - hi_b[k] : 0.0);
+    const double diff = std::max(std::max(lo_b[k] - hi_a[k], lo_a[k] - hi_b[k]), 0.0);
     s += diff * diff;
   }
   return s;

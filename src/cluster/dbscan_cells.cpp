@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "cluster/cell_grid.hpp"
@@ -16,6 +18,24 @@ namespace epsjoin::detail {
 namespace {
 
 constexpr std::uint32_t none = UINT32_MAX;
+
+// Vectors whose elements are left uninitialised, for arrays that a parallel loop fills whole:
+// that loop is then their first touch, on every thread, instead of a zero-fill on one.
+template <class T>
+struct uninitialised_allocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = uninitialised_allocator<U>;
+  };
+  template <class U>
+  void construct(U*) noexcept {}
+  template <class U, class... Args>
+  void construct(U* at, Args&&... args) {
+    ::new (static_cast<void*>(at)) U(std::forward<Args>(args)...);
+  }
+};
+template <class T>
+using filled_later = std::vector<T, uninitialised_allocator<T>>;
 // Cells a chunk: a cell's work varies from nothing (a dense cell) to a scan of its neighbours.
 constexpr std::size_t cell_grain = 256;
 constexpr std::size_t point_grain = std::size_t{1} << 14;
@@ -71,7 +91,7 @@ struct stencil_walk {
 // Core flags by position: whole dense cells at once, other points by an early-exit count.
 template <std::size_t D>
 void find_core_points(const cell_grid& g, std::size_t min_samples, unsigned threads,
-                      std::vector<std::uint8_t>& core_at) {
+                      filled_later<std::uint8_t>& core_at) {
   constexpr std::size_t d = D;
   parallel_for(threads, g.cells(), cell_grain, [&](std::size_t b, std::size_t e, unsigned) {
     stencil_walk walk(g);
@@ -129,13 +149,13 @@ void find_core_points(const cell_grid& g, std::size_t min_samples, unsigned thre
 }
 
 struct core_cells {
-  std::vector<double> box;             // [cells x 2d] the core points' box
-  std::vector<std::uint32_t> first;    // [cells] position of the first core point, or none
-  std::vector<std::uint32_t> parent;   // [cells] the union-find over cells with a core point
+  filled_later<double> box;           // [cells x 2d] the core points' box (where first is not none)
+  filled_later<std::uint32_t> first;  // [cells] position of the first core point, or none
+  filled_later<std::uint32_t> parent; // [cells] the union-find over cells with a core point
 };
 
 template <std::size_t D>
-core_cells summarise_core(const cell_grid& g, const std::vector<std::uint8_t>& core_at,
+core_cells summarise_core(const cell_grid& g, const filled_later<std::uint8_t>& core_at,
                           unsigned threads) {
   constexpr std::size_t d = D;
   const std::size_t cells = g.cells();
@@ -169,7 +189,7 @@ core_cells summarise_core(const cell_grid& g, const std::vector<std::uint8_t>& c
 
 // Whether some core point of cell a is within eps of some core point of cell b.
 template <std::size_t D>
-bool core_pair_within(const cell_grid& g, const core_cells& k, const std::vector<std::uint8_t>& core_at,
+bool core_pair_within(const cell_grid& g, const core_cells& k, const filled_later<std::uint8_t>& core_at,
                       std::size_t a, std::size_t b) {
   constexpr std::size_t d = D;
   const double* lo_b = k.box.data() + b * 2 * d;
@@ -184,7 +204,7 @@ bool core_pair_within(const cell_grid& g, const core_cells& k, const std::vector
 }
 
 template <std::size_t D>
-void merge_cells(const cell_grid& g, core_cells& k, const std::vector<std::uint8_t>& core_at,
+void merge_cells(const cell_grid& g, core_cells& k, const filled_later<std::uint8_t>& core_at,
                  unsigned threads) {
   constexpr std::size_t d = D;
   const concurrent_union_find sets(k.parent);
@@ -210,8 +230,8 @@ void merge_cells(const cell_grid& g, core_cells& k, const std::vector<std::uint8
 // link[id] of each non-core point: its core neighbour of smallest id, or none.
 template <std::size_t D>
 void place_border_points(const cell_grid& g, const core_cells& k,
-                         const std::vector<std::uint8_t>& core_at, unsigned threads,
-                         std::vector<std::uint32_t>& link) {
+                         const filled_later<std::uint8_t>& core_at, unsigned threads,
+                         filled_later<std::uint32_t>& link) {
   constexpr std::size_t d = D;
   parallel_for(threads, g.cells(), cell_grain, [&](std::size_t b, std::size_t e, unsigned) {
     stencil_walk walk(g);
@@ -271,7 +291,7 @@ std::optional<dbscan_result> dbscan_on_cells(resources& res, dataset_view points
   r.merge = "cells";
   r.labels.resize(n);
   r.core.resize(n);
-  std::vector<std::uint8_t> core_at(n, 0);
+  filled_later<std::uint8_t> core_at(n);  // each position written once by the count
   with_dims(d, [&](auto dims) { find_core_points<dims()>(g, min_samples, threads, core_at); });
   std::atomic<std::size_t> n_core{0};
   parallel_for(threads, n, point_grain, [&](std::size_t b, std::size_t e, unsigned) {
@@ -288,7 +308,7 @@ std::optional<dbscan_result> dbscan_on_cells(resources& res, dataset_view points
 
   clock.restart();
   core_cells k;
-  std::vector<std::uint32_t> link(n);
+  filled_later<std::uint32_t> link(n);  // non-core points by the border pass, core by the labels
   with_dims(d, [&](auto dims) {
     k = summarise_core<dims()>(g, core_at, threads);
     merge_cells<dims()>(g, k, core_at, threads);
