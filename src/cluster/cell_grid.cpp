@@ -127,13 +127,17 @@ void sort_into_cells(cell_grid& g, dataset_view v, const std::array<double, cell
                                                  ids_scratch.get(), n, key_bits, threads);
   const K* sorted = in_scratch ? keys_scratch.get() : keys.get();
   g.order = std::move(in_scratch ? ids_scratch : ids);
-  for (std::size_t i = 0; i < n; ++i) {
+  std::size_t cells = 1;
+  for (std::size_t i = 1; i < n; ++i) cells += sorted[i] != sorted[i - 1];
+  g.start.resize(cells + 1);
+  g.key.resize(cells);
+  for (std::size_t i = 0, c = 0; i < n; ++i) {
     if (i == 0 || sorted[i] != sorted[i - 1]) {
-      g.start.push_back(static_cast<std::uint32_t>(i));
-      g.key.push_back(sorted[i]);
+      g.start[c] = static_cast<std::uint32_t>(i);
+      g.key[c++] = sorted[i];
     }
   }
-  g.start.push_back(static_cast<std::uint32_t>(n));
+  g.start[cells] = static_cast<std::uint32_t>(n);
 }
 
 }  // namespace
