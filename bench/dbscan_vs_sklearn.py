@@ -86,6 +86,9 @@ def main():
     ap.add_argument("--repeat", type=int, default=3, help="epsjoin runs a case; the best counts")
     ap.add_argument("--sklearn-repeat", type=int, default=1,
                     help="scikit-learn runs a case; the best counts")
+    ap.add_argument("--eps-at-1m", type=float, default=0,
+                    help="skip the search: eps = this x (1e6 / N)^(1/d), which keeps S about "
+                         "constant for these generators (0: search each N)")
     ap.add_argument("--merge", default="device", choices=["device", "host"],
                     help="epsjoin's --merge (host: two joins on every engine)")
     args = ap.parse_args()
@@ -97,7 +100,11 @@ def main():
             path = os.path.join(tmp, "points.npy")
             subprocess.run([args.bin, "gen", f"{args.spec}:{n}:seed=1", "--output", path],
                            check=True, capture_output=True)
-            eps = find_eps(args.bin, path, args.selectivity)
+            if args.eps_at_1m > 0:
+                d = int(args.spec.split(":")[1])
+                eps = args.eps_at_1m * (1e6 / n) ** (1 / d)
+            else:
+                eps = find_eps(args.bin, path, args.selectivity)
             ours = {}
             for engine in args.engines:
                 labels = os.path.join(tmp, f"{engine}.npy")

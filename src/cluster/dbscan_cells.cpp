@@ -18,6 +18,14 @@ namespace epsjoin::detail {
 namespace {
 
 constexpr std::uint32_t none = UINT32_MAX;
+using progress_fn = std::function<void(double)>;
+
+// The caller's progress over [from, to] of the whole (and its way to stop the run: a callback
+// that throws ends the loop that called it), or none.
+progress_fn progress_span(const progress_fn& progress, double from, double to) {
+  if (!progress) return {};
+  return [&progress, from, to](double f) { progress(from + (to - from) * f); };
+}
 
 // Vectors whose elements are left uninitialised, for arrays that a parallel loop fills whole:
 // that loop is then their first touch, on every thread, instead of a zero-fill on one.
@@ -91,7 +99,7 @@ struct stencil_walk {
 // Core flags by position: whole dense cells at once, other points by an early-exit count.
 template <std::size_t D>
 void find_core_points(const cell_grid& g, std::size_t min_samples, unsigned threads,
-                      filled_later<std::uint8_t>& core_at) {
+                      filled_later<std::uint8_t>& core_at, const progress_fn& progress) {
   constexpr std::size_t d = D;
   parallel_for(threads, g.cells(), cell_grain, [&](std::size_t b, std::size_t e, unsigned) {
     stencil_walk walk(g);
@@ -145,7 +153,7 @@ void find_core_points(const cell_grid& g, std::size_t min_samples, unsigned thre
         core_at[pos] = count >= min_samples;
       }
     }
-  });
+  }, progress);
 }
 
 struct core_cells {
@@ -205,7 +213,7 @@ bool core_pair_within(const cell_grid& g, const core_cells& k, const filled_late
 
 template <std::size_t D>
 void merge_cells(const cell_grid& g, core_cells& k, const filled_later<std::uint8_t>& core_at,
-                 unsigned threads) {
+                 unsigned threads, const progress_fn& progress) {
   constexpr std::size_t d = D;
   const concurrent_union_find sets(k.parent);
   parallel_for(threads, g.cells(), cell_grain, [&](std::size_t b, std::size_t e, unsigned) {
@@ -224,14 +232,14 @@ void merge_cells(const cell_grid& g, core_cells& k, const filled_later<std::uint
         }
       }
     }
-  });
+  }, progress);
 }
 
 // link[id] of each non-core point: its core neighbour of smallest id, or none.
 template <std::size_t D>
 void place_border_points(const cell_grid& g, const core_cells& k,
                          const filled_later<std::uint8_t>& core_at, unsigned threads,
-                         filled_later<std::uint32_t>& link) {
+                         filled_later<std::uint32_t>& link, const progress_fn& progress) {
   constexpr std::size_t d = D;
   parallel_for(threads, g.cells(), cell_grain, [&](std::size_t b, std::size_t e, unsigned) {
     stencil_walk walk(g);
@@ -254,7 +262,7 @@ void place_border_points(const cell_grid& g, const core_cells& k,
         link[g.order[pos]] = best;
       }
     }
-  });
+  }, progress);
 }
 
 template <class Body>
@@ -280,6 +288,7 @@ std::optional<dbscan_result> dbscan_on_cells(resources& res, dataset_view points
   stopwatch clock;
   std::optional<cell_grid> grid = build_cell_grid(points, eps, threads);
   if (!grid) return std::nullopt;
+  if (progress) progress(0.1);
   const cell_grid& g = *grid;
   const std::size_t cells = g.cells();
   if (!fits(res, n * per_point + cells * (cell_bytes + cell_bytes_per_dim * d))) {
@@ -292,7 +301,9 @@ std::optional<dbscan_result> dbscan_on_cells(resources& res, dataset_view points
   r.labels.resize(n);
   r.core.resize(n);
   filled_later<std::uint8_t> core_at(n);  // each position written once by the count
-  with_dims(d, [&](auto dims) { find_core_points<dims()>(g, min_samples, threads, core_at); });
+  with_dims(d, [&](auto dims) {
+    find_core_points<dims()>(g, min_samples, threads, core_at, progress_span(progress, 0.1, 0.4));
+  });
   std::atomic<std::size_t> n_core{0};
   parallel_for(threads, n, point_grain, [&](std::size_t b, std::size_t e, unsigned) {
     std::size_t mine = 0;
@@ -304,18 +315,16 @@ std::optional<dbscan_result> dbscan_on_cells(resources& res, dataset_view points
   });
   r.n_core = n_core.load();
   r.stages.push_back({"count", clock.seconds()});
-  if (progress) progress(0.4);
 
   clock.restart();
   core_cells k;
   filled_later<std::uint32_t> link(n);  // non-core points by the border pass, core by the labels
   with_dims(d, [&](auto dims) {
     k = summarise_core<dims()>(g, core_at, threads);
-    merge_cells<dims()>(g, k, core_at, threads);
-    place_border_points<dims()>(g, k, core_at, threads, link);
+    merge_cells<dims()>(g, k, core_at, threads, progress_span(progress, 0.4, 0.6));
+    place_border_points<dims()>(g, k, core_at, threads, link, progress_span(progress, 0.6, 0.8));
   });
   r.stages.push_back({"merge", clock.seconds()});
-  if (progress) progress(0.8);
 
   // Each core point to its cell's root (the smallest cell of its set), each border point to
   // its core neighbour's, then clusters numbered by their smallest point.

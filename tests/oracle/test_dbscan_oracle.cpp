@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <deque>
+#include <mutex>
 #include <random>
 #include <vector>
 
@@ -385,6 +386,32 @@ void check_merge_sink_on_one_huge_batch(bool unordered) {
     }
     if (e.labels[i] < 0) ASSERT_EQ(min_core[i], detail::no_core) << i;
   }
+}
+
+// The cell merge reports its progress through its loops, and a callback that throws (Python's
+// Ctrl-C) ends the run with that exception.
+TEST(dbscan, cell_merge_reports_progress_and_stops_on_an_exception) {
+  const dataset pts = test::make_shape(test::shape_kind::skewed, 20000, 2, test::test_seed());
+  resources res(2);
+  dbscan_options o;
+  o.engine = "cpu-grid";
+  std::vector<double> seen;
+  std::mutex m;
+  o.progress = [&](double f) {
+    std::lock_guard lock(m);
+    seen.push_back(f);
+  };
+  EXPECT_EQ(dbscan(res, pts, 0.002, 5, o).merge, "cells");
+  ASSERT_GE(seen.size(), 4u);  // after the grid and each of the three loops at least
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+  EXPECT_GT(seen.front(), 0.0);
+  EXPECT_EQ(seen.back(), 1.0);
+  struct stop {};
+  int calls = 0;
+  o.progress = [&](double f) {
+    if (f > 0.1 && ++calls == 1) throw stop{};
+  };
+  EXPECT_THROW(dbscan(res, pts, 0.002, 5, o), stop);
 }
 
 TEST(dbscan, merge_sink_splits_one_huge_batch) { check_merge_sink_on_one_huge_batch(false); }
