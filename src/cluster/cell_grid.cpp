@@ -102,6 +102,16 @@ std::vector<cell_grid::stencil_row> make_stencil(std::size_t d, double eps_in_ce
   return rows;
 }
 
+// body(x) with the input's values as their own type (a loop over them then need not ask).
+template <class Body>
+void with_input(dataset_view v, Body&& body) {
+  if (v.type == scalar_type::f64) {
+    body(static_cast<const double*>(v.data));
+  } else {
+    body(static_cast<const float*>(v.data));
+  }
+}
+
 // Cell keys (in K when they fit), sorted with the ids stably, so ids ascend within a cell; then
 // the cells' starts and keys.
 template <class K>
@@ -112,16 +122,19 @@ void sort_into_cells(cell_grid& g, dataset_view v, const std::array<double, cell
   auto keys_scratch = grid::uninitialized<K>(n);
   auto ids = grid::uninitialized<std::uint32_t>(n);
   auto ids_scratch = grid::uninitialized<std::uint32_t>(n);
-  parallel_for(threads, n, point_grain, [&](std::size_t b, std::size_t e, unsigned) {
-    for (std::size_t i = b; i < e; ++i) {
-      std::uint64_t key = 0;
-      for (std::size_t k = 0; k < d; ++k) {
-        const auto c = static_cast<std::uint64_t>(std::floor((v.at(i, k) - lo[k]) * per_side));
-        key += std::min(c, g.extent[k] - 1) * g.stride[k];
+  with_input(v, [&](const auto* x) {
+    parallel_for(threads, n, point_grain, [&](std::size_t b, std::size_t e, unsigned) {
+      for (std::size_t i = b; i < e; ++i) {
+        std::uint64_t key = 0;
+        for (std::size_t k = 0; k < d; ++k) {
+          // x >= lo: the conversion's truncation is the floor.
+          const auto c = static_cast<std::uint64_t>((static_cast<double>(x[i * d + k]) - lo[k]) * per_side);
+          key += std::min(c, g.extent[k] - 1) * g.stride[k];
+        }
+        keys[i] = static_cast<K>(key);
+        ids[i] = static_cast<std::uint32_t>(i);
       }
-      keys[i] = static_cast<K>(key);
-      ids[i] = static_cast<std::uint32_t>(i);
-    }
+    });
   });
   const bool in_scratch = grid::radix_sort_pairs(keys.get(), ids.get(), keys_scratch.get(),
                                                  ids_scratch.get(), n, key_bits, threads);
@@ -173,10 +186,13 @@ std::optional<cell_grid> build_cell_grid(dataset_view v, double eps, unsigned th
   }
 
   g.xs = grid::uninitialized<double>(n * d);
-  parallel_for(threads, n, point_grain, [&](std::size_t b, std::size_t e, unsigned) {
-    for (std::size_t pos = b; pos < e; ++pos) {
-      for (std::size_t k = 0; k < d; ++k) g.xs[pos * d + k] = v.at(g.order[pos], k);
-    }
+  with_input(v, [&](const auto* x) {
+    parallel_for(threads, n, point_grain, [&](std::size_t b, std::size_t e, unsigned) {
+      for (std::size_t pos = b; pos < e; ++pos) {
+        const std::size_t i = g.order[pos];
+        for (std::size_t k = 0; k < d; ++k) g.xs[pos * d + k] = static_cast<double>(x[i * d + k]);
+      }
+    });
   });
   const std::size_t cells = g.cells();
   g.box = grid::uninitialized<double>(cells * 2 * d);

@@ -157,23 +157,22 @@ void find_core_points(const cell_grid& g, std::size_t min_samples, unsigned thre
 }
 
 struct core_cells {
-  filled_later<double> box;           // [cells x 2d] the core points' box (where first is not none)
   filled_later<std::uint32_t> first;  // [cells] position of the first core point, or none
   filled_later<std::uint32_t> parent; // [cells] the union-find over cells with a core point
 };
 
 template <std::size_t D>
-core_cells summarise_core(const cell_grid& g, const filled_later<std::uint8_t>& core_at,
+core_cells summarise_core(cell_grid& g, const filled_later<std::uint8_t>& core_at,
                           unsigned threads) {
   constexpr std::size_t d = D;
   const std::size_t cells = g.cells();
   core_cells k;
-  k.box.resize(cells * 2 * d);
   k.first.resize(cells);
   k.parent.resize(cells);
   parallel_for(threads, cells, 1024, [&](std::size_t b, std::size_t e, unsigned) {
     for (std::size_t c = b; c < e; ++c) {
-      double* lo = k.box.data() + c * 2 * d;
+      // The count is done with the cells' boxes: a cell with core points now keeps theirs.
+      double* lo = g.box.get() + c * 2 * d;
       double* hi = lo + d;
       k.first[c] = none;
       for (std::size_t pos = g.start[c]; pos < g.start[c + 1]; ++pos) {
@@ -200,7 +199,7 @@ template <std::size_t D>
 bool core_pair_within(const cell_grid& g, const core_cells& k, const filled_later<std::uint8_t>& core_at,
                       std::size_t a, std::size_t b) {
   constexpr std::size_t d = D;
-  const double* lo_b = k.box.data() + b * 2 * d;
+  const double* lo_b = g.box.get() + b * 2 * d;
   const double* hi_b = lo_b + d;
   for (std::size_t p = k.first[a]; p < g.start[a + 1]; ++p) {
     if (!core_at[p] || nearest2(point<D>(g, p), lo_b, hi_b, d) > g.eps2) continue;
@@ -220,11 +219,11 @@ void merge_cells(const cell_grid& g, core_cells& k, const filled_later<std::uint
     stencil_walk walk(g);
     for (std::size_t c = b; c < e; ++c) {
       if (k.first[c] == none) continue;
-      const double* lo_c = k.box.data() + c * 2 * d;
+      const double* lo_c = g.box.get() + c * 2 * d;
       for (std::uint32_t j : walk.of(c, true)) {
         if (k.first[j] == none) continue;
         if (sets.find(static_cast<std::uint32_t>(c)) == sets.find(j)) continue;
-        const double* lo_j = k.box.data() + std::size_t{j} * 2 * d;
+        const double* lo_j = g.box.get() + std::size_t{j} * 2 * d;
         if (nearest2(lo_c, lo_c + d, lo_j, lo_j + d, d) > g.eps2) continue;
         if (farthest2(lo_c, lo_c + d, lo_j, lo_j + d, d) <= g.eps2 ||
             core_pair_within<D>(g, k, core_at, c, j)) {
@@ -253,7 +252,7 @@ void place_border_points(const cell_grid& g, const core_cells& k,
         for (std::uint32_t j : *near) {
           // Ids ascend within a cell: a cell whose first core id is no better has nothing.
           if (k.first[j] == none || g.order[k.first[j]] >= best) continue;
-          const double* lo_j = k.box.data() + std::size_t{j} * 2 * d;
+          const double* lo_j = g.box.get() + std::size_t{j} * 2 * d;
           if (nearest2(p, lo_j, lo_j + d, d) > g.eps2) continue;
           for (std::size_t q = k.first[j]; q < g.start[j + 1] && g.order[q] < best; ++q) {
             if (core_at[q] && within<D>(p, point<D>(g, q), g.eps2)) best = g.order[q];
@@ -289,7 +288,7 @@ std::optional<dbscan_result> dbscan_on_cells(resources& res, dataset_view points
   std::optional<cell_grid> grid = build_cell_grid(points, eps, threads);
   if (!grid) return std::nullopt;
   if (progress) progress(0.1);
-  const cell_grid& g = *grid;
+  cell_grid& g = *grid;
   const std::size_t cells = g.cells();
   if (!fits(res, n * per_point + cells * (cell_bytes + cell_bytes_per_dim * d))) {
     return std::nullopt;
