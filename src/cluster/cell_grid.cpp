@@ -77,8 +77,7 @@ std::vector<cell_grid::stencil_row> make_stencil(std::size_t d, double eps_in_ce
   };
   std::vector<cell_grid::stencil_row> rows;
   cell_grid::stencil_row row;
-  // Odometer over the first d - 1 offsets, each in [-reach, reach], lexicographic (so that the
-  // rows' cells come out ascending).
+  // Odometer over the first d - 1 offsets, each in [-reach, reach].
   for (std::size_t k = 0; k + 1 < d; ++k) row.offset[k] = -reach;
   for (;;) {
     double g = 0;
@@ -99,6 +98,14 @@ std::vector<cell_grid::stencil_row> make_stencil(std::size_t d, double eps_in_ce
     if (k == 0) break;
     ++row.offset[k - 1];
   }
+  auto distance = [d](const cell_grid::stencil_row& r) {
+    std::int64_t s = 0;
+    for (std::size_t k = 0; k + 1 < d; ++k) s += r.offset[k] * r.offset[k];
+    return s;
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](const auto& a, const auto& b) {
+    return distance(a) < distance(b);
+  });
   return rows;
 }
 
@@ -218,7 +225,8 @@ std::optional<cell_grid> build_cell_grid(dataset_view v, double eps, unsigned th
 }
 
 void cell_grid::neighbours(std::size_t c, std::span<std::size_t> cursor,
-                           std::vector<std::uint32_t>& out, bool forward) const {
+                           std::vector<cell_range>& out, bool forward) const {
+  out.clear();
   // The cell's coordinates: d - 1 divisions (a 64-bit division is most of this call's cost).
   std::array<std::int64_t, cell_max_dims> at{};
   const std::size_t last = d - 1;
@@ -261,7 +269,9 @@ void cell_grid::neighbours(std::size_t c, std::span<std::size_t> cursor,
           key.begin());
     }
     cursor[r] = j;
-    for (; j < n_cells && key[j] <= past; ++j) out.push_back(static_cast<std::uint32_t>(j));
+    std::size_t end = j;
+    while (end < n_cells && key[end] <= past) ++end;
+    if (end > j) out.push_back({static_cast<std::uint32_t>(j), static_cast<std::uint32_t>(end)});
   }
 }
 

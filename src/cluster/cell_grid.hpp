@@ -42,7 +42,8 @@ struct cell_grid {
   std::unique_ptr<double[]> box;
   std::array<std::uint64_t, cell_max_dims> extent{}, stride{};
   /// Neighbour cells, as rows along the last dimension: the offsets of the other dimensions
-  /// and how far the row reaches each way along the last.
+  /// and how far the row reaches each way along the last; nearest rows first, so that a count
+  /// that stops at min_samples stops sooner.
   struct stencil_row {
     std::array<std::int64_t, cell_max_dims> offset{};
     std::int64_t reach = 0;
@@ -57,11 +58,15 @@ struct cell_grid {
   const double* lower(std::size_t c) const noexcept { return box.get() + c * 2 * d; }
   const double* upper(std::size_t c) const noexcept { return box.get() + c * 2 * d + d; }
 
-  /// Appends to `out` the cells of `c`'s stencil (c itself included), ascending, or with
-  /// `forward` only those after c (each pair of neighbouring cells seen once); `cursor`
-  /// ([stencil.size()], zero before the first call) carries each row's search position between
-  /// calls for increasing c, which makes a sweep over the cells linear.
-  void neighbours(std::size_t c, std::span<std::size_t> cursor, std::vector<std::uint32_t>& out,
+  /// Cells [begin, end) of one row of a stencil.
+  struct cell_range {
+    std::uint32_t begin, end;
+  };
+  /// Sets `out` to the non-empty rows of `c`'s stencil (c itself included), the nearest rows
+  /// first, or with `forward` only the cells after c (each pair of neighbouring cells seen
+  /// once); `cursor` ([stencil.size()], zero before the first call) carries each row's search
+  /// position between calls for increasing c, which makes a sweep over the cells linear.
+  void neighbours(std::size_t c, std::span<std::size_t> cursor, std::vector<cell_range>& out,
                   bool forward = false) const;
 };
 

@@ -86,14 +86,13 @@ bool within(const double* a, const double* b, double eps2) {
 // cell (cell_grid::neighbours).
 struct stencil_walk {
   explicit stencil_walk(const cell_grid& g) : grid(g), cursor(g.stencil.size(), 0) {}
-  const std::vector<std::uint32_t>& of(std::size_t c, bool forward = false) {
-    near.clear();
+  const std::vector<cell_grid::cell_range>& of(std::size_t c, bool forward = false) {
     grid.neighbours(c, cursor, near, forward);
     return near;
   }
   const cell_grid& grid;
   std::vector<std::size_t> cursor;
-  std::vector<std::uint32_t> near;
+  std::vector<cell_grid::cell_range> near;
 };
 
 // Core flags by position: whole dense cells at once, other points by an early-exit count.
@@ -116,14 +115,17 @@ void find_core_points(const cell_grid& g, std::size_t min_samples, unsigned thre
       std::size_t sure = own;  // each point itself and its cell-mates
       std::size_t possible = own;
       partial.clear();
-      for (std::uint32_t j : walk.of(c)) {
-        if (j == c || nearest2(lower<D>(g, c), upper<D>(g, c), lower<D>(g, j), upper<D>(g, j), d) > g.eps2) continue;
-        possible += g.size(j);
-        if (farthest2(lower<D>(g, c), upper<D>(g, c), lower<D>(g, j), upper<D>(g, j), d) <= g.eps2) {
-          sure += g.size(j);
-        } else {
-          partial.push_back(j);
+      for (const auto [first, past] : walk.of(c)) {
+        for (std::uint32_t j = first; j < past && sure < min_samples; ++j) {
+          if (j == c || nearest2(lower<D>(g, c), upper<D>(g, c), lower<D>(g, j), upper<D>(g, j), d) > g.eps2) continue;
+          possible += g.size(j);
+          if (farthest2(lower<D>(g, c), upper<D>(g, c), lower<D>(g, j), upper<D>(g, j), d) <= g.eps2) {
+            sure += g.size(j);
+          } else {
+            partial.push_back(j);
+          }
         }
+        if (sure >= min_samples) break;  // every point of the cell is core
       }
       if (sure >= min_samples || possible < min_samples) {
         std::fill(core_at.begin() + g.start[c], core_at.begin() + g.start[c + 1], sure >= min_samples);
@@ -220,14 +222,16 @@ void merge_cells(const cell_grid& g, core_cells& k, const filled_later<std::uint
     for (std::size_t c = b; c < e; ++c) {
       if (k.first[c] == none) continue;
       const double* lo_c = g.box.get() + c * 2 * d;
-      for (std::uint32_t j : walk.of(c, true)) {
-        if (k.first[j] == none) continue;
-        if (sets.find(static_cast<std::uint32_t>(c)) == sets.find(j)) continue;
-        const double* lo_j = g.box.get() + std::size_t{j} * 2 * d;
-        if (nearest2(lo_c, lo_c + d, lo_j, lo_j + d, d) > g.eps2) continue;
-        if (farthest2(lo_c, lo_c + d, lo_j, lo_j + d, d) <= g.eps2 ||
-            core_pair_within<D>(g, k, core_at, c, j)) {
-          sets.unite(static_cast<std::uint32_t>(c), j);
+      for (const auto [first, past] : walk.of(c, true)) {
+        for (std::uint32_t j = first; j < past; ++j) {
+          if (k.first[j] == none) continue;
+          if (sets.find(static_cast<std::uint32_t>(c)) == sets.find(j)) continue;
+          const double* lo_j = g.box.get() + std::size_t{j} * 2 * d;
+          if (nearest2(lo_c, lo_c + d, lo_j, lo_j + d, d) > g.eps2) continue;
+          if (farthest2(lo_c, lo_c + d, lo_j, lo_j + d, d) <= g.eps2 ||
+              core_pair_within<D>(g, k, core_at, c, j)) {
+            sets.unite(static_cast<std::uint32_t>(c), j);
+          }
         }
       }
     }
@@ -243,19 +247,21 @@ void place_border_points(const cell_grid& g, const core_cells& k,
   parallel_for(threads, g.cells(), cell_grain, [&](std::size_t b, std::size_t e, unsigned) {
     stencil_walk walk(g);
     for (std::size_t c = b; c < e; ++c) {
-      const std::vector<std::uint32_t>* near = nullptr;
+      const std::vector<cell_grid::cell_range>* near = nullptr;
       for (std::size_t pos = g.start[c]; pos < g.start[c + 1]; ++pos) {
         if (core_at[pos]) continue;
         if (near == nullptr) near = &walk.of(c);
         const double* p = point<D>(g, pos);
         std::uint32_t best = none;
-        for (std::uint32_t j : *near) {
-          // Ids ascend within a cell: a cell whose first core id is no better has nothing.
-          if (k.first[j] == none || g.order[k.first[j]] >= best) continue;
-          const double* lo_j = g.box.get() + std::size_t{j} * 2 * d;
-          if (nearest2(p, lo_j, lo_j + d, d) > g.eps2) continue;
-          for (std::size_t q = k.first[j]; q < g.start[j + 1] && g.order[q] < best; ++q) {
-            if (core_at[q] && within<D>(p, point<D>(g, q), g.eps2)) best = g.order[q];
+        for (const auto [first, past] : *near) {
+          for (std::uint32_t j = first; j < past; ++j) {
+            // Ids ascend within a cell: a cell whose first core id is no better has nothing.
+            if (k.first[j] == none || g.order[k.first[j]] >= best) continue;
+            const double* lo_j = g.box.get() + std::size_t{j} * 2 * d;
+            if (nearest2(p, lo_j, lo_j + d, d) > g.eps2) continue;
+            for (std::size_t q = k.first[j]; q < g.start[j + 1] && g.order[q] < best; ++q) {
+              if (core_at[q] && within<D>(p, point<D>(g, q), g.eps2)) best = g.order[q];
+            }
           }
         }
         link[g.order[pos]] = best;
