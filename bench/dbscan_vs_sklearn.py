@@ -81,6 +81,9 @@ def main():
     ap.add_argument("--bin", required=True)
     ap.add_argument("--spec", default="expo:2", help="distribution:d of 'epsjoin gen'")
     ap.add_argument("--n", type=int, nargs="+", default=[200000, 1000000])
+    ap.add_argument("--data", nargs="+", default=[],
+                    help="raw float64 files NAME_Dd_*.f64 (the shared samples) instead of --spec:"
+                         " D is read from the name")
     ap.add_argument("--selectivity", type=float, default=50)
     ap.add_argument("--min-samples", type=int, default=10)
     ap.add_argument("--engines", nargs="+", default=["cpu-grid", "super-ego"])
@@ -99,11 +102,20 @@ def main():
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for n in args.n:
+        cases = [(None, n) for n in args.n] if not args.data else [(f, 0) for f in args.data]
+        for source, n in cases:
             path = os.path.join(tmp, "points.npy")
-            subprocess.run([args.bin, "gen", f"{args.spec}:{n}:seed=1", "--output", path],
-                           check=True, capture_output=True)
-            if args.eps_at_1m > 0:
+            if source is None:
+                subprocess.run([args.bin, "gen", f"{args.spec}:{n}:seed=1", "--output", path],
+                               check=True, capture_output=True)
+            else:
+                d = int(next(p for p in os.path.basename(source).split("_") if p.endswith("d")
+                             and p[:-1].isdigit())[:-1])
+                points = np.fromfile(source, dtype="<f8").reshape(-1, d)
+                np.save(path, points)
+                n = len(points)
+            case = os.path.basename(source) if source else f"{args.spec}:{n}"
+            if args.eps_at_1m > 0 and source is None:
                 d = int(args.spec.split(":")[1])
                 eps = args.eps_at_1m * (1e6 / n) ** (1 / d)
             else:
@@ -140,7 +152,8 @@ def main():
                 count = json.loads(subprocess.run(
                     [args.bin, "join", "--input", path, "--eps", repr(eps), "--engine", engine,
                      "--json"], capture_output=True, text=True, check=True).stdout)
-                row = {"tool": f"epsjoin {engine}", "n": n, "eps": eps, "merge": summary["merge"],
+                row = {"tool": f"epsjoin {engine}", "case": case, "n": n, "eps": eps,
+                       "merge": summary["merge"],
                        "selectivity": count["selectivity"], "seconds": summary["seconds"],
                        "seconds_all": [x[0]["seconds"] for x in mine],
                        "cpu_seconds": min(x[2] for x in mine),
@@ -154,14 +167,14 @@ def main():
             if not run_sklearn:
                 continue
             if failed is not None:
-                row = {"tool": "scikit-learn", "n": n, "eps": eps, "error": failed}
+                row = {"tool": "scikit-learn", "case": case, "n": n, "eps": eps, "error": failed}
                 rows.append(row)
                 print(json.dumps(row), flush=True)
                 continue
             sk = np.load(sk_labels)
             sk_core_flags = np.load(sk_core)
             theirs = runs["scikit-learn"]
-            row = {"tool": "scikit-learn", "n": n, "eps": eps,
+            row = {"tool": "scikit-learn", "case": case, "n": n, "eps": eps,
                    "seconds": min(x[0]["seconds"] for x in theirs),
                    "seconds_all": [x[0]["seconds"] for x in theirs],
                    "cpu_seconds": min(x[0]["cpu_seconds"] for x in theirs),
@@ -178,14 +191,14 @@ def main():
             rows.append(row)
             print(json.dumps(row), flush=True)
 
-    print(f"\n| tool | N | eps | S | seconds | CPU s | count-only join (s) | peak RSS (MB) | clusters | core | noise | scikit-learn's time over epsjoin's (CPU time's) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print(f"\n| tool | case | N | eps | S | seconds | CPU s | count-only join (s) | peak RSS (MB) | clusters | core | noise | scikit-learn's time over epsjoin's (CPU time's) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         if "error" in r:
-            print(f"| {r['tool']} | {r['n']} | {r['eps']:.4g} | | failed: {r['error'][:60]} | | | | | | | |")
+            print(f"| {r['tool']} | {r['case']} | {r['n']} | {r['eps']:.4g} | | failed: {r['error'][:60]} | | | | | | | |")
             continue
         s = r.get("selectivity", "")
-        print(f"| {r['tool']} | {r['n']} | {r['eps']:.4g} | {s if s == '' else f'{s:.1f}'} | "
+        print(f"| {r['tool']} | {r['case']} | {r['n']} | {r['eps']:.4g} | {s if s == '' else f'{s:.1f}'} | "
               f"{r['seconds']:.3f} | {r['cpu_seconds']:.2f} | "
               f"{r.get('count_join_seconds', float('nan')):.3f} | "
               f"{r['peak_rss_bytes'] / 2**20:.0f} | {r['clusters']} | "
