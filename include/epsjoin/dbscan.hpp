@@ -96,7 +96,7 @@ struct dbscan_result {
 /// cluster of its core neighbour of smallest index, so every engine and every run gives the same
 /// labels. Other points are noise (-1). Host memory beyond the joins' own: 17 bytes a point
 /// (9 on the device merge, which takes 25 bytes a point of device memory). The cell merge
-/// builds no join index; it plans within 42 + 8 d bytes a point and 24 + 32 d a non-empty cell
+/// builds no join index; it plans within 42 + 8 d bytes a point and 24 + 16 d a non-empty cell
 /// (at most one a point) and runs the joins instead where that does not fit.
 /// @param res         execution resources; its memory limits bound both joins
 /// @param points      [host] [n x d, row-major] points; n <= 2^32 - 1

@@ -83,8 +83,9 @@ std::vector<cell_grid::stencil_row> make_stencil(std::size_t d, double eps_in_ce
     double g = 0;
     for (std::size_t k = 0; k + 1 < d; ++k) g += gap2(row.offset[k]);
     if (g <= limit) {
-      row.middle = std::all_of(row.offset.begin(), row.offset.begin() + static_cast<std::ptrdiff_t>(d - 1),
-                               [](std::int64_t o) { return o == 0; });
+      row.middle =
+          std::all_of(row.offset.begin(), row.offset.begin() + static_cast<std::ptrdiff_t>(d - 1),
+                      [](std::int64_t o) { return o == 0; });
       const auto first_nonzero =
           std::find_if(row.offset.begin(), row.offset.begin() + static_cast<std::ptrdiff_t>(d - 1),
                        [](std::int64_t o) { return o != 0; });
@@ -103,9 +104,8 @@ std::vector<cell_grid::stencil_row> make_stencil(std::size_t d, double eps_in_ce
     for (std::size_t k = 0; k + 1 < d; ++k) s += r.offset[k] * r.offset[k];
     return s;
   };
-  std::stable_sort(rows.begin(), rows.end(), [&](const auto& a, const auto& b) {
-    return distance(a) < distance(b);
-  });
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&](const auto& a, const auto& b) { return distance(a) < distance(b); });
   return rows;
 }
 
@@ -135,7 +135,8 @@ void sort_into_cells(cell_grid& g, dataset_view v, const std::array<double, cell
         std::uint64_t key = 0;
         for (std::size_t k = 0; k < d; ++k) {
           // x >= lo: the conversion's truncation is the floor.
-          const auto c = static_cast<std::uint64_t>((static_cast<double>(x[i * d + k]) - lo[k]) * per_side);
+          const auto c =
+              static_cast<std::uint64_t>((static_cast<double>(x[i * d + k]) - lo[k]) * per_side);
           key += std::min(c, g.extent[k] - 1) * g.stride[k];
         }
         keys[i] = static_cast<K>(key);
@@ -253,7 +254,8 @@ void cell_grid::neighbours(std::size_t c, std::span<std::size_t> cursor,
         forward && row.middle
             ? key[c] + 1
             : static_cast<std::uint64_t>(base + std::max<std::int64_t>(at[last] - row.reach, 0));
-    const auto past = static_cast<std::uint64_t>(base + std::min(at[last] + row.reach, last_extent - 1));
+    const auto past =
+        static_cast<std::uint64_t>(base + std::min(at[last] + row.reach, last_extent - 1));
     // Gallop from where this row's search ended for the previous cell, then bisect.
     std::size_t j = cursor[r];
     if (j > 0 && key[j - 1] >= first) j = 0;
@@ -265,7 +267,8 @@ void cell_grid::neighbours(std::size_t c, std::span<std::size_t> cursor,
       }
       j = static_cast<std::size_t>(
           std::lower_bound(key.begin() + static_cast<std::ptrdiff_t>(j),
-                           key.begin() + static_cast<std::ptrdiff_t>(std::min(j + step, n_cells)), first) -
+                           key.begin() + static_cast<std::ptrdiff_t>(std::min(j + step, n_cells)),
+                           first) -
           key.begin());
     }
     cursor[r] = j;

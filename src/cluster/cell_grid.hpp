@@ -88,7 +88,8 @@ inline bool within_squared(const double* a, const double* b, std::size_t d, doub
 
 /// Smallest and largest squared distance, computed as `within_squared` computes it, from `p` to any
 /// point of the box [lo, hi]; and the same between two boxes.
-inline double nearest2(const double* p, const double* lo, const double* hi, std::size_t d) noexcept {
+inline double nearest2(const double* p, const double* lo, const double* hi,
+                       std::size_t d) noexcept {
   double s = 0;
   for (std::size_t k = 0; k < d; ++k) {
     // The positive one of the two, or 0 inside: the same value as a branch would pick, with no
@@ -99,7 +100,8 @@ inline double nearest2(const double* p, const double* lo, const double* hi, std:
   return s;
 }
 
-inline double farthest2(const double* p, const double* lo, const double* hi, std::size_t d) noexcept {
+inline double farthest2(const double* p, const double* lo, const double* hi,
+                        std::size_t d) noexcept {
   double s = 0;
   for (std::size_t k = 0; k < d; ++k) {
     const double diff = std::max(p[k] - lo[k], hi[k] - p[k]);
@@ -108,8 +110,8 @@ inline double farthest2(const double* p, const double* lo, const double* hi, std
   return s;
 }
 
-inline double nearest2(const double* lo_a, const double* hi_a, const double* lo_b, const double* hi_b,
-                std::size_t d) noexcept {
+inline double nearest2(const double* lo_a, const double* hi_a, const double* lo_b,
+                       const double* hi_b, std::size_t d) noexcept {
   double s = 0;
   for (std::size_t k = 0; k < d; ++k) {
     const double diff = std::max(std::max(lo_b[k] - hi_a[k], lo_a[k] - hi_b[k]), 0.0);
@@ -118,8 +120,8 @@ inline double nearest2(const double* lo_a, const double* hi_a, const double* lo_
   return s;
 }
 
-inline double farthest2(const double* lo_a, const double* hi_a, const double* lo_b, const double* hi_b,
-                 std::size_t d) noexcept {
+inline double farthest2(const double* lo_a, const double* hi_a, const double* lo_b,
+                        const double* hi_b, std::size_t d) noexcept {
   double s = 0;
   for (std::size_t k = 0; k < d; ++k) {
     const double diff = std::max(hi_b[k] - lo_a[k], hi_a[k] - lo_b[k]);

@@ -44,6 +44,7 @@ struct uninitialised_allocator : std::allocator<T> {
 };
 template <class T>
 using filled_later = std::vector<T, uninitialised_allocator<T>>;
+
 // Cells a chunk: a cell's work varies from nothing (a dense cell) to a scan of its neighbours.
 constexpr std::size_t cell_grain = 256;
 constexpr std::size_t point_grain = std::size_t{1} << 14;
@@ -51,13 +52,12 @@ constexpr std::size_t point_grain = std::size_t{1} << 14;
 // Host bytes a point: the sort's keys and ids with their scratch (24 at most), the ids in cell
 // order (4), the labels (8), the core flags by id and by position (2), the link to a root or a
 // core neighbour (4), and 8 a dimension for the coordinates in cell order. A non-empty cell (at
-// most one a point): its start and key (12) and box (16 a dimension) in the grid, then its core
-// points' box (16 a dimension), the union-find, the first core position and the cluster number
-// (12).
+// most one a point): its start and key (12) and box (16 a dimension, later its core points'
+// box) in the grid, then the union-find, the first core position and the cluster number (12).
 constexpr std::uint64_t point_bytes = 42, point_bytes_per_dim = 8;
 constexpr std::uint64_t grid_cell_bytes = 12, grid_cell_bytes_per_dim = 16;
 constexpr std::uint64_t cell_bytes = grid_cell_bytes + 12;
-constexpr std::uint64_t cell_bytes_per_dim = grid_cell_bytes_per_dim + 16;
+constexpr std::uint64_t cell_bytes_per_dim = grid_cell_bytes_per_dim;
 
 bool fits(const resources& res, std::uint64_t bytes) {
   return bytes <= memory_budget(res.memory(), {}).host_available();
@@ -100,67 +100,74 @@ template <std::size_t D>
 void find_core_points(const cell_grid& g, std::size_t min_samples, unsigned threads,
                       filled_later<std::uint8_t>& core_at, const progress_fn& progress) {
   constexpr std::size_t d = D;
-  parallel_for(threads, g.cells(), cell_grain, [&](std::size_t b, std::size_t e, unsigned) {
-    stencil_walk walk(g);
-    std::vector<std::uint32_t> partial;
-    for (std::size_t c = b; c < e; ++c) {
-      const std::size_t own = g.size(c);
-      if (own >= min_samples) {
-        std::fill(core_at.begin() + g.start[c], core_at.begin() + g.start[c + 1], 1);
-        continue;
-      }
-      // Neighbour cells wholly within eps of this one count for each of its points, those
-      // wholly beyond for none; only the others are looked at point by point. Each point's
-      // count stops as soon as it reaches min_samples (core) or cannot any more (not core).
-      std::size_t sure = own;  // each point itself and its cell-mates
-      std::size_t possible = own;
-      partial.clear();
-      for (const auto [first, past] : walk.of(c)) {
-        for (std::uint32_t j = first; j < past && sure < min_samples; ++j) {
-          if (j == c || nearest2(lower<D>(g, c), upper<D>(g, c), lower<D>(g, j), upper<D>(g, j), d) > g.eps2) continue;
-          possible += g.size(j);
-          if (farthest2(lower<D>(g, c), upper<D>(g, c), lower<D>(g, j), upper<D>(g, j), d) <= g.eps2) {
-            sure += g.size(j);
-          } else {
-            partial.push_back(j);
-          }
-        }
-        if (sure >= min_samples) break;  // every point of the cell is core
-      }
-      if (sure >= min_samples || possible < min_samples) {
-        std::fill(core_at.begin() + g.start[c], core_at.begin() + g.start[c + 1], sure >= min_samples);
-        continue;
-      }
-      for (std::size_t pos = g.start[c]; pos < g.start[c + 1]; ++pos) {
-        const double* p = point<D>(g, pos);
-        std::size_t count = sure, reachable = possible;
-        for (std::uint32_t j : partial) {
-          if (count >= min_samples || reachable < min_samples) break;
-          if (nearest2(p, lower<D>(g, j), upper<D>(g, j), d) > g.eps2) {
-            reachable -= g.size(j);
+  parallel_for(
+      threads, g.cells(), cell_grain,
+      [&](std::size_t b, std::size_t e, unsigned) {
+        stencil_walk walk(g);
+        std::vector<std::uint32_t> partial;
+        for (std::size_t c = b; c < e; ++c) {
+          const std::size_t own = g.size(c);
+          if (own >= min_samples) {
+            std::fill(core_at.begin() + g.start[c], core_at.begin() + g.start[c + 1], 1);
             continue;
           }
-          if (farthest2(p, lower<D>(g, j), upper<D>(g, j), d) <= g.eps2) {
-            count += g.size(j);
-            continue;
-          }
-          for (std::size_t q = g.start[j]; q < g.start[j + 1]; ++q) {
-            if (within<D>(p, point<D>(g, q), g.eps2)) {
-              if (++count >= min_samples) break;
-            } else if (--reachable < min_samples) {
-              break;
+          // Neighbour cells wholly within eps of this one count for each of its points, those
+          // wholly beyond for none; only the others are looked at point by point. Each point's
+          // count stops as soon as it reaches min_samples (core) or cannot any more (not core).
+          std::size_t sure = own;  // each point itself and its cell-mates
+          std::size_t possible = own;
+          partial.clear();
+          for (const auto [first, past] : walk.of(c)) {
+            for (std::uint32_t j = first; j < past && sure < min_samples; ++j) {
+              if (j == c || nearest2(lower<D>(g, c), upper<D>(g, c), lower<D>(g, j), upper<D>(g, j),
+                                     d) > g.eps2)
+                continue;
+              possible += g.size(j);
+              if (farthest2(lower<D>(g, c), upper<D>(g, c), lower<D>(g, j), upper<D>(g, j), d) <=
+                  g.eps2) {
+                sure += g.size(j);
+              } else {
+                partial.push_back(j);
+              }
             }
+            if (sure >= min_samples) break;  // every point of the cell is core
+          }
+          if (sure >= min_samples || possible < min_samples) {
+            std::fill(core_at.begin() + g.start[c], core_at.begin() + g.start[c + 1],
+                      sure >= min_samples);
+            continue;
+          }
+          for (std::size_t pos = g.start[c]; pos < g.start[c + 1]; ++pos) {
+            const double* p = point<D>(g, pos);
+            std::size_t count = sure, reachable = possible;
+            for (std::uint32_t j : partial) {
+              if (count >= min_samples || reachable < min_samples) break;
+              if (nearest2(p, lower<D>(g, j), upper<D>(g, j), d) > g.eps2) {
+                reachable -= g.size(j);
+                continue;
+              }
+              if (farthest2(p, lower<D>(g, j), upper<D>(g, j), d) <= g.eps2) {
+                count += g.size(j);
+                continue;
+              }
+              for (std::size_t q = g.start[j]; q < g.start[j + 1]; ++q) {
+                if (within<D>(p, point<D>(g, q), g.eps2)) {
+                  if (++count >= min_samples) break;
+                } else if (--reachable < min_samples) {
+                  break;
+                }
+              }
+            }
+            core_at[pos] = count >= min_samples;
           }
         }
-        core_at[pos] = count >= min_samples;
-      }
-    }
-  }, progress);
+      },
+      progress);
 }
 
 struct core_cells {
-  filled_later<std::uint32_t> first;  // [cells] position of the first core point, or none
-  filled_later<std::uint32_t> parent; // [cells] the union-find over cells with a core point
+  filled_later<std::uint32_t> first;   // [cells] position of the first core point, or none
+  filled_later<std::uint32_t> parent;  // [cells] the union-find over cells with a core point
 };
 
 template <std::size_t D>
@@ -190,7 +197,8 @@ core_cells summarise_core(cell_grid& g, const filled_later<std::uint8_t>& core_a
           hi[i] = std::max(hi[i], p[i]);
         }
       }
-      k.parent[c] = k.first[c] == none ? concurrent_union_find::not_member : static_cast<std::uint32_t>(c);
+      k.parent[c] =
+          k.first[c] == none ? concurrent_union_find::not_member : static_cast<std::uint32_t>(c);
     }
   });
   return k;
@@ -198,8 +206,8 @@ core_cells summarise_core(cell_grid& g, const filled_later<std::uint8_t>& core_a
 
 // Whether some core point of cell a is within eps of some core point of cell b.
 template <std::size_t D>
-bool core_pair_within(const cell_grid& g, const core_cells& k, const filled_later<std::uint8_t>& core_at,
-                      std::size_t a, std::size_t b) {
+bool core_pair_within(const cell_grid& g, const core_cells& k,
+                      const filled_later<std::uint8_t>& core_at, std::size_t a, std::size_t b) {
   constexpr std::size_t d = D;
   const double* lo_b = g.box.get() + b * 2 * d;
   const double* hi_b = lo_b + d;
@@ -217,25 +225,28 @@ void merge_cells(const cell_grid& g, core_cells& k, const filled_later<std::uint
                  unsigned threads, const progress_fn& progress) {
   constexpr std::size_t d = D;
   const concurrent_union_find sets(k.parent);
-  parallel_for(threads, g.cells(), cell_grain, [&](std::size_t b, std::size_t e, unsigned) {
-    stencil_walk walk(g);
-    for (std::size_t c = b; c < e; ++c) {
-      if (k.first[c] == none) continue;
-      const double* lo_c = g.box.get() + c * 2 * d;
-      for (const auto [first, past] : walk.of(c, true)) {
-        for (std::uint32_t j = first; j < past; ++j) {
-          if (k.first[j] == none) continue;
-          if (sets.find(static_cast<std::uint32_t>(c)) == sets.find(j)) continue;
-          const double* lo_j = g.box.get() + std::size_t{j} * 2 * d;
-          if (nearest2(lo_c, lo_c + d, lo_j, lo_j + d, d) > g.eps2) continue;
-          if (farthest2(lo_c, lo_c + d, lo_j, lo_j + d, d) <= g.eps2 ||
-              core_pair_within<D>(g, k, core_at, c, j)) {
-            sets.unite(static_cast<std::uint32_t>(c), j);
+  parallel_for(
+      threads, g.cells(), cell_grain,
+      [&](std::size_t b, std::size_t e, unsigned) {
+        stencil_walk walk(g);
+        for (std::size_t c = b; c < e; ++c) {
+          if (k.first[c] == none) continue;
+          const double* lo_c = g.box.get() + c * 2 * d;
+          for (const auto [first, past] : walk.of(c, true)) {
+            for (std::uint32_t j = first; j < past; ++j) {
+              if (k.first[j] == none) continue;
+              if (sets.find(static_cast<std::uint32_t>(c)) == sets.find(j)) continue;
+              const double* lo_j = g.box.get() + std::size_t{j} * 2 * d;
+              if (nearest2(lo_c, lo_c + d, lo_j, lo_j + d, d) > g.eps2) continue;
+              if (farthest2(lo_c, lo_c + d, lo_j, lo_j + d, d) <= g.eps2 ||
+                  core_pair_within<D>(g, k, core_at, c, j)) {
+                sets.unite(static_cast<std::uint32_t>(c), j);
+              }
+            }
           }
         }
-      }
-    }
-  }, progress);
+      },
+      progress);
 }
 
 // link[id] of each non-core point: its core neighbour of smallest id, or none.
@@ -244,39 +255,48 @@ void place_border_points(const cell_grid& g, const core_cells& k,
                          const filled_later<std::uint8_t>& core_at, unsigned threads,
                          filled_later<std::uint32_t>& link, const progress_fn& progress) {
   constexpr std::size_t d = D;
-  parallel_for(threads, g.cells(), cell_grain, [&](std::size_t b, std::size_t e, unsigned) {
-    stencil_walk walk(g);
-    for (std::size_t c = b; c < e; ++c) {
-      const std::vector<cell_grid::cell_range>* near = nullptr;
-      for (std::size_t pos = g.start[c]; pos < g.start[c + 1]; ++pos) {
-        if (core_at[pos]) continue;
-        if (near == nullptr) near = &walk.of(c);
-        const double* p = point<D>(g, pos);
-        std::uint32_t best = none;
-        for (const auto [first, past] : *near) {
-          for (std::uint32_t j = first; j < past; ++j) {
-            // Ids ascend within a cell: a cell whose first core id is no better has nothing.
-            if (k.first[j] == none || g.order[k.first[j]] >= best) continue;
-            const double* lo_j = g.box.get() + std::size_t{j} * 2 * d;
-            if (nearest2(p, lo_j, lo_j + d, d) > g.eps2) continue;
-            for (std::size_t q = k.first[j]; q < g.start[j + 1] && g.order[q] < best; ++q) {
-              if (core_at[q] && within<D>(p, point<D>(g, q), g.eps2)) best = g.order[q];
+  parallel_for(
+      threads, g.cells(), cell_grain,
+      [&](std::size_t b, std::size_t e, unsigned) {
+        stencil_walk walk(g);
+        for (std::size_t c = b; c < e; ++c) {
+          const std::vector<cell_grid::cell_range>* near = nullptr;
+          for (std::size_t pos = g.start[c]; pos < g.start[c + 1]; ++pos) {
+            if (core_at[pos]) continue;
+            if (near == nullptr) near = &walk.of(c);
+            const double* p = point<D>(g, pos);
+            std::uint32_t best = none;
+            for (const auto [first, past] : *near) {
+              for (std::uint32_t j = first; j < past; ++j) {
+                // Ids ascend within a cell: a cell whose first core id is no better has nothing.
+                if (k.first[j] == none || g.order[k.first[j]] >= best) continue;
+                const double* lo_j = g.box.get() + std::size_t{j} * 2 * d;
+                if (nearest2(p, lo_j, lo_j + d, d) > g.eps2) continue;
+                for (std::size_t q = k.first[j]; q < g.start[j + 1] && g.order[q] < best; ++q) {
+                  if (core_at[q] && within<D>(p, point<D>(g, q), g.eps2)) best = g.order[q];
+                }
+              }
             }
+            link[g.order[pos]] = best;
           }
         }
-        link[g.order[pos]] = best;
-      }
-    }
-  }, progress);
+      },
+      progress);
 }
 
 template <class Body>
 void with_dims(std::size_t d, Body&& body) {
   static_assert(cell_max_dims == 3);
   switch (d) {
-    case 1: body(std::integral_constant<std::size_t, 1>{}); break;
-    case 2: body(std::integral_constant<std::size_t, 2>{}); break;
-    default: body(std::integral_constant<std::size_t, 3>{}); break;
+    case 1:
+      body(std::integral_constant<std::size_t, 1>{});
+      break;
+    case 2:
+      body(std::integral_constant<std::size_t, 2>{});
+      break;
+    default:
+      body(std::integral_constant<std::size_t, 3>{});
+      break;
   }
 }
 
@@ -288,7 +308,8 @@ std::optional<dbscan_result> dbscan_on_cells(resources& res, dataset_view points
   const std::size_t n = points.n, d = points.d;
   if (n == 0 || d == 0 || d > cell_max_dims) return std::nullopt;
   const std::uint64_t per_point = point_bytes + point_bytes_per_dim * d;
-  if (!fits(res, n * (per_point + grid_cell_bytes + grid_cell_bytes_per_dim * d))) return std::nullopt;
+  if (!fits(res, n * (per_point + grid_cell_bytes + grid_cell_bytes_per_dim * d)))
+    return std::nullopt;
   const unsigned threads = res.threads();
   stopwatch clock;
   std::optional<cell_grid> grid = build_cell_grid(points, eps, threads);

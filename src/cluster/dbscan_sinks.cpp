@@ -51,9 +51,10 @@ void core_merge_sink::consume_unordered(std::span<const index_pair> pairs) {
     merge_unordered(pairs);
     return;
   }
-  parallel_for(threads_, pairs.size(), std::size_t{1} << 16, [&](std::size_t b, std::size_t e, unsigned) {
-    merge_unordered(pairs.subspan(b, e - b));
-  });
+  parallel_for(threads_, pairs.size(), std::size_t{1} << 16,
+               [&](std::size_t b, std::size_t e, unsigned) {
+                 merge_unordered(pairs.subspan(b, e - b));
+               });
 }
 
 void core_merge_sink::merge(std::span<const index_pair> pairs) const {

@@ -308,13 +308,15 @@ TEST(dbscan, cell_merge_matches_brute_force_on_every_shape) {
   for (k kind : {k::uniform, k::clusters, k::skewed, k::duplicates, k::lattice, k::embedded,
                  k::offset}) {
     for (std::size_t d : {1, 2, 3}) {
-      const scalar_type type = (d + static_cast<std::size_t>(kind)) % 2 ? scalar_type::f32 : scalar_type::f64;
+      const scalar_type type =
+          (d + static_cast<std::size_t>(kind)) % 2 ? scalar_type::f32 : scalar_type::f64;
       dataset points = test::make_shape(kind, 1500, d, seed);
       if (type == scalar_type::f32) points = dataset::to_f32(points.view());
       for (double selectivity : {3.0, 25.0}) {
-        const double eps = kind == k::lattice
-                               ? 0.25 * selectivity / 3.0
-                               : test::eps_for_selectivity(points.view(), points.view(), selectivity);
+        const double eps =
+            kind == k::lattice
+                ? 0.25 * selectivity / 3.0
+                : test::eps_for_selectivity(points.view(), points.view(), selectivity);
         for (std::size_t min_samples : {1, 4, 12}) {
           SCOPED_TRACE(testing::Message() << test::to_string(kind) << " d=" << d << " "
                                           << to_string(type) << " eps=" << eps
@@ -359,7 +361,9 @@ void check_merge_sink_on_one_huge_batch(bool unordered) {
     return squared_distance(pts.view(), p.query, p.neighbor) > eps * eps;
   });
   std::shuffle(pairs.begin(), pairs.end(), std::mt19937_64(test::test_seed()));
-  while (pairs.size() < (std::size_t{1} << 21)) pairs.insert(pairs.end(), pairs.begin(), pairs.end());
+  while (pairs.size() < (std::size_t{1} << 21)) {
+    pairs.insert(pairs.end(), pairs.begin(), pairs.end());
+  }
   std::vector<std::uint32_t> parent(1500), min_core(1500, detail::no_core);
   for (std::uint32_t i = 0; i < 1500; ++i) {
     parent[i] = e.core[i] ? i : detail::concurrent_union_find::not_member;
@@ -416,6 +420,8 @@ TEST(dbscan, cell_merge_reports_progress_and_stops_on_an_exception) {
 
 TEST(dbscan, merge_sink_splits_one_huge_batch) { check_merge_sink_on_one_huge_batch(false); }
 
-TEST(dbscan, merge_sink_splits_one_huge_unordered_batch) { check_merge_sink_on_one_huge_batch(true); }
+TEST(dbscan, merge_sink_splits_one_huge_unordered_batch) {
+  check_merge_sink_on_one_huge_batch(true);
+}
 
 }  // namespace
