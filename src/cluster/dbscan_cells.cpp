@@ -1,6 +1,7 @@
 #include "cluster/dbscan_cells.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <memory>
 #include <type_traits>
@@ -259,22 +260,46 @@ void place_border_points(const cell_grid& g, const core_cells& k,
       threads, g.cells(), cell_grain,
       [&](std::size_t b, std::size_t e, unsigned) {
         stencil_walk walk(g);
+        // The neighbour cells with a core point near this cell, by their smallest core id.
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> by_first_core;
         for (std::size_t c = b; c < e; ++c) {
-          const std::vector<cell_grid::cell_range>* near = nullptr;
+          bool listed = false;
           for (std::size_t pos = g.start[c]; pos < g.start[c + 1]; ++pos) {
             if (core_at[pos]) continue;
-            if (near == nullptr) near = &walk.of(c);
+            if (!listed) {
+              // The box of the cell's non-core points (its own box now bounds its core points).
+              std::array<double, D> lo, hi;
+              std::copy_n(point<D>(g, pos), d, lo.begin());
+              std::copy_n(point<D>(g, pos), d, hi.begin());
+              for (std::size_t q = pos + 1; q < g.start[c + 1]; ++q) {
+                if (core_at[q]) continue;
+                for (std::size_t i = 0; i < d; ++i) {
+                  lo[i] = std::min(lo[i], point<D>(g, q)[i]);
+                  hi[i] = std::max(hi[i], point<D>(g, q)[i]);
+                }
+              }
+              by_first_core.clear();
+              for (const auto [first, past] : walk.of(c)) {
+                for (std::uint32_t j = first; j < past; ++j) {
+                  if (k.first[j] == none ||
+                      nearest2(lo.data(), hi.data(), lower<D>(g, j), upper<D>(g, j), d) > g.eps2) {
+                    continue;
+                  }
+                  by_first_core.emplace_back(g.order[k.first[j]], j);
+                }
+              }
+              std::sort(by_first_core.begin(), by_first_core.end());
+              listed = true;
+            }
             const double* p = point<D>(g, pos);
             std::uint32_t best = none;
-            for (const auto [first, past] : *near) {
-              for (std::uint32_t j = first; j < past; ++j) {
-                // Ids ascend within a cell: a cell whose first core id is no better has nothing.
-                if (k.first[j] == none || g.order[k.first[j]] >= best) continue;
-                const double* lo_j = g.box.get() + std::size_t{j} * 2 * d;
-                if (nearest2(p, lo_j, lo_j + d, d) > g.eps2) continue;
-                for (std::size_t q = k.first[j]; q < g.start[j + 1] && g.order[q] < best; ++q) {
-                  if (core_at[q] && within<D>(p, point<D>(g, q), g.eps2)) best = g.order[q];
-                }
+            // Ids ascend within a cell: once a cell's smallest core id is no better than the
+            // best found, neither is any later cell's.
+            for (const auto [first_core, j] : by_first_core) {
+              if (first_core >= best) break;
+              if (nearest2(p, lower<D>(g, j), upper<D>(g, j), d) > g.eps2) continue;
+              for (std::size_t q = k.first[j]; q < g.start[j + 1] && g.order[q] < best; ++q) {
+                if (core_at[q] && within<D>(p, point<D>(g, q), g.eps2)) best = g.order[q];
               }
             }
             link[g.order[pos]] = best;
