@@ -60,7 +60,7 @@ void reject_non_finite(dataset_view v) {
   for (std::size_t i = 0; i < v.n; ++i) {
     for (std::size_t k = 0; k < v.d; ++k) {
       const double x = v.at(i, k);
-      EPSJOIN_EXPECTS(std::isfinite(x), "points: point ", i, ", dimension ", k, " is ", x,
+      EPSJOIN_EXPECTS(std::isfinite(x), "the dataset: point ", i, ", dimension ", k, " is ", x,
                       "; coordinates must be finite");
     }
   }

@@ -331,7 +331,8 @@ std::optional<dbscan_result> dbscan_on_cells(resources& res, dataset_view points
                                              std::size_t min_samples,
                                              const std::function<void(double)>& progress) {
   const std::size_t n = points.n, d = points.d;
-  if (n == 0 || d == 0 || d > cell_max_dims) return std::nullopt;
+  // Ids are 32-bit: beyond them the joins give their own error.
+  if (n == 0 || n > std::size_t{UINT32_MAX} - 1 || d == 0 || d > cell_max_dims) return std::nullopt;
   const std::uint64_t per_point = point_bytes + point_bytes_per_dim * d;
   if (!fits(res, n * (per_point + grid_cell_bytes + grid_cell_bytes_per_dim * d)))
     return std::nullopt;

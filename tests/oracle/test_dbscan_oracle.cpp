@@ -261,7 +261,17 @@ TEST(dbscan, rejects_bad_arguments) {
   EXPECT_THROW(dbscan(res, pts, 0.1, 3, unknown), invalid_argument);
   std::vector<double> bad(20, 0.5);
   bad[7] = std::nan("");
-  EXPECT_THROW(dbscan(res, dataset(std::move(bad), 2), 0.1, 3), invalid_argument);
+  const dataset with_nan(std::move(bad), 2);
+  EXPECT_THROW(dbscan(res, with_nan, 0.1, 3), invalid_argument);
+  // The cell merge names the coordinate as the joins do.
+  dbscan_options grid;
+  grid.engine = "cpu-grid";
+  try {
+    dbscan(res, with_nan, 0.1, 3, grid);
+    ADD_FAILURE() << "a NaN coordinate was accepted";
+  } catch (const invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("point 3, dimension 1"), std::string::npos) << e.what();
+  }
   // The memory limit holds DBSCAN's own arrays too.
   res.set_memory({64, 0});
   EXPECT_THROW(dbscan(res, pts, 0.1, 3), out_of_memory);
