@@ -5,7 +5,8 @@
 /// Two joins run through sinks: the first counts each point's neighbours (which gives the core
 /// points), the second streams pairs into a concurrent union-find over the core points and a
 /// per-point minimum over core neighbours (which places the border points). Memory beyond the
-/// join's own index is O(N): no neighbour table is ever built.
+/// join's own index is O(N): no neighbour table is ever built. cpu-grid in one to three
+/// dimensions runs no join at all but clusters on its own cells (`dbscan_options::cell_merge`).
 /// @code
 ///   epsjoin::resources res;
 ///   epsjoin::dbscan_options opt;
@@ -43,6 +44,13 @@ struct dbscan_options {
   /// the labels and core flags copied back. false keeps every engine on the host merge (the
   /// same labels; for comparison).
   bool device_merge = true;
+  /// Whether cpu-grid (named, or `auto`'s choice) may cluster on its own grid of cells of side
+  /// eps/sqrt(d) in 1 to 3 dimensions, with no pair join: a cell of at least min_samples points
+  /// is all core with no distance computed, other points count neighbours only up to
+  /// min_samples, the union-find runs over cells, and two neighbouring cells are merged on the
+  /// first core pair found within eps. Not with engine parameters (they set up the joins).
+  /// false keeps the two joins (the same labels; for comparison).
+  bool cell_merge = true;
 };
 
 /// @brief The clustering and what it cost.
@@ -61,14 +69,17 @@ struct dbscan_result {
   /// The engine the joins ran on (never "auto"); empty only when no join was needed (no points
   /// and min_samples 1).
   std::string engine;
-  /// Ordered neighbour pairs i != j within eps (the count pass's |R|).
+  /// Ordered neighbour pairs i != j within eps (the count pass's |R|); 0 from the cell merge,
+  /// whose counts stop at min_samples.
   std::uint64_t pairs = 0;
   /// Where the clusters were merged: "device" (the rows never left the GPU; one join whose
   /// counting pass gives the core points and whose filling pass feeds a union-find on the
-  /// device), "host" (two joins into host sinks), or empty when no join was needed.
+  /// device), "cells" (cpu-grid's cells, no pair join: see `dbscan_options::cell_merge`),
+  /// "host" (two joins into host sinks), or empty when no join was needed.
   std::string merge;
-  /// "count" (the counting join or pass), "merge" (the pair join or filling pass with the
-  /// union-find), "label".
+  /// "count" (the counting join or pass; for the cell merge the grid and the core points),
+  /// "merge" (the pair join or filling pass with the union-find; for the cell merge the
+  /// cells' union-find and the border points), "label".
   std::vector<stage_time> stages;
   /// What the joins' engines noted (stages, kernel times, segments), for diagnosis; the
   /// device merge's only.
@@ -84,7 +95,9 @@ struct dbscan_result {
 /// cluster. A non-core point with a core point within eps is a border point: it joins the
 /// cluster of its core neighbour of smallest index, so every engine and every run gives the same
 /// labels. Other points are noise (-1). Host memory beyond the joins' own: 17 bytes a point
-/// (9 on the device merge, which takes 25 bytes a point of device memory).
+/// (9 on the device merge, which takes 25 bytes a point of device memory). The cell merge
+/// builds no join index; it plans within 42 + 8 d bytes a point and 24 + 16 d a non-empty cell
+/// (at most one a point) and runs the joins instead where that does not fit.
 /// @param res         execution resources; its memory limits bound both joins
 /// @param points      [host] [n x d, row-major] points; n <= 2^32 - 1
 /// @param eps         the radius (never its square); finite and > 0

@@ -40,7 +40,8 @@ class DBSCAN:
 
     Unlike scikit-learn, no neighbourhood is ever stored: two joins (a count, then a merge into
     a concurrent union-find) run in memory linear in the number of points beyond the join's own
-    index. The core samples, the noise and the clusters as sets of core samples are the same
+    index; cpu-grid in one to three dimensions (``"auto"`` on the CPU) runs no join but
+    clusters on its own cells of side ``eps / sqrt(d)``. The core samples, the noise and the clusters as sets of core samples are the same
     as scikit-learn's. A border point within ``eps`` of core samples of two clusters joins the
     cluster of its core neighbour of smallest index, the same on every engine and every run
     (scikit-learn's choice depends on its search order). Clusters are numbered ``0, 1, ...`` in
@@ -83,8 +84,9 @@ class DBSCAN:
         Only when ``X`` has string column names (a pandas DataFrame).
     stats_ : dict
         The run: ``engine``, ``merge`` (``"device"`` where the GPU engine merged on the GPU,
-        else ``"host"``), ``n_clusters``, ``n_core``, ``n_border``, ``n_noise``, ``pairs``
-        (ordered neighbour pairs ``i != j``), ``stages`` (seconds of ``count``, ``merge``,
+        ``"cells"`` where cpu-grid clustered on its cells, else ``"host"``), ``n_clusters``,
+        ``n_core``, ``n_border``, ``n_noise``, ``pairs`` (ordered neighbour pairs ``i != j``;
+        0 for ``"cells"``, whose counts stop at ``min_samples``), ``stages`` (seconds of ``count``, ``merge``,
         ``label``), ``seconds`` and the inputs ``n``, ``d``, ``eps``, ``min_samples``,
         ``precision``.
 

@@ -8,8 +8,11 @@
 #include <memory>
 #include <optional>
 
+#include "cluster/dbscan_cells.hpp"
 #include "cluster/dbscan_device.hpp"
 #include "cluster/dbscan_sinks.hpp"
+#include "core/auto_select.hpp"
+#include "core/engine.hpp"
 #include "core/expects.hpp"
 #include "core/memory_budget.hpp"
 #include "core/parallel.hpp"
@@ -51,6 +54,21 @@ join_options pass_options(const dbscan_options& options, double eps,
   o.params = options.params;
   o.progress = std::move(progress);
   return o;
+}
+
+// Whether the joins would run on cpu-grid, which then clusters on its own cells instead
+// (dbscan_cells.hpp). Engine parameters keep the joins: they are the joins' settings.
+bool on_cpu_grid(resources& res, dataset_view points, const dbscan_options& options) {
+  if (!options.params.empty() || points.on_device()) return false;
+  if (options.engine == "cpu-grid") return true;
+  if (options.engine != "auto") return false;
+  const join_options o = pass_options(options, 1.0, {});
+  count_sink unused;
+  join_stats stats;
+  const join_request probe{res, points, points, true, o, unused, stats,
+                           memory_budget(res.memory(), {})};
+  const engine* chosen = choose_engine(probe).chosen;
+  return chosen != nullptr && chosen->name() == "cpu-grid";
 }
 
 // Every core point to its root (the smallest id of its set), then labels in the order of each
@@ -106,6 +124,14 @@ dbscan_result run_dbscan(resources& res, dataset_view points, double eps,
     }
   }
 #endif
+  if (options.cell_merge && on_cpu_grid(res, points, options)) {
+    if (std::optional<dbscan_result> on_cells =
+            dbscan_on_cells(res, points, eps, min_samples, options.progress)) {
+      if (options.progress) options.progress(1.0);
+      on_cells->seconds = total.seconds();
+      return std::move(*on_cells);
+    }
+  }
   require_memory(res, n, host_merge_bytes_per_point);
 
   dbscan_result r;

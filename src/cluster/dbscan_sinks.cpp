@@ -46,6 +46,17 @@ void core_merge_sink::consume(std::span<const index_pair> pairs) {
                [&](std::size_t b, std::size_t e, unsigned) { merge(pairs.subspan(b, e - b)); });
 }
 
+void core_merge_sink::consume_unordered(std::span<const index_pair> pairs) {
+  if (pairs.size() < split_batch_pairs || threads_ <= 1) {
+    merge_unordered(pairs);
+    return;
+  }
+  parallel_for(threads_, pairs.size(), std::size_t{1} << 16,
+               [&](std::size_t b, std::size_t e, unsigned) {
+                 merge_unordered(pairs.subspan(b, e - b));
+               });
+}
+
 void core_merge_sink::merge(std::span<const index_pair> pairs) const {
   // The neighbours' entries are fetched this many pairs ahead: the loop is bound by their cache
   // misses (a join's neighbour ids jump around memory), not by its arithmetic. One entry says
@@ -59,6 +70,25 @@ void core_merge_sink::merge(std::span<const index_pair> pairs) const {
       lower_to(min_core_[p.neighbor], p.query);
     } else if (p.query < p.neighbor) {
       sets_.unite(p.query, p.neighbor);
+    }
+  }
+}
+
+void core_merge_sink::merge_unordered(std::span<const index_pair> pairs) const {
+  constexpr std::size_t ahead = 16;
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    if (k + ahead < pairs.size()) {
+      sets_.prefetch(pairs[k + ahead].query);
+      sets_.prefetch(pairs[k + ahead].neighbor);
+    }
+    const auto [i, j] = pairs[k];
+    const bool i_core = sets_.is_member(i), j_core = sets_.is_member(j);
+    if (i_core && j_core) {
+      sets_.unite(i, j);
+    } else if (i_core) {
+      lower_to(min_core_[j], i);
+    } else if (j_core) {
+      lower_to(min_core_[i], j);
     }
   }
 }

@@ -28,20 +28,24 @@ class neighbour_count_sink final : public result_sink {
 /// No core neighbour yet (the initial value of the nearest-core array).
 inline constexpr std::uint32_t no_core = UINT32_MAX;
 
-/// Pass 2: takes ordered pairs and keeps only those whose query is a core point (the core
-/// points are the members of `sets`). A core-core pair (taken once, from its smaller query)
-/// unites the two points' sets; a core-border pair lowers the border point's smallest core
-/// neighbour (`min_core`, an atomic minimum per point, filled with no_core by the caller). Pairs
-/// of a non-core query carry nothing the other direction does not, so they are dropped.
+/// Pass 2: a core-core pair unites the two points' sets (the core points are the members of
+/// `sets`); a core-border pair lowers the border point's smallest core neighbour (`min_core`, an
+/// atomic minimum per point, filled with no_core by the caller); a pair of two non-core points
+/// carries nothing. Takes each unordered pair once from an engine that finds it once (cpu-grid,
+/// super-ego: half the pairs handed over and looked up), otherwise ordered pairs, of which it
+/// keeps those whose query is core (the other direction carries nothing more).
 class core_merge_sink final : public result_sink {
  public:
   /// @param threads threads a single large batch (a GPU engine's) is split over
   core_merge_sink(concurrent_union_find sets, std::span<std::uint32_t> min_core, unsigned threads)
       : sets_(sets), min_core_(min_core), threads_(threads) {}
   void consume(std::span<const index_pair> pairs) override;
+  bool wants_unordered_pairs() const override { return true; }
+  void consume_unordered(std::span<const index_pair> pairs) override;
 
  private:
   void merge(std::span<const index_pair> pairs) const;
+  void merge_unordered(std::span<const index_pair> pairs) const;
   concurrent_union_find sets_;
   std::span<std::uint32_t> min_core_;
   unsigned threads_;

@@ -100,8 +100,8 @@ class Command(unittest.TestCase):
         self.assertEqual(summary["noise"], labels.count(-1))
         self.assertEqual(summary["core"] + summary["border"] + summary["noise"], 3000)
         self.assertEqual(sorted(summary["stages"]), ["count", "label", "merge"])
-        # A CPU engine (auto on a machine without a GPU) merges on the host.
-        self.assertIn(summary["merge"], ["host", "device"])
+        # auto on a machine without a GPU is cpu-grid, which clusters on its cells in 2-D.
+        self.assertIn(summary["merge"], ["cells", "device"])
         host = json.loads(run("dbscan", "--generate", "gauss:2:3000:seed=5", "--eps", "0.01",
                               "--min-samples", "5", "--merge", "host", "--json").stdout)
         self.assertEqual(host["merge"], "host")
@@ -124,9 +124,12 @@ class Command(unittest.TestCase):
     def test_every_cpu_engine_gives_the_same_labels(self):
         gen = ["--generate", "expo:3:4000:seed=9", "--eps", "0.02", "--min-samples", "4"]
         results = []
-        for engine in ["brute-cpu", "cpu-grid", "super-ego", "cpu-rtree"]:
-            out = self.path(engine + ".npy")
-            run("dbscan", *gen, "--engine", engine, "--output", out, "--quiet")
+        # cpu-grid twice: on its cells (the default in 3-D) and with its two joins.
+        for engine, merge in [("brute-cpu", "device"), ("cpu-grid", "device"),
+                              ("cpu-grid", "host"), ("super-ego", "device"),
+                              ("cpu-rtree", "device")]:
+            out = self.path(engine + merge + ".npy")
+            run("dbscan", *gen, "--engine", engine, "--merge", merge, "--output", out, "--quiet")
             results.append(read_npy_labels(out))
         for other in results[1:]:
             self.assertEqual(other, results[0])

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <deque>
+#include <mutex>
 #include <random>
 #include <vector>
 
@@ -120,11 +121,16 @@ testing::AssertionResult same_clustering(const expected_clustering& e, const dbs
   return testing::AssertionSuccess();
 }
 
+// "NAME/pairs": the engine with the cell merge off, so that cpu-grid's two joins are tested
+// as well as its cells.
+constexpr const char* pairs_suffix = "/pairs";
+
 std::vector<std::string> cpu_engines() {
   std::vector<std::string> names;
   for (const engine_info& e : engines()) {
     if (e.processor == "cpu" && e.available) names.push_back(e.name);
   }
+  names.push_back(std::string("cpu-grid") + pairs_suffix);
   return names;
 }
 
@@ -135,6 +141,10 @@ dbscan_result run(const std::string& engine, const dataset& points, double eps,
   dbscan_options opt;
   opt.engine = engine;
   opt.precision = precision;
+  if (engine.ends_with(pairs_suffix)) {
+    opt.engine = engine.substr(0, engine.size() - std::string_view(pairs_suffix).size());
+    opt.cell_merge = false;
+  }
   return dbscan(res, points, eps, min_samples, opt);
 }
 
@@ -236,6 +246,7 @@ INSTANTIATE_TEST_SUITE_P(cpu, dbscan_oracle, testing::ValuesIn(cpu_engines()),
                          [](const testing::TestParamInfo<std::string>& info) {
                            std::string name = info.param;
                            std::replace(name.begin(), name.end(), '-', '_');
+                           std::replace(name.begin(), name.end(), '/', '_');
                            return name;
                          });
 
@@ -250,7 +261,17 @@ TEST(dbscan, rejects_bad_arguments) {
   EXPECT_THROW(dbscan(res, pts, 0.1, 3, unknown), invalid_argument);
   std::vector<double> bad(20, 0.5);
   bad[7] = std::nan("");
-  EXPECT_THROW(dbscan(res, dataset(std::move(bad), 2), 0.1, 3), invalid_argument);
+  const dataset with_nan(std::move(bad), 2);
+  EXPECT_THROW(dbscan(res, with_nan, 0.1, 3), invalid_argument);
+  // The cell merge names the coordinate as the joins do.
+  dbscan_options grid;
+  grid.engine = "cpu-grid";
+  try {
+    dbscan(res, with_nan, 0.1, 3, grid);
+    ADD_FAILURE() << "a NaN coordinate was accepted";
+  } catch (const invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("point 3, dimension 1"), std::string::npos) << e.what();
+  }
   // The memory limit holds DBSCAN's own arrays too.
   res.set_memory({64, 0});
   EXPECT_THROW(dbscan(res, pts, 0.1, 3), out_of_memory);
@@ -259,23 +280,82 @@ TEST(dbscan, rejects_bad_arguments) {
 TEST(dbscan, reports_stages_engine_and_pairs) {
   const dataset pts = test::make_shape(test::shape_kind::clusters, 400, 3, 3);
   resources res(2);
-  const dbscan_result r = dbscan(res, pts, 0.02, 5);
-  EXPECT_FALSE(r.engine.empty());
-  EXPECT_NE(r.engine, "auto");
-  std::vector<std::string> names;
-  for (const stage_time& s : r.stages) names.push_back(s.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"count", "merge", "label"}));
-  join_options opt;
-  opt.eps = 0.02;
-  count_sink counter;
-  EXPECT_EQ(r.pairs, self_join(res, pts.view(), opt, counter).pairs);
-  EXPECT_GT(r.seconds, 0.0);
+  for (const std::string engine : {"auto", "cpu-grid", "super-ego"}) {
+    for (bool cells : {true, false}) {
+      SCOPED_TRACE(engine + (cells ? " cells" : " pairs"));
+      dbscan_options o;
+      o.engine = engine;
+      o.cell_merge = cells;
+      const dbscan_result r = dbscan(res, pts, 0.02, 5, o);
+      EXPECT_FALSE(r.engine.empty());
+      EXPECT_NE(r.engine, "auto");
+      std::vector<std::string> names;
+      for (const stage_time& s : r.stages) names.push_back(s.name);
+      EXPECT_EQ(names, (std::vector<std::string>{"count", "merge", "label"}));
+      EXPECT_GT(r.seconds, 0.0);
+      if (r.merge == "cells") {
+        // No CUDA device here: auto is cpu-grid, which clusters on its cells in 3-D.
+        EXPECT_TRUE(cells && engine != "super-ego");
+        EXPECT_EQ(r.engine, "cpu-grid");
+        EXPECT_EQ(r.pairs, 0u);  // its counts stop at min_samples
+        continue;
+      }
+      EXPECT_EQ(r.merge, "host");
+      join_options opt;
+      opt.eps = 0.02;
+      count_sink counter;
+      EXPECT_EQ(r.pairs, self_join(res, pts.view(), opt, counter).pairs);
+    }
+  }
+}
+
+// The cell merge on every shape of the test generators (duplicates, lattices at exactly eps,
+// large offsets, data embedded in a subspace) in 1-3 dimensions, on enough points for many
+// chunks of cells on several threads, and where it hands over to the joins.
+TEST(dbscan, cell_merge_matches_brute_force_on_every_shape) {
+  const std::uint64_t seed = test::test_seed();
+  using k = test::shape_kind;
+  for (k kind : {k::uniform, k::clusters, k::skewed, k::duplicates, k::lattice, k::embedded,
+                 k::offset}) {
+    for (std::size_t d : {1, 2, 3}) {
+      const scalar_type type =
+          (d + static_cast<std::size_t>(kind)) % 2 ? scalar_type::f32 : scalar_type::f64;
+      dataset points = test::make_shape(kind, 1500, d, seed);
+      if (type == scalar_type::f32) points = dataset::to_f32(points.view());
+      for (double selectivity : {3.0, 25.0}) {
+        const double eps =
+            kind == k::lattice
+                ? 0.25 * selectivity / 3.0
+                : test::eps_for_selectivity(points.view(), points.view(), selectivity);
+        for (std::size_t min_samples : {1, 4, 12}) {
+          SCOPED_TRACE(testing::Message() << test::to_string(kind) << " d=" << d << " "
+                                          << to_string(type) << " eps=" << eps
+                                          << " min_samples=" << min_samples << " seed=" << seed);
+          const expected_clustering e = brute_dbscan(points.view(), eps, min_samples);
+          for (unsigned threads : {1u, 4u}) {
+            const dbscan_result r = run("cpu-grid", points, eps, min_samples, type, threads);
+            EXPECT_EQ(r.merge, "cells");
+            ASSERT_TRUE(same_clustering(e, r));
+          }
+        }
+      }
+    }
+  }
+  // Beyond 2^24 cells along a dimension (the cell coordinates would lose exactness), and in 4-D,
+  // cpu-grid runs the two joins.
+  std::vector<double> far = {0.0, 0.0, 1e-9, 0.0, 5e-10, 1e-9, 1.0, 1.0};
+  const dataset spread(std::move(far), 2);
+  const dbscan_result r = run("cpu-grid", spread, 1e-9, 2);
+  EXPECT_EQ(r.merge, "host");
+  EXPECT_TRUE(same_clustering(brute_dbscan(spread.view(), 1e-9, 2), r));
+  const dataset four = test::make_shape(k::clusters, 300, 4, seed);
+  EXPECT_EQ(run("cpu-grid", four, 0.05, 4).merge, "host");
 }
 
 // A GPU engine hands over batches of millions of pairs from one thread; the merge sink splits
 // them over its threads. One batch of every ordered pair of a point set must give the oracle's
 // core components and border points.
-TEST(dbscan, merge_sink_splits_one_huge_batch) {
+void check_merge_sink_on_one_huge_batch(bool unordered) {
   const dataset pts = test::make_shape(test::shape_kind::clusters, 1500, 2, test::test_seed());
   const double eps = test::eps_clear_of_pairs(pts.view(), 0.012, 1e-12);
   const expected_clustering e = brute_dbscan(pts.view(), eps, 6);
@@ -291,14 +371,23 @@ TEST(dbscan, merge_sink_splits_one_huge_batch) {
     return squared_distance(pts.view(), p.query, p.neighbor) > eps * eps;
   });
   std::shuffle(pairs.begin(), pairs.end(), std::mt19937_64(test::test_seed()));
-  while (pairs.size() < (std::size_t{1} << 20)) pairs.insert(pairs.end(), pairs.begin(), pairs.end());
+  while (pairs.size() < (std::size_t{1} << 21)) {
+    pairs.insert(pairs.end(), pairs.begin(), pairs.end());
+  }
   std::vector<std::uint32_t> parent(1500), min_core(1500, detail::no_core);
   for (std::uint32_t i = 0; i < 1500; ++i) {
     parent[i] = e.core[i] ? i : detail::concurrent_union_find::not_member;
   }
   detail::concurrent_union_find sets(parent);
   detail::core_merge_sink sink(sets, min_core, 4);
-  sink.consume(pairs);
+  if (unordered) {
+    // Each unordered pair once, as (min, max), as cpu-grid and super-ego hand them over.
+    std::erase_if(pairs, [](const index_pair& p) { return p.query > p.neighbor; });
+    ASSERT_GE(pairs.size(), std::size_t{1} << 20);
+    sink.consume_unordered(pairs);
+  } else {
+    sink.consume(pairs);
+  }
   for (std::size_t i = 0; i < 1500; ++i) {
     for (std::size_t j = 0; j < 1500; ++j) {
       if (e.core[i] && e.core[j]) {
@@ -311,6 +400,38 @@ TEST(dbscan, merge_sink_splits_one_huge_batch) {
     }
     if (e.labels[i] < 0) ASSERT_EQ(min_core[i], detail::no_core) << i;
   }
+}
+
+// The cell merge reports its progress through its loops, and a callback that throws (Python's
+// Ctrl-C) ends the run with that exception.
+TEST(dbscan, cell_merge_reports_progress_and_stops_on_an_exception) {
+  const dataset pts = test::make_shape(test::shape_kind::skewed, 20000, 2, test::test_seed());
+  resources res(2);
+  dbscan_options o;
+  o.engine = "cpu-grid";
+  std::vector<double> seen;
+  std::mutex m;
+  o.progress = [&](double f) {
+    std::lock_guard lock(m);
+    seen.push_back(f);
+  };
+  EXPECT_EQ(dbscan(res, pts, 0.002, 5, o).merge, "cells");
+  ASSERT_GE(seen.size(), 4u);  // after the grid and each of the three loops at least
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+  EXPECT_GT(seen.front(), 0.0);
+  EXPECT_EQ(seen.back(), 1.0);
+  struct stop {};
+  int calls = 0;
+  o.progress = [&](double f) {
+    if (f > 0.1 && ++calls == 1) throw stop{};
+  };
+  EXPECT_THROW(dbscan(res, pts, 0.002, 5, o), stop);
+}
+
+TEST(dbscan, merge_sink_splits_one_huge_batch) { check_merge_sink_on_one_huge_batch(false); }
+
+TEST(dbscan, merge_sink_splits_one_huge_unordered_batch) {
+  check_merge_sink_on_one_huge_batch(true);
 }
 
 }  // namespace

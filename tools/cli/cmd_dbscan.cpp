@@ -42,8 +42,9 @@ const command_spec& dbscan_command() {
           {"precision", "P", "distance arithmetic: f64 (default, exact) or f32"},
           {"merge", "WHERE",
            "device (default: lbjoin, gds-join, ted-join, meta-16q and meta-1q keep their rows "
-           "on the GPU and merge there; other engines merge on the host) or host (every engine "
-           "merges its pairs on the host; the same labels)"},
+           "on the GPU and merge there; cpu-grid in 1-3 dimensions clusters on its own cells of "
+           "side eps/sqrt(d) with no pair join; other engines merge on the host) or host (every "
+           "engine joins twice and merges its pairs on the host; the same labels)"},
           {"threads", "N", "CPU threads (default: all hardware threads)"},
           {"memory-limit", "BYTES",
            "host memory the joins and the labels may use, e.g. 8G (suffixes K, M, G, T; "
@@ -54,8 +55,8 @@ const command_spec& dbscan_command() {
            "write the labels here: .npy gives int64 of shape (N,) (-1 for noise), like "
            "scikit-learn's labels_; any other name one decimal label a line"},
           {"json", "", "print the summary as one JSON object (fields engine, merge, n, d, eps, "
-                       "min_samples, clusters, core, border, noise, pairs, seconds, stages, ...) "
-                       "instead of text"},
+                       "min_samples, clusters, core, border, noise, pairs (0 where merge is "
+                       "cells), seconds, stages, ...) instead of text"},
           {"quiet", "", "no summary and no progress bar"},
       },
       ""};
@@ -79,15 +80,20 @@ std::string human(const dbscan_report& r) {
   const dbscan_result& c = r.result;
   std::ostringstream out;
   out << "epsjoin: dbscan with engine " << (c.engine.empty() ? "(none: no join needed)" : c.engine)
-      << (c.merge.empty() ? "" : ", merged on the ") << c.merge << ", " << r.threads << " CPU thread" << (r.threads == 1 ? "" : "s") << "\n";
+      << (c.merge.empty() ? "" : c.merge == "cells" ? ", merged on its " : ", merged on the ")
+      << c.merge << ", " << r.threads << " CPU thread" << (r.threads == 1 ? "" : "s") << "\n";
   out << "  input       " << r.input << "\n";
   out << "  points      N = " << grouped(r.n) << ", d = " << r.d << ", eps = " << shortest(r.eps)
       << ", min_samples = " << r.min_samples << ", computed in " << to_string(r.precision) << "\n";
   out << "  clusters    " << grouped(c.n_clusters) << "\n";
   out << "  points      " << grouped(c.n_core) << " core, " << grouped(c.n_border) << " border, "
       << grouped(c.n_noise) << " noise\n";
-  out << "  pairs       " << grouped(c.pairs) << " excl. self (" << grouped(c.pairs / 2)
-      << " unique)\n";
+  if (c.merge == "cells") {
+    out << "  pairs       not counted (the counts stop at min_samples)\n";
+  } else {
+    out << "  pairs       " << grouped(c.pairs) << " excl. self (" << grouped(c.pairs / 2)
+        << " unique)\n";
+  }
   out << "  time        dbscan " << duration(c.seconds) << " s";
   for (const stage_time& st : c.stages) {
     out << ", " << st.name << " " << duration(st.seconds) << " s";
@@ -150,6 +156,7 @@ int run_dbscan(const parsed_args& args) {
       throw usage_error{"--merge must be device or host, got '" + where + "'"};
     }
     options.device_merge = where == "device";
+    options.cell_merge = where == "device";
   }
   report.output = args.get("output");
   if (args.has("output") && report.output.empty()) throw usage_error{"--output needs a file name"};
