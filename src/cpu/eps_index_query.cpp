@@ -130,7 +130,7 @@ join_stats run_query(const eps_index_state& s, resources& res, dataset_view quer
   stats.engine = "cpu-grid";
   stats.engine_reason = concat("eps_index built at max_eps ", s.max_eps);
 
-  const memory_budget budget = budget_of(res, s.options);
+  memory_budget budget = budget_of(res, s.options);
   counting_sink counted(sink);
   counted.set_budget(&budget, threads);
   options.progress = progress_span(qo.progress, 0, 1, std::make_shared<std::atomic<double>>(0.0));
