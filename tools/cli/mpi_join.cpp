@@ -71,7 +71,7 @@ const command_spec& mpi_join_command() {
           {"json", "",
            "print one JSON object (rank 0): n, d, eps, ranks, pairs, engine, the cut "
            "coordinate and cuts, read (ranges or rank 0), per_rank (points, halo, pairs, "
-           "join_seconds, rows_seconds, engine), imbalance_seconds and imbalance_pairs ((max - "
+           "join_seconds, rows_seconds, engine, device: the CUDA ordinal a GPU engine runs on), imbalance_seconds and imbalance_pairs ((max - "
            "mean) / mean), halo_points, halo_fraction, exchange_seconds, seconds by stage "
            "(docs/mpi.md)"},
           {"quiet", "", "no summary"},
@@ -217,6 +217,8 @@ int run_mpi_join(const parsed_args& args) {
     const double exchange_seconds = input->exchange_seconds;
 
     const bool rows_wanted = format == "csr";
+    // The CUDA context and GPU buffers are not part of the join's time, as in 'epsjoin join'.
+    res.prepare_gpu();
     const rank_result mine = join_rank(res, local, options, rows_wanted, res.threads());
     std::uint64_t my_pairs = 0;
     for (std::uint64_t c : mine.rows.counts) my_pairs += c;
@@ -234,7 +236,7 @@ int run_mpi_join(const parsed_args& args) {
     const std::vector<double> per_rank = mpi::gather_doubles(
         session, {static_cast<double>(local.own), static_cast<double>(local.points.n() - local.own),
                   static_cast<double>(my_pairs), mine.stats.seconds, exchange_seconds,
-                  mine.rows_seconds});
+                  mine.rows_seconds, static_cast<double>(device)});
     char engine[64] = {};
     std::strncpy(engine, mine.stats.engine.c_str(), sizeof engine - 1);
     std::vector<char> engines(root ? sizeof engine * static_cast<std::size_t>(session.size()) : 0);
@@ -250,7 +252,7 @@ int run_mpi_join(const parsed_args& args) {
     nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
     std::string engine_used;
     for (int r = 0; r < session.size(); ++r) {
-      const double* v = per_rank.data() + 6 * r;
+      const double* v = per_rank.data() + 7 * r;
       const std::string name(engines.data() + sizeof engine * static_cast<std::size_t>(r));
       if (engine_used.empty()) engine_used = name;
       ranks.push_back({{"points", static_cast<std::uint64_t>(v[0])},
@@ -258,7 +260,8 @@ int run_mpi_join(const parsed_args& args) {
                        {"pairs", static_cast<std::uint64_t>(v[2])},
                        {"join_seconds", v[3]},
                        {"rows_seconds", v[5]},
-                       {"engine", name.empty() ? nullptr : nlohmann::ordered_json(name)}});
+                       {"engine", name.empty() ? nullptr : nlohmann::ordered_json(name)},
+                       {"device", static_cast<int>(v[6])}});
       halo += static_cast<std::uint64_t>(v[1]);
       pairs += static_cast<std::uint64_t>(v[2]);
       join_seconds.push_back(v[3]);
