@@ -22,7 +22,8 @@ cp -a "$objects" "$build"
 find "$build" \( -name '*.o' -o -name '*.a' \) -delete
 # Neither the compiler checks of the configure step nor the CPU-only grid benchmark is run there;
 # without them the bundle stays within the 64 MiB a device call carries.
-rm -rf "$build"/CMakeFiles/[0-9]* "$build"/CMakeFiles/CheckCUDA "$build"/bench/grid_bench
+rm -rf "$build"/CMakeFiles/[0-9]* "$build"/CMakeFiles/CheckCUDA "$build"/bench/grid_bench \
+  "$build"/bench/index_bench
 # Host symbols and ninja's dependency log are not needed there either (3-5 MB at 16 engines).
 find "$build" -maxdepth 2 -type f -perm -u+x \( -name epsjoin -o -name 'epsjoin_*tests' \) \
   -exec strip --strip-unneeded {} +
