@@ -5,7 +5,7 @@
 # mpi-root.tgz (Open MPI's and PMIx's plugin folders, unpacked at their own paths, which must not
 # exist yet) and mpi-private.tgz (mpirun and the libraries, kept apart in /tmp/ompi).
 #
-# usage: MPI_PACK=DIR bench/mpi_gpu_device.sh EPSJOIN_WITH_MPI OUT_DIR RANKS...
+# usage: MPI_PACK=DIR [MPI_CASES=name,...] bench/mpi_gpu_device.sh EPSJOIN_WITH_MPI OUT_DIR RANKS...
 set -uo pipefail
 binary=$1 out=$2
 shift 2
@@ -24,6 +24,7 @@ cases=("uniform2d-50m-s5000 uniform:2:50000000 0.005642 lbjoin"
        "expo16d-4m-s500 expo:16:4000000 0.0420 gds-join")
 for c in "${cases[@]}"; do
   read -r name spec eps engine <<<"$c"
+  [[ -n ${MPI_CASES:-} && ,$MPI_CASES, != *,$name,* ]] && continue
   extra=()
   [[ $spec == expo:* ]] && extra=(--paper)
   "$binary" join --generate "$spec" "${extra[@]}" --eps "$eps" --engine "$engine" --format count \
