@@ -58,7 +58,9 @@ dbscan_result cluster(const std::string& engine, const dataset& points, double e
   dbscan_result r = dbscan(res, points, eps, min_samples, opt);
   // The path taken is the one promised: a test of the device merge that ran on the host
   // would test nothing.
-  if (points.n() > 0) {
+  if (points.n() > 0 && !(engine == "cpu-grid" && r.merge == "cells")) {
+    // cpu-grid clusters on its cells where it can (1-3 dimensions; dbscan_options::cell_merge),
+    // which the CPU oracle tests check; elsewhere the merge is the one asked for.
     EXPECT_EQ(r.merge, how.device_merge && merges_on_device(engine) ? "device" : "host") << engine;
   }
   return r;
@@ -75,7 +77,10 @@ void expect_same(const dbscan_result& expected, const dbscan_result& actual) {
   EXPECT_EQ(expected.n_core, actual.n_core);
   EXPECT_EQ(expected.n_border, actual.n_border);
   EXPECT_EQ(expected.n_noise, actual.n_noise);
-  EXPECT_EQ(expected.pairs, actual.pairs);
+  // The cells path stops counting a point's neighbours early: it reports no pair count.
+  if (expected.merge != "cells" && actual.merge != "cells") {
+    EXPECT_EQ(expected.pairs, actual.pairs);
+  }
 }
 
 std::vector<std::string> device_merging_engines() {
