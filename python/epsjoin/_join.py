@@ -36,8 +36,10 @@ _RUN_OPTIONS_DOC = """\
         Host and GPU memory the join plans within, in bytes or as ``"8G"``, ``"512M"``;
         ``None`` means what the machine (and its cgroup) allows. A result held in memory that
         would not fit raises ``MemoryError`` before it is allocated.
-    device : int, default=0
-        CUDA device ordinal for GPU engines.
+    device : int, list of int or "all", default=0
+        CUDA device ordinal for GPU engines; several (``[0, 1]``, or ``"all"`` visible) spread
+        a join of host arrays over them, one slab of the points a device, with the one-device
+        result (docs/multi-gpu.md).
     params : dict, default=None
         Engine parameters (``epsjoin engines()[i]["params"]``), for example
         ``{"pattern": "lid-unicomp"}``; an unknown key raises ``ValueError``.

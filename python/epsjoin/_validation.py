@@ -142,6 +142,30 @@ def memory_bytes(limit: MemorySize, name: str) -> int:
 _PRECISIONS = {"f64": "f64", "float64": "f64", "f32": "f32", "float32": "f32"}
 
 
+def _devices(device: Any) -> list:
+    """device: an ordinal, a sequence of distinct ordinals, or "all" (every visible GPU)."""
+    if isinstance(device, str):
+        if device != "all":
+            raise ValueError(f"device must be an ordinal, a list of ordinals or 'all', got {device!r}")
+        found = [d["ordinal"] for d in _epsjoin.build_info()["cuda_devices"]]
+        if not found:
+            raise ValueError("device='all': no CUDA device is visible")
+        return found
+    ordinals = [device] if isinstance(device, numbers.Integral) else device
+    try:
+        ordinals = list(ordinals)
+    except TypeError:
+        ordinals = None
+    if (not ordinals or
+            not all(isinstance(d, numbers.Integral) and not isinstance(d, bool) and d >= 0
+                    for d in ordinals)):
+        raise ValueError(f"device must be a CUDA device ordinal >= 0, a list of them or 'all', "
+                         f"got {device!r}")
+    if len(set(ordinals)) != len(ordinals):
+        raise ValueError(f"device lists an ordinal twice: {device!r}")
+    return [int(d) for d in ordinals]
+
+
 def run_settings(
     engine: str = "auto",
     precision: Any = "float64",
@@ -149,7 +173,7 @@ def run_settings(
     n_jobs: Optional[int] = None,
     memory_limit: MemorySize = None,
     device_memory_limit: MemorySize = None,
-    device: int = 0,
+    device: Any = 0,
     params: Optional[Mapping[str, Any]] = None,
 ) -> Any:
     """The core's RunSettings from the keyword options every join takes."""
@@ -170,8 +194,8 @@ def run_settings(
         raise ValueError(f"n_jobs must be None, -1 or a positive integer, got {n_jobs!r}")
     settings.host_memory_bytes = memory_bytes(memory_limit, "memory_limit")
     settings.device_memory_bytes = memory_bytes(device_memory_limit, "device_memory_limit")
-    if not isinstance(device, numbers.Integral) or device < 0:
-        raise ValueError(f"device must be a CUDA device ordinal >= 0, got {device!r}")
-    settings.device = int(device)
+    devices = _devices(device)
+    settings.device = devices[0]
+    settings.devices = devices
     settings.params = {str(k): str(v) for k, v in (params or {}).items()}
     return settings

@@ -31,6 +31,8 @@ struct run_settings {
   bool approximate = false;
   unsigned threads = 0;
   int device = 0;
+  /// Every device a GPU join spreads over (docs/multi-gpu.md), `device` first; empty: `device`.
+  std::vector<int> devices;
   std::uint64_t host_memory_bytes = 0;
   std::uint64_t device_memory_bytes = 0;
   std::map<std::string, std::string> params;

@@ -101,6 +101,7 @@ NB_MODULE(_epsjoin, m) {
       .def_rw("approximate", &epsjoin_python::run_settings::approximate)
       .def_rw("threads", &epsjoin_python::run_settings::threads)
       .def_rw("device", &epsjoin_python::run_settings::device)
+      .def_rw("devices", &epsjoin_python::run_settings::devices)
       .def_rw("host_memory_bytes", &epsjoin_python::run_settings::host_memory_bytes)
       .def_rw("device_memory_bytes", &epsjoin_python::run_settings::device_memory_bytes)
       .def_rw("params", &epsjoin_python::run_settings::params)

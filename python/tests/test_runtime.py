@@ -136,3 +136,16 @@ def test_dbscan_refuses_device_arrays_clearly():
         pytest.skip(f"no CUDA device for CuPy: {e}")
     with pytest.raises(TypeError, match="GPU"):
         epsjoin.DBSCAN(eps=0.1).fit(X)
+
+
+def test_a_list_of_devices_spreads_gpu_joins_and_leaves_cpu_joins_alone(rng):
+    X = rng.random((3000, 3))
+    one = epsjoin.neighbor_graph(X, 0.05, engine="cpu-grid", sort_indices=True)
+    two = epsjoin.neighbor_graph(X, 0.05, engine="cpu-grid", sort_indices=True, device=[0, 1])
+    assert (one != two).nnz == 0  # a CPU engine ignores the devices
+    for bad in ([], [0, 0], [-1], [0, 1.5], "some", True, None):
+        with pytest.raises(ValueError, match="device"):
+            epsjoin.count(X, 0.05, device=bad)
+    if not epsjoin.build_info()["cuda_devices"]:
+        with pytest.raises(ValueError, match="no CUDA device"):
+            epsjoin.count(X, 0.05, device="all")
