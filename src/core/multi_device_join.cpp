@@ -77,14 +77,13 @@ struct shard {
 // Once every device has counted and filled its rows: the caller's sink lays out the whole table
 // and each device's own rows go to their places, in the caller's ids. A sink that already took
 // pairs from one device (an engine that delivered pairs) gets the rows as pairs too.
-void deliver_rows(join_request& request, std::vector<shard>& shards) {
+void deliver_rows(join_request& request, std::vector<shard>& shards, unsigned threads) {
   bool any_rows = false, any_pairs = false;
   for (const shard& s : shards) {
     any_rows = any_rows || s.sink->has_rows();
     any_pairs = any_pairs || s.sink->handed_pairs();
   }
   if (!any_rows) return;
-  const unsigned threads = request.res.threads();
   if (any_pairs) {
     for (shard& s : shards) s.sink->hand_rows_on_as_pairs();
     return;
@@ -301,7 +300,7 @@ void run_on_devices(const engine& e, join_request& request) {
     }
   }
   stopwatch rows_clock;
-  deliver_rows(request, shards);
+  deliver_rows(request, shards, threads);
   for (shard& s : shards) s.pairs = s.sink->pairs();
   if (rows_clock.seconds() > 1e-3) {
     request.stats.add_stage("devices' rows to the table", rows_clock.seconds());

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/counting_sink.hpp"
 #include "core/engine.hpp"
 #include "core/multi_device_join.hpp"
 #include "epsjoin/join.hpp"
@@ -46,6 +47,22 @@ join_stats run_shards(dataset_view queries, dataset_view data, bool self, double
   sink.finish();
   EXPECT_EQ(res.threads(), 2u) << "the first shard's thread share must be undone";
   return stats;
+}
+
+// run_shards without the sink's begin and finish: for a caller that wraps them itself.
+void run_shards_into(dataset_view points, double eps, std::size_t devices, result_sink& sink) {
+  resources res(2);
+  std::vector<int> ordinals(devices);
+  for (std::size_t k = 0; k < devices; ++k) ordinals[k] = static_cast<int>(k);
+  res.set_devices(ordinals);
+  join_options options;
+  options.eps = eps;
+  options.engine = "cpu-grid";
+  const detail::engine* e = detail::find_engine("cpu-grid");
+  const auto params = e->parse_params(options.params);
+  join_stats stats;
+  detail::join_request request{res, points, points, true, options, sink, stats, {}, params.get()};
+  detail::run_on_devices(*e, request);
 }
 
 neighbor_table oracle_table(dataset_view queries, dataset_view data, bool self, double eps) {
@@ -131,6 +148,49 @@ INSTANTIATE_TEST_SUITE_P(shards, multi_device_test, testing::ValuesIn(cases()),
                          [](const testing::TestParamInfo<multi_case>& info) {
                            return name_of(info.param);
                          });
+
+// As dispatch runs it: through its counting sink, which puts self pairs into delivered rows (and
+// the pairs and counts forms get them after the join, as dispatch adds them).
+TEST(multi_device, self_pairs_reach_every_form_once) {
+  const dataset points = make_shape(shape_kind::lattice, 1200, 2, 3);
+  const double eps = 0.25;
+  join_options with_self;
+  with_self.eps = eps;
+  with_self.engine = "brute-cpu";
+  with_self.include_self = true;
+  resources res(2);
+  csr_sink oracle(true);
+  self_join(res, points.view(), with_self, oracle);
+  auto through_dispatch = [&](result_sink& sink) {
+    detail::counting_sink counted(sink);
+    counted.begin({points.n(), points.n(), true, true});
+    run_shards_into(points.view(), eps, 3, counted);
+    if (!counted.rows_delivered()) {
+      std::vector<index_pair> self;
+      std::vector<std::uint32_t> ids, ones;
+      for (std::uint32_t i = 0; i < points.n(); ++i) {
+        self.push_back({i, i});
+        ids.push_back(i);
+        ones.push_back(1);
+      }
+      if (counted.counts_only()) {
+        counted.consume_counts(ids, ones);
+      } else {
+        counted.consume(self);
+      }
+    }
+    counted.finish();
+  };
+  csr_sink table(true);
+  through_dispatch(table);
+  EXPECT_EQ(table.table().offsets, oracle.table().offsets);
+  EXPECT_EQ(table.table().neighbors, oracle.table().neighbors);
+  count_sink counts(true);
+  through_dispatch(counts);
+  for (std::size_t q = 0; q < points.n(); ++q) {
+    ASSERT_EQ(counts.per_point()[q], oracle.table().row(q).size()) << "query " << q;
+  }
+}
 
 TEST(multi_device, a_stop_from_the_progress_callback_stops_every_shard) {
   const dataset points = make_shape(shape_kind::uniform, 20000, 2, 5);
