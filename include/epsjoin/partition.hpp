@@ -12,6 +12,8 @@
 ///   epsjoin::box_members members = epsjoin::assign_points(plan.partition, points.view());
 /// @endcode
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -28,15 +30,31 @@ struct box_partition {
   // first box from -inf, the last to +inf. Equal cuts leave boxes empty (identical points).
   std::vector<double> splits;
 
+  // Inline: assign_points asks them twice for every point of data sets of billions.
   std::size_t boxes() const noexcept { return splits.size() + 1; }
-  std::size_t box_of(double x) const noexcept;
+  std::size_t box_of(double x) const noexcept {
+    return static_cast<std::size_t>(std::upper_bound(splits.begin(), splits.end(), x) -
+                                    splits.begin());
+  }
   /// How far past a cut the halo reaches: eps and a margin for the rounding of the engines'
   /// distances (f32 arithmetic included). A wider halo costs candidates, never a wrong pair; a
   /// narrower one would lose pairs, so the margin is generous.
-  double reach(double cut) const noexcept;
-  /// The boxes, other than box_of(x), whose halo holds a point at coordinate x: a run of
-  /// neighbouring boxes, [first, last], possibly empty (first > last).
-  void halo_boxes(double x, std::size_t& first, std::size_t& last) const noexcept;
+  double reach(double cut) const noexcept { return eps * (1 + 1e-6) + 1e-6 * std::abs(cut); }
+  /// The boxes whose halo holds a point at coordinate x, with its own box `home` (box_of(x)): a
+  /// run of neighbouring boxes [first, last] that includes home.
+  void halo_boxes(double x, std::size_t home, std::size_t& first,
+                  std::size_t& last) const noexcept {
+    // Box r - 1 ends at splits[r - 1]: a point below it reaches back while within reach of it.
+    first = home;
+    while (first > 0 && x <= splits[first - 1] + reach(splits[first - 1])) --first;
+    // Box r + 1 starts at splits[r].
+    last = home;
+    while (last + 1 < boxes() && x >= splits[last] - reach(splits[last])) ++last;
+  }
+  /// The same, finding home first.
+  void halo_boxes(double x, std::size_t& first, std::size_t& last) const noexcept {
+    halo_boxes(x, box_of(x), first, last);
+  }
 };
 
 struct partition_plan {

@@ -13,26 +13,6 @@
 
 namespace epsjoin {
 
-std::size_t box_partition::box_of(double x) const noexcept {
-  return static_cast<std::size_t>(std::upper_bound(splits.begin(), splits.end(), x) -
-                                  splits.begin());
-}
-
-double box_partition::reach(double cut) const noexcept {
-  return eps * (1 + 1e-6) + 1e-6 * std::abs(cut);
-}
-
-void box_partition::halo_boxes(double x, std::size_t& first, std::size_t& last) const noexcept {
-  const std::size_t home = box_of(x);
-  // Box r - 1 ends at splits[r - 1]: a point below it reaches back while within reach of it.
-  first = home;
-  while (first > 0 && x <= splits[first - 1] + reach(splits[first - 1])) --first;
-  // Box r + 1 starts at splits[r].
-  last = home;
-  while (last + 1 < boxes() && x >= splits[last] - reach(splits[last])) ++last;
-  // The run includes home; the caller skips it.
-}
-
 dataset take_sample(dataset_view points, std::size_t size) {
   const std::size_t n = points.n;
   const std::size_t take = std::min(n, size);
@@ -139,7 +119,7 @@ box_members assign_points(const box_partition& partition, dataset_view points, u
       const std::size_t home = partition.box_of(x);
       on_own(home, i);
       std::size_t first = 0, last = 0;
-      partition.halo_boxes(x, first, last);
+      partition.halo_boxes(x, home, first, last);
       for (std::size_t b = first; b <= last; ++b) {
         if (b != home) on_halo(b, i);
       }

@@ -33,7 +33,8 @@ void send_lists(const std::vector<std::vector<std::uint32_t>>& lists, dataset_vi
         "MPI_Alltoall (counts)");
   const std::vector<int> send_displs = offsets_of(send_counts, "points sent");
   const std::vector<int> receive_displs = offsets_of(receive_counts, "points received");
-  const std::size_t sending = std::accumulate(send_counts.begin(), send_counts.end(), std::size_t{0});
+  const std::size_t sending =
+      std::accumulate(send_counts.begin(), send_counts.end(), std::size_t{0});
   const std::size_t receiving =
       std::accumulate(receive_counts.begin(), receive_counts.end(), std::size_t{0});
   std::vector<unsigned char> send_points(sending * point_bytes);
@@ -61,9 +62,9 @@ void send_lists(const std::vector<std::vector<std::uint32_t>>& lists, dataset_vi
 
 }  // namespace
 
-rank_points exchange_boxes(dataset_view mine, std::uint64_t first_id,
+rank_points exchange_boxes(dataset_view mine, std::uint64_t first_id, unsigned threads,
                            const box_partition& partition) {
-  const box_members members = assign_points(partition, mine);  // local indices
+  const box_members members = assign_points(partition, mine, threads);  // local indices
   const std::size_t value_bytes = mine.type == scalar_type::f64 ? sizeof(double) : sizeof(float);
   const std::size_t point_bytes = mine.d * value_bytes;
   MPI_Datatype point_type = MPI_DATATYPE_NULL;

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "epsjoin/dataset.hpp"
-#include "mpi_comm.hpp"
 #include "epsjoin/partition.hpp"
+#include "mpi_comm.hpp"
 
 namespace epsjoin::cli::mpi {
 
@@ -28,7 +28,7 @@ rank_points scatter_boxes(const session& s, dataset_view all, const box_members&
 /// Collective, when every rank has read a share of the points: `mine` are points first_id,
 /// first_id + 1, ...; each goes to the rank of its box and to the ranks whose halo holds it
 /// (MPI_Alltoallv). The own points arrive in id order (the ranks' shares are in id order).
-rank_points exchange_boxes(dataset_view mine, std::uint64_t first_id,
+rank_points exchange_boxes(dataset_view mine, std::uint64_t first_id, unsigned threads,
                            const box_partition& partition);
 
 /// Collective: every rank's part of the sample (float64), on rank 0, rank by rank.

@@ -73,8 +73,7 @@ std::optional<distributed_input> read_in_ranges(const session& s, resources& res
 
   // Each rank samples its share in proportion to its rows, rank 0 cuts, every rank learns the cuts.
   const auto partition_start = clock_type::now();
-  const std::size_t share =
-      in.n == 0 ? 0 : (request.sample_size * mine.n() + in.n - 1) / in.n;
+  const std::size_t share = in.n == 0 ? 0 : (request.sample_size * mine.n() + in.n - 1) / in.n;
   const dataset sample = gather_sample(s, take_sample(mine.view(), share), in.d);
   if (s.rank() == 0) {
     in.plan = plan_from_sample(res, sample, in.n, request.eps, static_cast<std::size_t>(s.size()),
@@ -85,7 +84,7 @@ std::optional<distributed_input> read_in_ranges(const session& s, resources& res
   in.partition_seconds = since(partition_start);
 
   const auto exchange_start = clock_type::now();
-  in.local = exchange_boxes(mine.view(), first, in.plan.partition);
+  in.local = exchange_boxes(mine.view(), first, res.threads(), in.plan.partition);
   in.exchange_seconds = since(exchange_start);
   return in;
 }
@@ -118,10 +117,10 @@ std::optional<distributed_input> read_on_root(const session& s, resources& res,
   const auto partition_start = clock_type::now();
   box_members members;
   if (s.rank() == 0) {
-    in.plan = plan_partition(res, data.points.view(), request.eps,
-                             static_cast<std::size_t>(s.size()), request.sample_size,
-                             request.point_cost);
-    members = assign_points(in.plan.partition, data.points.view());
+    in.plan =
+        plan_partition(res, data.points.view(), request.eps, static_cast<std::size_t>(s.size()),
+                       request.sample_size, request.point_cost);
+    members = assign_points(in.plan.partition, data.points.view(), res.threads());
   }
   in.partition_seconds = since(partition_start);
 
