@@ -196,6 +196,8 @@ void run_two_passes(const engine& e, join_request& request, counting_sink& count
   const row_destination dest = counted.begin_rows(counts);
   request.stats.add_stage("count pass", clock.seconds());
 
+  const host_charge spans =
+      request.budget.charge_host(row_scatter_sink::bytes_for(counts.size()), "the row cursors");
   row_scatter_sink scatter(dest, counts);
   scatter.begin(info);
   join_request fill_request{request.res,  request.queries, request.data,   request.self_join,
