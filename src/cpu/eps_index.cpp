@@ -22,17 +22,12 @@
 #include "core/memory_budget.hpp"
 #include "core/metric_join.hpp"
 #include "core/parallel.hpp"
+#include "core/point_checks.hpp"
 #include "core/progress.hpp"
 #include "core/timer.hpp"
 #include "cpu/eps_index_state.hpp"
 
 namespace epsjoin::detail {
-
-namespace {
-
-constexpr std::size_t max_points = std::numeric_limits<std::uint32_t>::max();
-
-}  // namespace
 
 void check_radius(double eps, scalar_type precision, const char* name) {
   EPSJOIN_EXPECTS(std::isfinite(eps) && eps > 0, name, " must be a finite number > 0, got ", eps);
@@ -45,28 +40,10 @@ void check_radius(double eps, scalar_type precision, const char* name) {
 }
 
 void check_points(dataset_view v, const char* what, unsigned threads) {
-  EPSJOIN_EXPECTS(v.n <= max_points, what, " has ", v.n, " points; ids are 32-bit, so at most ",
-                  max_points, " are supported");
-  if (v.n == 0) return;
-  EPSJOIN_EXPECTS(v.d >= 1, what, " has points of dimension 0");
-  EPSJOIN_EXPECTS(v.data != nullptr, what, " has ", v.n, " points but no data pointer");
-  EPSJOIN_EXPECTS(!v.on_device(), what, " lies in device memory; an eps_index is built and ",
-                  "queried on the host (copy the points to the host first)");
-  std::atomic<bool> finite{true};
-  parallel_for(threads, v.n, std::max<std::size_t>(1, (1u << 16) / v.d),
-               [&](std::size_t begin, std::size_t end, unsigned) {
-                 bool ok = true;
-                 for (std::size_t i = begin; i < end; ++i)
-                   for (std::size_t k = 0; k < v.d; ++k) ok &= std::isfinite(v.at(i, k));
-                 if (!ok) finite.store(false, std::memory_order_relaxed);
-               });
-  if (finite.load()) return;
-  for (std::size_t i = 0; i < v.n; ++i) {
-    for (std::size_t k = 0; k < v.d; ++k) {
-      EPSJOIN_EXPECTS(std::isfinite(v.at(i, k)), what, ": point ", i, ", dimension ", k, " is ",
-                      v.at(i, k), "; coordinates must be finite");
-    }
-  }
+  check_points_shape(v, what);
+  EPSJOIN_EXPECTS(v.n == 0 || !v.on_device(), what, " lies in device memory; an eps_index is ",
+                  "built and queried on the host (copy the points to the host first)");
+  check_host_points_finite(v, what, threads);
 }
 
 namespace {

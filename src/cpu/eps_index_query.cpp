@@ -8,6 +8,7 @@
 
 #include "core/counting_sink.hpp"
 #include "core/metric_join.hpp"
+#include "core/point_checks.hpp"
 #include "core/progress.hpp"
 #include "core/timer.hpp"
 #include "cpu/eps_index_state.hpp"
@@ -15,27 +16,6 @@
 namespace epsjoin::detail {
 
 namespace {
-
-void emit_self_pairs(result_sink& sink, std::size_t n) {
-  constexpr std::size_t chunk = std::size_t{1} << 16;
-  std::vector<std::uint32_t> ids, ones;
-  std::vector<index_pair> pairs;
-  for (std::size_t begin = 0; begin < n; begin += chunk) {
-    const std::size_t end = std::min(n, begin + chunk);
-    if (sink.counts_only()) {
-      ids.resize(end - begin);
-      ones.assign(end - begin, 1);
-      for (std::size_t i = begin; i < end; ++i) ids[i - begin] = static_cast<std::uint32_t>(i);
-      sink.consume_counts(ids, ones);
-    } else {
-      pairs.clear();
-      for (std::size_t i = begin; i < end; ++i) {
-        pairs.push_back({static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(i)});
-      }
-      sink.consume(pairs);
-    }
-  }
-}
 
 // The radius the grid of a query at eps must have: eps, or (cosine, haversine) the unit-vector
 // radius, at most the coarsest grid's (it grows with eps, and that grid was built at max_eps).
