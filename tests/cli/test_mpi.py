@@ -192,6 +192,30 @@ class MpiJoin(unittest.TestCase):
         for key in ("imbalance_seconds", "imbalance_pairs", "exchange_seconds"):
             self.assertGreaterEqual(report[key], 0)
 
+    def test_a_join_a_x_b(self):
+        # B is cut into boxes with halos; each query goes to the rank of its box, and its row is
+        # the single-process join's, byte for byte.
+        self.assert_same(["--generate", "expo:2:4000:seed=9", "--generate-queries",
+                          "expo:2:1500:seed=77"], 0.01, engines=("cpu-grid", "super-ego"))
+        self.assert_same(["--generate", "uniform:3:3000:seed=5", "--generate-queries",
+                          "uniform:3:3:seed=6"], 0.08, ranks=(1, 4))  # fewer queries than ranks
+        write_f64(self.path("lattice.f64"),
+                  [(x * 0.25, y * 0.25) for x in range(30) for y in range(30)])
+        write_f64(self.path("lattice_q.f64"),
+                  [(x * 0.5, y * 0.25) for x in range(15) for y in range(30)])
+        self.assert_same(["--input", self.path("lattice.f64"), "--queries",
+                          self.path("lattice_q.f64"), "--dim", "2"], 0.25,
+                         ranks=(1, 3))  # ties at exactly eps
+        proc = self.run_ranks(3, "--generate", "expo:2:4000:seed=9", "--generate-queries",
+                              "expo:2:1500:seed=77", "--eps", "0.01", "--json")
+        report = json.loads(proc.stdout)
+        self.assertEqual(report["n_queries"], 1500)
+        self.assertEqual(sum(r["queries"] for r in report["per_rank"]), 1500)
+        proc = mpirun(2, "--generate", "uniform:2:10", "--generate-queries", "uniform:2:5",
+                      "--eps", "0.1", "--include-self")
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("--include-self applies to a self-join", proc.stderr)
+
     def test_errors(self):
         open(self.path("empty.f64"), "wb").close()
         proc = mpirun(2, "--input", self.path("empty.f64"), "--dim", "2", "--eps", "0.1")

@@ -92,41 +92,68 @@ std::optional<distributed_input> read_in_ranges(const session& s, resources& res
 std::optional<distributed_input> read_on_root(const session& s, resources& res,
                                               const input_request& request) {
   distributed_input in;
-  loaded_points data;
-  std::uint64_t shape[3] = {0, 0, 0};  // n, d, type
+  loaded_points data, queries;
+  const bool with_queries = !request.queries_file.empty() || !request.queries_generate.empty();
+  std::uint64_t shape[4] = {0, 0, 0, 0};  // n, d, type, queries
   std::string error;
   if (s.rank() == 0) {
     try {
       if (!request.output.empty()) check_output_path(request.output);
       data = load_points(request.file, request.generate, request.dim, request.paper);
       refuse_too_many(data.points.n());
+      if (with_queries) {
+        queries = load_points(request.queries_file, request.queries_generate, request.dim,
+                              request.paper, "--generate-queries");
+        refuse_too_many(queries.points.n());
+        if (queries.points.n() > 0 && data.points.n() > 0 &&
+            (queries.points.d() != data.points.d() ||
+             queries.points.view().type != data.points.view().type)) {
+          throw std::runtime_error("the query points (" + queries.description +
+                                   ") and the input "
+                                   "points (" +
+                                   data.description +
+                                   ") differ in dimension or "
+                                   "element type");
+        }
+      }
       shape[0] = data.points.n();
-      shape[1] = data.points.d();
-      shape[2] = data.points.view().type == scalar_type::f64 ? 0 : 1;
+      shape[1] = data.points.n() > 0 ? data.points.d() : queries.points.d();
+      const dataset_view typed = data.points.n() > 0 ? data.points.view() : queries.points.view();
+      shape[2] = typed.type == scalar_type::f64 ? 0 : 1;
+      shape[3] = queries.points.n();
     } catch (const std::exception& e) {
       error = e.what();
     }
   }
   if (!all_succeeded(s, error)) return std::nullopt;
-  check(MPI_Bcast(shape, 3, MPI_UINT64_T, 0, MPI_COMM_WORLD), "MPI_Bcast (shape)");
+  check(MPI_Bcast(shape, 4, MPI_UINT64_T, 0, MPI_COMM_WORLD), "MPI_Bcast (shape)");
   in.n = shape[0];
   in.d = shape[1];
+  in.n_queries = shape[3];
   in.description = data.description;
   in.load_seconds = data.seconds;
 
   const auto partition_start = clock_type::now();
-  box_members members;
+  box_members members, query_members;
   if (s.rank() == 0) {
     in.plan =
         plan_partition(res, data.points.view(), request.eps, static_cast<std::size_t>(s.size()),
                        request.sample_size, request.point_cost);
     members = assign_points(in.plan.partition, data.points.view(), res.threads());
+    if (with_queries) {
+      // A query goes to the box that holds it, and only there.
+      query_members = assign_points(in.plan.partition, queries.points.view(), res.threads());
+      for (auto& halo : query_members.halo) halo.clear();
+    }
   }
   in.partition_seconds = since(partition_start);
 
   const auto exchange_start = clock_type::now();
-  in.local = scatter_boxes(s, data.points.view(), members, in.d,
-                           shape[2] == 0 ? scalar_type::f64 : scalar_type::f32);
+  const scalar_type type = shape[2] == 0 ? scalar_type::f64 : scalar_type::f32;
+  in.local = scatter_boxes(s, data.points.view(), members, in.d, type);
+  if (with_queries) {
+    in.queries = scatter_boxes(s, queries.points.view(), query_members, in.d, type);
+  }
   in.exchange_seconds = since(exchange_start);
   return in;
 }
@@ -135,7 +162,9 @@ std::optional<distributed_input> read_on_root(const session& s, resources& res,
 
 std::optional<distributed_input> distribute_input(const session& s, resources& res,
                                                   const input_request& request) {
-  const bool binary = !request.file.empty() && format_for_path(request.file) != data_format::text;
+  const bool with_queries = !request.queries_file.empty() || !request.queries_generate.empty();
+  const bool binary =
+      !with_queries && !request.file.empty() && format_for_path(request.file) != data_format::text;
   return binary ? read_in_ranges(s, res, request) : read_on_root(s, res, request);
 }
 

@@ -14,11 +14,12 @@
 namespace epsjoin::cli::mpi {
 
 struct input_request {
-  std::string file;       // --input, or empty
-  std::string generate;   // --generate, or empty
+  std::string file;                            // --input, or empty
+  std::string generate;                        // --generate, or empty
+  std::string queries_file, queries_generate;  // A of a join A x B (--queries, --generate-queries)
   std::size_t dim = 0;
   bool paper = false;
-  std::string output;     // checked on rank 0 before anything is read
+  std::string output;  // checked on rank 0 before anything is read
   double eps = 0;
   std::size_t sample_size = 0;
   double point_cost = 1;
@@ -26,6 +27,10 @@ struct input_request {
 
 struct distributed_input {
   rank_points local;
+  /// A x B: the rank's queries, those whose cut coordinate lies in its box (no halo: a query
+  /// meets every neighbour in its box's points and halo).
+  std::optional<rank_points> queries;
+  std::size_t n_queries = 0;
   partition_plan plan;  // rank 0's (the cuts are every rank's)
   std::string description;
   std::size_t n = 0, d = 0;
@@ -34,6 +39,7 @@ struct distributed_input {
 };
 
 /// Collective. Nothing when the input could not be read: one rank has printed its one-line error.
+/// With queries, rank 0 reads both sets (ranges of rows are for a self-join's input).
 std::optional<distributed_input> distribute_input(const session& s, resources& res,
                                                   const input_request& request);
 

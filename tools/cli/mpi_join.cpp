@@ -8,13 +8,12 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "engine_args.hpp"
 #include "epsjoin/build_info.hpp"
@@ -44,7 +43,12 @@ const command_spec& mpi_join_command() {
           {"input", "FILE",
            "points to join: .npy (float32/float64) or raw .f64/.f32 (needs --dim), each rank "
            "reading its range of rows; or CSV/whitespace text, read by rank 0"},
-          {"generate", "SPEC", "generate the points instead, e.g. expo:2:100000 (see 'epsjoin gen')"},
+          {"generate", "SPEC",
+           "generate the points instead, e.g. expo:2:100000 (see 'epsjoin gen')"},
+          {"queries", "FILE",
+           "query points A for a join A x B against the input B: B is cut into boxes with halos, "
+           "each query goes to the rank of its box (rank 0 reads both sets)"},
+          {"generate-queries", "SPEC", "generate the query points A instead"},
           {"paper", "", "with --generate expo:...: the papers' exact Expo* values"},
           {"dim", "D", "dimension of raw binary input (.f64/.f32); for other formats a check"},
           {"eps", "X", "the radius (not its square); finite and > 0; required"},
@@ -71,7 +75,8 @@ const command_spec& mpi_join_command() {
           {"json", "",
            "print one JSON object (rank 0): n, d, eps, ranks, pairs, engine, the cut "
            "coordinate and cuts, read (ranges or rank 0), per_rank (points, halo, pairs, "
-           "join_seconds, rows_seconds, engine, device: the CUDA ordinal a GPU engine runs on), imbalance_seconds and imbalance_pairs ((max - "
+           "join_seconds, rows_seconds, engine, device: the CUDA ordinal a GPU engine runs on), "
+           "imbalance_seconds and imbalance_pairs ((max - "
            "mean) / mean), halo_points, halo_fraction, exchange_seconds, seconds by stage "
            "(docs/mpi.md)"},
           {"quiet", "", "no summary"},
@@ -96,45 +101,60 @@ struct rank_result {
 
 // The rows of the rank's own points (the first `own` of its points): the self-join of its box
 // and halo, each distance computed once, the halo's rows left to their own ranks.
-rank_result join_rank(resources& res, const mpi::rank_points& local, const join_options& options,
-                      bool rows_wanted, unsigned threads) {
-  rank_result out;
-  out.rows.counts.assign(local.own, 0);
-  if (local.own == 0) return out;
-  if (!rows_wanted) {
-    count_sink counter(true);
-    out.stats = self_join_rows(res, local.points.view(), local.own, options, counter);
-    for (std::size_t k = 0; k < local.own; ++k) out.rows.counts[k] = counter.per_point()[k];
-    return out;
-  }
-  csr_sink table_sink(false);
-  out.stats = self_join_rows(res, local.points.view(), local.own, options, table_sink);
-  // Rows to global ids, sorted: each row's place is known from its size, so blocks of rows are
-  // filled on the rank's threads.
+// Rows to global ids, sorted: each row's place is known from its size, so blocks of rows are
+// filled on the rank's threads.
+void rows_to_global_ids(const neighbor_table& table, std::span<const std::uint32_t> ids,
+                        unsigned threads, rank_result& out) {
   const auto rows_start = clock_type::now();
-  const neighbor_table& table = table_sink.table();
-  std::vector<std::uint64_t> starts(local.own + 1, 0);
-  for (std::size_t k = 0; k < local.own; ++k) {
+  const std::size_t n_rows = table.n_queries();
+  std::vector<std::uint64_t> starts(n_rows + 1, 0);
+  for (std::size_t k = 0; k < n_rows; ++k) {
     out.rows.counts[k] = table.row(k).size();
     starts[k + 1] = starts[k] + out.rows.counts[k];
   }
-  out.rows.neighbors.resize(starts[local.own]);
+  out.rows.neighbors.resize(starts[n_rows]);
   auto fill = [&](std::size_t begin, std::size_t end) {
     for (std::size_t k = begin; k < end; ++k) {
       std::uint32_t* row = out.rows.neighbors.data() + starts[k];
       std::size_t at = 0;
-      for (std::uint32_t j : table.row(k)) row[at++] = local.ids[j];
+      for (std::uint32_t j : table.row(k)) row[at++] = ids[j];
       std::sort(row, row + at);
     }
   };
-  const std::size_t workers = std::max<std::size_t>(1, std::min<std::size_t>(threads, local.own));
+  const std::size_t workers = std::max<std::size_t>(1, std::min<std::size_t>(threads, n_rows));
   std::vector<std::thread> pool;
   for (std::size_t w = 1; w < workers; ++w) {
-    pool.emplace_back(fill, local.own * w / workers, local.own * (w + 1) / workers);
+    pool.emplace_back(fill, n_rows * w / workers, n_rows * (w + 1) / workers);
   }
-  fill(0, local.own / workers);
+  fill(0, n_rows / workers);
   for (std::thread& t : pool) t.join();
   out.rows_seconds = since(rows_start);
+}
+
+// The rows of the rank's own points (the first `own` of its points): the self-join of its box
+// and halo, each distance computed once, the halo's rows left to their own ranks. With
+// `queries` (A x B), the rows of the rank's queries against its box and halo instead.
+rank_result join_rank(resources& res, const mpi::rank_points& local,
+                      const mpi::rank_points* queries, const join_options& options,
+                      bool rows_wanted, unsigned threads) {
+  rank_result out;
+  const std::size_t n_rows = queries != nullptr ? queries->own : local.own;
+  out.rows.counts.assign(n_rows, 0);
+  if (n_rows == 0 || local.points.n() == 0) return out;
+  auto run = [&](result_sink& sink) {
+    return queries != nullptr
+               ? join(res, queries->points.view(), local.points.view(), options, sink)
+               : self_join_rows(res, local.points.view(), local.own, options, sink);
+  };
+  if (!rows_wanted) {
+    count_sink counter(true);
+    out.stats = run(counter);
+    for (std::size_t k = 0; k < n_rows; ++k) out.rows.counts[k] = counter.per_point()[k];
+    return out;
+  }
+  csr_sink table_sink(false);
+  out.stats = run(table_sink);
+  rows_to_global_ids(table_sink.table(), local.ids, threads, out);
   return out;
 }
 
@@ -175,6 +195,13 @@ int run_mpi_join(const parsed_args& args) {
   options.params = read_engine_params(args);
   options.precision = read_precision(args);
   options.include_self = args.has("include-self");
+  const bool ab = args.has("queries") || args.has("generate-queries");
+  if (args.has("queries") && args.has("generate-queries")) {
+    throw usage_error{"give at most one of --queries FILE and --generate-queries SPEC"};
+  }
+  if (ab && options.include_self) {
+    throw usage_error{"--include-self applies to a self-join, not to a join A x B"};
+  }
   const std::string output = args.get("output");
   if (args.has("output") && output.empty()) throw usage_error{"--output needs a file name"};
   const std::string format = args.get("format", output.empty() ? "count" : "csr");
@@ -192,23 +219,29 @@ int run_mpi_join(const parsed_args& args) {
     const bool root = session.rank() == 0;
     // One GPU a rank: the host's ranks take its devices in turn, and share its cores.
     const std::vector<cuda_device> devices = cuda_devices();
-    const int device = devices.empty() ? 0 : devices[static_cast<std::size_t>(session.host_rank()) %
-                                                     devices.size()].ordinal;
+    const int device =
+        devices.empty()
+            ? 0
+            : devices[static_cast<std::size_t>(session.host_rank()) % devices.size()].ordinal;
     const unsigned host_threads = std::max(1u, std::thread::hardware_concurrency());
-    resources res(threads != 0 ? threads
-                               : std::max(1u, host_threads / static_cast<unsigned>(session.host_size())),
+    resources res(threads != 0
+                      ? threads
+                      : std::max(1u, host_threads / static_cast<unsigned>(session.host_size())),
                   device);
     res.set_memory({args.get_bytes("memory-limit", 0), args.get_bytes("device-memory-limit", 0)});
     mpi::input_request request;
     request.file = args.get("input");
     request.generate = args.get("generate");
+    request.queries_file = args.get("queries");
+    request.queries_generate = args.get("generate-queries");
     request.dim = dim;
     request.paper = args.has("paper");
     request.output = output;
     request.eps = options.eps;
     request.sample_size = sample_size;
     request.point_cost = format == "csr" ? csr_point_cost : count_point_cost;
-    const std::optional<mpi::distributed_input> input = mpi::distribute_input(session, res, request);
+    const std::optional<mpi::distributed_input> input =
+        mpi::distribute_input(session, res, request);
     if (!input) return 1;
     const mpi::rank_points& local = input->local;
     const partition_plan& plan = input->plan;
@@ -219,14 +252,19 @@ int run_mpi_join(const parsed_args& args) {
     const bool rows_wanted = format == "csr";
     // The CUDA context and GPU buffers are not part of the join's time, as in 'epsjoin join'.
     res.prepare_gpu();
-    const rank_result mine = join_rank(res, local, options, rows_wanted, res.threads());
+    const mpi::rank_points* queries = input->queries ? &*input->queries : nullptr;
+    const rank_result mine = join_rank(res, local, queries, options, rows_wanted, res.threads());
     std::uint64_t my_pairs = 0;
     for (std::uint64_t c : mine.rows.counts) my_pairs += c;
 
     const auto write_start = clock_type::now();
-    const std::span<const std::uint32_t> own_ids(local.ids.data(), local.own);
+    // The rows are the queries' in a join A x B, the own points' in a self-join.
+    const std::span<const std::uint32_t> own_ids =
+        queries != nullptr ? std::span<const std::uint32_t>(queries->ids.data(), queries->own)
+                           : std::span<const std::uint32_t>(local.ids.data(), local.own);
+    const std::size_t n_rows = queries != nullptr ? input->n_queries : n;
     const std::vector<std::uint64_t> counts =
-        mpi::gather_counts(session, mine.rows.counts, own_ids, n);
+        mpi::gather_counts(session, mine.rows.counts, own_ids, n_rows);
     if (rows_wanted && !output.empty()) {
       mpi::write_csr_file(session, output, counts, own_ids, mine.rows);
     }
@@ -234,9 +272,10 @@ int run_mpi_join(const parsed_args& args) {
     const double write_seconds = since(write_start);
 
     const std::vector<double> per_rank = mpi::gather_doubles(
-        session, {static_cast<double>(local.own), static_cast<double>(local.points.n() - local.own),
-                  static_cast<double>(my_pairs), mine.stats.seconds, exchange_seconds,
-                  mine.rows_seconds, static_cast<double>(device)});
+        session,
+        {static_cast<double>(local.own), static_cast<double>(local.points.n() - local.own),
+         static_cast<double>(my_pairs), mine.stats.seconds, exchange_seconds, mine.rows_seconds,
+         static_cast<double>(device), static_cast<double>(queries != nullptr ? queries->own : 0)});
     char engine[64] = {};
     std::strncpy(engine, mine.stats.engine.c_str(), sizeof engine - 1);
     std::vector<char> engines(root ? sizeof engine * static_cast<std::size_t>(session.size()) : 0);
@@ -252,7 +291,7 @@ int run_mpi_join(const parsed_args& args) {
     nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
     std::string engine_used;
     for (int r = 0; r < session.size(); ++r) {
-      const double* v = per_rank.data() + 7 * r;
+      const double* v = per_rank.data() + 8 * r;
       const std::string name(engines.data() + sizeof engine * static_cast<std::size_t>(r));
       if (engine_used.empty()) engine_used = name;
       ranks.push_back({{"points", static_cast<std::uint64_t>(v[0])},
@@ -262,6 +301,7 @@ int run_mpi_join(const parsed_args& args) {
                        {"rows_seconds", v[5]},
                        {"engine", name.empty() ? nullptr : nlohmann::ordered_json(name)},
                        {"device", static_cast<int>(v[6])}});
+      if (queries != nullptr) ranks.back()["queries"] = static_cast<std::uint64_t>(v[7]);
       halo += static_cast<std::uint64_t>(v[1]);
       pairs += static_cast<std::uint64_t>(v[2]);
       join_seconds.push_back(v[3]);
@@ -272,6 +312,7 @@ int run_mpi_join(const parsed_args& args) {
     report["command"] = "mpi-join";
     report["input"] = input->description;
     report["n"] = n;
+    if (queries != nullptr) report["n_queries"] = input->n_queries;
     report["d"] = d;
     report["eps"] = options.eps;
     report["ranks"] = session.size();
@@ -302,15 +343,18 @@ int run_mpi_join(const parsed_args& args) {
       std::printf("mpi-join: %s, N = %s, d = %zu, eps = %s, %d rank%s (%s)\n",
                   input->description.c_str(), grouped(n).c_str(), d, shortest(options.eps).c_str(),
                   session.size(), session.size() == 1 ? "" : "s", engine_used.c_str());
-      std::printf("  pairs %s; halo %s points (%.1f%% of N); imbalance %.1f%% (time), %.1f%% (pairs)\n",
-                  grouped(pairs).c_str(), grouped(halo).c_str(),
-                  100.0 * report["halo_fraction"].get<double>(),
-                  100.0 * report["imbalance_seconds"].get<double>(),
-                  100.0 * report["imbalance_pairs"].get<double>());
-      std::printf("  time: partition %s s, exchange %s s, join %s s (slowest rank), write %s s, total %s s\n",
-                  duration(partition_seconds).c_str(), duration(exchange_max).c_str(),
-                  duration(report["seconds"]["join_max"].get<double>()).c_str(),
-                  duration(write_seconds).c_str(), duration(since(command_start)).c_str());
+      std::printf(
+          "  pairs %s; halo %s points (%.1f%% of N); imbalance %.1f%% (time), %.1f%% (pairs)\n",
+          grouped(pairs).c_str(), grouped(halo).c_str(),
+          100.0 * report["halo_fraction"].get<double>(),
+          100.0 * report["imbalance_seconds"].get<double>(),
+          100.0 * report["imbalance_pairs"].get<double>());
+      std::printf(
+          "  time: partition %s s, exchange %s s, join %s s (slowest rank), write %s s, total %s "
+          "s\n",
+          duration(partition_seconds).c_str(), duration(exchange_max).c_str(),
+          duration(report["seconds"]["join_max"].get<double>()).c_str(),
+          duration(write_seconds).c_str(), duration(since(command_start)).c_str());
     }
     return 0;
   } catch (const std::exception& e) {
