@@ -10,6 +10,7 @@ import scipy.sparse
 from . import _device, _epsjoin
 from ._metrics import pair_distances, set_geometry
 from ._validation import (
+    Devices,
     MemorySize,
     check_eps,
     check_pair,
@@ -117,7 +118,7 @@ def neighbor_table(
     n_jobs: Optional[int] = None,
     memory_limit: MemorySize = None,
     device_memory_limit: MemorySize = None,
-    device: int = 0,
+    device: Devices = 0,
     params: Optional[Mapping[str, Any]] = None,
     return_stats: bool = False,
     metric: str = "euclidean",
@@ -189,7 +190,7 @@ def neighbor_graph(
     n_jobs: Optional[int] = None,
     memory_limit: MemorySize = None,
     device_memory_limit: MemorySize = None,
-    device: int = 0,
+    device: Devices = 0,
     params: Optional[Mapping[str, Any]] = None,
     return_stats: bool = False,
     metric: str = "euclidean",
@@ -286,7 +287,7 @@ def pairs(
     n_jobs: Optional[int] = None,
     memory_limit: MemorySize = None,
     device_memory_limit: MemorySize = None,
-    device: int = 0,
+    device: Devices = 0,
     params: Optional[Mapping[str, Any]] = None,
     return_stats: bool = False,
     metric: str = "euclidean",
@@ -360,7 +361,7 @@ def count(
     n_jobs: Optional[int] = None,
     memory_limit: MemorySize = None,
     device_memory_limit: MemorySize = None,
-    device: int = 0,
+    device: Devices = 0,
     params: Optional[Mapping[str, Any]] = None,
     return_stats: bool = False,
     metric: str = "euclidean",

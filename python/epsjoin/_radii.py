@@ -9,7 +9,7 @@ import numpy as np
 from . import _epsjoin
 from ._join import _check_self, _run, _with_run_options
 from ._metrics import set_geometry
-from ._validation import MemorySize, check_pair, run_settings
+from ._validation import Devices, MemorySize, check_pair, run_settings
 
 
 @_with_run_options
@@ -25,7 +25,7 @@ def count_radii(
     n_jobs: Optional[int] = None,
     memory_limit: MemorySize = None,
     device_memory_limit: MemorySize = None,
-    device: int = 0,
+    device: Devices = 0,
     params: Optional[Mapping[str, Any]] = None,
     return_stats: bool = False,
     metric: str = "euclidean",

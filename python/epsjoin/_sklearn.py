@@ -7,7 +7,7 @@ from typing import Any, Mapping, Optional, Union
 from . import _device
 from ._join import _with_run_options, neighbor_graph
 from ._metrics import metric_name
-from ._validation import MemorySize, check_points
+from ._validation import Devices, MemorySize, check_points
 
 
 @_with_run_options
@@ -26,7 +26,7 @@ def radius_neighbors_graph(
     approximate: bool = False,
     memory_limit: MemorySize = None,
     device_memory_limit: MemorySize = None,
-    device: int = 0,
+    device: Devices = 0,
     params: Optional[Mapping[str, Any]] = None,
     return_stats: bool = False,
 ) -> Any:

@@ -5,13 +5,15 @@ from __future__ import annotations
 import math
 import numbers
 import re
-from typing import Any, Mapping, Optional, Tuple, Union
+from typing import Any, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _epsjoin
 
 MemorySize = Union[int, str, None]
+# A CUDA ordinal, several (one join spread over them), or "all".
+Devices = Union[int, Sequence[int], str]
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
@@ -173,7 +175,7 @@ def run_settings(
     n_jobs: Optional[int] = None,
     memory_limit: MemorySize = None,
     device_memory_limit: MemorySize = None,
-    device: Any = 0,
+    device: Devices = 0,
     params: Optional[Mapping[str, Any]] = None,
 ) -> Any:
     """The core's RunSettings from the keyword options every join takes."""

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -26,10 +27,11 @@ struct multi_case {
   bool self = true;
 };
 
-// Runs the join of `queries` x `data` on `devices` shards of cpu-grid, into `sink`.
-join_stats run_shards(dataset_view queries, dataset_view data, bool self, double eps,
-                      std::size_t devices, result_sink& sink,
-                      std::function<void(double)> progress = {}) {
+// The join of `queries` x `data` on `devices` shards of cpu-grid, into `sink` (begun and finished
+// by the caller).
+join_stats run_shards_into(dataset_view queries, dataset_view data, bool self, double eps,
+                           std::size_t devices, result_sink& sink,
+                           std::function<void(double)> progress = {}) {
   resources res(2);
   std::vector<int> ordinals(devices);
   for (std::size_t k = 0; k < devices; ++k) ordinals[k] = static_cast<int>(k);
@@ -42,27 +44,18 @@ join_stats run_shards(dataset_view queries, dataset_view data, bool self, double
   const auto params = e->parse_params(options.params);
   join_stats stats;
   detail::join_request request{res, queries, data, self, options, sink, stats, {}, params.get()};
-  sink.begin({queries.n, data.n, self, false});
   detail::run_on_devices(*e, request);
-  sink.finish();
   EXPECT_EQ(res.threads(), 2u) << "the first shard's thread share must be undone";
   return stats;
 }
 
-// run_shards without the sink's begin and finish: for a caller that wraps them itself.
-void run_shards_into(dataset_view points, double eps, std::size_t devices, result_sink& sink) {
-  resources res(2);
-  std::vector<int> ordinals(devices);
-  for (std::size_t k = 0; k < devices; ++k) ordinals[k] = static_cast<int>(k);
-  res.set_devices(ordinals);
-  join_options options;
-  options.eps = eps;
-  options.engine = "cpu-grid";
-  const detail::engine* e = detail::find_engine("cpu-grid");
-  const auto params = e->parse_params(options.params);
-  join_stats stats;
-  detail::join_request request{res, points, points, true, options, sink, stats, {}, params.get()};
-  detail::run_on_devices(*e, request);
+join_stats run_shards(dataset_view queries, dataset_view data, bool self, double eps,
+                      std::size_t devices, result_sink& sink,
+                      std::function<void(double)> progress = {}) {
+  sink.begin({queries.n, data.n, self, false});
+  join_stats stats = run_shards_into(queries, data, self, eps, devices, sink, std::move(progress));
+  sink.finish();
+  return stats;
 }
 
 neighbor_table oracle_table(dataset_view queries, dataset_view data, bool self, double eps) {
@@ -145,8 +138,8 @@ std::string name_of(const multi_case& c) {
 void PrintTo(const multi_case& c, std::ostream* out) { *out << name_of(c); }
 
 INSTANTIATE_TEST_SUITE_P(shards, multi_device_test, testing::ValuesIn(cases()),
-                         [](const testing::TestParamInfo<multi_case>& info) {
-                           return name_of(info.param);
+                         [](const testing::TestParamInfo<multi_case>& param_info) {
+                           return name_of(param_info.param);
                          });
 
 // As dispatch runs it: through its counting sink, which puts self pairs into delivered rows (and
@@ -164,7 +157,7 @@ TEST(multi_device, self_pairs_reach_every_form_once) {
   auto through_dispatch = [&](result_sink& sink) {
     detail::counting_sink counted(sink);
     counted.begin({points.n(), points.n(), true, true});
-    run_shards_into(points.view(), eps, 3, counted);
+    run_shards_into(points.view(), points.view(), true, eps, 3, counted);
     if (!counted.rows_delivered()) {
       std::vector<index_pair> self;
       std::vector<std::uint32_t> ids, ones;

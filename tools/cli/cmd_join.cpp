@@ -110,24 +110,9 @@ std::string default_format(const std::string& output) {
 int run_join(const parsed_args& args) {
   const auto command_start = std::chrono::steady_clock::now();
   // Everything that can be checked without the data is checked before loading it.
-  if (args.has("input") == args.has("generate")) {
-    throw usage_error{"give exactly one of --input FILE and --generate SPEC"};
-  }
-  if (args.has("queries") && args.has("generate-queries")) {
-    throw usage_error{"give at most one of --queries and --generate-queries"};
-  }
-  if (!args.has("eps")) throw usage_error{"missing --eps X"};
-  join_options options;
-  options.eps = args.get_double("eps", 0);
-  if (!(std::isfinite(options.eps) && options.eps > 0)) {
-    throw usage_error{"--eps must be a finite number > 0, got '" + args.get("eps") + "'"};
-  }
-  options.engine = read_engine(args);
-  options.params = read_engine_params(args);
-  options.precision = read_precision(args);
+  join_options options = read_join_options(args);
   read_geometry(args, options);
   const bool self = !args.has("queries") && !args.has("generate-queries");
-  options.include_self = args.has("include-self");
   options.approximate = args.has("approximate");
   if (options.include_self && !self) throw usage_error{"--include-self applies to self-joins only"};
 

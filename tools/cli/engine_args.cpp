@@ -77,6 +77,26 @@ std::vector<int> read_devices(const parsed_args& args) {
   return devices;
 }
 
+join_options read_join_options(const parsed_args& args) {
+  if (args.has("input") == args.has("generate")) {
+    throw usage_error{"give exactly one of --input FILE and --generate SPEC"};
+  }
+  if (args.has("queries") && args.has("generate-queries")) {
+    throw usage_error{"give at most one of --queries and --generate-queries"};
+  }
+  if (!args.has("eps")) throw usage_error{"missing --eps X"};
+  join_options options;
+  options.eps = args.get_double("eps", 0);
+  if (!(std::isfinite(options.eps) && options.eps > 0)) {
+    throw usage_error{"--eps must be a finite number > 0, got '" + args.get("eps") + "'"};
+  }
+  options.engine = read_engine(args);
+  options.params = read_engine_params(args);
+  options.precision = read_precision(args);
+  options.include_self = args.has("include-self");
+  return options;
+}
+
 scalar_type read_precision(const parsed_args& args) {
   const std::string precision = args.get("precision", "f64");
   if (precision != "f64" && precision != "f32") {

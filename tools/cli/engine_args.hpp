@@ -22,6 +22,10 @@ unsigned read_threads(const parsed_args& args);
 /// --devices all|I,J,...: the CUDA devices a GPU join spreads over (empty when not given: the
 /// first device only). 'all' with no device visible, a repeated or malformed ordinal: usage errors.
 std::vector<int> read_devices(const parsed_args& args);
+/// What 'join' and 'mpi-join' both read first, before any data: exactly one of --input and
+/// --generate, at most one of --queries and --generate-queries, --eps (required, finite, > 0),
+/// --engine, --param, --precision and --include-self, all as usage errors.
+join_options read_join_options(const parsed_args& args);
 /// --precision f64 (default) or f32.
 scalar_type read_precision(const parsed_args& args);
 /// --metric, --box, --radius-of-sphere and --angles into `options` (docs/metrics.md): names and

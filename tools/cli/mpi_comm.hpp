@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace epsjoin::cli::mpi {
 
@@ -27,6 +28,19 @@ inline int count(std::size_t n, const char* what) {
                              ") exceeds what one MPI call moves (2^31 - 1 elements)");
   }
   return static_cast<int>(n);
+}
+
+/// The displacements of a collective's `counts` (their exclusive prefix sums), each checked
+/// to fit MPI's int as `what`.
+inline std::vector<int> displacements(const std::vector<int>& counts, const char* what) {
+  std::vector<int> displs(counts.size(), 0);
+  std::size_t at = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    displs[r] = count(at, what);
+    at += static_cast<std::size_t>(counts[r]);
+  }
+  count(at, what);
+  return displs;
 }
 
 /// MPI_Init on construction, MPI_Finalize on destruction; errors are returned, not fatal, so that

@@ -9,17 +9,6 @@ namespace epsjoin::cli::mpi {
 
 namespace {
 
-std::vector<int> offsets_of(const std::vector<int>& counts, const char* what) {
-  std::vector<int> displs(counts.size(), 0);
-  std::size_t at = 0;
-  for (std::size_t r = 0; r < counts.size(); ++r) {
-    displs[r] = count(at, what);
-    at += static_cast<std::size_t>(counts[r]);
-  }
-  count(at, what);
-  return displs;
-}
-
 // One Alltoallv of points (`point` a point's bytes) and one of their ids, `lists[r]` the local
 // indices bound for rank r; what arrives is appended to `out`, ranks in order.
 void send_lists(const std::vector<std::vector<std::uint32_t>>& lists, dataset_view mine,
@@ -31,8 +20,8 @@ void send_lists(const std::vector<std::vector<std::uint32_t>>& lists, dataset_vi
   check(MPI_Alltoall(send_counts.data(), 1, MPI_INT, receive_counts.data(), 1, MPI_INT,
                      MPI_COMM_WORLD),
         "MPI_Alltoall (counts)");
-  const std::vector<int> send_displs = offsets_of(send_counts, "points sent");
-  const std::vector<int> receive_displs = offsets_of(receive_counts, "points received");
+  const std::vector<int> send_displs = displacements(send_counts, "points sent");
+  const std::vector<int> receive_displs = displacements(receive_counts, "points received");
   const std::size_t sending =
       std::accumulate(send_counts.begin(), send_counts.end(), std::size_t{0});
   const std::size_t receiving =
@@ -95,7 +84,7 @@ dataset gather_sample(const session& s, const dataset& part, std::size_t d) {
   std::vector<int> displs;
   std::size_t total = 0;
   if (s.rank() == 0) {
-    displs = offsets_of(sizes, "sample points");
+    displs = displacements(sizes, "sample points");
     total = std::accumulate(sizes.begin(), sizes.end(), std::size_t{0});
   }
   dataset sample(total, d, scalar_type::f64);

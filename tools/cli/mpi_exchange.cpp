@@ -16,17 +16,6 @@ std::vector<int> int_counts(const std::vector<T>& sizes, const char* what) {
   return out;
 }
 
-std::vector<int> displacements(const std::vector<int>& counts, const char* what) {
-  std::vector<int> displs(counts.size(), 0);
-  std::size_t at = 0;
-  for (std::size_t r = 0; r < counts.size(); ++r) {
-    displs[r] = count(at, what);
-    at += static_cast<std::size_t>(counts[r]);
-  }
-  count(at, what);
-  return displs;
-}
-
 }  // namespace
 
 rank_points scatter_boxes(const session& s, dataset_view all, const box_members& members,

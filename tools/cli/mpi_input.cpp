@@ -27,6 +27,20 @@ bool all_succeeded(const session& s, const std::string& error) {
   return first == s.size();
 }
 
+// What rank 0 found of the input, for every rank: n, d, element type (0 f64, 1 f32), queries.
+struct input_shape {
+  std::uint64_t n = 0, d = 0, type = 0, queries = 0;
+};
+
+// Collective: rank 0's shape on every rank, or nothing when a rank failed (its error printed once).
+std::optional<input_shape> share_shape(const session& s, const std::string& error,
+                                       input_shape shape) {
+  if (!all_succeeded(s, error)) return std::nullopt;
+  std::uint64_t values[4] = {shape.n, shape.d, shape.type, shape.queries};
+  check(MPI_Bcast(values, 4, MPI_UINT64_T, 0, MPI_COMM_WORLD), "MPI_Bcast (shape)");
+  return input_shape{values[0], values[1], values[2], values[3]};
+}
+
 void refuse_too_many(std::size_t n) {
   if (n > INT32_MAX) throw std::runtime_error("mpi-join takes at most 2^31 - 1 points for now");
 }
@@ -39,24 +53,22 @@ std::optional<distributed_input> read_in_ranges(const session& s, resources& res
   const auto load_start = clock_type::now();
   read_options options;
   options.dim = request.dim;
-  std::uint64_t shape[3] = {0, 0, 0};  // n, d, type
+  input_shape found_shape;
   std::string error;
   if (s.rank() == 0) {
     try {
       if (!request.output.empty()) check_output_path(request.output);
       const dataset_shape found = read_shape(request.file, options);
       refuse_too_many(found.n);
-      shape[0] = found.n;
-      shape[1] = found.d;
-      shape[2] = found.type == scalar_type::f64 ? 0 : 1;
+      found_shape = {found.n, found.d, found.type == scalar_type::f64 ? 0u : 1u, 0};
     } catch (const std::exception& e) {
       error = e.what();
     }
   }
-  if (!all_succeeded(s, error)) return std::nullopt;
-  check(MPI_Bcast(shape, 3, MPI_UINT64_T, 0, MPI_COMM_WORLD), "MPI_Bcast (shape)");
-  in.n = shape[0];
-  in.d = shape[1];
+  const std::optional<input_shape> shape = share_shape(s, error, found_shape);
+  if (!shape) return std::nullopt;
+  in.n = shape->n;
+  in.d = shape->d;
   const auto ranks = static_cast<std::uint64_t>(s.size());
   const auto rank = static_cast<std::uint64_t>(s.rank());
   const std::uint64_t first = in.n * rank / ranks;
@@ -94,7 +106,7 @@ std::optional<distributed_input> read_on_root(const session& s, resources& res,
   distributed_input in;
   loaded_points data, queries;
   const bool with_queries = !request.queries_file.empty() || !request.queries_generate.empty();
-  std::uint64_t shape[4] = {0, 0, 0, 0};  // n, d, type, queries
+  input_shape found_shape;
   std::string error;
   if (s.rank() == 0) {
     try {
@@ -116,20 +128,19 @@ std::optional<distributed_input> read_on_root(const session& s, resources& res,
                                    "element type");
         }
       }
-      shape[0] = data.points.n();
-      shape[1] = data.points.n() > 0 ? data.points.d() : queries.points.d();
+      // The points that exist give the dimension and element type.
       const dataset_view typed = data.points.n() > 0 ? data.points.view() : queries.points.view();
-      shape[2] = typed.type == scalar_type::f64 ? 0 : 1;
-      shape[3] = queries.points.n();
+      found_shape = {data.points.n(), typed.d, typed.type == scalar_type::f64 ? 0u : 1u,
+                     queries.points.n()};
     } catch (const std::exception& e) {
       error = e.what();
     }
   }
-  if (!all_succeeded(s, error)) return std::nullopt;
-  check(MPI_Bcast(shape, 4, MPI_UINT64_T, 0, MPI_COMM_WORLD), "MPI_Bcast (shape)");
-  in.n = shape[0];
-  in.d = shape[1];
-  in.n_queries = shape[3];
+  const std::optional<input_shape> shape = share_shape(s, error, found_shape);
+  if (!shape) return std::nullopt;
+  in.n = shape->n;
+  in.d = shape->d;
+  in.n_queries = shape->queries;
   in.description = data.description;
   in.load_seconds = data.seconds;
 
@@ -149,7 +160,7 @@ std::optional<distributed_input> read_on_root(const session& s, resources& res,
   in.partition_seconds = since(partition_start);
 
   const auto exchange_start = clock_type::now();
-  const scalar_type type = shape[2] == 0 ? scalar_type::f64 : scalar_type::f32;
+  const scalar_type type = shape->type == 0 ? scalar_type::f64 : scalar_type::f32;
   in.local = scatter_boxes(s, data.points.view(), members, in.d, type);
   if (with_queries) {
     in.queries = scatter_boxes(s, queries.points.view(), query_members, in.d, type);

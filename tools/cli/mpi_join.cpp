@@ -182,23 +182,8 @@ double imbalance(const std::vector<double>& values) {
 
 int run_mpi_join(const parsed_args& args) {
   const auto command_start = clock_type::now();
-  if (args.has("input") == args.has("generate")) {
-    throw usage_error{"give exactly one of --input FILE and --generate SPEC"};
-  }
-  if (!args.has("eps")) throw usage_error{"missing --eps X"};
-  join_options options;
-  options.eps = args.get_double("eps", 0);
-  if (!(std::isfinite(options.eps) && options.eps > 0)) {
-    throw usage_error{"--eps must be a finite number > 0, got '" + args.get("eps") + "'"};
-  }
-  options.engine = read_engine(args);
-  options.params = read_engine_params(args);
-  options.precision = read_precision(args);
-  options.include_self = args.has("include-self");
+  join_options options = read_join_options(args);
   const bool ab = args.has("queries") || args.has("generate-queries");
-  if (args.has("queries") && args.has("generate-queries")) {
-    throw usage_error{"give at most one of --queries FILE and --generate-queries SPEC"};
-  }
   if (ab && options.include_self) {
     throw usage_error{"--include-self applies to a self-join, not to a join A x B"};
   }
