@@ -21,14 +21,7 @@ epsjoin::dataset_view device_view_of(const device_points& a) {
   v.d = a.shape(1);
   v.space = epsjoin::memory_space::device;
   v.device = a.device_id();
-  if (a.dtype() == nb::dtype<double>()) {
-    v.type = epsjoin::scalar_type::f64;
-  } else if (a.dtype() == nb::dtype<float>()) {
-    v.type = epsjoin::scalar_type::f32;
-  } else {
-    throw epsjoin::invalid_argument(
-        "points must be float32 or float64 (the Python layer converts others)");
-  }
+  v.type = scalar_type_of(a.dtype());
   return v;
 }
 

@@ -41,19 +41,19 @@ resources_pool& pool() {
 
 }  // namespace
 
+epsjoin::scalar_type scalar_type_of(nb::dlpack::dtype dtype) {
+  if (dtype == nb::dtype<double>()) return epsjoin::scalar_type::f64;
+  if (dtype == nb::dtype<float>()) return epsjoin::scalar_type::f32;
+  throw epsjoin::invalid_argument(
+      "points must be float32 or float64 (the Python layer converts others)");
+}
+
 epsjoin::dataset_view view_of(const points_array& a) {
   epsjoin::dataset_view v;
   v.data = a.data();
   v.n = a.shape(0);
   v.d = a.shape(1);
-  if (a.dtype() == nb::dtype<double>()) {
-    v.type = epsjoin::scalar_type::f64;
-  } else if (a.dtype() == nb::dtype<float>()) {
-    v.type = epsjoin::scalar_type::f32;
-  } else {
-    throw epsjoin::invalid_argument(
-        "points must be float32 or float64 (the Python layer converts others)");
-  }
+  v.type = scalar_type_of(a.dtype());
   return v;
 }
 

@@ -17,6 +17,8 @@
 namespace epsjoin_python {
 
 epsjoin::dataset_view view_of(const points_array& a);
+/// float64 or float32, else invalid_argument (host and device arrays alike).
+epsjoin::scalar_type scalar_type_of(nb::dlpack::dtype dtype);
 
 epsjoin::scalar_type precision_of(const std::string& name);
 
