@@ -103,6 +103,16 @@ TEST(multi_gpu, every_engine_equals_its_one_device_result) {
   }
 }
 
+// Small enough for compute-sanitizer: the shards' concurrent streams, their private tables and
+// the mapping of their rows, self and A x B.
+TEST(multi_gpu, sanitizer_case_small_shards) {
+  const std::vector<shape_case> cases = {{shape_kind::uniform, 2000, 2, true},
+                                         {shape_kind::lattice, 1500, 2, false}};
+  for (const std::string& engine : device_engines()) {
+    for (const shape_case& c : cases) check_engine(engine, c);
+  }
+}
+
 TEST(multi_gpu, a_missing_device_is_refused_clearly) {
   const dataset points = make_shape(shape_kind::uniform, 5000, 2, 3);
   resources res;
