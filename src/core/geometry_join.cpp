@@ -77,12 +77,14 @@ void run_periodic(const engine& e, join_request& request, result_sink& counted) 
       make_periodic_images(o, request.data, image_options.eps, request.budget);
   request.stats.notes.emplace_back("periodic images", concat(images.original.size()));
   if (images.original.empty()) return;
-  periodic_filter_sink filter(counted, o, request.queries, request.data, images);
-  // The images are float64; float32 queries are widened to match them.
-  const bool widen = request.queries.type != scalar_type::f64;
-  const dataset widened = widen ? dataset::to_f64(request.queries) : dataset();
-  const dataset_view queries = widen ? widened.view() : request.queries;
-  join_request image_request{request.res,   queries, images.points.view(), false,
+  const periodic_queries near_faces =
+      queries_near_faces(o, request.queries, image_options.eps, request.budget);
+  request.stats.notes.emplace_back("queries near the faces", concat(near_faces.original.size()));
+  if (near_faces.original.empty()) return;
+  periodic_filter_sink filter(counted, o, request.queries, request.data, images, near_faces);
+  // Only the queries near a face can meet an image: they alone join the images, in float64 as
+  // the images are.
+  join_request image_request{request.res,   near_faces.points.view(), images.points.view(), false,
                              image_options, filter,  request.stats,        request.budget,
                              request.params};
   e.run(image_request);

@@ -18,17 +18,30 @@ double periodic_engine_radius(const join_options& o, std::size_t d, double engin
 
 periodic_images make_periodic_images(const join_options& o, dataset_view data, double reach,
                                      const memory_budget& budget) {
-  const std::size_t n = data.n, d = data.d;
-  // Each dimension offers the point itself and up to two shifted copies.
-  auto options_of = [&](std::size_t i, std::size_t k) {
-    const double x = data.at(i, k), side = o.box[k];
-    return 1 + (x < reach ? 1 : 0) + (x > side - reach ? 1 : 0);
-  };
-  std::uint64_t images = 0;
-  for (std::size_t i = 0; i < n; ++i) {
+  const std::size_t d = data.d;
+  // Each dimension offers the point itself and up to two shifted copies: 0, +side, -side.
+  std::vector<double> offered(3 * d);
+  std::vector<std::size_t> offers(d);
+  auto offer = [&](std::size_t i) {
     std::uint64_t copies = 1;
-    for (std::size_t k = 0; k < d; ++k) copies *= static_cast<std::uint64_t>(options_of(i, k));
-    images += copies - 1;
+    for (std::size_t k = 0; k < d; ++k) {
+      const double x = data.at(i, k), side = o.box[k];
+      std::size_t m = 0;
+      offered[3 * k + m++] = 0.0;
+      if (x < reach) offered[3 * k + m++] = side;
+      if (x > side - reach) offered[3 * k + m++] = -side;
+      offers[k] = m;
+      copies *= m;
+    }
+    return copies - 1;
+  };
+  std::vector<std::uint32_t> near;  // the points with at least one image
+  std::uint64_t images = 0;
+  for (std::size_t i = 0; i < data.n; ++i) {
+    const std::uint64_t copies = offer(i);
+    if (copies == 0) continue;
+    near.push_back(static_cast<std::uint32_t>(i));
+    images += copies;
   }
   EPSJOIN_EXPECTS(images <= 0xffffffffull, "the periodic box needs ", images,
                   " images of points near its faces, more than 32-bit ids can number");
@@ -38,29 +51,44 @@ periodic_images make_periodic_images(const join_options& o, dataset_view data, d
   out.original.reserve(images);
   double* values = out.points.f64();
   std::size_t next = 0;
-  std::vector<double> shifts;  // per dimension: 0, +side, -side as the point allows
   std::vector<std::size_t> choice(d);
-  for (std::size_t i = 0; i < n; ++i) {
-    std::vector<std::vector<double>> offered(d);
-    bool any = false;
-    for (std::size_t k = 0; k < d; ++k) {
-      const double x = data.at(i, k), side = o.box[k];
-      offered[k].push_back(0.0);
-      if (x < reach) offered[k].push_back(side);
-      if (x > side - reach) offered[k].push_back(-side);
-      any |= offered[k].size() > 1;
-    }
-    if (!any) continue;
+  for (const std::uint32_t i : near) {
+    offer(i);
     // Every combination but all zeros, as an odometer over the choices.
     std::fill(choice.begin(), choice.end(), 0);
     for (;;) {
       std::size_t k = 0;
-      while (k < d && ++choice[k] == offered[k].size()) choice[k++] = 0;
+      while (k < d && ++choice[k] == offers[k]) choice[k++] = 0;
       if (k == d) break;
-      for (std::size_t j = 0; j < d; ++j) values[next * d + j] = data.at(i, j) + offered[j][choice[j]];
-      out.original.push_back(static_cast<std::uint32_t>(i));
+      for (std::size_t j = 0; j < d; ++j) {
+        values[next * d + j] = data.at(i, j) + offered[3 * j + choice[j]];
+      }
+      out.original.push_back(i);
       ++next;
     }
+  }
+  return out;
+}
+
+periodic_queries queries_near_faces(const join_options& o, dataset_view queries, double reach,
+                                    const memory_budget& budget) {
+  const std::size_t d = queries.d;
+  auto near_a_face = [&](std::size_t i) {
+    for (std::size_t k = 0; k < d; ++k) {
+      const double x = queries.at(i, k);
+      if (x < reach || x > o.box[k] - reach) return true;
+    }
+    return false;
+  };
+  periodic_queries out;
+  for (std::size_t i = 0; i < queries.n; ++i) {
+    if (near_a_face(i)) out.original.push_back(static_cast<std::uint32_t>(i));
+  }
+  budget.require_host(out.original.size() * d * sizeof(double), "the queries near the faces");
+  out.points = dataset(out.original.size(), d);
+  double* values = out.points.f64();
+  for (std::size_t row = 0; row < out.original.size(); ++row) {
+    for (std::size_t k = 0; k < d; ++k) values[row * d + k] = queries.at(out.original[row], k);
   }
   return out;
 }
@@ -75,7 +103,8 @@ const double* f64_rows(dataset_view v, const dataset& copy) {
 
 periodic_filter_sink::periodic_filter_sink(result_sink& inner, const join_options& o,
                                            dataset_view queries, dataset_view data,
-                                           const periodic_images& images)
+                                           const periodic_images& images,
+                                           const periodic_queries& near_faces)
     : inner_(inner),
       metric_(o.metric),
       box_(o.box),
@@ -86,6 +115,7 @@ periodic_filter_sink::periodic_filter_sink(result_sink& inner, const join_option
       queries_(f64_rows(queries, queries_f64_)),
       data_(data.data == queries.data ? queries_ : f64_rows(data, data_f64_)),
       images_(images),
+      near_faces_(near_faces),
       d_(queries.d) {}
 
 double periodic_filter_sink::value(const double* a, const double* b) const {
@@ -125,8 +155,9 @@ void periodic_filter_sink::consume(std::span<const index_pair> pairs) {
   std::vector<index_pair> kept;
   kept.reserve(pairs.size());
   for (const index_pair& p : pairs) {
+    const std::uint32_t q = near_faces_.original[p.query];
     const std::uint32_t j = images_.original[p.neighbor];
-    if (keep(p.query, p.neighbor, j)) kept.push_back({p.query, j});
+    if (keep(q, p.neighbor, j)) kept.push_back({q, j});
   }
   if (!kept.empty()) inner_.consume(kept);
 }

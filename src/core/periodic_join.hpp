@@ -29,12 +29,24 @@ double periodic_engine_radius(const join_options& options, std::size_t d, double
 periodic_images make_periodic_images(const join_options& options, dataset_view data,
                                      double reach, const memory_budget& budget);
 
+/// The queries that can meet an image: those within `reach` of a face in some dimension (an image
+/// lies outside the box, and every metric's distance is at least one dimension's gap), gathered
+/// in float64 with the ids they have in `queries`.
+struct periodic_queries {
+  dataset points;
+  std::vector<std::uint32_t> original;  ///< [subset]: the query a row of `points` is
+};
+
+periodic_queries queries_near_faces(const join_options& options, dataset_view queries,
+                                    double reach, const memory_budget& budget);
+
 /// Maps (query, image) pairs back to (query, point), keeps a pair only where the image is its
 /// minimum image, and re-checks the minimum-image distance.
 class periodic_filter_sink final : public result_sink {
  public:
   periodic_filter_sink(result_sink& inner, const join_options& options, dataset_view queries,
-                       dataset_view data, const periodic_images& images);
+                       dataset_view data, const periodic_images& images,
+                       const periodic_queries& near_faces);
   void consume(std::span<const index_pair> pairs) override;
   std::uint64_t candidates() const { return candidates_.load(); }
 
@@ -50,6 +62,7 @@ class periodic_filter_sink final : public result_sink {
   const double* queries_;
   const double* data_;
   const periodic_images& images_;
+  const periodic_queries& near_faces_;
   std::size_t d_;
   std::atomic<std::uint64_t> candidates_{0};
 };
