@@ -73,12 +73,19 @@ void run_periodic(const engine& e, join_request& request, result_sink& counted) 
   join_options image_options = plain_options;
   image_options.include_self = false;
   image_options.eps = periodic_engine_radius(o, request.data.d, e.error_band());
+  const unsigned threads = request.res.threads();
+  std::vector<std::uint32_t> near_data =
+      points_near_faces(o, request.data, image_options.eps, threads);
   const periodic_images images =
-      make_periodic_images(o, request.data, image_options.eps, request.budget);
+      make_periodic_images(o, request.data, near_data, image_options.eps, request.budget);
   request.stats.notes.emplace_back("periodic images", concat(images.original.size()));
   if (images.original.empty()) return;
-  const periodic_queries near_faces =
-      queries_near_faces(o, request.queries, image_options.eps, request.budget);
+  // The criterion is the same for queries, so a self-join's are the points with images.
+  const periodic_queries near_faces = gather_queries(
+      request.queries,
+      request.self_join ? std::move(near_data)
+                        : points_near_faces(o, request.queries, image_options.eps, threads),
+      request.budget);
   request.stats.notes.emplace_back("queries near the faces", concat(near_faces.original.size()));
   if (near_faces.original.empty()) return;
   periodic_filter_sink filter(counted, o, request.queries, request.data, images, near_faces);
@@ -87,8 +94,11 @@ void run_periodic(const engine& e, join_request& request, result_sink& counted) 
   join_request image_request{request.res,   near_faces.points.view(), images.points.view(), false,
                              image_options, filter,  request.stats,        request.budget,
                              request.params};
+  const double built = clock.seconds();
   e.run(image_request);
   request.stats.add_stage("periodic images", clock.seconds());
+  request.stats.notes.emplace_back("periodic images (build / join s)",
+                                   concat(built, " / ", clock.seconds() - built));
   request.stats.notes.emplace_back("periodic re-checks", concat(filter.candidates()));
 }
 

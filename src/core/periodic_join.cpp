@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/expects.hpp"
+#include "core/parallel.hpp"
 
 namespace epsjoin::detail {
 
@@ -16,7 +17,30 @@ double periodic_engine_radius(const join_options& o, std::size_t d, double engin
   return (o.eps + 8 * static_cast<double>(d) * side * 0x1p-53) * (1 + 2 * band);
 }
 
-periodic_images make_periodic_images(const join_options& o, dataset_view data, double reach,
+std::vector<std::uint32_t> points_near_faces(const join_options& o, dataset_view points,
+                                             double reach, unsigned threads) {
+  const std::size_t d = points.d;
+  std::vector<std::uint8_t> near(points.n, 0);
+  parallel_for(threads, points.n, 1 << 14, [&](std::size_t begin, std::size_t end, unsigned) {
+    for (std::size_t i = begin; i < end; ++i) {
+      for (std::size_t k = 0; k < d; ++k) {
+        const double x = points.at(i, k);
+        if (x < reach || x > o.box[k] - reach) {
+          near[i] = 1;
+          break;
+        }
+      }
+    }
+  });
+  std::vector<std::uint32_t> ids;
+  for (std::size_t i = 0; i < points.n; ++i) {
+    if (near[i] != 0) ids.push_back(static_cast<std::uint32_t>(i));
+  }
+  return ids;
+}
+
+periodic_images make_periodic_images(const join_options& o, dataset_view data,
+                                     std::span<const std::uint32_t> near, double reach,
                                      const memory_budget& budget) {
   const std::size_t d = data.d;
   // Each dimension offers the point itself and up to two shifted copies: 0, +side, -side.
@@ -35,14 +59,8 @@ periodic_images make_periodic_images(const join_options& o, dataset_view data, d
     }
     return copies - 1;
   };
-  std::vector<std::uint32_t> near;  // the points with at least one image
   std::uint64_t images = 0;
-  for (std::size_t i = 0; i < data.n; ++i) {
-    const std::uint64_t copies = offer(i);
-    if (copies == 0) continue;
-    near.push_back(static_cast<std::uint32_t>(i));
-    images += copies;
-  }
+  for (const std::uint32_t i : near) images += offer(i);
   EPSJOIN_EXPECTS(images <= 0xffffffffull, "the periodic box needs ", images,
                   " images of points near its faces, more than 32-bit ids can number");
   budget.require_host(images * (d * sizeof(double) + sizeof(std::uint32_t)), "the periodic images");
@@ -70,21 +88,12 @@ periodic_images make_periodic_images(const join_options& o, dataset_view data, d
   return out;
 }
 
-periodic_queries queries_near_faces(const join_options& o, dataset_view queries, double reach,
-                                    const memory_budget& budget) {
+periodic_queries gather_queries(dataset_view queries, std::vector<std::uint32_t> ids,
+                                const memory_budget& budget) {
   const std::size_t d = queries.d;
-  auto near_a_face = [&](std::size_t i) {
-    for (std::size_t k = 0; k < d; ++k) {
-      const double x = queries.at(i, k);
-      if (x < reach || x > o.box[k] - reach) return true;
-    }
-    return false;
-  };
+  budget.require_host(ids.size() * d * sizeof(double), "the queries near the faces");
   periodic_queries out;
-  for (std::size_t i = 0; i < queries.n; ++i) {
-    if (near_a_face(i)) out.original.push_back(static_cast<std::uint32_t>(i));
-  }
-  budget.require_host(out.original.size() * d * sizeof(double), "the queries near the faces");
+  out.original = std::move(ids);
   out.points = dataset(out.original.size(), d);
   double* values = out.points.f64();
   for (std::size_t row = 0; row < out.original.size(); ++row) {

@@ -7,6 +7,7 @@
 // by the oracle's minimum-image expression: the result equals brute-cpu's (docs/metrics.md).
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/memory_budget.hpp"
@@ -25,20 +26,27 @@ struct periodic_images {
 /// engine's band, so no pair of the minimum-image metric is lost.
 double periodic_engine_radius(const join_options& options, std::size_t d, double engine_band);
 
-/// Builds the images (none for a point far from every face); refuses with the bytes needed when they would not fit `budget`.
-periodic_images make_periodic_images(const join_options& options, dataset_view data,
-                                     double reach, const memory_budget& budget);
+/// The points within `reach` of a face in some dimension, in increasing order, found on
+/// `threads` threads: the points that have images, and the queries that can meet one (an image
+/// lies outside the box, and every metric's distance is at least one dimension's gap).
+std::vector<std::uint32_t> points_near_faces(const join_options& options, dataset_view points,
+                                             double reach, unsigned threads);
 
-/// The queries that can meet an image: those within `reach` of a face in some dimension (an image
-/// lies outside the box, and every metric's distance is at least one dimension's gap), gathered
-/// in float64 with the ids they have in `queries`.
+/// Builds the images of the points `near` (points_near_faces of `data`); refuses with the bytes
+/// needed when they would not fit `budget`.
+periodic_images make_periodic_images(const join_options& options, dataset_view data,
+                                     std::span<const std::uint32_t> near, double reach,
+                                     const memory_budget& budget);
+
+/// The queries that can meet an image, gathered in float64, with the ids they have in the
+/// caller's queries.
 struct periodic_queries {
   dataset points;
   std::vector<std::uint32_t> original;  ///< [subset]: the query a row of `points` is
 };
 
-periodic_queries queries_near_faces(const join_options& options, dataset_view queries,
-                                    double reach, const memory_budget& budget);
+periodic_queries gather_queries(dataset_view queries, std::vector<std::uint32_t> ids,
+                                const memory_budget& budget);
 
 /// Maps (query, image) pairs back to (query, point), keeps a pair only where the image is its
 /// minimum image, and re-checks the minimum-image distance.
