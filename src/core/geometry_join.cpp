@@ -1,5 +1,8 @@
 #include "core/geometry_join.hpp"
 
+#include <mutex>
+#include <vector>
+
 #include "core/expects.hpp"
 #include "core/metric_join.hpp"
 #include "core/periodic_join.hpp"
@@ -37,42 +40,69 @@ void run_on_unit_vectors(const engine& e, join_request& request, result_sink& co
 
 namespace {
 
-// The caller's sink as the plain join of a periodic box sees it: counts or pairs, never rows, as
-// the pairs through images follow and rows are laid out once.
-class counts_or_pairs_sink final : public result_sink {
+// The caller's sink as the plain join of a periodic box sees it: counts, pairs, or rows with room
+// left at the end of each row for the pairs through images (`extra`, found before).
+class plain_part_sink final : public result_sink {
  public:
-  explicit counts_or_pairs_sink(result_sink& inner) : inner_(inner) {}
+  plain_part_sink(result_sink& inner, std::span<const index_pair> extra, std::size_t n_queries)
+      : inner_(inner), extra_(extra), extra_counts_(extra.empty() ? 0 : n_queries, 0) {
+    for (const index_pair& p : extra_) ++extra_counts_[p.query];
+  }
   void consume(std::span<const index_pair> pairs) override { inner_.consume(pairs); }
   bool counts_only() const override { return inner_.counts_only(); }
   void consume_counts(std::span<const std::uint32_t> queries,
                       std::span<const std::uint32_t> counts) override {
     inner_.consume_counts(queries, counts);
   }
+  bool accepts_rows() const override { return inner_.accepts_rows() && !inner_.counts_only(); }
+  row_destination begin_rows(std::span<const std::uint32_t> counts) override {
+    plain_counts_.assign(counts.begin(), counts.end());
+    std::vector<std::uint32_t> widened = plain_counts_;
+    for (std::size_t q = 0; q < extra_counts_.size(); ++q) widened[q] += extra_counts_[q];
+    rows_ = inner_.begin_rows(widened);
+    return rows_;
+  }
+  /// After the plain join: the pairs through images go after each row's own, or as pairs.
+  void deliver_extra() {
+    if (rows_.neighbors == nullptr) {
+      if (!extra_.empty()) inner_.consume(extra_);
+      return;
+    }
+    std::vector<std::uint32_t>& next = plain_counts_;  // becomes each row's next free slot
+    for (const index_pair& p : extra_) rows_.neighbors[rows_.starts[p.query] + next[p.query]++] = p.neighbor;
+  }
 
  private:
   result_sink& inner_;
+  std::span<const index_pair> extra_;
+  std::vector<std::uint32_t> extra_counts_, plain_counts_;
+  row_destination rows_;
 };
 
-}  // namespace
+// Keeps the pairs it is handed (from the engine's threads), charged to the join's budget.
+class pair_collector final : public result_sink {
+ public:
+  explicit pair_collector(memory_budget& budget) : budget_(budget) {}
+  void consume(std::span<const index_pair> pairs) override {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    charges_.push_back(budget_.charge_host(pairs.size_bytes(), "the pairs through periodic images"));
+    pairs_.insert(pairs_.end(), pairs.begin(), pairs.end());
+  }
+  std::span<const index_pair> pairs() const { return pairs_; }
 
-// A periodic box on an engine without one (core/periodic_join.hpp): the plain join, whose pairs
-// are those the box does not wrap, then the queries against the images near the faces.
-void run_periodic(const engine& e, join_request& request, result_sink& counted) {
+ private:
+  memory_budget& budget_;
+  std::mutex mutex_;
+  std::vector<index_pair> pairs_;
+  std::vector<host_charge> charges_;
+};
+
+// The queries near the faces against the images of the points near the faces, re-checked into
+// `out` (core/periodic_join.hpp).
+void join_images(const engine& e, join_request& request, const join_options& image_options,
+                 result_sink& out) {
   stopwatch clock;
   const join_options& o = request.options;
-  join_options plain_options = o;
-  plain_options.box.clear();
-  counts_or_pairs_sink plain(counted);
-  join_request plain_request{request.res,   request.queries, request.data,  request.self_join,
-                             plain_options, plain,           request.stats, request.budget,
-                             request.params};
-  e.run(plain_request);
-  request.stats.add_stage("plain join", clock.seconds());
-  clock.restart();
-
-  join_options image_options = plain_options;
-  image_options.include_self = false;
-  image_options.eps = periodic_engine_radius(o, request.data.d, e.error_band());
   const unsigned threads = request.res.threads();
   std::vector<std::uint32_t> near_data =
       points_near_faces(o, request.data, image_options.eps, threads);
@@ -88,7 +118,7 @@ void run_periodic(const engine& e, join_request& request, result_sink& counted) 
       request.budget);
   request.stats.notes.emplace_back("queries near the faces", concat(near_faces.original.size()));
   if (near_faces.original.empty()) return;
-  periodic_filter_sink filter(counted, o, request.queries, request.data, images, near_faces);
+  periodic_filter_sink filter(out, o, request.queries, request.data, images, near_faces);
   // Only the queries near a face can meet an image: they alone join the images, in float64 as
   // the images are.
   join_request image_request{request.res,   near_faces.points.view(), images.points.view(), false,
@@ -96,10 +126,45 @@ void run_periodic(const engine& e, join_request& request, result_sink& counted) 
                              request.params};
   const double built = clock.seconds();
   e.run(image_request);
-  request.stats.add_stage("periodic images", clock.seconds());
   request.stats.notes.emplace_back("periodic images (build / join s)",
                                    concat(built, " / ", clock.seconds() - built));
   request.stats.notes.emplace_back("periodic re-checks", concat(filter.candidates()));
+}
+
+}  // namespace
+
+// A periodic box on an engine without one (core/periodic_join.hpp): the plain join, whose pairs
+// are those the box does not wrap, and the queries near the faces against the images of the
+// points near the faces. Into rows, the images come first, so each row is sized once with room
+// for both; otherwise they follow the plain join.
+void run_periodic(const engine& e, join_request& request, result_sink& counted) {
+  stopwatch clock;
+  const join_options& o = request.options;
+  join_options plain_options = o;
+  plain_options.box.clear();
+  join_options image_options = plain_options;
+  image_options.include_self = false;
+  image_options.eps = periodic_engine_radius(o, request.data.d, e.error_band());
+
+  const bool rows = counted.accepts_rows() && !counted.counts_only();
+  pair_collector through_images(request.budget);
+  if (rows) {
+    join_images(e, request, image_options, through_images);
+    request.stats.add_stage("periodic images", clock.seconds());
+    clock.restart();
+  }
+  plain_part_sink plain(counted, through_images.pairs(), request.queries.n);
+  join_request plain_request{request.res,   request.queries, request.data,  request.self_join,
+                             plain_options, plain,           request.stats, request.budget,
+                             request.params};
+  e.run(plain_request);
+  plain.deliver_extra();
+  request.stats.add_stage("plain join", clock.seconds());
+  if (!rows) {
+    clock.restart();
+    join_images(e, request, image_options, counted);
+    request.stats.add_stage("periodic images", clock.seconds());
+  }
 }
 
 }  // namespace epsjoin::detail
