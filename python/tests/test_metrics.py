@@ -129,8 +129,8 @@ def test_errors_are_clear():
         epsjoin.count(X, 0.1, boxsize=0.5)
     with pytest.raises(ValueError, match="one side per feature"):
         epsjoin.count(X, 0.1, boxsize=[1.0, 1.0, 1.0])
-    with pytest.raises(ValueError, match="does not run the manhattan metric"):
-        epsjoin.count(X, 0.1, metric="manhattan", engine="super-ego")
+    with pytest.raises(ValueError, match="does not run the manhattan metric in a periodic box"):
+        epsjoin.count(X, 0.1, metric="manhattan", boxsize=1.0, engine="super-ego")
     with pytest.raises(ValueError, match="zero vector"):
         epsjoin.count(np.zeros((3, 2)), 0.1, metric="cosine")
     with pytest.raises(ValueError, match="2 columns"):

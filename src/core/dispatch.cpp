@@ -87,6 +87,8 @@ std::vector<const engine*> engines_for_geometry(const join_options& o) {
       fit.push_back(r.get());
     }
   }
+  // Those that compute the metric before those that run it through a Euclidean join.
+  std::stable_partition(fit.begin(), fit.end(), [&](const engine* e) { return e->computes(o.metric); });
   if (brute != nullptr) fit.push_back(brute);
   return fit;
 }
@@ -99,14 +101,20 @@ const engine& resolve_engine(const join_request& request, std::string& reason) {
     join_request probe = request;
     if (o.metric == distance_metric::haversine) probe.queries.d = probe.data.d = 3;
     engine_choice choice = choose_engine(probe);
-    if (fits_geometry(*choice.chosen, o)) {
+    // L1 and L-infinity on a Euclidean engine deliver the pairs of a ball that outgrows the
+    // metric's as 2^d / d! (L1) or d^(d/2) (L-infinity): `auto` keeps to the engines that compute
+    // them, and a Euclidean engine runs them only when named.
+    const bool enclosing = joins_enclosing_ball(o.metric) && !choice.chosen->computes(o.metric);
+    if (fits_geometry(*choice.chosen, o) && !enclosing) {
       reason = std::move(choice.reason);
       return *choice.chosen;
     }
     const std::vector<const engine*> fit = engines_for_geometry(o);
     if (fit.empty()) throw unavailable(concat("no available engine runs ", geometry_name(o)));
-    reason = concat(fit.front()->name(), ": ", choice.chosen->name(), " does not run ",
-                    geometry_name(o));
+    reason = enclosing ? concat(fit.front()->name(), ": ", choice.chosen->name(),
+                                " would run ", geometry_name(o), " through a Euclidean ball")
+                       : concat(fit.front()->name(), ": ", choice.chosen->name(), " does not run ",
+                                geometry_name(o));
     return *fit.front();
   }
   const engine* e = find_engine(name);
@@ -212,7 +220,7 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
   const engine& e = resolve_engine(request, stats.engine_reason);
   // Rows on the device are the engine's own Euclidean rows: a metric joined through unit vectors
   // or periodic images re-checks pairs on the host, so those take the host path.
-  const bool geometry_on_host = (joins_unit_vectors(options.metric) && !e.computes(options.metric)) ||
+  const bool geometry_on_host = (runs_on_euclidean(options.metric) && !e.computes(options.metric)) ||
                                 (!options.box.empty() && !e.takes_periodic_box());
   if (device_rows != nullptr && (!e.takes_device_rows() || geometry_on_host)) return std::nullopt;
   request.device_rows = device_rows;
@@ -236,9 +244,9 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
 
   const sink_info info{queries.n, data.n, self, self && options.include_self};
   counted.begin(info);
-  if (queries.n > 0 && data.n > 0 && joins_unit_vectors(options.metric) &&
+  if (queries.n > 0 && data.n > 0 && runs_on_euclidean(options.metric) &&
       !e.computes(options.metric)) {
-    run_on_unit_vectors(e, request, counted);
+    run_on_euclidean(e, request, counted);
   } else if (queries.n > 0 && data.n > 0 && !options.box.empty() && !e.takes_periodic_box()) {
     run_periodic(e, request, counted);
   } else if (queries.n > 0 && data.n > 0) {

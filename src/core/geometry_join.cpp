@@ -1,5 +1,6 @@
 #include "core/geometry_join.hpp"
 
+#include <algorithm>
 #include <mutex>
 #include <vector>
 
@@ -10,31 +11,44 @@
 
 namespace epsjoin::detail {
 
-// Cosine or haversine on an engine that computes euclidean only: the engine joins unit vectors
-// at a radius wide enough for every pair of the metric (docs/metrics.md), and every pair it
+// Cosine, haversine, L1 or L-infinity on an engine that computes euclidean only: the engine
+// joins unit vectors (cosine, haversine) or the points themselves (L1, L-infinity) at a
+// Euclidean radius wide enough for every pair of the metric (docs/metrics.md), and every pair it
 // delivers is re-checked in float64 in the metric before it reaches the caller's sink.
-void run_on_unit_vectors(const engine& e, join_request& request, result_sink& counted) {
+void run_on_euclidean(const engine& e, join_request& request, result_sink& counted) {
   stopwatch clock;
   const join_options& o = request.options;
   const unsigned threads = request.res.threads();
-  const dataset data_units = unit_vectors(o, request.data, threads);
+  const bool units = joins_unit_vectors(o.metric);
+  const dataset data_units = units ? unit_vectors(o, request.data, threads) : dataset();
   const dataset query_units =
-      request.self_join ? dataset() : unit_vectors(o, request.queries, threads);
-  join_options unit_options = o;
-  unit_options.metric = distance_metric::euclidean;
-  unit_options.angles = angle_unit::radians;
-  unit_options.sphere_radius = 1.0;
-  unit_options.eps = unit_vector_radius(o, request.data.d, e.error_band());
-  request.stats.add_stage("unit vectors", clock.seconds());
-  request.stats.notes.emplace_back("unit-vector radius", concat(unit_options.eps));
+      units && !request.self_join ? unit_vectors(o, request.queries, threads) : dataset();
+  join_options euclidean_options = o;
+  euclidean_options.metric = distance_metric::euclidean;
+  euclidean_options.angles = angle_unit::radians;
+  euclidean_options.sphere_radius = 1.0;
+  if (units) {
+    euclidean_options.eps = unit_vector_radius(o, request.data.d, e.error_band());
+    request.stats.add_stage("unit vectors", clock.seconds());
+    request.stats.notes.emplace_back("unit-vector radius", concat(euclidean_options.eps));
+  } else {
+    const double largest =
+        o.precision == scalar_type::f32
+            ? std::max(largest_magnitude(request.data, threads),
+                       request.self_join ? 0.0 : largest_magnitude(request.queries, threads))
+            : 0.0;
+    euclidean_options.eps = enclosing_ball_radius(o, request.data.d, e.error_band(), largest);
+    request.stats.notes.emplace_back("euclidean radius", concat(euclidean_options.eps));
+  }
 
   metric_filter_sink filter(counted, o, request.queries, request.data, threads);
-  const dataset_view data = data_units.view();
-  const dataset_view queries = request.self_join ? data : query_units.view();
-  join_request unit_request{request.res,  queries, data,          request.self_join,
-                            unit_options, filter,  request.stats, request.budget,
-                            request.params};
-  e.run(unit_request);
+  const dataset_view data = units ? data_units.view() : request.data;
+  const dataset_view queries =
+      request.self_join ? data : (units ? query_units.view() : request.queries);
+  join_request euclidean_request{request.res,       queries, data,          request.self_join,
+                                 euclidean_options, filter,  request.stats, request.budget,
+                                 request.params};
+  e.run(euclidean_request);
   request.stats.notes.emplace_back("metric re-checks", concat(filter.candidates()));
 }
 

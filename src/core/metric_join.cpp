@@ -102,7 +102,7 @@ double metric_limit(const join_options& o, double r) {
 }
 
 bool supports_metric(const engine& e, distance_metric m) {
-  return e.computes(m) || (joins_unit_vectors(m) && e.computes(distance_metric::euclidean));
+  return e.computes(m) || (runs_on_euclidean(m) && e.computes(distance_metric::euclidean));
 }
 
 void validate_metric_options(const join_options& o, std::size_t d) {
@@ -216,6 +216,37 @@ double unit_vector_radius(const join_options& o, std::size_t d, double engine_ba
   return radius * (1 + 2 * band);
 }
 
+double enclosing_ball_radius(const join_options& o, std::size_t d, double engine_band,
+                             double largest) {
+  const double dd = static_cast<double>(d);
+  // The re-check sums d terms in float64 (L1: within (d + 1) u of the exact sum, relatively);
+  // L-infinity's exact ball of radius eps lies in the Euclidean one of radius eps sqrt(d).
+  const double u = unit_roundoff * margin;
+  double radius = o.metric == distance_metric::manhattan ? o.eps : o.eps * std::sqrt(dd);
+  radius *= 1 + (dd + 4) * u;
+  double band = engine_band + 1e-12;
+  if (o.precision == scalar_type::f32) {
+    // Rounding to float32 moves each coordinate by at most largest 2^-24, so each difference by
+    // twice that and the Euclidean distance by sqrt(d) times more; then float32's own sum.
+    radius += margin * 2 * std::sqrt(dd) * largest * f32_unit_roundoff;
+    band += (dd + 4) * 1.2e-7;
+  }
+  return radius * (1 + 2 * band);
+}
+
+double largest_magnitude(dataset_view points, unsigned threads) {
+  std::vector<double> most(std::max(1u, threads), 0.0);
+  parallel_for(threads, points.n, std::size_t{1} << 14,
+               [&](std::size_t begin, std::size_t end, unsigned worker) {
+                 double m = most[worker];
+                 for (std::size_t i = begin; i < end; ++i) {
+                   for (std::size_t k = 0; k < points.d; ++k) m = std::max(m, std::fabs(points.at(i, k)));
+                 }
+                 most[worker] = m;
+               });
+  return *std::max_element(most.begin(), most.end());
+}
+
 namespace {
 
 const double* f64_rows(dataset_view v, const dataset& copy) {
@@ -263,6 +294,7 @@ metric_filter_sink::metric_filter_sink(result_sink& inner, const join_options& o
                                                                            : dataset::to_f64(data)),
       queries_(f64_rows(queries, queries_f64_)),
       data_(data.data == queries.data ? queries_ : f64_rows(data, data_f64_)) {
+  if (joins_enclosing_ball(metric_)) return;  // L1 and L-infinity need no per-row terms
   const bool degrees = options.angles == angle_unit::degrees;
   query_terms_ = row_terms(metric_, degrees, queries_, queries.n, d_, threads);
   if (data.data != queries.data) data_terms_ = row_terms(metric_, degrees, data_, data.n, d_, threads);
@@ -270,6 +302,18 @@ metric_filter_sink::metric_filter_sink(result_sink& inner, const join_options& o
 }
 
 bool metric_filter_sink::within(std::uint32_t q, std::uint32_t j) const {
+  if (joins_enclosing_ball(metric_)) {
+    // metric_value's expressions without a box (an engine that computes neither metric takes
+    // no box for them), in its order.
+    const double* a = queries_ + std::size_t{q} * d_;
+    const double* b = data_ + std::size_t{j} * d_;
+    double acc = 0.0;
+    for (std::size_t k = 0; k < d_; ++k) {
+      const double diff = std::fabs(a[k] - b[k]);
+      acc = metric_ == distance_metric::manhattan ? acc + diff : std::max(acc, diff);
+    }
+    return acc <= eps_;
+  }
   const double* ta = query_terms_.data() + terms_per_row * q;
   const double* tb = data_terms_of_ + terms_per_row * j;
   if (metric_ == distance_metric::cosine) {

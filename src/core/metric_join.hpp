@@ -1,7 +1,8 @@
 #pragma once
 // Metrics beyond the engines' own: cosine and haversine run on any Euclidean engine as a join of
-// unit vectors at a widened Euclidean radius, every delivered pair then re-checked in float64 in
-// the metric itself (docs/metrics.md derives the radius). Also the options' validation for every
+// unit vectors at a widened Euclidean radius, L1 and L-infinity as a Euclidean join of the points
+// themselves at the radius of a ball that holds the metric's, every delivered pair then
+// re-checked in float64 in the metric itself (docs/metrics.md derives the radii). Also the options' validation for every
 // metric and the periodic box, done once in dispatch.
 
 #include <cstdint>
@@ -23,6 +24,28 @@ void validate_metric_points(const join_options& options, dataset_view points, co
 constexpr bool joins_unit_vectors(distance_metric m) {
   return m == distance_metric::cosine || m == distance_metric::haversine;
 }
+
+/// True for the metrics dispatch runs on an engine that lacks them as a Euclidean join of the
+/// points at the radius of a ball holding the metric's: L1's ball of radius eps lies in the
+/// Euclidean one of radius eps, L-infinity's in the one of radius eps sqrt(d).
+constexpr bool joins_enclosing_ball(distance_metric m) {
+  return m == distance_metric::manhattan || m == distance_metric::chebyshev;
+}
+
+/// True for the metrics any Euclidean engine runs, through unit vectors or an enclosing ball.
+constexpr bool runs_on_euclidean(distance_metric m) {
+  return joins_unit_vectors(m) || joins_enclosing_ball(m);
+}
+
+/// The Euclidean radius, as an engine of relative error band `engine_band` computes it in the
+/// options' precision, within which lies every pair that the L1 or L-infinity re-check accepts,
+/// for d dimensions and coordinates of magnitude at most `largest_magnitude` (which bounds what
+/// rounding them to float32 moves).
+double enclosing_ball_radius(const join_options& options, std::size_t d, double engine_band,
+                             double largest_magnitude);
+
+/// The largest |coordinate| of `points`, on `threads` threads.
+double largest_magnitude(dataset_view points, unsigned threads);
 
 /// The unit vectors of `points` (d columns for cosine, 3 for haversine), float64.
 dataset unit_vectors(const join_options& options, dataset_view points, unsigned threads);
@@ -65,7 +88,7 @@ class metric_filter_sink final : public result_sink {
   const double* queries_;
   const double* data_;
   std::vector<double> query_terms_, data_terms_;  // terms_per_row a row
-  const double* data_terms_of_;                   // data_terms_, or query_terms_ in a self-join
+  const double* data_terms_of_ = nullptr;         // data_terms_, or query_terms_ in a self-join
   std::atomic<std::uint64_t> candidates_{0};
 };
 

@@ -19,6 +19,15 @@ EPSJOIN_ENGINE_METRIC_TESTS(cpu_grid_chebyshev_rows_full, distance_metric::cheby
 EPSJOIN_ENGINE_METRIC_TESTS(cpu_grid_chebyshev_f32, distance_metric::chebyshev,
                             {"cpu-grid", {}, scalar_type::f32});
 EPSJOIN_ENGINE_METRIC_TESTS(auto_manhattan, distance_metric::manhattan, {"auto"});
+// Engines that compute euclidean only: a Euclidean join in the ball that holds the metric's,
+// every pair re-checked (core/metric_join.hpp).
+EPSJOIN_ENGINE_METRIC_TESTS(super_ego_manhattan, distance_metric::manhattan, {"super-ego"});
+EPSJOIN_ENGINE_METRIC_TESTS(super_ego_chebyshev, distance_metric::chebyshev, {"super-ego"});
+EPSJOIN_ENGINE_METRIC_TESTS(super_ego_manhattan_f32, distance_metric::manhattan,
+                            {"super-ego", {}, scalar_type::f32});
+EPSJOIN_ENGINE_METRIC_TESTS(super_ego_chebyshev_f32, distance_metric::chebyshev,
+                            {"super-ego", {}, scalar_type::f32});
+EPSJOIN_ENGINE_METRIC_TESTS(cpu_rtree_chebyshev, distance_metric::chebyshev, {"cpu-rtree"});
 
 // Periodic boxes through images of the points near the faces, minimum image re-checked.
 EPSJOIN_ENGINE_PERIODIC_TESTS(cpu_grid_periodic, distance_metric::euclidean, {"cpu-grid"});
@@ -64,10 +73,26 @@ TEST(metric_errors, an_engine_without_the_metric_names_those_with_it) {
   epsjoin::join_options opt;
   opt.eps = 0.3;
   opt.metric = distance_metric::manhattan;
+  opt.box = {2.0, 2.0};
   opt.engine = "cpu-rtree";
   const std::string msg = error_of(opt, grid_points());
-  EXPECT_NE(msg.find("engine 'cpu-rtree' does not run the manhattan metric"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("brute-cpu"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("engine 'cpu-rtree' does not run the manhattan metric in a periodic box"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("engines that do: brute-cpu, cpu-grid"), std::string::npos) << msg;
+}
+
+TEST(metric_errors, auto_keeps_l1_and_linf_to_the_engines_that_compute_them) {
+  const epsjoin::dataset points = grid_points();
+  for (const distance_metric m : {distance_metric::manhattan, distance_metric::chebyshev}) {
+    epsjoin::join_options opt;
+    opt.eps = 0.3;
+    opt.metric = m;
+    epsjoin::resources res(1);
+    epsjoin::count_sink sink;
+    const epsjoin::join_stats stats = epsjoin::self_join(res, points.view(), opt, sink);
+    EXPECT_EQ(stats.engine, "cpu-grid") << to_string(m) << ": " << stats.engine_reason;
+  }
 }
 
 TEST(metric_errors, bad_geometry_is_refused_clearly) {

@@ -1,7 +1,8 @@
 // The GPU engines in cosine and haversine (a join of unit vectors at a widened radius, every
 // pair re-checked in float64 by dispatch) and in periodic boxes (images near the faces, minimum
 // image re-checked), against the oracle on the metric harness's shapes: ties, poles, the
-// antimeridian, eps = side / 2. L1 and L-infinity are not computed by GPU engines: refused.
+// antimeridian, eps = side / 2; and in L1 and L-infinity (a Euclidean join in the ball that holds
+// the metric's, every pair re-checked).
 #include <gtest/gtest.h>
 
 #include "support/metric_harness.hpp"
@@ -16,6 +17,9 @@ using epsjoin::scalar_type;
   EPSJOIN_ENGINE_METRIC_TESTS(tag##_cosine_f32, distance_metric::cosine,                      \
                               {engine, {}, scalar_type::f32});                                \
   EPSJOIN_ENGINE_METRIC_TESTS(tag##_haversine, distance_metric::haversine, {engine});         \
+  EPSJOIN_ENGINE_METRIC_TESTS(tag##_manhattan, distance_metric::manhattan, {engine});         \
+  EPSJOIN_ENGINE_METRIC_TESTS(tag##_chebyshev_f32, distance_metric::chebyshev,                \
+                              {engine, {}, scalar_type::f32});                                \
   EPSJOIN_ENGINE_PERIODIC_TESTS(tag##_periodic, distance_metric::euclidean, {engine})
 
 EPSJOIN_GPU_METRIC_SUITES(gpu_sj, "gpu-sj");
@@ -27,17 +31,18 @@ EPSJOIN_GPU_METRIC_SUITES(meta_16q, "meta-16q");
 EPSJOIN_GPU_METRIC_SUITES(meta_1q, "meta-1q");
 EPSJOIN_GPU_METRIC_SUITES(hegjoin, "hegjoin");
 
-TEST(gpu_metrics, l1_is_refused_naming_the_engines_that_compute_it) {
+TEST(gpu_metrics, l1_in_a_periodic_box_is_refused_naming_the_engines_that_compute_it) {
   const epsjoin::dataset points(std::vector<double>{0, 0, 1, 1}, 2);
   epsjoin::resources res;
   epsjoin::join_options opt;
   opt.eps = 1;
   opt.engine = "lbjoin";
   opt.metric = distance_metric::manhattan;
+  opt.box = {2.0, 2.0};
   epsjoin::count_sink sink;
   try {
     epsjoin::self_join(res, points.view(), opt, sink);
-    FAIL() << "lbjoin ran the manhattan metric";
+    FAIL() << "lbjoin ran the manhattan metric in a periodic box";
   } catch (const epsjoin::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("engines that do: brute-cpu, cpu-grid"), std::string::npos)
         << e.what();
