@@ -41,7 +41,7 @@ int run_info(const parsed_args&) {
                 e.available ? "" : ("  [unavailable: " + e.unavailable_reason + "]").c_str());
   }
   std::printf("  %-12s %-7s %s\n", "auto", "-", "picks the fastest available engine for the input");
-  std::printf("engine metrics (--metric; cosine and haversine through unit vectors, re-checked):\n");
+  std::printf("engine metrics (--metric; cosine and haversine through unit vectors, L1 and L-inf through a Euclidean ball, re-checked):\n");
   for (const engine_info& e : engines()) {
     std::string names;
     for (distance_metric m : e.metrics) names += (names.empty() ? "" : ", ") + std::string(to_string(m));
