@@ -13,6 +13,7 @@
 #include "core/expects.hpp"
 #include "core/row_subset_sink.hpp"
 #include "core/parallel.hpp"
+#include "core/partition_detail.hpp"
 #include "core/timer.hpp"
 #include "epsjoin/partition.hpp"
 #include "epsjoin/sink.hpp"
@@ -62,11 +63,30 @@ class shared_progress {
   std::atomic<bool> stopped_{false};
 };
 
+// An array written in full before it is read. Not value-initialised: for the hundreds of
+// megabytes of a large join that would be a memset and the page faults on one thread, before the
+// threads that fill it.
+template <class T>
+class fresh_array {
+ public:
+  fresh_array() = default;
+  explicit fresh_array(std::size_t n) : data_(std::make_unique_for_overwrite<T[]>(n)), size_(n) {}
+  T* data() noexcept { return data_.get(); }
+  std::size_t size() const noexcept { return size_; }
+  const T& operator[](std::size_t i) const noexcept { return data_[i]; }
+  std::span<const T> span() const noexcept { return {data_.get(), size_}; }
+
+ private:
+  std::unique_ptr<T[]> data_;
+  std::size_t size_ = 0;
+};
+
 struct shard {
   resources* res = nullptr;
-  std::vector<std::uint32_t> ids;  // local query id -> caller's id, own points first
+  fresh_array<std::uint32_t> ids;  // local query id -> caller's id, own points first
   std::size_t own = 0;
-  dataset points;  // the shard's copy of its queries (and, self-join, data)
+  fresh_array<char> point_bytes;  // the shard's copy of its queries (and, self-join, data)
+  dataset_view points;
   std::unique_ptr<row_subset_sink> sink;
   join_stats stats;
   std::uint64_t pairs = 0;
@@ -107,21 +127,24 @@ void deliver_rows(join_request& request, std::vector<shard>& shards, unsigned th
   }
 }
 
-// The rows `ids` of `source`, in that order, as one dataset of the same element type.
-dataset gather(dataset_view source, std::span<const std::uint32_t> ids, unsigned threads) {
-  dataset out(ids.size(), source.d, source.type);
-  const std::size_t row_bytes = source.d * (source.type == scalar_type::f64 ? 8 : 4);
-  auto* to = out.type() == scalar_type::f64 ? static_cast<void*>(out.f64())
-                                            : static_cast<void*>(out.f32());
+// The rows `ids` of `source`, in that order, into `bytes`; their view.
+dataset_view gather(dataset_view source, std::span<const std::uint32_t> ids, unsigned threads,
+                    fresh_array<char>& bytes) {
+  const std::size_t row_bytes = source.d * size_of(source.type);
+  bytes = fresh_array<char>(ids.size() * row_bytes);
+  char* to = bytes.data();
   parallel_for(
       threads, ids.size(), std::size_t{1} << 14, [&](std::size_t b, std::size_t e, unsigned) {
         for (std::size_t k = b; k < e; ++k) {
-          std::memcpy(static_cast<char*>(to) + k * row_bytes,
+          std::memcpy(to + k * row_bytes,
                       static_cast<const char*>(source.data) + std::size_t{ids[k]} * row_bytes,
                       row_bytes);
         }
       });
-  return out;
+  dataset_view view = source;
+  view.data = to;
+  view.n = ids.size();
+  return view;
 }
 
 // Restores the caller's thread count on the first shard's resources, which run with a share.
@@ -148,16 +171,16 @@ std::string join_ids(const std::vector<int>& devices) {
 double plan_boxes(join_request& request, std::vector<shard>& shards, unsigned threads) {
   const partition_plan plan = plan_partition(request.res, request.data, request.options.eps,
                                              shards.size(), partition_sample, point_cost);
-  box_members members = assign_points(plan.partition, request.data, threads);
+  // Each box's own points and then its halo, in one array: the shard's ids.
   std::size_t halo = 0;
-  for (std::size_t g = 0; g < shards.size(); ++g) {
-    shard& s = shards[g];
-    s.own = members.own[g].size();
-    s.ids = std::move(members.own[g]);
-    s.ids.insert(s.ids.end(), members.halo[g].begin(), members.halo[g].end());
-    halo += members.halo[g].size();
-    std::vector<std::uint32_t>().swap(members.halo[g]);
-  }
+  assign_points_to(plan.partition, request.data, threads,
+                   [&](std::size_t g, std::uint64_t own, std::uint64_t box_halo) {
+                     shard& s = shards[g];
+                     s.own = own;
+                     s.ids = fresh_array<std::uint32_t>(own + box_halo);
+                     halo += box_halo;
+                     return member_arrays{s.ids.data(), s.ids.data() + own};
+                   });
   join_stats& stats = request.stats;
   stats.add_stage("partition sample", plan.sample_seconds);
   stats.notes.emplace_back("devices_cut", concat("coordinate ", plan.partition.dim, " at ",
@@ -174,9 +197,9 @@ void deal_queries(const join_request& request, std::vector<shard>& shards) {
   const std::size_t n = request.queries.n, g_count = shards.size();
   for (std::size_t g = 0; g < g_count; ++g) {
     shard& s = shards[g];
-    s.ids.reserve(n / g_count + 1);
-    for (std::size_t i = g; i < n; i += g_count) s.ids.push_back(static_cast<std::uint32_t>(i));
-    s.own = s.ids.size();
+    s.own = n / g_count + (g < n % g_count ? 1 : 0);
+    s.ids = fresh_array<std::uint32_t>(s.own);
+    for (std::size_t a = 0; a < s.own; ++a) s.ids.data()[a] = static_cast<std::uint32_t>(g + a * g_count);
   }
 }
 
@@ -258,20 +281,19 @@ void run_on_devices(const engine& e, join_request& request) {
     shard& s = shards[g];
     try {
       stopwatch shard_clock;
-      s.points = gather(request.queries, s.ids, shard_threads);
+      s.points = gather(request.queries, s.ids.span(), shard_threads, s.point_bytes);
       join_options options = request.options;
       options.include_self = false;  // dispatch adds them, once, for the caller's ids
       options.progress = progress.part(g);
       const std::span<const std::uint32_t> no_ids;
       // Ids are the caller's on every shard, so an unordered pair is kept on one shard only.
       s.sink = std::make_unique<row_subset_sink>(
-          request.sink, s.ids, s.own,
-          request.self_join ? std::span<const std::uint32_t>(s.ids) : no_ids,
+          request.sink, s.ids.span(), s.own, request.self_join ? s.ids.span() : no_ids,
           row_subset_sink::options{.unordered = request.self_join});
       s.stats.self_join = request.self_join;
       join_request sub{*s.res,
-                       s.points.view(),
-                       request.self_join ? s.points.view() : request.data,
+                       s.points,
+                       request.self_join ? s.points : request.data,
                        request.self_join,
                        options,
                        *s.sink,
@@ -279,7 +301,7 @@ void run_on_devices(const engine& e, join_request& request) {
                        memory_budget(shard_limits, request.budget.overrides()),
                        request.params};
       s.sink->set_budget(sub.budget);
-      if (s.points.n() > 0 && sub.data.n > 0) e.run(sub);
+      if (s.points.n > 0 && sub.data.n > 0) e.run(sub);
       s.seconds = shard_clock.seconds();
     } catch (...) {
       s.failure = std::current_exception();

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/parallel.hpp"
+#include "core/partition_detail.hpp"
 #include "epsjoin/join.hpp"
 #include "epsjoin/sink.hpp"
 
@@ -104,7 +105,11 @@ partition_plan plan_from_sample(resources& res, const dataset& sample, std::size
   return plan;
 }
 
-box_members assign_points(const box_partition& partition, dataset_view points, unsigned threads) {
+namespace detail {
+
+void assign_points_to(
+    const box_partition& partition, dataset_view points, unsigned threads,
+    const std::function<member_arrays(std::size_t, std::uint64_t, std::uint64_t)>& place) {
   const std::size_t boxes = partition.boxes();
   // Two passes over fixed chunks: each chunk counts its members per box, the counts' prefix sums
   // place every chunk's members, and the second pass writes them there, so the lists come out
@@ -127,7 +132,7 @@ box_members assign_points(const box_partition& partition, dataset_view points, u
   };
   // Each chunk counts and places with counters of its own, loaded and stored once: neighbouring
   // chunks' counters share cache lines, and an increment there for every point is slow.
-  detail::parallel_for(threads, chunks, 1, [&](std::size_t begin, std::size_t end, unsigned) {
+  parallel_for(threads, chunks, 1, [&](std::size_t begin, std::size_t end, unsigned) {
     std::vector<std::uint64_t> own(boxes), halo(boxes);
     for (std::size_t c = begin; c < end; ++c) {
       std::fill(own.begin(), own.end(), 0);
@@ -139,19 +144,16 @@ box_members assign_points(const box_partition& partition, dataset_view points, u
       std::copy(halo.begin(), halo.end(), halo_at.begin() + static_cast<std::ptrdiff_t>(c * boxes));
     }
   });
-  box_members members;
-  members.own.resize(boxes);
-  members.halo.resize(boxes);
+  std::vector<member_arrays> to(boxes);
   for (std::size_t b = 0; b < boxes; ++b) {
     std::uint64_t own = 0, halo = 0;
     for (std::size_t c = 0; c < chunks; ++c) {
       own += std::exchange(own_at[c * boxes + b], own);
       halo += std::exchange(halo_at[c * boxes + b], halo);
     }
-    members.own[b].resize(own);
-    members.halo[b].resize(halo);
+    to[b] = place(b, own, halo);
   }
-  detail::parallel_for(threads, chunks, 1, [&](std::size_t begin, std::size_t end, unsigned) {
+  parallel_for(threads, chunks, 1, [&](std::size_t begin, std::size_t end, unsigned) {
     std::vector<std::uint64_t> own(boxes), halo(boxes);
     for (std::size_t c = begin; c < end; ++c) {
       std::copy_n(own_at.begin() + static_cast<std::ptrdiff_t>(c * boxes), boxes, own.begin());
@@ -159,13 +161,28 @@ box_members assign_points(const box_partition& partition, dataset_view points, u
       visit(
           c,
           [&](std::size_t box, std::size_t i) {
-            members.own[box][own[box]++] = static_cast<std::uint32_t>(i);
+            to[box].own[own[box]++] = static_cast<std::uint32_t>(i);
           },
           [&](std::size_t box, std::size_t i) {
-            members.halo[box][halo[box]++] = static_cast<std::uint32_t>(i);
+            to[box].halo[halo[box]++] = static_cast<std::uint32_t>(i);
           });
     }
   });
+}
+
+}  // namespace detail
+
+box_members assign_points(const box_partition& partition, dataset_view points, unsigned threads) {
+  box_members members;
+  members.own.resize(partition.boxes());
+  members.halo.resize(partition.boxes());
+  detail::assign_points_to(partition, points, threads,
+                           [&](std::size_t box, std::uint64_t own, std::uint64_t halo) {
+                             members.own[box].resize(own);
+                             members.halo[box].resize(halo);
+                             return detail::member_arrays{members.own[box].data(),
+                                                          members.halo[box].data()};
+                           });
   return members;
 }
 
