@@ -22,6 +22,7 @@ std::vector<std::unique_ptr<engine>> make_registry() {
   list.push_back(make_hegjoin_engine());
   list.push_back(make_meta_16q_engine());
   list.push_back(make_meta_1q_engine());
+  list.push_back(make_cuda_tensor_engine());
 #else
   const char* no_cuda = "this build has no CUDA (configure with nvcc present or -DEPSJOIN_CUDA=ON)";
   list.push_back(make_unavailable_engine("gpu-sj", "gpu", "GPU-SJ (paper 001)", no_cuda));
@@ -32,6 +33,7 @@ std::vector<std::unique_ptr<engine>> make_registry() {
   list.push_back(make_unavailable_engine("hegjoin", "cpu+gpu", "GPU and CPU together (ch. 4)", no_cuda));
   list.push_back(make_unavailable_engine("meta-16q", "tensor", "FP16-FP32 tensor-core join (ch. 6)", no_cuda));
   list.push_back(make_unavailable_engine("meta-1q", "tensor", "FP16 direct-formula tensor-core join (ch. 6)", no_cuda));
+  list.push_back(make_unavailable_engine("cuda-tensor", "tensor", "tensor and CUDA cores at once (ch. 7)", no_cuda));
 #endif
   return list;
 }
