@@ -82,6 +82,9 @@ void remove_unfinished_outputs() noexcept;
 
 /// @brief Pairs as NumPy .npy of shape (n, 2), dtype <u4.
 void write_pairs_npy(const std::string& path, std::span<const index_pair> pairs);
+/// @brief The header write_pairs_npy puts before `n_pairs` pairs, for a writer that places the
+///        pairs itself (mpi-join's ranks, each writing its own part of one file).
+std::string pairs_npy_header(std::uint64_t n_pairs);
 /// @brief Pairs as text, one "i,j" line per pair.
 void write_pairs_csv(const std::string& path, std::span<const index_pair> pairs);
 /// @brief Cluster labels (epsjoin::dbscan's, -1 for noise): NumPy .npy of shape (n,), dtype <i8,

@@ -108,11 +108,13 @@ void write_dataset(const std::string& path, dataset_view data, data_format forma
   out.commit();
 }
 
+std::string pairs_npy_header(std::uint64_t n_pairs) { return detail::npy_header("<u4", n_pairs, 2); }
+
 void write_pairs_npy(const std::string& path, std::span<const index_pair> pairs) {
   // The pairs go out as they lie in memory: two uint32 per pair, row-major (n, 2).
   static_assert(sizeof(index_pair) == 2 * sizeof(std::uint32_t));
   detail::output_file out(path);
-  const std::string header = detail::npy_header("<u4", pairs.size(), 2);
+  const std::string header = pairs_npy_header(pairs.size());
   out.write(header.data(), header.size());
   out.write(pairs.data(), pairs.size_bytes());
   out.commit();

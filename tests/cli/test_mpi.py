@@ -41,6 +41,16 @@ def single(*args):
     return proc
 
 
+def read_pairs(path):
+    """The header bytes and the (i, j) pairs of a (n, 2) <u4 .npy file."""
+    with open(path, "rb") as f:
+        data = f.read()
+    header_len = struct.unpack("<H", data[8:10])[0]
+    body = data[10 + header_len:]
+    words = struct.unpack(f"<{len(body) // 4}I", body)
+    return data[:10 + header_len], list(zip(words[::2], words[1::2]))
+
+
 def write_f64(path, rows):
     with open(path, "wb") as f:
         for row in rows:
@@ -216,15 +226,45 @@ class MpiJoin(unittest.TestCase):
         self.assertNotEqual(proc.returncode, 0)
         self.assertIn("--include-self applies to a self-join", proc.stderr)
 
+    def assert_same_pairs(self, source, eps, ranks=RANKS, extra=()):
+        """mpi-join's .npy pairs (sorted) hold exactly the single-process join's pairs, under
+        the same header."""
+        one = self.path("single.npy")
+        single(*source, "--eps", repr(eps), "--output", one, "--quiet", *extra)
+        header, expected = read_pairs(one)
+        for np in ranks:
+            out = self.path(f"mpi{np}.npy")
+            self.run_ranks(np, *source, "--eps", repr(eps), "--output", out, "--quiet", *extra)
+            got_header, got = read_pairs(out)
+            self.assertEqual(got_header, header, f"{np} ranks")
+            self.assertEqual(got, sorted(got), f"{np} ranks: pairs not sorted")
+            self.assertEqual(got, sorted(expected), f"{np} ranks")
+            self.assertFalse(os.path.exists(out + ".part"))
+
+    def test_pair_files(self):
+        self.assert_same_pairs(["--generate", "expo:2:6000:seed=4"], 0.004)
+        self.assert_same_pairs(["--generate", "uniform:3:2000:seed=8"], 0.08, ranks=(2, 3),
+                               extra=("--include-self",))
+        write_f64(self.path("lattice.f64"),
+                  [(x * 0.25, y * 0.25) for x in range(24) for y in range(24)])
+        self.assert_same_pairs(["--input", self.path("lattice.f64"), "--dim", "2"], 0.25,
+                               ranks=(1, 4))  # ties at exactly eps
+        self.assert_same_pairs(["--generate", "expo:2:3000:seed=9", "--generate-queries",
+                                "expo:2:900:seed=77"], 0.01, ranks=(1, 3))
+        self.assert_same_pairs(["--generate", "uniform:2:500:seed=2"], 1e-9, ranks=(2,))  # none
+
     def test_errors(self):
         open(self.path("empty.f64"), "wb").close()
         proc = mpirun(2, "--input", self.path("empty.f64"), "--dim", "2", "--eps", "0.1")
         self.assertNotEqual(proc.returncode, 0)
         self.assertIn("epsjoin mpi-join: error:", proc.stderr)
-        proc = mpirun(2, "--generate", "uniform:2:10", "--eps", "0.1", "--format", "pairs",
-                      "--output", self.path("x.npy"))
+        proc = mpirun(2, "--generate", "uniform:2:10", "--eps", "0.1", "--format", "text",
+                      "--output", self.path("x.csv"))
         self.assertNotEqual(proc.returncode, 0)
-        self.assertIn("--format must be csr or count", proc.stderr)
+        self.assertIn("--format must be csr, pairs or count", proc.stderr)
+        proc = mpirun(2, "--generate", "uniform:2:10", "--eps", "0.1", "--format", "pairs")
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("--format pairs writes a file", proc.stderr)
         proc = mpirun(2, "--generate", "uniform:2:10", "--eps", "0.1", "--output",
                       os.path.join(self.tmp, "no", "such", "dir.csr"))
         self.assertNotEqual(proc.returncode, 0)

@@ -5,6 +5,8 @@
 #include <numeric>
 #include <optional>
 
+#include "epsjoin/io.hpp"
+
 namespace epsjoin::cli::mpi {
 
 namespace {
@@ -145,72 +147,94 @@ void write_header_and_offsets(MPI_File file, const std::vector<std::uint64_t>& o
 
 }  // namespace
 
-void write_csr_file(const session& s, const std::string& path,
-                    const std::vector<std::uint64_t>& global_counts,
-                    std::span<const std::uint32_t> own_ids, const rank_rows& rows) {
-  // Rank 0 scans the counts in global order and hands each rank its rows' starts.
-  std::vector<int> sizes, displs;
-  const std::vector<std::uint32_t> ids = gather_ids(s, own_ids, global_counts.size(), sizes, displs);
-  std::vector<std::uint64_t> offsets, starts_by_rank;
-  std::uint64_t header[2] = {0, 0};  // n, n_pairs
-  if (s.rank() == 0) {
-    offsets.resize(global_counts.size() + 1);
-    offsets[0] = 0;
-    for (std::size_t i = 0; i < global_counts.size(); ++i) {
-      offsets[i + 1] = offsets[i] + global_counts[i];
-    }
-    for (std::uint32_t id : ids) starts_by_rank.push_back(offsets[id]);
-    header[0] = global_counts.size();
-    header[1] = offsets.back();
-  }
-  check(MPI_Bcast(header, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD), "MPI_Bcast (CSR sizes)");
-  std::vector<std::uint64_t> starts(rows.counts.size());
-  check(MPI_Scatterv(starts_by_rank.data(), sizes.data(), displs.data(), MPI_UINT64_T,
-                     starts.data(), count(starts.size(), "points of a rank"), MPI_UINT64_T, 0,
-                     MPI_COMM_WORLD),
-        "MPI_Scatterv (row starts)");
+namespace {
 
-  // Each rank's rows as blocks of the neighbour array; rows that follow each other merge.
+// Where each of this rank's rows starts in a file's array of rows in global id order, in
+// elements, and how many elements the file holds: rank 0 scans `global_counts` (its own) and
+// hands each rank its rows' starts.
+struct row_places {
+  std::vector<std::uint64_t> starts;
+  std::vector<std::uint64_t> offsets;  // rank 0: the global scan, n + 1 entries
+  std::uint64_t rows = 0, total = 0;
+};
+
+row_places place_rows(const session& s, const std::vector<std::uint64_t>& global_counts,
+                      std::span<const std::uint32_t> own_ids, std::size_t n) {
+  std::vector<int> sizes, displs;
+  const std::vector<std::uint32_t> ids = gather_ids(s, own_ids, n, sizes, displs);
+  row_places out;
+  std::vector<std::uint64_t> starts_by_rank;
+  std::uint64_t header[2] = {0, 0};  // rows, total
+  if (s.rank() == 0) {
+    out.offsets.resize(global_counts.size() + 1);
+    out.offsets[0] = 0;
+    for (std::size_t i = 0; i < global_counts.size(); ++i) {
+      out.offsets[i + 1] = out.offsets[i] + global_counts[i];
+    }
+    for (std::uint32_t id : ids) starts_by_rank.push_back(out.offsets[id]);
+    header[0] = global_counts.size();
+    header[1] = out.offsets.back();
+  }
+  check(MPI_Bcast(header, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD), "MPI_Bcast (file sizes)");
+  out.rows = header[0];
+  out.total = header[1];
+  out.starts.resize(own_ids.size());
+  check(MPI_Scatterv(starts_by_rank.data(), sizes.data(), displs.data(), MPI_UINT64_T,
+                     out.starts.data(), count(out.starts.size(), "points of a rank"),
+                     MPI_UINT64_T, 0, MPI_COMM_WORLD),
+        "MPI_Scatterv (row starts)");
+  return out;
+}
+
+// Collective: writes this rank's rows (counts[k] uint32 elements from `data`, row k at element
+// starts[k] of the array that begins at byte `at`), all ranks at once; rows that follow each
+// other in the file merge into one block.
+void write_rows_at(MPI_File file, MPI_Offset at, const std::vector<std::uint64_t>& starts,
+                   const std::vector<std::uint64_t>& counts,
+                   const std::vector<std::uint32_t>& data) {
   std::vector<int> block_lengths;
   std::vector<MPI_Aint> block_starts;
-  for (std::size_t k = 0; k < rows.counts.size(); ++k) {
-    if (rows.counts[k] == 0) continue;
-    const auto at = static_cast<MPI_Aint>(4 * starts[k]);
+  for (std::size_t k = 0; k < counts.size(); ++k) {
+    if (counts[k] == 0) continue;
+    const auto start = static_cast<MPI_Aint>(4 * starts[k]);
     if (!block_starts.empty() &&
-        block_starts.back() + 4 * static_cast<MPI_Aint>(block_lengths.back()) == at &&
-        static_cast<std::uint64_t>(block_lengths.back()) + rows.counts[k] <= INT32_MAX) {
-      block_lengths.back() += static_cast<int>(rows.counts[k]);
+        block_starts.back() + 4 * static_cast<MPI_Aint>(block_lengths.back()) == start &&
+        static_cast<std::uint64_t>(block_lengths.back()) + counts[k] <= INT32_MAX) {
+      block_lengths.back() += static_cast<int>(counts[k]);
     } else {
-      block_lengths.push_back(count(rows.counts[k], "neighbours of a point"));
-      block_starts.push_back(at);
+      block_lengths.push_back(count(counts[k], "elements of a row"));
+      block_starts.push_back(start);
     }
   }
+  MPI_Datatype file_type = MPI_UINT32_T;
+  std::optional<datatype> rows_type;
+  if (!block_lengths.empty()) {
+    check(MPI_Type_create_hindexed(count(block_lengths.size(), "row blocks"),
+                                   block_lengths.data(), block_starts.data(), MPI_UINT32_T,
+                                   &file_type),
+          "MPI_Type_create_hindexed");
+    rows_type.emplace(file_type);
+    file_type = rows_type->get();
+  }
+  check(MPI_File_set_view(file, at, MPI_UINT32_T, file_type, "native", MPI_INFO_NULL),
+        "MPI_File_set_view");
+  check(MPI_File_write_all(file, data.data(), count(data.size(), "elements of a rank"),
+                           MPI_UINT32_T, MPI_STATUS_IGNORE),
+        "MPI_File_write_all");
+}
+
+// Collective: `path` written beside itself as PATH.part, `bytes` long, by `write` on every rank,
+// then renamed once every rank is done, as the single-process writers do.
+template <class Write>
+void write_file(const session& s, const std::string& path, std::uint64_t bytes, Write&& write) {
   const std::string partial = path + ".part";
   MPI_File file = MPI_FILE_NULL;
   check(MPI_File_open(MPI_COMM_WORLD, partial.c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY,
                       MPI_INFO_NULL, &file),
         ("MPI_File_open (" + partial + ")").c_str());
   try {
-    const std::uint64_t bytes = header_bytes + 8 * (header[0] + 1) + 4 * header[1];
     check(MPI_File_set_size(file, static_cast<MPI_Offset>(bytes)), "MPI_File_set_size");
-    if (s.rank() == 0) write_header_and_offsets(file, offsets);
-    const auto neighbors_at = static_cast<MPI_Offset>(header_bytes + 8 * (header[0] + 1));
-    MPI_Datatype file_type = MPI_UINT32_T;
-    std::optional<datatype> rows_type;
-    if (!block_lengths.empty()) {
-      check(MPI_Type_create_hindexed(count(block_lengths.size(), "row blocks"),
-                                     block_lengths.data(), block_starts.data(), MPI_UINT32_T,
-                                     &file_type),
-            "MPI_Type_create_hindexed");
-      rows_type.emplace(file_type);
-      file_type = rows_type->get();
-    }
-    check(MPI_File_set_view(file, neighbors_at, MPI_UINT32_T, file_type, "native", MPI_INFO_NULL),
-          "MPI_File_set_view");
-    check(MPI_File_write_all(file, rows.neighbors.data(),
-                             count(rows.neighbors.size(), "neighbours of a rank"), MPI_UINT32_T,
-                             MPI_STATUS_IGNORE),
-          "MPI_File_write_all");
+    write(file);
   } catch (...) {
     MPI_File_close(&file);
     throw;
@@ -220,6 +244,54 @@ void write_csr_file(const session& s, const std::string& path,
     throw std::runtime_error("cannot rename " + partial + " to " + path);
   }
   check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+}
+
+}  // namespace
+
+void write_csr_file(const session& s, const std::string& path,
+                    const std::vector<std::uint64_t>& global_counts,
+                    std::span<const std::uint32_t> own_ids, const rank_rows& rows) {
+  const row_places places = place_rows(s, global_counts, own_ids, global_counts.size());
+  const std::uint64_t bytes = header_bytes + 8 * (places.rows + 1) + 4 * places.total;
+  write_file(s, path, bytes, [&](MPI_File file) {
+    if (s.rank() == 0) write_header_and_offsets(file, places.offsets);
+    write_rows_at(file, static_cast<MPI_Offset>(header_bytes + 8 * (places.rows + 1)),
+                  places.starts, rows.counts, rows.neighbors);
+  });
+}
+
+void write_pairs_file(const session& s, const std::string& path, std::size_t n_rows,
+                      std::span<const std::uint32_t> own_ids, const rank_rows& rows,
+                      bool self_join) {
+  // This rank's pairs as uint32 words, row after row: (i, j) for every neighbour j of row i, in
+  // a self-join only j >= i (each pair once, and (i, i) with --include-self, as 'epsjoin join'
+  // writes them).
+  std::vector<std::uint64_t> words_per_row(rows.counts.size(), 0);
+  std::vector<std::uint32_t> words;
+  std::uint64_t at = 0;
+  for (std::size_t k = 0; k < rows.counts.size(); ++k) {
+    const std::uint32_t i = own_ids[k];
+    for (std::uint64_t e = 0; e < rows.counts[k]; ++e) {
+      const std::uint32_t j = rows.neighbors[at + e];
+      if (self_join && j < i) continue;
+      words.push_back(i);
+      words.push_back(j);
+      words_per_row[k] += 2;
+    }
+    at += rows.counts[k];
+  }
+  const std::vector<std::uint64_t> global = gather_counts(s, words_per_row, own_ids, n_rows);
+  const row_places places = place_rows(s, global, own_ids, n_rows);
+  const std::string header = pairs_npy_header(places.total / 2);
+  write_file(s, path, header.size() + 4 * places.total, [&](MPI_File file) {
+    if (s.rank() == 0) {
+      check(MPI_File_write_at(file, 0, header.data(), count(header.size(), "header bytes"),
+                              MPI_BYTE, MPI_STATUS_IGNORE),
+            "MPI_File_write_at (npy header)");
+    }
+    write_rows_at(file, static_cast<MPI_Offset>(header.size()), places.starts, words_per_row,
+                  words);
+  });
 }
 
 }  // namespace epsjoin::cli::mpi

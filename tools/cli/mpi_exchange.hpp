@@ -1,6 +1,7 @@
 #pragma once
 // mpi-join's data movement, MPI collectives only: rank 0 scatters each rank its box and halo, the
-// ranks' rows come back as counts to rank 0 and as one CSR file written collectively (MPI-IO).
+// ranks' rows come back as counts to rank 0 and as one CSR or pairs file written collectively
+// (MPI-IO).
 
 #include <cstddef>
 #include <cstdint>
@@ -54,6 +55,14 @@ std::vector<std::uint64_t> gather_counts(const session& s, const std::vector<std
 void write_csr_file(const session& s, const std::string& path,
                     const std::vector<std::uint64_t>& global_counts,
                     std::span<const std::uint32_t> own_ids, const rank_rows& rows);
+
+/// Collective: the unique pairs of a self-join (i < j), or every (query, neighbour) pair of a
+/// join A x B, as the .npy file of docs/formats.md (shape (n, 2), <u4), sorted by row and
+/// neighbour, each rank writing its rows' pairs at offsets rank 0 scans; written beside `path`
+/// and renamed once complete. `n_rows`: the rows of the whole join.
+void write_pairs_file(const session& s, const std::string& path, std::size_t n_rows,
+                      std::span<const std::uint32_t> own_ids, const rank_rows& rows,
+                      bool self_join);
 
 /// Collective: every rank's values, on rank 0 (empty elsewhere), rank by rank.
 std::vector<double> gather_doubles(const session& s, const std::vector<double>& values);

@@ -68,9 +68,10 @@ const command_spec& mpi_join_command() {
           {"output", "FILE", "write the result here (default: no file, counts only)"},
           {"format", "F",
            "csr: the binary neighbour table of docs/formats.md, rows sorted, written by every "
-           "rank at once (MPI-IO), the same bytes as 'epsjoin join --sort'; count: neighbour "
-           "counts, with --output one line per point in point order. Default: csr with "
-           "--output, count without"},
+           "rank at once (MPI-IO), the same bytes as 'epsjoin join --sort'; pairs: .npy of (i, j) "
+           "sorted by i then j, a self-join's each pair once (i < j), written by every rank at "
+           "once; count: neighbour counts, with --output one line per point in point order. "
+           "Default: pairs for an --output ending in .npy, csr for another, count without"},
           {"include-self", "", "also report each point as its own neighbour"},
           {"json", "",
            "print one JSON object (rank 0): n, d, eps, ranks, pairs, engine, the cut "
@@ -189,9 +190,14 @@ int run_mpi_join(const parsed_args& args) {
   }
   const std::string output = args.get("output");
   if (args.has("output") && output.empty()) throw usage_error{"--output needs a file name"};
-  const std::string format = args.get("format", output.empty() ? "count" : "csr");
-  if (format != "csr" && format != "count") {
-    throw usage_error{"--format must be csr or count for mpi-join, got '" + format + "'"};
+  const bool npy_output = output.size() > 4 && output.compare(output.size() - 4, 4, ".npy") == 0;
+  const std::string format =
+      args.get("format", output.empty() ? "count" : npy_output ? "pairs" : "csr");
+  if (format != "csr" && format != "count" && format != "pairs") {
+    throw usage_error{"--format must be csr, pairs or count for mpi-join, got '" + format + "'"};
+  }
+  if (format == "pairs" && output.empty()) {
+    throw usage_error{"--format pairs writes a file: give --output FILE.npy"};
   }
   const std::size_t sample_size = args.get_size("sample", 20000);
   if (sample_size == 0) throw usage_error{"--sample must be at least 1"};
@@ -224,7 +230,7 @@ int run_mpi_join(const parsed_args& args) {
     request.output = output;
     request.eps = options.eps;
     request.sample_size = sample_size;
-    request.point_cost = format == "csr" ? csr_point_cost : count_point_cost;
+    request.point_cost = format == "count" ? count_point_cost : csr_point_cost;
     const std::optional<mpi::distributed_input> input =
         mpi::distribute_input(session, res, request);
     if (!input) return 1;
@@ -234,7 +240,7 @@ int run_mpi_join(const parsed_args& args) {
     const double partition_seconds = input->partition_seconds;
     const double exchange_seconds = input->exchange_seconds;
 
-    const bool rows_wanted = format == "csr";
+    const bool rows_wanted = format != "count";
     // The CUDA context and GPU buffers are not part of the join's time, as in 'epsjoin join'.
     res.prepare_gpu();
     const mpi::rank_points* queries = input->queries ? &*input->queries : nullptr;
@@ -250,8 +256,11 @@ int run_mpi_join(const parsed_args& args) {
     const std::size_t n_rows = queries != nullptr ? input->n_queries : n;
     const std::vector<std::uint64_t> counts =
         mpi::gather_counts(session, mine.rows.counts, own_ids, n_rows);
-    if (rows_wanted && !output.empty()) {
+    if (format == "csr" && !output.empty()) {
       mpi::write_csr_file(session, output, counts, own_ids, mine.rows);
+    }
+    if (format == "pairs") {
+      mpi::write_pairs_file(session, output, n_rows, own_ids, mine.rows, queries == nullptr);
     }
     if (root && format == "count" && !output.empty()) write_counts(output, counts);
     const double write_seconds = since(write_start);
