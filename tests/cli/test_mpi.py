@@ -241,6 +241,20 @@ class MpiJoin(unittest.TestCase):
             self.assertEqual(got, sorted(expected), f"{np} ranks")
             self.assertFalse(os.path.exists(out + ".part"))
 
+    def test_csv_pair_files(self):
+        # The same pairs as the single process's CSV lines, sorted.
+        source = ["--generate", "expo:2:5000:seed=6", "--eps", "0.005"]
+        one = self.path("single.csv")
+        single(*source, "--output", one, "--quiet")
+        with open(one) as f:
+            expected = sorted(tuple(map(int, line.split(","))) for line in f)
+        for np in (1, 3):
+            out = self.path(f"mpi{np}.csv")
+            self.run_ranks(np, *source, "--output", out, "--quiet")
+            with open(out) as f:
+                got = [tuple(map(int, line.split(","))) for line in f]
+            self.assertEqual(got, expected, f"{np} ranks")
+
     def test_pair_files(self):
         self.assert_same_pairs(["--generate", "expo:2:6000:seed=4"], 0.004)
         self.assert_same_pairs(["--generate", "uniform:3:2000:seed=8"], 0.08, ranks=(2, 3),
@@ -261,10 +275,10 @@ class MpiJoin(unittest.TestCase):
         proc = mpirun(2, "--generate", "uniform:2:10", "--eps", "0.1", "--format", "text",
                       "--output", self.path("x.csv"))
         self.assertNotEqual(proc.returncode, 0)
-        self.assertIn("--format must be csr, pairs or count", proc.stderr)
+        self.assertIn("--format must be csr, pairs, csv or count", proc.stderr)
         proc = mpirun(2, "--generate", "uniform:2:10", "--eps", "0.1", "--format", "pairs")
         self.assertNotEqual(proc.returncode, 0)
-        self.assertIn("--format pairs writes a file", proc.stderr)
+        self.assertIn("--format pairs needs --output FILE", proc.stderr)
         proc = mpirun(2, "--generate", "uniform:2:10", "--eps", "0.1", "--output",
                       os.path.join(self.tmp, "no", "such", "dir.csr"))
         self.assertNotEqual(proc.returncode, 0)

@@ -1,5 +1,6 @@
 #include "mpi_exchange.hpp"
 
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <numeric>
@@ -186,19 +187,22 @@ row_places place_rows(const session& s, const std::vector<std::uint64_t>& global
   return out;
 }
 
-// Collective: writes this rank's rows (counts[k] uint32 elements from `data`, row k at element
-// starts[k] of the array that begins at byte `at`), all ranks at once; rows that follow each
-// other in the file merge into one block.
+// Collective: writes this rank's rows (counts[k] elements from `data`, row k at element starts[k]
+// of the array that begins at byte `at`), all ranks at once; rows that follow each other in the
+// file merge into one block. Elements are uint32 (MPI_UINT32_T) or text bytes (MPI_BYTE).
+template <class Element>
 void write_rows_at(MPI_File file, MPI_Offset at, const std::vector<std::uint64_t>& starts,
-                   const std::vector<std::uint64_t>& counts,
-                   const std::vector<std::uint32_t>& data) {
+                   const std::vector<std::uint64_t>& counts, const std::vector<Element>& data) {
+  static_assert(sizeof(Element) == 4 || sizeof(Element) == 1);
+  const MPI_Datatype element = sizeof(Element) == 4 ? MPI_UINT32_T : MPI_BYTE;
+  constexpr auto size = static_cast<MPI_Aint>(sizeof(Element));
   std::vector<int> block_lengths;
   std::vector<MPI_Aint> block_starts;
   for (std::size_t k = 0; k < counts.size(); ++k) {
     if (counts[k] == 0) continue;
-    const auto start = static_cast<MPI_Aint>(4 * starts[k]);
+    const auto start = static_cast<MPI_Aint>(size * static_cast<MPI_Aint>(starts[k]));
     if (!block_starts.empty() &&
-        block_starts.back() + 4 * static_cast<MPI_Aint>(block_lengths.back()) == start &&
+        block_starts.back() + size * static_cast<MPI_Aint>(block_lengths.back()) == start &&
         static_cast<std::uint64_t>(block_lengths.back()) + counts[k] <= INT32_MAX) {
       block_lengths.back() += static_cast<int>(counts[k]);
     } else {
@@ -206,20 +210,19 @@ void write_rows_at(MPI_File file, MPI_Offset at, const std::vector<std::uint64_t
       block_starts.push_back(start);
     }
   }
-  MPI_Datatype file_type = MPI_UINT32_T;
+  MPI_Datatype file_type = element;
   std::optional<datatype> rows_type;
   if (!block_lengths.empty()) {
     check(MPI_Type_create_hindexed(count(block_lengths.size(), "row blocks"),
-                                   block_lengths.data(), block_starts.data(), MPI_UINT32_T,
-                                   &file_type),
+                                   block_lengths.data(), block_starts.data(), element, &file_type),
           "MPI_Type_create_hindexed");
     rows_type.emplace(file_type);
     file_type = rows_type->get();
   }
-  check(MPI_File_set_view(file, at, MPI_UINT32_T, file_type, "native", MPI_INFO_NULL),
+  check(MPI_File_set_view(file, at, element, file_type, "native", MPI_INFO_NULL),
         "MPI_File_set_view");
-  check(MPI_File_write_all(file, data.data(), count(data.size(), "elements of a rank"),
-                           MPI_UINT32_T, MPI_STATUS_IGNORE),
+  check(MPI_File_write_all(file, data.data(), count(data.size(), "elements of a rank"), element,
+                           MPI_STATUS_IGNORE),
         "MPI_File_write_all");
 }
 
@@ -262,26 +265,43 @@ void write_csr_file(const session& s, const std::string& path,
 
 void write_pairs_file(const session& s, const std::string& path, std::size_t n_rows,
                       std::span<const std::uint32_t> own_ids, const rank_rows& rows,
-                      bool self_join) {
-  // This rank's pairs as uint32 words, row after row: (i, j) for every neighbour j of row i, in
-  // a self-join only j >= i (each pair once, and (i, i) with --include-self, as 'epsjoin join'
-  // writes them).
-  std::vector<std::uint64_t> words_per_row(rows.counts.size(), 0);
+                      bool self_join, pair_file_format format) {
+  // This rank's pairs, row after row: (i, j) for every neighbour j of row i, in a self-join only
+  // j >= i (each pair once, and (i, i) with --include-self, as 'epsjoin join' writes them); as
+  // two uint32 words (.npy) or an "i,j" line (CSV) each. per_row: each row's elements.
+  std::vector<std::uint64_t> per_row(rows.counts.size(), 0);
   std::vector<std::uint32_t> words;
+  std::vector<char> text;
+  const bool csv = format == pair_file_format::csv;
   std::uint64_t at = 0;
   for (std::size_t k = 0; k < rows.counts.size(); ++k) {
     const std::uint32_t i = own_ids[k];
+    const std::size_t before = csv ? text.size() : words.size();
     for (std::uint64_t e = 0; e < rows.counts[k]; ++e) {
       const std::uint32_t j = rows.neighbors[at + e];
       if (self_join && j < i) continue;
-      words.push_back(i);
-      words.push_back(j);
-      words_per_row[k] += 2;
+      if (csv) {
+        char line[24];
+        char* end = std::to_chars(line, line + sizeof line, i).ptr;
+        *end++ = ',';
+        end = std::to_chars(end, line + sizeof line, j).ptr;
+        *end++ = '\n';
+        text.insert(text.end(), line, end);
+      } else {
+        words.push_back(i);
+        words.push_back(j);
+      }
     }
+    per_row[k] = (csv ? text.size() : words.size()) - before;
     at += rows.counts[k];
   }
-  const std::vector<std::uint64_t> global = gather_counts(s, words_per_row, own_ids, n_rows);
+  const std::vector<std::uint64_t> global = gather_counts(s, per_row, own_ids, n_rows);
   const row_places places = place_rows(s, global, own_ids, n_rows);
+  if (csv) {
+    write_file(s, path, places.total,
+               [&](MPI_File file) { write_rows_at(file, 0, places.starts, per_row, text); });
+    return;
+  }
   const std::string header = pairs_npy_header(places.total / 2);
   write_file(s, path, header.size() + 4 * places.total, [&](MPI_File file) {
     if (s.rank() == 0) {
@@ -289,8 +309,7 @@ void write_pairs_file(const session& s, const std::string& path, std::size_t n_r
                               MPI_BYTE, MPI_STATUS_IGNORE),
             "MPI_File_write_at (npy header)");
     }
-    write_rows_at(file, static_cast<MPI_Offset>(header.size()), places.starts, words_per_row,
-                  words);
+    write_rows_at(file, static_cast<MPI_Offset>(header.size()), places.starts, per_row, words);
   });
 }
 

@@ -11,6 +11,7 @@
 
 #include "epsjoin/dataset.hpp"
 #include "epsjoin/partition.hpp"
+#include "epsjoin/sink.hpp"
 #include "mpi_comm.hpp"
 
 namespace epsjoin::cli::mpi {
@@ -56,13 +57,14 @@ void write_csr_file(const session& s, const std::string& path,
                     const std::vector<std::uint64_t>& global_counts,
                     std::span<const std::uint32_t> own_ids, const rank_rows& rows);
 
-/// Collective: the unique pairs of a self-join (i < j), or every (query, neighbour) pair of a
-/// join A x B, as the .npy file of docs/formats.md (shape (n, 2), <u4), sorted by row and
-/// neighbour, each rank writing its rows' pairs at offsets rank 0 scans; written beside `path`
-/// and renamed once complete. `n_rows`: the rows of the whole join.
+/// Collective: the unique pairs of a self-join (i < j; (i, i) too where the rows hold them), or
+/// every (query, neighbour) pair of a join A x B, as the .npy or CSV pairs file of
+/// docs/formats.md, sorted by row and neighbour, each rank writing its rows' pairs at offsets
+/// rank 0 scans; written beside `path` and renamed once complete. `n_rows`: the rows of the
+/// whole join.
 void write_pairs_file(const session& s, const std::string& path, std::size_t n_rows,
                       std::span<const std::uint32_t> own_ids, const rank_rows& rows,
-                      bool self_join);
+                      bool self_join, pair_file_format format);
 
 /// Collective: every rank's values, on rank 0 (empty elsewhere), rank by rank.
 std::vector<double> gather_doubles(const session& s, const std::vector<double>& values);

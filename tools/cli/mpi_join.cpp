@@ -70,8 +70,9 @@ const command_spec& mpi_join_command() {
            "csr: the binary neighbour table of docs/formats.md, rows sorted, written by every "
            "rank at once (MPI-IO), the same bytes as 'epsjoin join --sort'; pairs: .npy of (i, j) "
            "sorted by i then j, a self-join's each pair once (i < j), written by every rank at "
-           "once; count: neighbour counts, with --output one line per point in point order. "
-           "Default: pairs for an --output ending in .npy, csr for another, count without"},
+           "once; csv: the same pairs as 'i,j' lines; count: neighbour counts, with --output one "
+           "line per point in point order. Default from the extension of --output (.npy pairs, "
+           ".csv or .txt csv, else csr), count without"},
           {"include-self", "", "also report each point as its own neighbour"},
           {"json", "",
            "print one JSON object (rank 0): n, d, eps, ranks, pairs, engine, the cut "
@@ -190,14 +191,21 @@ int run_mpi_join(const parsed_args& args) {
   }
   const std::string output = args.get("output");
   if (args.has("output") && output.empty()) throw usage_error{"--output needs a file name"};
-  const bool npy_output = output.size() > 4 && output.compare(output.size() - 4, 4, ".npy") == 0;
-  const std::string format =
-      args.get("format", output.empty() ? "count" : npy_output ? "pairs" : "csr");
-  if (format != "csr" && format != "count" && format != "pairs") {
-    throw usage_error{"--format must be csr, pairs or count for mpi-join, got '" + format + "'"};
+  auto ends_with = [&](std::string_view tail) {
+    return output.size() > tail.size() &&
+           output.compare(output.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  const std::string format = args.get(
+      "format", output.empty()                           ? "count"
+                : ends_with(".npy")                      ? "pairs"
+                : ends_with(".csv") || ends_with(".txt") ? "csv"
+                                                         : "csr");
+  if (format != "csr" && format != "count" && format != "pairs" && format != "csv") {
+    throw usage_error{"--format must be csr, pairs, csv or count for mpi-join, got '" + format +
+                      "'"};
   }
-  if (format == "pairs" && output.empty()) {
-    throw usage_error{"--format pairs writes a file: give --output FILE.npy"};
+  if ((format == "pairs" || format == "csv") && output.empty()) {
+    throw usage_error{"--format " + format + " needs --output FILE"};
   }
   const std::size_t sample_size = args.get_size("sample", 20000);
   if (sample_size == 0) throw usage_error{"--sample must be at least 1"};
@@ -259,8 +267,9 @@ int run_mpi_join(const parsed_args& args) {
     if (format == "csr" && !output.empty()) {
       mpi::write_csr_file(session, output, counts, own_ids, mine.rows);
     }
-    if (format == "pairs") {
-      mpi::write_pairs_file(session, output, n_rows, own_ids, mine.rows, queries == nullptr);
+    if (format == "pairs" || format == "csv") {
+      mpi::write_pairs_file(session, output, n_rows, own_ids, mine.rows, queries == nullptr,
+                            format == "pairs" ? pair_file_format::npy : pair_file_format::csv);
     }
     if (root && format == "count" && !output.empty()) write_counts(output, counts);
     const double write_seconds = since(write_start);
