@@ -295,7 +295,7 @@ void place_border_points(const cell_grid& g, const core_cells& k,
             std::uint32_t best = none;
             // Ids ascend within a cell: once a cell's smallest core id is no better than the
             // best found, neither is any later cell's.
-            for (const auto [first_core, j] : by_first_core) {
+            for (const auto& [first_core, j] : by_first_core) {
               if (first_core >= best) break;
               if (nearest2(p, lower<D>(g, j), upper<D>(g, j), d) > g.eps2) continue;
               for (std::size_t q = k.first[j]; q < g.start[j + 1] && g.order[q] < best; ++q) {

@@ -144,7 +144,8 @@ pairs npy_pairs(const std::vector<char>& npy) {
   const std::size_t body =
       10 + static_cast<unsigned char>(npy[8]) + 256 * static_cast<unsigned char>(npy[9]);
   pairs out((npy.size() - body) / sizeof(index_pair));
-  std::memcpy(out.data(), npy.data() + body, out.size() * sizeof(index_pair));
+  // An empty vector's data() may be null, which memcpy may not take even for 0 bytes.
+  if (!out.empty()) std::memcpy(out.data(), npy.data() + body, out.size() * sizeof(index_pair));
   return out;
 }
 

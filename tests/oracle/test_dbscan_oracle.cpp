@@ -243,8 +243,8 @@ TEST_P(dbscan_oracle, contract_cases) {
 }
 
 INSTANTIATE_TEST_SUITE_P(cpu, dbscan_oracle, testing::ValuesIn(cpu_engines()),
-                         [](const testing::TestParamInfo<std::string>& info) {
-                           std::string name = info.param;
+                         [](const testing::TestParamInfo<std::string>& param_info) {
+                           std::string name = param_info.param;
                            std::replace(name.begin(), name.end(), '-', '_');
                            std::replace(name.begin(), name.end(), '/', '_');
                            return name;
@@ -398,7 +398,9 @@ void check_merge_sink_on_one_huge_batch(bool unordered) {
       ASSERT_NE(min_core[i], detail::no_core) << i;
       ASSERT_EQ(e.labels[min_core[i]], e.labels[i]) << i;
     }
-    if (e.labels[i] < 0) ASSERT_EQ(min_core[i], detail::no_core) << i;
+    if (e.labels[i] < 0) {
+      ASSERT_EQ(min_core[i], detail::no_core) << i;
+    }
   }
 }
 

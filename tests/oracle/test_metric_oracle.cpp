@@ -78,13 +78,15 @@ TEST_P(metric_oracle, matches_independent_distances) {
     EXPECT_GT(ties, 0u) << "a tie case without a pair at exactly eps";
   }
   const bool all_within = !c.periodic || metric == distance_metric::chebyshev;
-  if (c.eps == metric_eps::all && all_within) EXPECT_EQ(pairs, queries.n() * data.n() - (c.self_join ? data.n() : 0));
+  if (c.eps == metric_eps::all && all_within) {
+    EXPECT_EQ(pairs, queries.n() * data.n() - (c.self_join ? data.n() : 0));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(metrics, metric_oracle, testing::ValuesIn(all_cases()),
-                         [](const testing::TestParamInfo<oracle_metric_case>& info) {
-                           return std::string(epsjoin::to_string(info.param.metric)) + "_" +
-                                  info.param.c.name();
+                         [](const testing::TestParamInfo<oracle_metric_case>& param_info) {
+                           return std::string(epsjoin::to_string(param_info.param.metric)) +
+                                  "_" + param_info.param.c.name();
                          });
 
 }  // namespace

@@ -350,7 +350,9 @@ void check_metric_against_oracle(const engine_config& config, dm metric, const m
   for (const index_pair& p : actual) {
     ASSERT_LT(p.query, queries.n());
     ASSERT_LT(p.neighbor, data.n());
-    if (c.self_join) ASSERT_NE(p.query, p.neighbor) << "self pair delivered";
+    if (c.self_join) {
+      ASSERT_NE(p.query, p.neighbor) << "self pair delivered";
+    }
   }
 
   // Disagreement is forgiven only within the band around eps, never at exactly eps.
