@@ -6,9 +6,7 @@
 
 #include <epsjoin/index.hpp>
 
-#include "owned_array.hpp"
 #include "released_call.hpp"
-#include "stats_dict.hpp"
 
 namespace epsjoin_python {
 
@@ -53,30 +51,14 @@ nb::tuple index_handle::table(std::optional<points_array> queries, double eps, b
                               bool sort_indices, const run_settings& s) const {
   epsjoin::csr_sink sink(sort_indices);
   const epsjoin::join_stats stats = run(queries, eps, include_self, s, sink);
-  auto table = std::make_unique<epsjoin::neighbor_table>(sink.release());
-  if (table->offsets.empty()) table->offsets.assign((queries ? queries->shape(0) : n()) + 1, 0);
-  const std::size_t rows = table->offsets.size();
-  const std::size_t nnz = table->neighbors.size();
-  std::uint64_t* offsets = table->offsets.data();
-  std::uint32_t* neighbors = table->neighbors.data();
-  nb::capsule owner = owner_of(std::move(table));
-  return nb::make_tuple(numpy_view(offsets, {rows}, owner), numpy_view(neighbors, {nnz}, owner),
-                        stats_dict(stats));
+  return table_result(sink, queries ? queries->shape(0) : n(), stats);
 }
 
 nb::tuple index_handle::counts(std::optional<points_array> queries, double eps, bool include_self,
                                bool per_row, const run_settings& s) const {
   epsjoin::count_sink sink(per_row);
   const epsjoin::join_stats stats = run(queries, eps, include_self, s, sink);
-  nb::object rows = nb::none();
-  if (per_row) {
-    auto c = std::make_unique<std::vector<std::uint64_t>>(sink.per_point());
-    if (c->empty()) c->assign(queries ? queries->shape(0) : n(), 0);
-    const std::size_t m = c->size();
-    std::uint64_t* p = c->data();
-    rows = numpy_view(p, {m}, owner_of(std::move(c)));
-  }
-  return nb::make_tuple(nb::int_(sink.total()), rows, stats_dict(stats));
+  return counts_result(sink, per_row, queries ? queries->shape(0) : n(), stats);
 }
 
 void bind_index(nb::module_& m) {

@@ -265,16 +265,7 @@ nb::tuple neighbor_table(points_array queries, std::optional<points_array> data,
                          bool include_self, bool sort_indices, const run_settings& settings) {
   epsjoin::csr_sink sink(sort_indices);
   const epsjoin::join_stats stats = run_join(queries, data, eps, include_self, settings, sink);
-  auto table = std::make_unique<epsjoin::neighbor_table>(sink.release());
-  if (table->offsets.empty()) table->offsets.assign(queries.shape(0) + 1, 0);
-  const std::size_t rows = table->offsets.size();
-  const std::size_t nnz = table->neighbors.size();
-  std::uint64_t* offsets = table->offsets.data();
-  std::uint32_t* neighbors = table->neighbors.data();
-  // Both arrays keep the one table alive; it is freed when the last of them goes.
-  nb::capsule owner = owner_of(std::move(table));
-  return nb::make_tuple(numpy_view(offsets, {rows}, owner), numpy_view(neighbors, {nnz}, owner),
-                        stats_dict(stats));
+  return table_result(sink, queries.shape(0), stats);
 }
 
 nb::tuple pairs_from_rows(points_array queries, std::optional<points_array> data, double eps,

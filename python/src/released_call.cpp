@@ -114,4 +114,17 @@ nb::tuple counts_result(const epsjoin::count_sink& sink, bool per_row, std::size
   return nb::make_tuple(nb::int_(sink.total()), rows, stats_dict(stats));
 }
 
+nb::tuple table_result(epsjoin::csr_sink& sink, std::size_t n_queries,
+                       const epsjoin::join_stats& stats) {
+  auto table = std::make_unique<epsjoin::neighbor_table>(sink.release());
+  if (table->offsets.empty()) table->offsets.assign(n_queries + 1, 0);
+  const std::size_t rows = table->offsets.size();
+  const std::size_t nnz = table->neighbors.size();
+  std::uint64_t* offsets = table->offsets.data();
+  std::uint32_t* neighbors = table->neighbors.data();
+  nb::capsule owner = owner_of(std::move(table));
+  return nb::make_tuple(numpy_view(offsets, {rows}, owner), numpy_view(neighbors, {nnz}, owner),
+                        stats_dict(stats));
+}
+
 }  // namespace epsjoin_python

@@ -69,4 +69,9 @@ void check_same_dtype(const epsjoin::dataset_view& a, const epsjoin::dataset_vie
 nb::tuple counts_result(const epsjoin::count_sink& sink, bool per_row, std::size_t n_queries,
                         const epsjoin::join_stats& stats);
 
+/// (indptr [n_queries + 1] uint64, indices [nnz] uint32, stats dict): what a CSR join returns;
+/// the arrays own the sink's table (no copy), which goes when the last of them does.
+nb::tuple table_result(epsjoin::csr_sink& sink, std::size_t n_queries,
+                       const epsjoin::join_stats& stats);
+
 }  // namespace epsjoin_python
