@@ -216,6 +216,21 @@ class MpiJoin(unittest.TestCase):
         self.assert_same(["--input", self.path("lattice.f64"), "--queries",
                           self.path("lattice_q.f64"), "--dim", "2"], 0.25,
                          ranks=(1, 3))  # ties at exactly eps
+        # Both sets binary: every rank reads its rows of each (queries without halo).
+        for name, spec in (("b.npy", "expo:3:3000:seed=3"), ("a.npy", "expo:3:700:seed=4"),
+                           ("a2.npy", "expo:2:50:seed=5")):
+            subprocess.run([BIN, "gen", spec, "--output", self.path(name)], check=True,
+                           capture_output=True)
+        self.assert_same(["--input", self.path("b.npy"), "--queries", self.path("a.npy")], 0.02,
+                         ranks=(1, 2, 4))
+        proc = self.run_ranks(2, "--input", self.path("b.npy"), "--queries", self.path("a.npy"),
+                              "--eps", "0.02", "--json")
+        self.assertEqual(json.loads(proc.stdout)["read"], "ranges")
+        proc = mpirun(2, "--input", self.path("b.npy"), "--queries", self.path("a2.npy"),
+                      "--eps", "0.02")
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("differ in dimension or element type", proc.stderr)
+        self.assertEqual(proc.stderr.count("error:"), 1, proc.stderr)
         proc = self.run_ranks(3, "--generate", "expo:2:4000:seed=9", "--generate-queries",
                               "expo:2:1500:seed=77", "--eps", "0.01", "--json")
         report = json.loads(proc.stdout)

@@ -52,7 +52,7 @@ void send_lists(const std::vector<std::vector<std::uint32_t>>& lists, dataset_vi
 }  // namespace
 
 rank_points exchange_boxes(dataset_view mine, std::uint64_t first_id, unsigned threads,
-                           const box_partition& partition) {
+                           const box_partition& partition, bool with_halo) {
   const box_members members = assign_points(partition, mine, threads);  // local indices
   const std::size_t value_bytes = mine.type == scalar_type::f64 ? sizeof(double) : sizeof(float);
   const std::size_t point_bytes = mine.d * value_bytes;
@@ -64,7 +64,7 @@ rank_points exchange_boxes(dataset_view mine, std::uint64_t first_id, unsigned t
   rank_points out;
   send_lists(members.own, mine, first_id, point.get(), point_bytes, points, out.ids);
   out.own = out.ids.size();
-  send_lists(members.halo, mine, first_id, point.get(), point_bytes, points, out.ids);
+  if (with_halo) send_lists(members.halo, mine, first_id, point.get(), point_bytes, points, out.ids);
   out.points = dataset(out.ids.size(), mine.d, mine.type);
   void* values = mine.type == scalar_type::f64 ? static_cast<void*>(out.points.f64())
                                                : static_cast<void*>(out.points.f32());

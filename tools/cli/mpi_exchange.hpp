@@ -28,10 +28,12 @@ rank_points scatter_boxes(const session& s, dataset_view all, const box_members&
                           std::size_t d, scalar_type type);
 
 /// Collective, when every rank has read a share of the points: `mine` are points first_id,
-/// first_id + 1, ...; each goes to the rank of its box and to the ranks whose halo holds it
-/// (MPI_Alltoallv). The own points arrive in id order (the ranks' shares are in id order).
+/// first_id + 1, ...; each goes to the rank of its box and (`with_halo`, every rank alike) to the
+/// ranks whose halo holds it (MPI_Alltoallv). The own points arrive in id order (the ranks'
+/// shares are in id order). A join's queries go without halo: a query meets all its neighbours
+/// in its box's points and halo.
 rank_points exchange_boxes(dataset_view mine, std::uint64_t first_id, unsigned threads,
-                           const box_partition& partition);
+                           const box_partition& partition, bool with_halo = true);
 
 /// Collective: every rank's part of the sample (float64), on rank 0, rank by rank.
 dataset gather_sample(const session& s, const dataset& part, std::size_t d);

@@ -45,11 +45,24 @@ void refuse_too_many(std::size_t n) {
   if (n > INT32_MAX) throw std::runtime_error("mpi-join takes at most 2^31 - 1 points for now");
 }
 
+// This rank's share of the rows of a binary file of n rows: rows [first, first + count).
+struct row_share {
+  std::uint64_t first = 0, count = 0;
+};
+
+row_share share_of(const session& s, std::uint64_t n) {
+  const auto ranks = static_cast<std::uint64_t>(s.size());
+  const auto rank = static_cast<std::uint64_t>(s.rank());
+  const std::uint64_t first = n * rank / ranks;
+  return {first, n * (rank + 1) / ranks - first};
+}
+
 std::optional<distributed_input> read_in_ranges(const session& s, resources& res,
                                                 const input_request& request) {
   distributed_input in;
   in.read_in_ranges = true;
   in.description = request.file;
+  const bool with_queries = !request.queries_file.empty();
   const auto load_start = clock_type::now();
   read_options options;
   options.dim = request.dim;
@@ -61,6 +74,20 @@ std::optional<distributed_input> read_in_ranges(const session& s, resources& res
       const dataset_shape found = read_shape(request.file, options);
       refuse_too_many(found.n);
       found_shape = {found.n, found.d, found.type == scalar_type::f64 ? 0u : 1u, 0};
+      if (with_queries) {
+        const dataset_shape queries = read_shape(request.queries_file, options);
+        refuse_too_many(queries.n);
+        if (queries.n > 0 && found.n > 0 && (queries.d != found.d || queries.type != found.type)) {
+          throw std::runtime_error("the query points (" + request.queries_file +
+                                   ") and the input points (" + request.file +
+                                   ") differ in dimension or element type");
+        }
+        found_shape.queries = queries.n;
+        if (found.n == 0) {
+          found_shape.d = queries.d;
+          found_shape.type = queries.type == scalar_type::f64 ? 0u : 1u;
+        }
+      }
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -69,14 +96,18 @@ std::optional<distributed_input> read_in_ranges(const session& s, resources& res
   if (!shape) return std::nullopt;
   in.n = shape->n;
   in.d = shape->d;
-  const auto ranks = static_cast<std::uint64_t>(s.size());
-  const auto rank = static_cast<std::uint64_t>(s.rank());
-  const std::uint64_t first = in.n * rank / ranks;
-  options.first_row = first;
-  options.max_rows = in.n * (rank + 1) / ranks - first;
-  dataset mine;
+  in.n_queries = shape->queries;
+  const row_share points_share = share_of(s, in.n), queries_share = share_of(s, in.n_queries);
+  dataset mine, my_queries;
   try {
+    options.first_row = points_share.first;
+    options.max_rows = points_share.count;
     mine = read_dataset(request.file, options);
+    if (with_queries) {
+      options.first_row = queries_share.first;
+      options.max_rows = queries_share.count;
+      my_queries = read_dataset(request.queries_file, options);
+    }
   } catch (const std::exception& e) {
     error = e.what();
   }
@@ -96,7 +127,12 @@ std::optional<distributed_input> read_in_ranges(const session& s, resources& res
   in.partition_seconds = since(partition_start);
 
   const auto exchange_start = clock_type::now();
-  in.local = exchange_boxes(mine.view(), first, res.threads(), in.plan.partition);
+  in.local = exchange_boxes(mine.view(), points_share.first, res.threads(), in.plan.partition);
+  if (with_queries) {
+    // A query goes to the box that holds it, and only there.
+    in.queries = exchange_boxes(my_queries.view(), queries_share.first, res.threads(),
+                                in.plan.partition, false);
+  }
   in.exchange_seconds = since(exchange_start);
   return in;
 }
@@ -173,10 +209,13 @@ std::optional<distributed_input> read_on_root(const session& s, resources& res,
 
 std::optional<distributed_input> distribute_input(const session& s, resources& res,
                                                   const input_request& request) {
-  const bool with_queries = !request.queries_file.empty() || !request.queries_generate.empty();
-  const bool binary =
-      !with_queries && !request.file.empty() && format_for_path(request.file) != data_format::text;
-  return binary ? read_in_ranges(s, res, request) : read_on_root(s, res, request);
+  auto binary = [](const std::string& file) {
+    return !file.empty() && format_for_path(file) != data_format::text;
+  };
+  // Binary files are read in ranges of rows, a join's queries too when they are a binary file.
+  const bool in_ranges = binary(request.file) && request.queries_generate.empty() &&
+                         (request.queries_file.empty() || binary(request.queries_file));
+  return in_ranges ? read_in_ranges(s, res, request) : read_on_root(s, res, request);
 }
 
 }  // namespace epsjoin::cli::mpi

@@ -1,7 +1,7 @@
 #pragma once
 // How mpi-join's ranks get their points: every rank reads its share of a binary file (.npy, .f64,
-// .f32) and the points are exchanged between ranks; or rank 0 reads (text) or generates them and
-// scatters each rank its box and halo. Either way, each rank ends with its own points and halo.
+// .f32; a join's query file too) and the points are exchanged between ranks; or rank 0 reads
+// (text) or generates them and scatters each rank its box and halo. Either way, each rank ends with its own points and halo.
 
 #include <cstddef>
 #include <optional>
@@ -39,7 +39,8 @@ struct distributed_input {
 };
 
 /// Collective. Nothing when the input could not be read: one rank has printed its one-line error.
-/// With queries, rank 0 reads both sets (ranges of rows are for a self-join's input).
+/// Binary inputs (a join's queries too) are read in ranges of rows by every rank; text and
+/// generated points by rank 0.
 std::optional<distributed_input> distribute_input(const session& s, resources& res,
                                                   const input_request& request);
 

@@ -47,7 +47,8 @@ const command_spec& mpi_join_command() {
            "generate the points instead, e.g. expo:2:100000 (see 'epsjoin gen')"},
           {"queries", "FILE",
            "query points A for a join A x B against the input B: B is cut into boxes with halos, "
-           "each query goes to the rank of its box (rank 0 reads both sets)"},
+           "each query goes to the rank of its box (binary files are read in ranges of rows "
+           "by every rank, text and generated sets by rank 0)"},
           {"generate-queries", "SPEC", "generate the query points A instead"},
           {"paper", "", "with --generate expo:...: the papers' exact Expo* values"},
           {"dim", "D", "dimension of raw binary input (.f64/.f32); for other formats a check"},
