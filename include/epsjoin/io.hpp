@@ -50,6 +50,44 @@ struct read_options {
 ///        float32. Throws io_error (file, line/byte, column, what is wrong) on bad input.
 dataset read_dataset(const std::string& path, const read_options& options = {});
 
+/// @brief One reader's share of a text point file, for several readers that each take one (the
+///        ranks of `epsjoin mpi-join`): the lines that start in a range of bytes.
+struct text_share {
+  std::string text;            ///< the share's lines, the last one to its end
+  std::uint64_t lines = 0;     ///< how many lines start in the share
+  std::uint64_t file_bytes = 0;
+  bool at_start = false;       ///< the share starts the file (where a .npy magic or BOM would be)
+};
+
+/// @brief Reads the lines of text file `path` that start in bytes [first_byte, first_byte +
+///        max_bytes) (a line belongs to the share its first byte lies in). Regular files only.
+text_share read_text_share(const std::string& path, std::uint64_t first_byte,
+                           std::uint64_t max_bytes);
+
+/// @brief What a share's parse found, for the checks only the whole file can make: that there
+///        are points, that every point has as many values, that no blank line precedes one.
+struct text_share_info {
+  std::size_t d = 0;                      ///< values of its points; 0 when it has none
+  std::uint64_t first_point_line = 0;     ///< the file's line of its first point; 0 when none
+  std::uint64_t trailing_blank_line = 0;  ///< its first blank line after its last point (or, with
+                                          ///< no points, its first blank line); 0 when none
+};
+
+/// @brief The number of values of a share's first point and its line within the share (1-based;
+///        0 and 0 when it has none), without parsing the values: what the shares after the one
+///        holding the file's first point check their points against.
+std::size_t first_point_values(const text_share& share, std::uint64_t& line);
+
+/// @brief The points of a share (float64), its lines numbered from `first_line` + 1 (the lines
+///        of the shares before it), with read_dataset's checks and messages for what lies within
+///        the share. `file_d` and `file_d_line`: for a share after the one that holds the file's
+///        first point, that point's values and line (0 for the share that holds it), so every
+///        point is checked against it as a whole-file read does. An empty dataset when it holds
+///        no point.
+dataset parse_text_share(const text_share& share, const std::string& path, std::size_t dim,
+                         std::uint64_t first_line, text_share_info& info, std::size_t file_d = 0,
+                         std::uint64_t file_d_line = 0);
+
 /// @brief The shape of a binary point file (npy, raw), checked as read_dataset checks it, without
 ///        reading its values: what a reader of row ranges needs first. Text: invalid_argument.
 struct dataset_shape {

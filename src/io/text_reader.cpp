@@ -1,11 +1,13 @@
 // Reading a point set from CSV / whitespace text. The whole file is read with fread and parsed
 // in place with std::from_chars: no iostreams and no per-value allocation, so the cost is the
 // number parsing itself (tens of millions of values a second).
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
+#include "epsjoin/io.hpp"
 #include "io/io_file.hpp"
 #include "io/npy_format.hpp"
 #include "io/readers.hpp"
@@ -58,21 +60,32 @@ std::string read_whole_file(input_file& file) {
 
 class text_parser {
  public:
-  text_parser(std::string_view path, std::size_t dim) : path_(path), dim_(dim) {}
+  /// `share`: the text is one reader's share of a file (text_share), whose lines are numbered
+  /// from `first_line` + 1; the checks of the whole file are then the caller's (share_info()).
+  text_parser(std::string_view path, std::size_t dim, bool share = false,
+              std::uint64_t first_line = 0, bool at_start = true, std::size_t file_d = 0,
+              std::uint64_t file_d_line = 0)
+      : path_(path),
+        dim_(dim),
+        share_(share),
+        at_start_(at_start),
+        line_(first_line),
+        file_d_(file_d),
+        file_d_line_(file_d_line) {}
 
   dataset run(std::string_view buf) {
     const char* p = buf.data();
     const char* const end = p + buf.size();
-    if (buf.empty()) io_fail(path_, "empty file (no points)");
-    if (buf.starts_with(npy_magic)) {
+    if (buf.empty() && !share_) io_fail(path_, "empty file (no points)");
+    if (at_start_ && buf.starts_with(npy_magic)) {
       io_fail(path_,
               "this is a NumPy .npy file, not text; name it *.npy or ask for the npy format");
     }
-    if (buf.starts_with("\xEF\xBB\xBF")) p += 3;  // a UTF-8 byte-order mark, as Excel writes
+    if (at_start_ && buf.starts_with("\xEF\xBB\xBF")) p += 3;  // a UTF-8 byte-order mark
 
-    std::size_t d = 0;           // values per point, fixed by the first point
-    std::size_t d_line = 0;      // the line that fixed it
-    std::size_t blank_line = 0;  // first blank line since the last point, 0 when none
+    std::size_t d = file_d_;            // values per point, fixed by the file's first point
+    std::size_t d_line = file_d_line_;  // the line that fixed it
+    std::size_t blank_line = 0;         // first blank line since the last point, 0 when none
     while (p != end) {
       ++line_;
       const char* const line_start = p;
@@ -93,6 +106,7 @@ class text_parser {
                               "points (only blank lines at the end of the file are allowed)"));
       }
       const std::size_t count = parse_line(q, eol, d == 0 ? SIZE_MAX : d, d_line);
+      if (first_point_line_ == 0) first_point_line_ = line_;
       if (d == 0) {
         if (dim_ != 0 && count != dim_) {
           fail(std::min(count, dim_) + 1, "the first point has ", count, " values but dim = ", dim_,
@@ -105,9 +119,14 @@ class text_parser {
         fail(count + 1, "found ", count, " values, expected ", d, " (as on line ", d_line, ")");
       }
     }
-    if (values_.empty()) io_fail(path_, "no points (only blank or comment lines)");
-    return dataset(std::move(values_), d);
+    if (values_.empty() && !share_) io_fail(path_, "no points (only blank or comment lines)");
+    info_.d = values_.empty() ? 0 : d;
+    info_.first_point_line = first_point_line_;
+    info_.trailing_blank_line = blank_line;
+    return dataset(std::move(values_), std::max<std::size_t>(d, 1));
   }
+
+  const text_share_info& share_info() const { return info_; }
 
  private:
   // Parses the fields of one line from its first non-blank byte; returns how many there were.
@@ -161,8 +180,13 @@ class text_parser {
 
   std::string_view path_;
   std::size_t dim_;
+  bool share_, at_start_;
   std::size_t line_ = 0;  // 1-based number of the line being parsed
+  std::size_t file_d_;    // a share after the file's first point: its values, and its line
+  std::uint64_t file_d_line_;
+  std::size_t first_point_line_ = 0;
   std::vector<double> values_;
+  text_share_info info_;
 };
 
 }  // namespace
@@ -177,3 +201,101 @@ dataset read_text(const std::string& path, std::size_t dim) {
 }
 
 }  // namespace epsjoin::detail
+
+namespace epsjoin {
+
+text_share read_text_share(const std::string& path, std::uint64_t first_byte,
+                           std::uint64_t max_bytes) {
+  detail::input_file file(path);
+  file.require_regular();
+  const std::uint64_t size = file.size();
+  text_share share;
+  share.file_bytes = size;
+  share.at_start = first_byte == 0;
+  if (first_byte >= size) return share;
+  const std::uint64_t end = max_bytes >= size - first_byte ? size : first_byte + max_bytes;
+  constexpr std::size_t block = std::size_t{1} << 16;
+  std::string probe;
+  // A line belongs to the share its first byte lies in: unless the byte before the share ends a
+  // line, the share starts after the next line end.
+  std::uint64_t start = first_byte;
+  if (first_byte > 0) {
+    char before = 0;
+    file.seek(first_byte - 1);
+    file.read_exact(&before, 1, first_byte - 1);
+    while (before != '\n' && start < end) {
+      probe.resize(static_cast<std::size_t>(std::min<std::uint64_t>(block, size - start)));
+      file.read_exact(probe.data(), probe.size(), start);
+      const void* nl = std::memchr(probe.data(), '\n', probe.size());
+      if (nl == nullptr) {
+        start += probe.size();
+        if (start >= size) return share;
+        continue;
+      }
+      start += static_cast<std::uint64_t>(static_cast<const char*>(nl) - probe.data()) + 1;
+      break;
+    }
+    if (start >= end) return share;
+    file.seek(start);
+  }
+  share.text.resize(static_cast<std::size_t>(end - start));
+  file.read_exact(share.text.data(), share.text.size(), start);
+  // The last line runs on to its end, past the share if need be.
+  std::uint64_t at = end;
+  while (!share.text.empty() && share.text.back() != '\n' && at < size) {
+    probe.resize(static_cast<std::size_t>(std::min<std::uint64_t>(block, size - at)));
+    file.read_exact(probe.data(), probe.size(), at);
+    const void* nl = std::memchr(probe.data(), '\n', probe.size());
+    const std::size_t take =
+        nl == nullptr ? probe.size()
+                      : static_cast<std::size_t>(static_cast<const char*>(nl) - probe.data()) + 1;
+    share.text.append(probe.data(), take);
+    at += take;
+  }
+  for (const char c : share.text) share.lines += c == '\n';
+  if (!share.text.empty() && share.text.back() != '\n') ++share.lines;
+  return share;
+}
+
+std::size_t first_point_values(const text_share& share, std::uint64_t& line) {
+  const char* p = share.text.data();
+  const char* const end = p + share.text.size();
+  if (share.at_start && share.text.starts_with("\xEF\xBB\xBF")) p += 3;
+  for (line = 1; p != end; ++line) {
+    const char* nl =
+        static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
+    const char* eol = nl != nullptr ? nl : end;
+    const char* q = p;
+    p = nl != nullptr ? nl + 1 : end;
+    if (eol != q && eol[-1] == '\r') --eol;
+    while (q != eol && detail::is_space(*q)) ++q;
+    if (q == eol || *q == '#') continue;
+    // Fields as the parser separates them: a comma, or blanks, between values.
+    std::size_t fields = 1;
+    while (q != eol) {
+      if (*q == ',' || detail::is_space(*q)) {
+        while (q != eol && detail::is_space(*q)) ++q;
+        if (q != eol && *q == ',') ++q;
+        while (q != eol && detail::is_space(*q)) ++q;
+        if (q != eol) ++fields;
+      } else {
+        ++q;
+      }
+    }
+    return fields;
+  }
+  line = 0;
+  return 0;
+}
+
+dataset parse_text_share(const text_share& share, const std::string& path, std::size_t dim,
+                         std::uint64_t first_line, text_share_info& info, std::size_t file_d,
+                         std::uint64_t file_d_line) {
+  detail::text_parser parser(path, dim, true, first_line, share.at_start, file_d, file_d_line);
+  dataset points = parser.run(share.text);
+  info = parser.share_info();
+  if (info.d == 0) return dataset();
+  return points;
+}
+
+}  // namespace epsjoin

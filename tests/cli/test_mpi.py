@@ -123,9 +123,9 @@ class MpiJoin(unittest.TestCase):
                          engines=("cpu-grid", "super-ego"))
 
     def test_every_input_format(self):
-        # .npy and raw files are read by every rank, a range of rows each; text by rank 0.
+        # Every rank reads a share: .npy and raw files a range of rows, text a range of lines.
         for name, reader in (("p.npy", "ranges"), ("p.f32", "ranges"), ("p.f64", "ranges"),
-                             ("p.csv", "rank 0")):
+                             ("p.csv", "ranges")):
             with self.subTest(name=name):
                 path = self.path(name)
                 single_gen = subprocess.run([BIN, "gen", "expo:3:2500:seed=12", "--output", path],
@@ -136,6 +136,46 @@ class MpiJoin(unittest.TestCase):
                 self.assert_same(source, 0.03, ranks=(1, 3), counts=name == "p.npy")
                 proc = self.run_ranks(3, *source, "--eps", "0.03", "--json")
                 self.assertEqual(json.loads(proc.stdout)["read"], reader)
+
+    def test_text_in_shares_of_lines(self):
+        # Lines of very different lengths, comments, CRLF, a byte-order mark, blank lines at the
+        # end: every rank parses the lines that start in its share of the bytes.
+        lines = ["\ufeff# x, y, z"]
+        for k in range(700):
+            value = (k * 37 % 101) / 101.0
+            row = f"{value},{(k % 13) / 13.0:.17g},  {k / 700.0}"
+            lines.append(row if k % 3 else f"  {row}   ")
+            if k % 50 == 0:
+                lines.append("# a comment")
+        path = self.path("mixed.csv")
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            f.write("\r\n".join(lines) + "\r\n\r\n\n")
+        self.assert_same(["--input", path], 0.05, ranks=(1, 2, 3, 4))
+        proc = self.run_ranks(4, "--input", path, "--eps", "0.05", "--json")
+        self.assertEqual(json.loads(proc.stdout)["read"], "ranges")
+
+    def test_text_errors_name_the_whole_files_lines(self):
+        def error_of(text, np=4):
+            path = self.path("bad.csv")
+            with open(path, "w") as f:
+                f.write(text)
+            one = subprocess.run([BIN, "join", "--input", path, "--eps", "0.1"],
+                                 capture_output=True, text=True)
+            proc = mpirun(np, "--input", path, "--eps", "0.1")
+            self.assertEqual(proc.returncode, 1, proc.stderr)
+            errors = [l for l in proc.stderr.splitlines() if "error:" in l]
+            self.assertEqual(len(errors), 1, proc.stderr)
+            return one.stderr.strip().split("error: ", 1)[-1], errors[0].split("error: ", 1)[-1]
+
+        good = "".join(f"{k},{k + 1}\n" for k in range(60))
+        for text in (good[:300] + "1,abc\n" + good[300:],        # a bad value in a late share
+                     good[:200] + "\n" + good[200:],              # a blank line between points
+                     good + "1,2,3\n",                            # one value too many
+                     good[:400] + "7\n" + good[400:],             # one value too few
+                     "", "# only a comment\n\n"):                # no points at all
+            with self.subTest(text=text[-20:]):
+                single_error, mpi_error = error_of(text)
+                self.assertEqual(mpi_error, single_error)
 
     def test_a_bad_value_is_reported_once_by_the_rank_that_read_it(self):
         rows = [(0.1 * k, 0.0) for k in range(40)]

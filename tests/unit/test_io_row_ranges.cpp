@@ -1,5 +1,7 @@
 // read_options' row ranges and read_shape: every binary format reads any range of its rows, the
-// parts of a file put together give the whole file, and text refuses both.
+// parts of a file put together give the whole file, and text refuses both. Text's own shares
+// (read_text_share, parse_text_share): cut at every byte, the shares give the whole file's points
+// and lines.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -99,6 +101,46 @@ TEST(IoRowRanges, TextRefusesRangesAndShapes) {
   EXPECT_THROW(epsjoin::read_shape(path, options), epsjoin::invalid_argument);
   options.first_row = 1;
   EXPECT_THROW(epsjoin::read_dataset(path, options), epsjoin::invalid_argument);
+}
+
+// Two shares cut at every byte of a file with a byte-order mark, comments, CRLF, blank lines at
+// the end and lines of different lengths: together they hold every line once and the whole
+// file's points, in order; the shares after the first point check theirs against it.
+TEST(IoTextShares, TwoSharesCutAtEveryByteGiveTheWholeFile) {
+  const std::string text =
+      "\xEF\xBB\xBF# header\r\n1,2\r\n  3 , 4\r\n# note\n5\t6\n7,8.5\n\n\n";
+  const std::string path = temp_path("shares.csv");
+  epsjoin::test::write_bytes(path, text);
+  const dataset whole = epsjoin::read_dataset(path);
+  for (std::uint64_t cut = 0; cut <= text.size(); ++cut) {
+    SCOPED_TRACE(cut);
+    const epsjoin::text_share a = epsjoin::read_text_share(path, 0, cut);
+    const epsjoin::text_share b = epsjoin::read_text_share(path, cut, text.size());
+    EXPECT_EQ(a.text + b.text, text);
+    EXPECT_EQ(a.lines + b.lines, 8u);
+    epsjoin::text_share_info ia, ib;
+    const dataset pa = epsjoin::parse_text_share(a, path, 0, 0, ia);
+    std::uint64_t within = 0;
+    const std::size_t values = epsjoin::first_point_values(a, within);
+    const dataset pb = epsjoin::parse_text_share(b, path, 0, a.lines, ib, values,
+                                                 values == 0 ? 0 : within);
+    ASSERT_EQ(pa.n() + pb.n(), whole.n());
+    expect_rows(pa, whole, 0);
+    expect_rows(pb, whole, pa.n());
+    EXPECT_EQ(ia.trailing_blank_line != 0 || ib.trailing_blank_line != 0, true);
+  }
+}
+
+TEST(IoTextShares, ALaterShareNamesTheWholeFilesLines) {
+  const std::string text = "1,2\n3,4\n5,6\n7\n";
+  const std::string path = temp_path("short.csv");
+  epsjoin::test::write_bytes(path, text);
+  const epsjoin::text_share b = epsjoin::read_text_share(path, 8, text.size());
+  epsjoin::text_share_info info;
+  EXPECT_EQ(b.text, "5,6\n7\n");
+  epsjoin::test::expect_io_error(
+      [&] { epsjoin::parse_text_share(b, path, 0, 2, info, 2, 1); },
+      {"line 4, column 2: found 1 values, expected 2 (as on line 1)"});
 }
 
 }  // namespace

@@ -117,9 +117,9 @@ std::vector<std::uint64_t> gather_counts(const session& s, const std::vector<std
 std::vector<double> gather_doubles(const session& s, const std::vector<double>& values) {
   const int each = count(values.size(), "values");
   std::vector<double> out(s.rank() == 0 ? values.size() * static_cast<std::size_t>(s.size()) : 0);
-  check(MPI_Gather(values.data(), each, MPI_DOUBLE, out.data(), each, MPI_DOUBLE, 0,
-                   MPI_COMM_WORLD),
-        "MPI_Gather");
+  check(
+      MPI_Gather(values.data(), each, MPI_DOUBLE, out.data(), each, MPI_DOUBLE, 0, MPI_COMM_WORLD),
+      "MPI_Gather");
   return out;
 }
 
@@ -139,10 +139,10 @@ void write_header_and_offsets(MPI_File file, const std::vector<std::uint64_t>& o
   constexpr std::size_t piece = std::size_t{1} << 26;
   for (std::size_t at = 0; at < offsets.size(); at += piece) {
     const std::size_t take = std::min(piece, offsets.size() - at);
-    check(MPI_File_write_at(file, static_cast<MPI_Offset>(header_bytes + 8 * at),
-                            offsets.data() + at, static_cast<int>(take), MPI_UINT64_T,
-                            MPI_STATUS_IGNORE),
-          "MPI_File_write_at (offsets)");
+    check(
+        MPI_File_write_at(file, static_cast<MPI_Offset>(header_bytes + 8 * at), offsets.data() + at,
+                          static_cast<int>(take), MPI_UINT64_T, MPI_STATUS_IGNORE),
+        "MPI_File_write_at (offsets)");
   }
 }
 
@@ -181,8 +181,8 @@ row_places place_rows(const session& s, const std::vector<std::uint64_t>& global
   out.total = header[1];
   out.starts.resize(own_ids.size());
   check(MPI_Scatterv(starts_by_rank.data(), sizes.data(), displs.data(), MPI_UINT64_T,
-                     out.starts.data(), count(out.starts.size(), "points of a rank"),
-                     MPI_UINT64_T, 0, MPI_COMM_WORLD),
+                     out.starts.data(), count(out.starts.size(), "points of a rank"), MPI_UINT64_T,
+                     0, MPI_COMM_WORLD),
         "MPI_Scatterv (row starts)");
   return out;
 }
@@ -213,8 +213,8 @@ void write_rows_at(MPI_File file, MPI_Offset at, const std::vector<std::uint64_t
   MPI_Datatype file_type = element;
   std::optional<datatype> rows_type;
   if (!block_lengths.empty()) {
-    check(MPI_Type_create_hindexed(count(block_lengths.size(), "row blocks"),
-                                   block_lengths.data(), block_starts.data(), element, &file_type),
+    check(MPI_Type_create_hindexed(count(block_lengths.size(), "row blocks"), block_lengths.data(),
+                                   block_starts.data(), element, &file_type),
           "MPI_Type_create_hindexed");
     rows_type.emplace(file_type);
     file_type = rows_type->get();
@@ -264,8 +264,8 @@ void write_csr_file(const session& s, const std::string& path,
 }
 
 void write_pairs_file(const session& s, const std::string& path, std::size_t n_rows,
-                      std::span<const std::uint32_t> own_ids, const rank_rows& rows,
-                      bool self_join, pair_file_format format) {
+                      std::span<const std::uint32_t> own_ids, const rank_rows& rows, bool self_join,
+                      pair_file_format format) {
   // This rank's pairs, row after row: (i, j) for every neighbour j of row i, in a self-join only
   // j >= i (each pair once, and (i, i) with --include-self, as 'epsjoin join' writes them); as
   // two uint32 words (.npy) or an "i,j" line (CSV) each. per_row: each row's elements.

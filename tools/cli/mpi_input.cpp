@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 
 #include "epsjoin/io.hpp"
 #include "input.hpp"
@@ -55,6 +56,26 @@ row_share share_of(const session& s, std::uint64_t n) {
   const auto rank = static_cast<std::uint64_t>(s.rank());
   const std::uint64_t first = n * rank / ranks;
   return {first, n * (rank + 1) / ranks - first};
+}
+
+// Collective, once every rank holds its share `mine` (points first_id, first_id + 1, ...): each
+// rank samples its share in proportion to its rows, rank 0 cuts, every rank learns the cuts, and
+// the points go to their boxes with their halos.
+void partition_and_exchange(const session& s, resources& res, const input_request& request,
+                            const dataset& mine, std::uint64_t first_id, distributed_input& in) {
+  const auto partition_start = clock_type::now();
+  const std::size_t share = in.n == 0 ? 0 : (request.sample_size * mine.n() + in.n - 1) / in.n;
+  const dataset sample = gather_sample(s, take_sample(mine.view(), share), in.d);
+  if (s.rank() == 0) {
+    in.plan = plan_from_sample(res, sample, in.n, request.eps, static_cast<std::size_t>(s.size()),
+                               request.point_cost);
+  }
+  in.plan.partition.eps = request.eps;
+  broadcast_partition(s, in.plan.partition);
+  in.partition_seconds = since(partition_start);
+  const auto exchange_start = clock_type::now();
+  in.local = exchange_boxes(mine.view(), first_id, res.threads(), in.plan.partition);
+  in.exchange_seconds = since(exchange_start);
 }
 
 std::optional<distributed_input> read_in_ranges(const session& s, resources& res,
@@ -114,26 +135,128 @@ std::optional<distributed_input> read_in_ranges(const session& s, resources& res
   if (!all_succeeded(s, error)) return std::nullopt;
   in.load_seconds = since(load_start);
 
-  // Each rank samples its share in proportion to its rows, rank 0 cuts, every rank learns the cuts.
-  const auto partition_start = clock_type::now();
-  const std::size_t share = in.n == 0 ? 0 : (request.sample_size * mine.n() + in.n - 1) / in.n;
-  const dataset sample = gather_sample(s, take_sample(mine.view(), share), in.d);
-  if (s.rank() == 0) {
-    in.plan = plan_from_sample(res, sample, in.n, request.eps, static_cast<std::size_t>(s.size()),
-                               request.point_cost);
-  }
-  in.plan.partition.eps = request.eps;
-  broadcast_partition(s, in.plan.partition);
-  in.partition_seconds = since(partition_start);
-
+  partition_and_exchange(s, res, request, mine, points_share.first, in);
   const auto exchange_start = clock_type::now();
-  in.local = exchange_boxes(mine.view(), points_share.first, res.threads(), in.plan.partition);
   if (with_queries) {
     // A query goes to the box that holds it, and only there.
     in.queries = exchange_boxes(my_queries.view(), queries_share.first, res.threads(),
                                 in.plan.partition, false);
   }
-  in.exchange_seconds = since(exchange_start);
+  in.exchange_seconds += since(exchange_start);
+  return in;
+}
+
+// Collective: what only the whole file can say after the shares' parses (each checked its points
+// against the file's first point): that there are points, and no blank line before one in a
+// later share; the first violation in the file as the error, on rank 0.
+std::string check_text_shares(const session& s, const std::string& path,
+                              const text_share_info& info, std::uint64_t points,
+                              std::uint64_t file_bytes) {
+  const std::uint64_t mine[4] = {info.d, info.first_point_line, info.trailing_blank_line, points};
+  std::vector<std::uint64_t> all(s.rank() == 0 ? 4 * static_cast<std::size_t>(s.size()) : 0);
+  check(MPI_Gather(mine, 4, MPI_UINT64_T, all.data(), 4, MPI_UINT64_T, 0, MPI_COMM_WORLD),
+        "MPI_Gather (text shares)");
+  if (s.rank() != 0) return {};
+  const std::size_t ranks = static_cast<std::size_t>(s.size());
+  auto blank_of = [&](std::size_t r) { return all[4 * r + 2]; };
+  auto points_of = [&](std::size_t r) { return all[4 * r + 3]; };
+  std::size_t first = ranks;  // the first share with points
+  for (std::size_t r = 0; r < ranks && first == ranks; ++r) {
+    if (points_of(r) > 0) first = r;
+  }
+  if (first == ranks) {
+    return path + (file_bytes == 0 ? ": empty file (no points)"
+                                   : ": no points (only blank or comment lines)");
+  }
+  for (std::size_t r = 0; r < ranks; ++r) {
+    // A blank line after a share's last point, with a point in a later share.
+    bool later_points = false;
+    for (std::size_t t = r + 1; t < ranks; ++t) later_points = later_points || points_of(t) > 0;
+    if (blank_of(r) != 0 && later_points) {
+      return path + ": line " + std::to_string(blank_of(r)) +
+             ": blank line before or between points (only blank lines at the end of the file "
+             "are allowed)";
+    }
+  }
+  return {};
+}
+
+// A self-join's text input, every rank parsing the lines that start in its share of the bytes
+// (line numbers from an exclusive scan of the shares' lines), then exchanged as binary shares are.
+std::optional<distributed_input> read_text_in_ranges(const session& s, resources& res,
+                                                     const input_request& request) {
+  distributed_input in;
+  in.read_in_ranges = true;
+  in.description = request.file;
+  const auto load_start = clock_type::now();
+  std::string error;
+  text_share share;
+  if (s.rank() == 0 && !request.output.empty()) {
+    try {
+      check_output_path(request.output);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  if (error.empty()) {
+    try {
+      const std::uint64_t bytes = std::filesystem::file_size(request.file);
+      const row_share mine = share_of(s, bytes);
+      share = read_text_share(request.file, mine.first, mine.count);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  if (!all_succeeded(s, error)) return std::nullopt;
+  std::uint64_t lines_before = 0;
+  check(MPI_Exscan(&share.lines, &lines_before, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD),
+        "MPI_Exscan (lines)");
+  if (s.rank() == 0) lines_before = 0;  // MPI leaves rank 0's result undefined
+  // The file's first point fixes how many values every point has: the first share that holds a
+  // point says how many and where; the shares after it check against that.
+  std::uint64_t within = 0;
+  const std::uint64_t values = first_point_values(share, within);
+  const std::uint64_t mine_first[2] = {values, values == 0 ? 0 : lines_before + within};
+  std::vector<std::uint64_t> firsts(2 * static_cast<std::size_t>(s.size()));
+  check(MPI_Allgather(mine_first, 2, MPI_UINT64_T, firsts.data(), 2, MPI_UINT64_T, MPI_COMM_WORLD),
+        "MPI_Allgather (first points)");
+  std::size_t file_d = 0;
+  std::uint64_t file_d_line = 0;
+  for (int r = 0; r < s.rank() && file_d == 0; ++r) {
+    file_d = firsts[2 * static_cast<std::size_t>(r)];
+    file_d_line = firsts[2 * static_cast<std::size_t>(r) + 1];
+  }
+  text_share_info info;
+  dataset mine;
+  try {
+    mine =
+        parse_text_share(share, request.file, request.dim, lines_before, info, file_d, file_d_line);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  if (!all_succeeded(s, error)) return std::nullopt;
+  error = check_text_shares(s, request.file, info, mine.n(), share.file_bytes);
+  if (!all_succeeded(s, error)) return std::nullopt;
+  std::uint64_t counts[2] = {mine.n(), 0}, first_id = 0;
+  check(MPI_Exscan(counts, &first_id, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD),
+        "MPI_Exscan (points)");
+  if (s.rank() == 0) first_id = 0;
+  check(MPI_Allreduce(counts, counts + 1, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD),
+        "MPI_Allreduce (points)");
+  std::uint64_t d = info.d;
+  check(MPI_Allreduce(MPI_IN_PLACE, &d, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD),
+        "MPI_Allreduce (dimension)");
+  in.n = counts[1];
+  in.d = d;
+  if (mine.n() == 0) mine = dataset(0, d);
+  try {
+    refuse_too_many(in.n);
+  } catch (const std::exception& e) {
+    error = s.rank() == 0 ? e.what() : "";
+  }
+  if (!all_succeeded(s, error)) return std::nullopt;
+  in.load_seconds = since(load_start);
+  partition_and_exchange(s, res, request, mine, first_id, in);
   return in;
 }
 
@@ -212,7 +335,15 @@ std::optional<distributed_input> distribute_input(const session& s, resources& r
   auto binary = [](const std::string& file) {
     return !file.empty() && format_for_path(file) != data_format::text;
   };
-  // Binary files are read in ranges of rows, a join's queries too when they are a binary file.
+  // Binary files are read in ranges of rows, a join's queries too when they are a binary file;
+  // a self-join's text file in ranges of lines.
+  const bool with_queries = !request.queries_file.empty() || !request.queries_generate.empty();
+  if (!with_queries && !request.file.empty() && !binary(request.file)) {
+    // Not a regular file (a pipe), or none: rank 0 reads it, or says why it cannot.
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(request.file, ec))
+      return read_text_in_ranges(s, res, request);
+  }
   const bool in_ranges = binary(request.file) && request.queries_generate.empty() &&
                          (request.queries_file.empty() || binary(request.queries_file));
   return in_ranges ? read_in_ranges(s, res, request) : read_on_root(s, res, request);

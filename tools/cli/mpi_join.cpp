@@ -42,13 +42,14 @@ const command_spec& mpi_join_command() {
       {
           {"input", "FILE",
            "points to join: .npy (float32/float64) or raw .f64/.f32 (needs --dim), each rank "
-           "reading its range of rows; or CSV/whitespace text, read by rank 0"},
+           "reading its range of rows; or CSV/whitespace text, each rank reading the lines that start "
+           "in its share of the bytes"},
           {"generate", "SPEC",
            "generate the points instead, e.g. expo:2:100000 (see 'epsjoin gen')"},
           {"queries", "FILE",
            "query points A for a join A x B against the input B: B is cut into boxes with halos, "
            "each query goes to the rank of its box (binary files are read in ranges of rows "
-           "by every rank, text and generated sets by rank 0)"},
+           "by every rank; text and generated sets by rank 0)"},
           {"generate-queries", "SPEC", "generate the query points A instead"},
           {"paper", "", "with --generate expo:...: the papers' exact Expo* values"},
           {"dim", "D", "dimension of raw binary input (.f64/.f32); for other formats a check"},
