@@ -86,30 +86,8 @@ inline bool within_squared(const double* a, const double* b, std::size_t d, doub
   return s <= eps2;
 }
 
-/// Smallest and largest squared distance, computed as `within_squared` computes it, from `p` to any
-/// point of the box [lo, hi]; and the same between two boxes.
-inline double nearest2(const double* p, const double* lo, const double* hi,
-                       std::size_t d) noexcept {
-  double s = 0;
-  for (std::size_t k = 0; k < d; ++k) {
-    // The positive one of the two, or 0 inside: the same value as a branch would pick, with no
-    // branch to mispredict.
-    const double diff = std::max(std::max(lo[k] - p[k], p[k] - hi[k]), 0.0);
-    s += diff * diff;
-  }
-  return s;
-}
-
-inline double farthest2(const double* p, const double* lo, const double* hi,
-                        std::size_t d) noexcept {
-  double s = 0;
-  for (std::size_t k = 0; k < d; ++k) {
-    const double diff = std::max(p[k] - lo[k], hi[k] - p[k]);
-    s += diff * diff;
-  }
-  return s;
-}
-
+/// Smallest and largest squared distance, computed as `within_squared` computes it, between any
+/// points of the boxes [lo_a, hi_a] and [lo_b, hi_b]; and (below) from a point `p` to a box.
 inline double nearest2(const double* lo_a, const double* hi_a, const double* lo_b,
                        const double* hi_b, std::size_t d) noexcept {
   double s = 0;
@@ -128,6 +106,18 @@ inline double farthest2(const double* lo_a, const double* hi_a, const double* lo
     s += diff * diff;
   }
   return s;
+}
+
+// A point is the box [p, p]: the box-to-box expressions give the point's values exactly (no
+// rounding differs: the same differences are taken).
+inline double nearest2(const double* p, const double* lo, const double* hi,
+                       std::size_t d) noexcept {
+  return nearest2(p, p, lo, hi, d);
+}
+
+inline double farthest2(const double* p, const double* lo, const double* hi,
+                        std::size_t d) noexcept {
+  return farthest2(p, p, lo, hi, d);
 }
 
 }  // namespace epsjoin::detail

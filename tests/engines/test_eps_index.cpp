@@ -17,29 +17,12 @@ namespace {
 using epsjoin::dataset;
 using epsjoin::index_pair;
 using epsjoin::scalar_type;
+using epsjoin::test::index_pairs;
 using epsjoin::test::shape_kind;
 
 std::vector<index_pair> sorted_pairs(std::vector<index_pair> pairs) {
   std::sort(pairs.begin(), pairs.end());
   return pairs;
-}
-
-// The index's answer to one query (self when `queries` is null), as sorted ordered pairs.
-std::vector<index_pair> index_pairs(const epsjoin::eps_index& index, const dataset* queries,
-                                    double eps, epsjoin::join_stats* stats = nullptr,
-                                    bool include_self = false) {
-  epsjoin::resources res(3);
-  std::vector<index_pair> pairs;
-  epsjoin::callback_sink sink([&](std::span<const index_pair> batch) {
-    pairs.insert(pairs.end(), batch.begin(), batch.end());
-  });
-  epsjoin::query_options qo;
-  qo.include_self = include_self;
-  const epsjoin::join_stats s = queries == nullptr
-                                    ? index.self_join(res, eps, qo, sink)
-                                    : index.query(res, queries->view(), eps, qo, sink);
-  if (stats != nullptr) *stats = s;
-  return sorted_pairs(std::move(pairs));
 }
 
 // Pairs, counts and CSR rows of the index equal the oracle's at eps.

@@ -20,22 +20,10 @@ using epsjoin::dataset;
 using epsjoin::distance_metric;
 using epsjoin::index_pair;
 
+// The index's pairs (sorted), as the harness collects them.
 std::vector<index_pair> collect(const epsjoin::eps_index& index, const dataset* queries, double eps,
                                 bool include_self = false) {
-  epsjoin::resources res(3);
-  std::vector<index_pair> pairs;
-  epsjoin::callback_sink sink([&](std::span<const index_pair> batch) {
-    pairs.insert(pairs.end(), batch.begin(), batch.end());
-  });
-  epsjoin::query_options qo;
-  qo.include_self = include_self;
-  if (queries == nullptr) {
-    index.self_join(res, eps, qo, sink);
-  } else {
-    index.query(res, queries->view(), eps, qo, sink);
-  }
-  std::sort(pairs.begin(), pairs.end());
-  return pairs;
+  return epsjoin::test::index_pairs(index, queries, eps, nullptr, include_self);
 }
 
 std::vector<index_pair> oracle(epsjoin::join_options opt, const dataset* queries,

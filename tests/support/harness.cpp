@@ -4,6 +4,7 @@
 #include <cmath>
 #include <mutex>
 
+#include "epsjoin/index.hpp"
 #include "support/seed.hpp"
 
 namespace epsjoin::test {
@@ -322,6 +323,22 @@ std::string note_of(const join_stats& stats, const std::string& key) {
     if (k == key) return v;
   }
   return "";
+}
+
+std::vector<index_pair> index_pairs(const eps_index& index, const dataset* queries, double eps,
+                                    join_stats* stats, bool include_self) {
+  resources res(3);
+  std::vector<index_pair> pairs;
+  callback_sink sink([&](std::span<const index_pair> batch) {
+    pairs.insert(pairs.end(), batch.begin(), batch.end());
+  });
+  query_options qo;
+  qo.include_self = include_self;
+  const join_stats s = queries == nullptr ? index.self_join(res, eps, qo, sink)
+                                          : index.query(res, queries->view(), eps, qo, sink);
+  if (stats != nullptr) *stats = s;
+  std::sort(pairs.begin(), pairs.end());
+  return pairs;
 }
 
 }  // namespace epsjoin::test

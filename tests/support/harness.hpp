@@ -15,7 +15,16 @@
 #include "epsjoin/join.hpp"
 #include "support/shapes.hpp"
 
+namespace epsjoin {
+class eps_index;
+}
+
 namespace epsjoin::test {
+
+/// The eps_index's answer to one query (a self-join when `queries` is null) as sorted ordered
+/// pairs; its statistics into `stats` when set.
+std::vector<index_pair> index_pairs(const eps_index& index, const dataset* queries, double eps,
+                                    join_stats* stats = nullptr, bool include_self = false);
 
 struct engine_config {
   std::string engine;
