@@ -68,7 +68,6 @@ text_share read_text_share(const std::string& path, std::uint64_t first_byte,
 ///        are points, that every point has as many values, that no blank line precedes one.
 struct text_share_info {
   std::size_t d = 0;                      ///< values of its points; 0 when it has none
-  std::uint64_t first_point_line = 0;     ///< the file's line of its first point; 0 when none
   std::uint64_t trailing_blank_line = 0;  ///< its first blank line after its last point (or, with
                                           ///< no points, its first blank line); 0 when none
 };

@@ -106,7 +106,6 @@ class text_parser {
                               "points (only blank lines at the end of the file are allowed)"));
       }
       const std::size_t count = parse_line(q, eol, d == 0 ? SIZE_MAX : d, d_line);
-      if (first_point_line_ == 0) first_point_line_ = line_;
       if (d == 0) {
         if (dim_ != 0 && count != dim_) {
           fail(std::min(count, dim_) + 1, "the first point has ", count, " values but dim = ", dim_,
@@ -121,7 +120,6 @@ class text_parser {
     }
     if (values_.empty() && !share_) io_fail(path_, "no points (only blank or comment lines)");
     info_.d = values_.empty() ? 0 : d;
-    info_.first_point_line = first_point_line_;
     info_.trailing_blank_line = blank_line;
     return dataset(std::move(values_), std::max<std::size_t>(d, 1));
   }
@@ -184,7 +182,6 @@ class text_parser {
   std::size_t line_ = 0;  // 1-based number of the line being parsed
   std::size_t file_d_;    // a share after the file's first point: its values, and its line
   std::uint64_t file_d_line_;
-  std::size_t first_point_line_ = 0;
   std::vector<double> values_;
   text_share_info info_;
 };

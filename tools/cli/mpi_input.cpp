@@ -152,33 +152,33 @@ std::optional<distributed_input> read_in_ranges(const session& s, resources& res
 std::string check_text_shares(const session& s, const std::string& path,
                               const text_share_info& info, std::uint64_t points,
                               std::uint64_t file_bytes) {
-  const std::uint64_t mine[4] = {info.d, info.first_point_line, info.trailing_blank_line, points};
-  std::vector<std::uint64_t> all(s.rank() == 0 ? 4 * static_cast<std::size_t>(s.size()) : 0);
-  check(MPI_Gather(mine, 4, MPI_UINT64_T, all.data(), 4, MPI_UINT64_T, 0, MPI_COMM_WORLD),
+  const std::uint64_t mine[2] = {info.trailing_blank_line, points};
+  std::vector<std::uint64_t> all(s.rank() == 0 ? 2 * static_cast<std::size_t>(s.size()) : 0);
+  check(MPI_Gather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, 0, MPI_COMM_WORLD),
         "MPI_Gather (text shares)");
   if (s.rank() != 0) return {};
   const std::size_t ranks = static_cast<std::size_t>(s.size());
-  auto blank_of = [&](std::size_t r) { return all[4 * r + 2]; };
-  auto points_of = [&](std::size_t r) { return all[4 * r + 3]; };
-  std::size_t first = ranks;  // the first share with points
-  for (std::size_t r = 0; r < ranks && first == ranks; ++r) {
-    if (points_of(r) > 0) first = r;
-  }
-  if (first == ranks) {
+  auto blank_of = [&](std::size_t r) { return all[2 * r]; };
+  auto points_of = [&](std::size_t r) { return all[2 * r + 1]; };
+  std::uint64_t total = 0;
+  for (std::size_t r = 0; r < ranks; ++r) total += points_of(r);
+  if (total == 0) {
     return path + (file_bytes == 0 ? ": empty file (no points)"
                                    : ": no points (only blank or comment lines)");
   }
-  for (std::size_t r = 0; r < ranks; ++r) {
-    // A blank line after a share's last point, with a point in a later share.
-    bool later_points = false;
-    for (std::size_t t = r + 1; t < ranks; ++t) later_points = later_points || points_of(t) > 0;
-    if (blank_of(r) != 0 && later_points) {
-      return path + ": line " + std::to_string(blank_of(r)) +
-             ": blank line before or between points (only blank lines at the end of the file "
-             "are allowed)";
+  // A blank line after a share's last point, with a point in a later share: the first in the
+  // file, so walking back the last one found.
+  std::string error;
+  bool points_later = false;
+  for (std::size_t r = ranks; r-- > 0;) {
+    if (blank_of(r) != 0 && points_later) {
+      error = path + ": line " + std::to_string(blank_of(r)) +
+              ": blank line before or between points (only blank lines at the end of the file "
+              "are allowed)";
     }
+    points_later = points_later || points_of(r) > 0;
   }
-  return {};
+  return error;
 }
 
 // A self-join's text input, every rank parsing the lines that start in its share of the bytes
