@@ -21,7 +21,7 @@ mpi=(mpirun --allow-run-as-root --bind-to none --mca btl self,vader --mca pml ob
      --mca mtl ^ofi,psm2 --mca osc ^ucx -x NCCL_NVLS_ENABLE -x LD_LIBRARY_PATH)
 # name generator eps engine
 cases=("uniform2d-50m-s5000 uniform:2:50000000 0.005642 lbjoin"
-       "expo16d-4m-s500 expo:16:4000000 0.0420 gds-join")
+       "expo16d-4m-s500 expo:16:4000000 0.0420 meta-16q")
 for c in "${cases[@]}"; do
   read -r name spec eps engine <<<"$c"
   [[ -n ${MPI_CASES:-} && ,$MPI_CASES, != *,$name,* ]] && continue

@@ -9,30 +9,68 @@ usage: bench/multi_gpu.py EPSJOIN [--gpus 1,2,4] [--only NAME,...] [--repeat N] 
        [--deadline SECONDS]
 Each record is appended to --out as it is measured; no run starts after --deadline seconds.
 
-Cases (name, engine, generator, eps, format): the count-only joins of issue 29 (uniform 2-D
-50M at S ~ 5000, Expo16D 4M at S ~ 500), issue 30's strong-scaling 200M uniform 2-D at S ~
-500, and the CSR to host memory (uniform 2-D 50M, S ~ 50). Standard library only.
+Cases (name, engine, source, eps, format): the count-only joins of issue 29 (uniform 2-D 50M at
+S ~ 5000, Expo16D 4M at S ~ 500), issue 30's strong-scaling set (uniform 2-D 200M at S ~ 500,
+Expo16D 8M at S ~ 500, the GSHHG coastline sample repeated to 100M points with a uniform jitter
+of 1% of each column's spread, numpy's PCG64 with a fixed seed, at S ~ 500: eps 0.0823 gives S
+5.00 on 1M of those points on the development machine, and S grows with the copies), the CSR to
+host memory (uniform 2-D 50M, S ~ 50) and, with --weak, issue 30's weak scaling: 25M uniform 2-D
+points a GPU at S ~ 50, the CSR table streamed to a file (deleted after each run).
+Standard library only, and numpy for the coastline case.
 """
 import argparse
 import json
+import math
+import os
 import subprocess
 import sys
 import time
 
+BENCH = "/tmp/epsjoin-bench"
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")
+
+# name, engine, source (a generator spec, or (sample file, d, points)), eps, format, extra args
 CASES = [
-    ("expo16d-4m-s500-count", "gds-join", "expo:16:4000000", 0.0420, "count", ["--paper"]),
+    ("expo16d-4m-s500-count", "meta-16q", "expo:16:4000000", 0.0420, "count", ["--paper"]),
     ("uniform2d-50m-s5000-count", "lbjoin", "uniform:2:50000000", 0.005642, "count", []),
     ("uniform2d-200m-s500-count", "lbjoin", "uniform:2:200000000", 0.000892, "count", []),
+    ("expo16d-8m-s500-count", "meta-16q", "expo:16:8000000", 0.0402, "count", ["--paper"]),
+    ("coast-100m-s500-count", "lbjoin", ("gshhg_coast_2d_sample.f64", 2, 100000000), 0.0823,
+     "count", []),
     ("uniform2d-50m-s50-csr", "lbjoin", "uniform:2:50000000", 0.000564, "csr", []),
 ]
 
 
+def jittered(name, d, n, seed=30):
+    """The sample repeated to n points with a uniform jitter of 1% of each column's spread."""
+    import numpy as np  # only this case needs it
+
+    path = f"{BENCH}/{os.path.splitext(name)[0]}_{n}.npy"
+    if os.path.exists(path):
+        return path
+    base = np.fromfile(os.path.join(DATA, name), dtype="<f8").reshape(-1, d)
+    points = np.tile(base, (-(-n // len(base)), 1))[:n]
+    spread = base.max(axis=0) - base.min(axis=0)
+    rng = np.random.Generator(np.random.PCG64(seed))
+    points += (rng.random(points.shape) - 0.5) * 0.01 * spread
+    os.makedirs(BENCH, exist_ok=True)
+    np.save(path, points)
+    return path
+
+
 def run_case(binary, case, gpus, repeat):
-    name, engine, spec, eps, fmt, extra = case
+    name, engine, source, eps, fmt, extra = case
     devices = ",".join(str(g) for g in range(gpus))
-    cmd = [binary, "join", "--generate", spec, *extra, "--eps", str(eps), "--engine", engine,
-           "--format", fmt, "--json", "--repeat", str(repeat), "--devices", devices]
+    points = ["--input", jittered(*source)] if isinstance(source, tuple) else ["--generate", source]
+    output = []
+    if fmt == "csr-file":
+        os.makedirs(BENCH, exist_ok=True)
+        output, fmt = ["--output", f"{BENCH}/weak.csr"], "csr"
+    cmd = [binary, "join", *points, *extra, "--eps", str(eps), "--engine", engine,
+           "--format", fmt, *output, "--json", "--repeat", str(repeat), "--devices", devices]
     proc = subprocess.run(cmd, capture_output=True, text=True)
+    if output:
+        os.remove(output[1])
     if proc.returncode != 0:
         sys.exit(f"multi_gpu.py: {' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.strip()}")
     record = json.loads([l for l in proc.stdout.splitlines() if l.startswith("{")][-1])
@@ -44,9 +82,17 @@ def run_case(binary, case, gpus, repeat):
         "selectivity": record["selectivity"], "seconds": min(record["run_seconds"]),
         "halo_fraction": float(notes.get("devices_halo_fraction", 0) or 0),
         "imbalance": float(notes.get("devices_imbalance", 0) or 0),
+        "split": notes.get("devices_split", "slabs" if gpus > 1 else ""),
         "work": notes.get("devices_work", ""), "stages": record.get("stages"),
         "command": " ".join(cmd),
     }
+
+
+def weak_case(gpus):
+    n = 25000000 * gpus
+    eps = math.sqrt(50 / (math.pi * n))
+    return (f"weak-uniform2d-{25 * gpus}m-s50-csr-file", "lbjoin", f"uniform:2:{n}",
+            round(eps, 9), "csr-file", [])
 
 
 def main():
@@ -57,7 +103,11 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--out")
     parser.add_argument("--deadline", type=float, default=0)
+    parser.add_argument("--weak", action="store_true", help="issue 30's weak scaling instead")
+    parser.add_argument("--data", default=DATA, help="the folder of the shared samples")
     args = parser.parse_args()
+    global DATA
+    DATA = args.data
     start = time.monotonic()
     out = open(args.out, "a") if args.out else None
     gpu_counts = [int(g) for g in args.gpus.split(",")]
@@ -65,11 +115,14 @@ def main():
     rows, failures = [], 0
     print("| case | engine | GPUs | S | seconds | speed-up | efficiency | halo | imbalance |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for case in CASES:
-        if only and case[0] not in only:
-            continue
+    # Strong scaling: each case on every GPU count. Weak: one case a GPU count, the work growing
+    # with the GPUs, so the "speed-up" column is time(1 GPU) / time(G GPUs) x G, and the
+    # efficiency the ratio of the times.
+    series = ([[(weak_case(g), g) for g in gpu_counts]] if args.weak else
+              [[(case, g) for g in gpu_counts] for case in CASES if not only or case[0] in only])
+    for runs in series:
         base = None
-        for gpus in gpu_counts:
+        for case, gpus in runs:
             if args.deadline and time.monotonic() - start > args.deadline:
                 print(f"deadline: {case[0]} on {gpus} GPUs not run", flush=True)
                 continue
@@ -80,11 +133,11 @@ def main():
                 out.flush()
             if base is None:
                 base = r
-            if r["pairs"] != base["pairs"]:
+            if not args.weak and r["pairs"] != base["pairs"]:
                 failures += 1
                 print(f"MISMATCH: {case[0]} on {gpus} GPUs found {r['pairs']} pairs, "
                       f"{base['gpus']} GPU(s) {base['pairs']}", file=sys.stderr)
-            speedup = base["seconds"] / r["seconds"] * base["gpus"]
+            speedup = base["seconds"] / r["seconds"] * (gpus if args.weak else base["gpus"])
             print(f"| {r['case']} | {r['engine']} | {gpus} | {r['selectivity']:.0f} | "
                   f"{r['seconds']:.3f} | {speedup:.2f} | {speedup / gpus:.2f} | "
                   f"{r['halo_fraction']:.4f} | {r['imbalance']:.3f} |", flush=True)

@@ -1,6 +1,7 @@
 #pragma once
 // The internal engine interface: dispatch validates a request and hands it to one engine.
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -13,6 +14,19 @@
 namespace epsjoin::detail {
 
 class device_row_consumer;
+
+/// One device's share of a counts-only join that several devices run whole, each with its own
+/// copy of the index (core/multi_device_join.hpp): the device counts work items index,
+/// index + count, index + 2 count, ... of the join's workload order, the others the rest.
+/// Every device builds the same items from the same points, so the shares are disjoint and
+/// together every item once. The engine fills in what the caller checks afterwards.
+struct work_share {
+  unsigned index = 0;
+  unsigned count = 1;
+  bool honoured = false;        ///< set by the engine that counted only its share
+  std::uint64_t items = 0;      ///< the items of the whole join, as this device built them
+  std::uint64_t candidates = 0; ///< the whole join's candidates, as this device found them
+};
 
 /// One validated join. Ids in emitted pairs refer to the caller's point order.
 struct join_request {
@@ -34,6 +48,9 @@ struct join_request {
   /// When set (only for an engine whose takes_device_rows() is true, self-joins): the rows go
   /// here, on the device, and nothing reaches `sink` (core/device_rows.hpp).
   device_row_consumer* device_rows = nullptr;
+  /// When set (only for an engine whose shares_work_items() is true, counts-only sinks): the
+  /// engine counts only this share of the work items, and says so in it.
+  work_share* item_share = nullptr;
 
   /// The parameters as the engine's own struct; a mismatch is a bug in dispatch, not the input.
   template <class P>
@@ -67,6 +84,9 @@ class engine {
   /// True when the engine can hand its rows to a device_row_consumer (join_request::device_rows)
   /// instead of the sink: the row_join engines.
   virtual bool takes_device_rows() const { return false; }
+  /// True when the engine counts only a share of its work items when asked
+  /// (join_request::item_share): the row_join engines.
+  virtual bool shares_work_items() const { return false; }
   /// Declares and reads the engine's parameters (core/engine_params.hpp): every key with its
   /// kind and description, through `reader`, whatever the map holds (over an empty map it
   /// must give the defaults, as that is how the keys are listed). The default declares none,

@@ -203,19 +203,35 @@ void deal_queries(const join_request& request, std::vector<shard>& shards) {
   }
 }
 
-void report(join_request& request, const std::vector<shard>& shards) {
+// Every device ran the whole join and counted its share of the items: each must have said so,
+// and all must have built the same items, or the shares did not add up to the join.
+void check_shares(const std::vector<work_share>& shares) {
+  for (const work_share& share : shares) {
+    EPSJOIN_ENSURE(share.honoured, error,
+                   "internal: a device counted every work item instead of its share");
+    EPSJOIN_ENSURE(share.items == shares.front().items &&
+                       share.candidates == shares.front().candidates,
+                   error, "internal: the devices built different work items (", share.items,
+                   " items, ", share.candidates, " candidates against ", shares.front().items,
+                   ", ", shares.front().candidates, ")");
+  }
+}
+
+void report(join_request& request, const std::vector<shard>& shards, bool by_items) {
   join_stats& stats = request.stats;
   double slowest = 0, sum = 0;
   std::string per_device;
   for (std::size_t g = 0; g < shards.size(); ++g) {
     const shard& s = shards[g];
-    stats.candidates += s.stats.candidates;
+    // Sharing items, every device found the whole join's candidates and computed its share.
+    stats.candidates = by_items ? s.stats.candidates : stats.candidates + s.stats.candidates;
     stats.h2d_point_bytes += s.stats.h2d_point_bytes;
     slowest = std::max(slowest, s.seconds);
     sum += s.seconds;
-    per_device +=
-        concat(g == 0 ? "" : "; ", "device ", request.res.devices()[g], ": ", s.own, " points + ",
-               s.ids.size() - s.own, " halo, ", s.pairs, " pairs, ", s.seconds, " s");
+    const std::string work = by_items ? concat("items ", g, " + ", shards.size(), "k")
+                                      : concat(s.own, " points + ", s.ids.size() - s.own, " halo");
+    per_device += concat(g == 0 ? "" : "; ", "device ", request.res.devices()[g], ": ", work, ", ",
+                         s.pairs, " pairs, ", s.seconds, " s");
     // The stages of the slowest device make up the wall time; each stage keeps its longest.
     for (const stage_time& t : s.stats.stages) {
       auto it = std::find_if(stats.stages.begin(), stats.stages.end(),
@@ -243,6 +259,10 @@ bool spreads_over_devices(const engine& e, const join_request& request) {
          !request.data.on_device() && !request.queries.on_device();
 }
 
+bool shares_items_across_devices(const engine& e, const join_request& request) {
+  return request.sink.counts_only() && e.shares_work_items();
+}
+
 void run_on_devices(const engine& e, join_request& request) {
   resources& res = request.res;
   const std::size_t n_shards = res.devices().size();
@@ -251,8 +271,18 @@ void run_on_devices(const engine& e, join_request& request) {
   stopwatch clock;
 
   std::vector<shard> shards(n_shards);
+  const bool by_items = shares_items_across_devices(e, request);
+  std::vector<work_share> item_shares(by_items ? n_shards : 0);
   double sample_seconds = 0;
-  if (request.self_join) {
+  if (by_items) {
+    for (std::size_t g = 0; g < n_shards; ++g) {
+      shards[g].own = request.queries.n;
+      item_shares[g] = {static_cast<unsigned>(g), static_cast<unsigned>(n_shards)};
+    }
+    request.stats.notes.emplace_back(
+        "devices_split", concat("work items: every device indexes all the points and counts one item in "
+                               "every ", n_shards, " of the workload order"));
+  } else if (request.self_join) {
     sample_seconds = plan_boxes(request, shards, threads);
   } else {
     deal_queries(request, shards);
@@ -261,9 +291,11 @@ void run_on_devices(const engine& e, join_request& request) {
   const std::size_t row_bytes =
       request.queries.d * (request.queries.type == scalar_type::f64 ? 8 : 4);
   for (const shard& s : shards) copied_bytes += s.ids.size() * (row_bytes + sizeof(std::uint32_t));
-  request.budget.require_host(copied_bytes, "the devices' copies of their points");
-  // The sample's join has its own stage: this one is the rest (cuts, assignment, the budget).
-  request.stats.add_stage("partition", clock.seconds() - sample_seconds);
+  if (!by_items) {
+    request.budget.require_host(copied_bytes, "the devices' copies of their points");
+    // The sample's join has its own stage: this one is the rest (cuts, assignment, the budget).
+    request.stats.add_stage("partition", clock.seconds() - sample_seconds);
+  }
 
   // Each device plans within its share of the host memory; device memory is each its own.
   const memory_limits caller_limits = res.memory();
@@ -281,7 +313,8 @@ void run_on_devices(const engine& e, join_request& request) {
     shard& s = shards[g];
     try {
       stopwatch shard_clock;
-      s.points = gather(request.queries, s.ids.span(), shard_threads, s.point_bytes);
+      s.points = by_items ? request.queries
+                          : gather(request.queries, s.ids.span(), shard_threads, s.point_bytes);
       join_options options = request.options;
       options.include_self = false;  // dispatch adds them, once, for the caller's ids
       options.progress = progress.part(g);
@@ -289,7 +322,7 @@ void run_on_devices(const engine& e, join_request& request) {
       // Ids are the caller's on every shard, so an unordered pair is kept on one shard only.
       s.sink = std::make_unique<row_subset_sink>(
           request.sink, s.ids.span(), s.own, request.self_join ? s.ids.span() : no_ids,
-          row_subset_sink::options{.unordered = request.self_join});
+          row_subset_sink::options{.unordered = request.self_join && !by_items});
       s.stats.self_join = request.self_join;
       join_request sub{*s.res,
                        s.points,
@@ -301,6 +334,7 @@ void run_on_devices(const engine& e, join_request& request) {
                        memory_budget(shard_limits, request.budget.overrides()),
                        request.params};
       s.sink->set_budget(sub.budget);
+      if (by_items) sub.item_share = &item_shares[g];
       if (s.points.n > 0 && sub.data.n > 0) e.run(sub);
       s.seconds = shard_clock.seconds();
     } catch (...) {
@@ -325,13 +359,14 @@ void run_on_devices(const engine& e, join_request& request) {
       std::rethrow_exception(s.failure);
     }
   }
+  if (by_items && request.queries.n > 0 && request.data.n > 0) check_shares(item_shares);
   stopwatch rows_clock;
   deliver_rows(request, shards, threads);
   for (shard& s : shards) s.pairs = s.sink->pairs();
   if (rows_clock.seconds() > 1e-3) {
     request.stats.add_stage("devices' rows to the table", rows_clock.seconds());
   }
-  report(request, shards);
+  report(request, shards, by_items);
 }
 
 }  // namespace epsjoin::detail

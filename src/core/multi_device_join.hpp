@@ -10,6 +10,12 @@
 // round-robin, so every device gets a like share of every region, and each joins its share
 // against all of B.
 //
+// A counts-only join on an engine that shares its work items (the row-join engines) is split by
+// items instead: every device indexes all the points, builds the same work items, and counts one
+// item in every G of the workload order (core/engine.hpp, work_share); the sink adds the counts
+// up. Nothing is cut, copied or computed twice: a slab's halo is computed on two devices, which
+// at 16-D is most of the points. The price is each device building the whole index.
+//
 // Nothing here knows a device: a shard is a `resources` object (the caller's for the first
 // device, resources::peer for the others) and the engine runs on it as on one device. The unit
 // tests run it with CPU engines.
@@ -22,6 +28,10 @@ namespace epsjoin::detail {
 /// over the resources' devices: more than one device, an engine that runs on a GPU, points on
 /// the host, and nothing that asks for rows on the device (self_join_on_device).
 bool spreads_over_devices(const engine& e, const join_request& request);
+
+/// Whether run_on_devices splits the join of `request` with `e` by work items (counts only, an
+/// engine that shares its items) rather than by slabs or dealt queries.
+bool shares_items_across_devices(const engine& e, const join_request& request);
 
 /// Runs the join of `request` with `e` on one shard per device of request.res.devices(),
 /// delivering to request.sink (which must take concurrent calls, as every sink does). Counts,

@@ -44,6 +44,7 @@ class cuda_tensor_engine final : public tensor::tensor_engine {
   std::string unavailable_reason() const override {
     return gpu_unavailable_reason(0, 8, "FP16 MMA with cp.async");
   }
+  bool shares_work_items() const override { return true; }
   std::unique_ptr<const engine_params> read_params(param_reader& reader) const override {
     auto p = std::make_unique<cuda_tensor_params>();
     if (const std::string* split = reader.text(

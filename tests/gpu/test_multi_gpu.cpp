@@ -1,7 +1,7 @@
 // Every GPU, tensor-core and CPU+GPU engine spread over several devices (every visible GPU; on a
 // one-GPU machine two shards share it, which runs every path of the split) gives exactly the
-// one-device result: CSR rows, per-point counts and unique pairs, self-joins and A x B, with
-// ties at exactly eps (the lattice) and skewed data.
+// one-device result: CSR rows, per-point counts (shared by work items on the row-join engines)
+// and unique pairs, self-joins and A x B, with ties at exactly eps (the lattice) and skewed data.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -73,8 +73,14 @@ void check_engine(const std::string& engine, const shape_case& c) {
   EXPECT_EQ(table.table().offsets, expected.offsets);
   EXPECT_EQ(table.table().neighbors, expected.neighbors);
 
+  // Counts only: the row-join engines share the work items instead of cutting slabs.
   count_sink counts(true);
-  run(engine, shard_devices(), queries, data.view(), c.self, eps, counts);
+  const join_stats count_stats =
+      run(engine, shard_devices(), queries, data.view(), c.self, eps, counts);
+  const bool row_join = engine != "hegjoin" && engine != "gpu-sj" && engine != "brute-gpu";
+  EXPECT_EQ(note_of(count_stats, "devices_split").find("work items") != std::string::npos,
+            row_join)
+      << note_of(count_stats, "devices_split");
   ASSERT_EQ(counts.per_point().size(), queries.n);
   for (std::size_t q = 0; q < queries.n; ++q) {
     ASSERT_EQ(counts.per_point()[q], expected.offsets[q + 1] - expected.offsets[q]) << "query " << q;

@@ -37,6 +37,7 @@ class lbjoin_engine final : public engine {
            "workload order, work queue; rows counted then filled in place";
   }
   bool takes_device_rows() const override { return true; }
+  bool shares_work_items() const override { return true; }
   std::string unavailable_reason() const override { return gpu_unavailable_reason(0); }
   std::unique_ptr<const engine_params> read_params(param_reader& reader) const override {
     auto p = std::make_unique<lbjoin_params>();

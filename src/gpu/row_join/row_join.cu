@@ -30,6 +30,36 @@ std::uint64_t record_capacity(std::uint64_t bound, const memory_budget& budget) 
   return capacity < (std::uint64_t{1} << 16) && capacity < bound ? 0 : capacity;
 }
 
+// One device's share of the items when several devices count one join whole (work_share):
+// items index, index + count, ... of the workload order, in one launch; the sink adds up the
+// devices' counts. Counts only: the device never fills rows, so nothing needs its items to be
+// a prefix of the order.
+template <class T>
+class share_source final : public work_source<T> {
+ public:
+  explicit share_source(const work_share& share) : share_(share) {}
+  double count(const count_context<T>& ctx) override {
+    cudaStream_t stream = ctx.gpu.slots[0]->stream.get();
+    std::uint32_t n_taken = 0;
+    const device_buffer<work_item> taken =
+        take_share(ctx.items, ctx.n_items, share_.index, share_.count, n_taken, stream);
+    cuda_event start, end;
+    start.record(stream);
+    ctx.count(taken.data(), n_taken, stream);
+    end.record(stream);
+    EPSJOIN_CUDA_TRY(cudaStreamSynchronize(stream));
+    return end.since(start) * 1e-3;
+  }
+  void report(join_stats& stats) const override {
+    stats.notes.push_back(
+        {"work share", concat("items ", share_.index, ", ", share_.index, " + ", share_.count,
+                              ", ... of the workload order")});
+  }
+
+ private:
+  const work_share& share_;
+};
+
 }  // namespace
 
 template <class T>
@@ -96,6 +126,12 @@ template <class T>
 row_join_result run_row_join(join_request& req, const row_join_params& s,
                              row_join_kernel<T>& kernel, work_source<T>* source) {
   work_source<T> every_item;
+  std::optional<share_source<T>> share;
+  if (req.item_share != nullptr) {
+    EPSJOIN_EXPECTS(source == nullptr && req.sink.counts_only() && req.device_rows == nullptr,
+                    "internal: a share of the items is for a counts-only join on the device alone");
+    source = &share.emplace(*req.item_share);
+  }
   const bool shared = source != nullptr;
   if (source == nullptr) source = &every_item;
   EPSJOIN_EXPECTS(source->allows_queue() || !s.queue,
@@ -133,6 +169,11 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
   if (s.sort) sorted_items = order_items(gpu, stream, work, {}, true);
   const work_item* ordered = s.sort ? sorted_items.data() : work.items.data();
   req.stats.candidates = ranges.candidates;
+  if (req.item_share != nullptr) {
+    req.item_share->honoured = true;
+    req.item_share->items = work.n;
+    req.item_share->candidates = ranges.candidates;
+  }
 
   const join_view<T> view{queries.points.data(),
                           queries.cell_begin.data(),

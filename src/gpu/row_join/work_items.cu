@@ -72,7 +72,26 @@ __global__ void scatter_records_kernel(const index_pair* records, std::uint64_t 
   }
 }
 
+__global__ void take_share_kernel(const work_item* items, std::uint32_t first, std::uint32_t step,
+                                  std::uint32_t n_taken, work_item* taken) {
+  const std::uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k < n_taken) taken[k] = items[first + static_cast<std::uint64_t>(k) * step];
+}
+
 }  // namespace
+
+device_buffer<work_item> take_share(const work_item* items, std::uint32_t n, std::uint32_t first,
+                                    std::uint32_t step, std::uint32_t& n_taken,
+                                    cudaStream_t stream) {
+  EPSJOIN_EXPECTS(step > 0 && first < step, "internal: share ", first, " of ", step);
+  n_taken = n > first ? (n - first + step - 1) / step : 0;
+  device_buffer<work_item> taken(std::max<std::uint32_t>(n_taken, 1));
+  if (n_taken == 0) return taken;
+  take_share_kernel<<<grid_size(n_taken, block), block, 0, stream>>>(items, first, step, n_taken,
+                                                                     taken.data());
+  EPSJOIN_CHECK_LAUNCH();
+  return taken;
+}
 
 void scatter_records(const index_pair* records, std::uint64_t n, const std::uint64_t* row_offset,
                      std::uint64_t segment_begin, std::uint32_t* cursor, std::uint32_t* neighbors,

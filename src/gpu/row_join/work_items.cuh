@@ -32,6 +32,13 @@ work_list build_items(gpu_state& gpu, cudaStream_t stream, const std::uint32_t* 
 device_buffer<work_item> order_items(gpu_state& gpu, cudaStream_t stream, const work_list& list,
                                      std::span<const std::uint32_t> segment_first, bool by_workload);
 
+/// Items first, first + step, first + 2 step, ... of `items` (n of them), in that order: one
+/// device's share when several count one join (core/engine.hpp, work_share). Taken from the
+/// workload order, every share holds a like mix of heavy and light items.
+device_buffer<work_item> take_share(const work_item* items, std::uint32_t n, std::uint32_t first,
+                                    std::uint32_t step, std::uint32_t& n_taken,
+                                    cudaStream_t stream);
+
 /// Fills rows from the counting pass's records: record (p, id) goes to the next free place of row
 /// p, at neighbors + row_offset[p] - segment_begin + cursor[p]++ (cursor zeroed by the caller).
 void scatter_records(const index_pair* records, std::uint64_t n, const std::uint64_t* row_offset,
