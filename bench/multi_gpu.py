@@ -104,10 +104,11 @@ def main():
     parser.add_argument("--out")
     parser.add_argument("--deadline", type=float, default=0)
     parser.add_argument("--weak", action="store_true", help="issue 30's weak scaling instead")
-    parser.add_argument("--data", default=DATA, help="the folder of the shared samples")
+    parser.add_argument("--data", help="the folder of the shared samples (../shared/data)")
     args = parser.parse_args()
-    global DATA
-    DATA = args.data
+    if args.data:
+        global DATA
+        DATA = args.data
     start = time.monotonic()
     out = open(args.out, "a") if args.out else None
     gpu_counts = [int(g) for g in args.gpus.split(",")]

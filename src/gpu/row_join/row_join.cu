@@ -33,7 +33,9 @@ std::uint64_t record_capacity(std::uint64_t bound, const memory_budget& budget) 
 // One device's share of the items when several devices count one join whole (work_share):
 // items index, index + count, ... of the workload order, in one launch; the sink adds up the
 // devices' counts. Counts only: the device never fills rows, so nothing needs its items to be
-// a prefix of the order.
+// a prefix of the order. A kernel that compares the span of positions its items cover with
+// every point (takes_any_items() false) gets the index-th of count equal runs of the position
+// order instead: its cost is the span's length, so equal runs are equal work.
 template <class T>
 class share_source final : public work_source<T> {
  public:
@@ -41,23 +43,37 @@ class share_source final : public work_source<T> {
   double count(const count_context<T>& ctx) override {
     cudaStream_t stream = ctx.gpu.slots[0]->stream.get();
     std::uint32_t n_taken = 0;
-    const device_buffer<work_item> taken =
-        take_share(ctx.items, ctx.n_items, share_.index, share_.count, n_taken, stream);
+    device_buffer<work_item> taken;
+    const work_item* mine = nullptr;
+    if (ctx.takes_any_items) {
+      taken = take_share(ctx.items, ctx.n_items, share_.index, share_.count, n_taken, stream);
+      mine = taken.data();
+    } else {
+      const auto run_start = [&](std::uint64_t k) {
+        return static_cast<std::uint32_t>(std::uint64_t{ctx.n_items} * k / share_.count);
+      };
+      mine = ctx.position_items + run_start(share_.index);
+      n_taken = run_start(share_.index + 1) - run_start(share_.index);
+      runs_ = true;
+    }
     cuda_event start, end;
     start.record(stream);
-    ctx.count(taken.data(), n_taken, stream);
+    ctx.count(mine, n_taken, stream);
     end.record(stream);
     EPSJOIN_CUDA_TRY(cudaStreamSynchronize(stream));
     return end.since(start) * 1e-3;
   }
   void report(join_stats& stats) const override {
     stats.notes.push_back(
-        {"work share", concat("items ", share_.index, ", ", share_.index, " + ", share_.count,
-                              ", ... of the workload order")});
+        {"work share",
+         runs_ ? concat("run ", share_.index, " of ", share_.count, " of the position order")
+               : concat("items ", share_.index, ", ", share_.index, " + ", share_.count,
+                        ", ... of the workload order")});
   }
 
  private:
   const work_share& share_;
+  bool runs_ = false;
 };
 
 }  // namespace
@@ -234,7 +250,8 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
     launch(view, items, n, count_out, pass::count, halving_ranges, on);
   };
   const double count_kernel_seconds = source->count(
-      {gpu, queries, data_index, ranges, ordered, work.n, view, halving_ranges,
+      {gpu, queries, data_index, ranges, ordered, work.n, work.items.data(),
+       kernel.takes_any_items(), view, halving_ranges,
        req.self_join ? req.data : req.queries, req.data, plan.dim_order,
        std::max(1u, req.res.threads() > 1 ? req.res.threads() - 1 : 1), count_items, req.stats});
   // Whether any pair was found elsewhere: if not (the device took every item, or the others'

@@ -63,6 +63,10 @@ class row_join_kernel {
   virtual bool orders_dimensions() const { return true; }
   /// Whether the counting pass can record its hits (row_output::records).
   virtual bool can_record() const = 0;
+  /// Whether a launch may be given any subset of the items. False for the kernels that compare
+  /// the whole span of query positions the items cover with every point (the GEMM kernels):
+  /// they are given contiguous runs of the position order. Known once prepare() has run.
+  virtual bool takes_any_items() const { return true; }
   /// Called once the index is built, before any launch.
   virtual void prepare(gpu_state& /*gpu*/, cudaStream_t /*stream*/, const join_view<T>& /*view*/,
                        std::uint32_t /*n_queries*/, std::uint32_t /*n_data*/,
@@ -89,6 +93,8 @@ struct count_context {
   const neighbor_ranges& ranges;
   const work_item* items;  ///< device, workload order (position order with sort=off)
   std::uint32_t n_items;
+  const work_item* position_items;  ///< device, the same items in position order
+  bool takes_any_items;             ///< the kernel's takes_any_items()
   const join_view<T>& view;
   bool halving;  ///< LID-UNICOMP ranges of a self-join
   dataset_view query_rows, data_rows;

@@ -29,6 +29,7 @@ class meta_kernels final : public tensor::tensor_kernels<T> {
   unsigned item_queries() const override { return 32; }
   unsigned workload_lanes() const override { return 0; }
   bool can_record() const override { return true; }
+  bool takes_any_items() const override { return !use_gemm_; }
   bool orders_dimensions() const override { return false; }  // MMAs over every dimension
 
   void prepare(gpu_state& gpu, cudaStream_t stream, const row_join::join_view<T>& view,

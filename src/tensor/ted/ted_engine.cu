@@ -70,6 +70,7 @@ class ted_kernels final : public tensor::tensor_kernels<T> {
   unsigned item_queries() const override { return 32; }
   unsigned workload_lanes() const override { return 0; }
   bool can_record() const override { return true; }
+  bool takes_any_items() const override { return !use_gemm_; }
 
   void prepare(gpu_state& gpu, cudaStream_t stream, const join_view<T>& view,
                std::uint32_t n_queries, std::uint32_t n_data, const index_summary& index) override {
