@@ -6,7 +6,7 @@ device count finds exactly the one-GPU pairs. Prints a Markdown table (seconds: 
 every record as JSON lines.
 
 usage: bench/multi_gpu.py EPSJOIN [--gpus 1,2,4] [--only NAME,...] [--repeat N] [--out FILE]
-       [--deadline SECONDS]
+       [--deadline SECONDS] [--split auto|items|slabs] [--weak] [--data DIR]
 Each record is appended to --out as it is measured; no run starts after --deadline seconds.
 
 Cases (name, engine, source, eps, format): the count-only joins of issue 29 (uniform 2-D 50M at
@@ -58,7 +58,7 @@ def jittered(name, d, n, seed=30):
     return path
 
 
-def run_case(binary, case, gpus, repeat):
+def run_case(binary, case, gpus, repeat, split="auto"):
     name, engine, source, eps, fmt, extra = case
     devices = ",".join(str(g) for g in range(gpus))
     points = ["--input", jittered(*source)] if isinstance(source, tuple) else ["--generate", source]
@@ -67,7 +67,8 @@ def run_case(binary, case, gpus, repeat):
         os.makedirs(BENCH, exist_ok=True)
         output, fmt = ["--output", f"{BENCH}/weak.csr"], "csr"
     cmd = [binary, "join", *points, *extra, "--eps", str(eps), "--engine", engine,
-           "--format", fmt, *output, "--json", "--repeat", str(repeat), "--devices", devices]
+           "--format", fmt, *output, "--json", "--repeat", str(repeat), "--devices", devices,
+           "--devices-split", split]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if output:
         os.remove(output[1])
@@ -104,6 +105,7 @@ def main():
     parser.add_argument("--out")
     parser.add_argument("--deadline", type=float, default=0)
     parser.add_argument("--weak", action="store_true", help="issue 30's weak scaling instead")
+    parser.add_argument("--split", default="auto", help="--devices-split: auto, items or slabs")
     parser.add_argument("--data", help="the folder of the shared samples (../shared/data)")
     args = parser.parse_args()
     if args.data:
@@ -127,7 +129,7 @@ def main():
             if args.deadline and time.monotonic() - start > args.deadline:
                 print(f"deadline: {case[0]} on {gpus} GPUs not run", flush=True)
                 continue
-            r = run_case(args.binary, case, gpus, args.repeat)
+            r = run_case(args.binary, case, gpus, args.repeat, args.split)
             rows.append(r)
             if out:
                 out.write(json.dumps(r) + "\n")

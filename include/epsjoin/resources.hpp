@@ -29,6 +29,19 @@ namespace detail {
 struct gpu_state;  // defined by the CUDA part of the library only
 }
 
+/// @brief How one join over several devices (resources::devices()) divides its work.
+enum class device_split {
+  /// Work items for counts-only joins on the row-join engines, slabs otherwise.
+  automatic,
+  /// Every device indexes all the points and counts one work item in every G: counts only, on
+  /// the row-join engines (lbjoin, gds-join, ted-join, meta-16q, meta-1q, cuda-tensor). Nothing
+  /// is computed twice; each device holds the whole index.
+  work_items,
+  /// One slab of the points a device, with the points within eps of it (A x B: the queries dealt
+  /// out); each device holds its slab's share of the index, so the data may exceed one device.
+  slabs,
+};
+
 class resources {
  public:
   /// @param threads CPU threads engines may use; 0 means every hardware thread.
@@ -46,14 +59,16 @@ class resources {
   void set_threads(unsigned threads) noexcept;
   int device() const noexcept { return device_; }
   /// @brief The CUDA devices a GPU join spreads its work over (`--devices`), `device()` first.
-  ///        With more than one, a self-join on a GPU engine cuts the points into one slab a
-  ///        device (balanced by estimated work) and runs each slab, with the points within eps of
-  ///        it, on its own device at once; the result is the one-device result (docs/multi-gpu.md).
+  ///        With more than one, every device runs at once and the result is the one-device
+  ///        result; device_split() says how the work is divided (docs/multi-gpu.md).
   const std::vector<int>& devices() const noexcept { return devices_; }
   /// @brief Throws std::invalid_argument for an empty list or a negative ordinal; existence is
   ///        checked when a join first uses a device. A device listed twice runs two shards, each
   ///        with its own streams and buffers (the tests exercise every path so on one GPU).
   void set_devices(std::vector<int> devices);
+  /// @brief How a join over several devices divides its work (`--devices-split`).
+  device_split split() const noexcept { return split_; }
+  void set_device_split(device_split split) noexcept { split_ = split; }
   /// @brief Creates the CUDA context, streams and GPU state now rather than in the first GPU
   ///        join (which would otherwise pay for them). Returns false, doing nothing, when the
   ///        build has no CUDA or no usable device is present.
@@ -75,6 +90,7 @@ class resources {
   unsigned threads_ = 1;
   int device_ = 0;
   std::vector<int> devices_{0};
+  device_split split_ = device_split::automatic;
   memory_limits memory_;
   std::vector<std::unique_ptr<resources>> peers_;  // [k - 1] for devices_[k]
   std::unique_ptr<detail::gpu_state, void (*)(detail::gpu_state*)> gpu_{nullptr, nullptr};

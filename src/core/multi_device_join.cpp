@@ -260,7 +260,21 @@ bool spreads_over_devices(const engine& e, const join_request& request) {
 }
 
 bool shares_items_across_devices(const engine& e, const join_request& request) {
-  return request.sink.counts_only() && e.shares_work_items();
+  const bool can = request.sink.counts_only() && e.shares_work_items();
+  switch (request.res.split()) {
+    case device_split::slabs:
+      return false;
+    case device_split::work_items:
+      EPSJOIN_ENSURE(can, invalid_argument,
+                     "the work-items split of several devices counts only (--format count) and "
+                     "needs a row-join engine (lbjoin, gds-join, ted-join, meta-16q, meta-1q, "
+                     "cuda-tensor); this join ",
+                     request.sink.counts_only() ? "runs " : "wants pairs or rows from ", e.name());
+      return true;
+    case device_split::automatic:
+      break;
+  }
+  return can;
 }
 
 void run_on_devices(const engine& e, join_request& request) {

@@ -30,7 +30,8 @@ namespace epsjoin::detail {
 bool spreads_over_devices(const engine& e, const join_request& request);
 
 /// Whether run_on_devices splits the join of `request` with `e` by work items (counts only, an
-/// engine that shares its items) rather than by slabs or dealt queries.
+/// engine that shares its items) rather than by slabs or dealt queries, as resources::split()
+/// asks; throws invalid_argument where it asks for work items that this join cannot share.
 bool shares_items_across_devices(const engine& e, const join_request& request);
 
 /// Runs the join of `request` with `e` on one shard per device of request.res.devices(),

@@ -103,6 +103,7 @@ class Errors(unittest.TestCase):
                 (["join", *gen, "--threads", "100000"], ["--threads 100000", "at most"]),
                 (["join", *gen, "--threads", "-1"], ["--threads"]),
                 (["join", *gen, "--bogus"], ["--bogus"]),
+                (["join", *gen, "--devices-split", "halves"], ["--devices-split", "halves"]),
                 (["join", *gen, "--engine", "cpu-grid", "--param", "nope=1"], ["nope"]),
                 (["join", *gen, "--engine", "cpu-grid", "--param", "pattern=zigzag"], ["zigzag"]),
                 (["join", "--generate", "uniform:2:10"], ["--eps"]),

@@ -175,6 +175,34 @@ TEST(multi_device_items, pairs_and_rows_keep_the_slabs) {
   detail::join_request counting{res, points.view(), points.view(), true, options, counts, stats,
                                 {}, params.get()};
   EXPECT_TRUE(detail::shares_items_across_devices(sharing, counting));
+
+  // resources::set_device_split overrides the choice; items where they cannot apply are refused.
+  res.set_device_split(device_split::slabs);
+  EXPECT_FALSE(detail::shares_items_across_devices(sharing, counting));
+  res.set_device_split(device_split::work_items);
+  EXPECT_TRUE(detail::shares_items_across_devices(sharing, counting));
+  EXPECT_THROW(detail::shares_items_across_devices(sharing, request), invalid_argument);
+  EXPECT_THROW(detail::shares_items_across_devices(*grid, counting), invalid_argument);
+}
+
+TEST(multi_device_items, slabs_when_asked_give_the_same_counts) {
+  const sharing_brute engine(share_fault::none);
+  const dataset points = make_shape(shape_kind::lattice, 700, 2, 12);
+  count_sink by_items(true), by_slabs(true);
+  run_items(engine, points.view(), points.view(), true, 0.25, 3, by_items);
+  resources res(2);
+  res.set_devices({0, 1, 2});
+  res.set_device_split(device_split::slabs);
+  join_options options;
+  options.eps = 0.25;
+  join_stats stats;
+  detail::join_request request{res, points.view(), points.view(), true, options, by_slabs, stats,
+                               {}, nullptr};
+  by_slabs.begin({points.n(), points.n(), true, false});
+  detail::run_on_devices(engine, request);
+  by_slabs.finish();
+  EXPECT_EQ(by_slabs.per_point(), by_items.per_point());
+  EXPECT_FALSE(note_of(stats, "devices_cut").empty()) << "slabs were cut";
 }
 
 }  // namespace

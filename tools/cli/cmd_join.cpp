@@ -56,9 +56,12 @@ const command_spec& join_command() {
           {"threads", "N", "CPU threads (default: all hardware threads)"},
           {"devices", "LIST",
            "CUDA devices a GPU engine spreads the join over: 'all' or ordinals such as 0,1 "
-           "(default: device 0 alone). A self-join is cut into one slab a device, balanced by "
-           "estimated work, each device joining its slab and the points within eps of it; the "
-           "result is the one-device result (docs/multi-gpu.md)"},
+           "(default: device 0 alone); the result is the one-device result (docs/multi-gpu.md)"},
+          {"devices-split", "auto|items|slabs",
+           "how several devices divide a join: 'items' (counts only, the row-join engines: every "
+           "device indexes all the points and counts a share of the work items), 'slabs' (one "
+           "slab of the points a device with the points within eps of it, so the data may exceed "
+           "one device's memory), 'auto' (items where they apply, else slabs; the default)"},
           {"memory-limit", "BYTES",
            "host memory the join may plan within, e.g. 8G (suffixes K, M, G, T; default: what "
            "the machine and its cgroup allow)"},
@@ -140,6 +143,7 @@ int run_join(const parsed_args& args) {
   if (const std::vector<int> devices = read_devices(args); !devices.empty()) {
     res.set_devices(devices);
   }
+  res.set_device_split(read_device_split(args));
   const loaded_points data =
       load_points(args.get("input"), args.get("generate"), dim, args.has("paper"));
   loaded_points queries;

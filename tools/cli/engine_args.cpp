@@ -77,6 +77,14 @@ std::vector<int> read_devices(const parsed_args& args) {
   return devices;
 }
 
+device_split read_device_split(const parsed_args& args) {
+  const std::string text = args.has("devices-split") ? args.get("devices-split") : "auto";
+  if (text == "auto") return device_split::automatic;
+  if (text == "items") return device_split::work_items;
+  if (text == "slabs") return device_split::slabs;
+  throw usage_error{"--devices-split must be auto, items or slabs; got '" + text + "'"};
+}
+
 join_options read_join_options(const parsed_args& args) {
   if (args.has("input") == args.has("generate")) {
     throw usage_error{"give exactly one of --input FILE and --generate SPEC"};

@@ -9,6 +9,7 @@
 #include "args.hpp"
 #include "epsjoin/dataset.hpp"
 #include "epsjoin/options.hpp"
+#include "epsjoin/resources.hpp"
 
 namespace epsjoin::cli {
 
@@ -22,6 +23,8 @@ unsigned read_threads(const parsed_args& args);
 /// --devices all|I,J,...: the CUDA devices a GPU join spreads over (empty when not given: the
 /// first device only). 'all' with no device visible, a repeated or malformed ordinal: usage errors.
 std::vector<int> read_devices(const parsed_args& args);
+/// --devices-split: auto (the default), items or slabs.
+device_split read_device_split(const parsed_args& args);
 /// What 'join' and 'mpi-join' both read first, before any data: exactly one of --input and
 /// --generate, at most one of --queries and --generate-queries, --eps (required, finite, > 0),
 /// --engine, --param, --precision and --include-self, all as usage errors.
