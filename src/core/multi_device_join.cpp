@@ -6,6 +6,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <thread>
 #include <vector>
@@ -26,6 +27,9 @@ namespace {
 // (its share of the index build, the counting pass and the row's bookkeeping).
 constexpr std::size_t partition_sample = 20000;
 constexpr double point_cost = 16;
+// The automatic split shares work items when slabs would put more than this fraction of the
+// points in halos (measured: 0.01-0.03 in 2-D, where slabs won; 0.89 at 16-D, where items did).
+constexpr double items_above_halo = 0.2;
 
 // Thrown into a device's engine, through its progress reports, once another device failed or
 // the caller's progress callback stopped the join: the first failure is the one rethrown.
@@ -166,11 +170,30 @@ std::string join_ids(const std::vector<int>& devices) {
   return text;
 }
 
-// Cuts a self-join's points into one box a shard, each with its halo.
-// Returns the seconds of the sample's join, reported as a stage of its own.
-double plan_boxes(join_request& request, std::vector<shard>& shards, unsigned threads) {
-  const partition_plan plan = plan_partition(request.res, request.data, request.options.eps,
-                                             shards.size(), partition_sample, point_cost);
+// The halo points `partition` would give, over the number of points (a point in the halo of two
+// boxes counts twice), from at most `probes` points evenly spread through `points`.
+double estimated_halo_fraction(const box_partition& partition, dataset_view points,
+                               std::size_t probes, unsigned threads) {
+  if (points.n == 0 || partition.boxes() < 2) return 0;
+  const std::size_t step = std::max<std::size_t>(1, points.n / probes);
+  const std::size_t n_probes = (points.n + step - 1) / step;
+  std::atomic<std::uint64_t> halo{0};
+  parallel_for(threads, n_probes, std::size_t{1} << 14, [&](std::size_t b, std::size_t e, unsigned) {
+    std::uint64_t mine = 0;
+    for (std::size_t k = b; k < e; ++k) {
+      const double x = points.at(k * step, partition.dim);
+      std::size_t first = 0, last = 0;
+      partition.halo_boxes(x, partition.box_of(x), first, last);
+      mine += last - first;
+    }
+    halo.fetch_add(mine, std::memory_order_relaxed);
+  });
+  return static_cast<double>(halo.load()) / static_cast<double>(n_probes);
+}
+
+// Cuts a self-join's points into one box a shard, each with its halo, as `plan` says.
+void cut_boxes(join_request& request, const partition_plan& plan, std::vector<shard>& shards,
+               unsigned threads) {
   // Each box's own points and then its halo, in one array: the shard's ids.
   std::size_t halo = 0;
   assign_points_to(plan.partition, request.data, threads,
@@ -182,14 +205,12 @@ double plan_boxes(join_request& request, std::vector<shard>& shards, unsigned th
                      return member_arrays{s.ids.data(), s.ids.data() + own};
                    });
   join_stats& stats = request.stats;
-  stats.add_stage("partition sample", plan.sample_seconds);
   stats.notes.emplace_back("devices_cut", concat("coordinate ", plan.partition.dim, " at ",
                                                  plan.partition.splits.size(), " cuts"));
   stats.notes.emplace_back("devices_halo_points", std::to_string(halo));
   stats.notes.emplace_back("devices_halo_fraction",
                            concat(static_cast<double>(halo) /
                                   static_cast<double>(std::max<std::size_t>(1, request.data.n))));
-  return plan.sample_seconds;
 }
 
 // Deals an A x B join's queries out round-robin.
@@ -261,6 +282,8 @@ bool spreads_over_devices(const engine& e, const join_request& request) {
 
 bool shares_items_across_devices(const engine& e, const join_request& request) {
   const bool can = request.sink.counts_only() && e.shares_work_items();
+  // Automatic: A x B keeps dealing the queries out (each device indexes and delivers only its
+  // share of them); a self-join's slabs are planned first and their halo decides.
   switch (request.res.split()) {
     case device_split::slabs:
       return false;
@@ -274,7 +297,7 @@ bool shares_items_across_devices(const engine& e, const join_request& request) {
     case device_split::automatic:
       break;
   }
-  return can;
+  return can && request.self_join;
 }
 
 void run_on_devices(const engine& e, join_request& request) {
@@ -285,9 +308,27 @@ void run_on_devices(const engine& e, join_request& request) {
   stopwatch clock;
 
   std::vector<shard> shards(n_shards);
-  const bool by_items = shares_items_across_devices(e, request);
-  std::vector<work_share> item_shares(by_items ? n_shards : 0);
+  bool by_items = shares_items_across_devices(e, request);
   double sample_seconds = 0;
+  std::optional<partition_plan> plan;
+  if (request.self_join && (!by_items || res.split() == device_split::automatic)) {
+    plan = plan_partition(res, request.data, request.options.eps, n_shards, partition_sample,
+                          point_cost);
+    sample_seconds = plan->sample_seconds;
+    request.stats.add_stage("partition sample", sample_seconds);
+    if (by_items) {
+      // Slabs deliver each row once and index a share each; items repeat no distance but each
+      // device indexes, counts into and delivers every row (at 2-D, 200M points S 500, two
+      // devices were 1.07x one). So slabs, unless their halo repeats much of the work (Expo16D:
+      // 89% of the points on two slabs).
+      const double halo = estimated_halo_fraction(plan->partition, request.data, 1u << 20, threads);
+      by_items = halo > items_above_halo;
+      request.stats.notes.emplace_back(
+          "devices_split_reason", concat("slabs would have a halo of about ", halo,
+                                         " of the points: ", by_items ? "work items" : "slabs"));
+    }
+  }
+  std::vector<work_share> item_shares(by_items ? n_shards : 0);
   if (by_items) {
     for (std::size_t g = 0; g < n_shards; ++g) {
       shards[g].own = request.queries.n;
@@ -297,7 +338,7 @@ void run_on_devices(const engine& e, join_request& request) {
         "devices_split", concat("work items: every device indexes all the points and counts one item in "
                                "every ", n_shards, " of the workload order"));
   } else if (request.self_join) {
-    sample_seconds = plan_boxes(request, shards, threads);
+    cut_boxes(request, *plan, shards, threads);
   } else {
     deal_queries(request, shards);
   }

@@ -1,7 +1,7 @@
 // Every GPU, tensor-core and CPU+GPU engine spread over several devices (every visible GPU; on a
 // one-GPU machine two shards share it, which runs every path of the split) gives exactly the
-// one-device result: CSR rows, per-point counts (shared by work items on the row-join engines)
-// and unique pairs, self-joins and A x B, with ties at exactly eps (the lattice) and skewed data.
+// one-device result: CSR rows, per-point counts (by slabs, and shared by work items on the
+// row-join engines) and unique pairs, self-joins and A x B, with ties at exactly eps (the lattice) and skewed data.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -41,9 +41,11 @@ struct shape_case {
 };
 
 join_stats run(const std::string& engine, const std::vector<int>& devices, dataset_view queries,
-               dataset_view data, bool self, double eps, result_sink& sink) {
+               dataset_view data, bool self, double eps, result_sink& sink,
+               device_split split = device_split::automatic) {
   resources res;
   res.set_devices(devices);
+  res.set_device_split(split);
   join_options options;
   options.eps = eps;
   options.engine = engine;
@@ -73,17 +75,22 @@ void check_engine(const std::string& engine, const shape_case& c) {
   EXPECT_EQ(table.table().offsets, expected.offsets);
   EXPECT_EQ(table.table().neighbors, expected.neighbors);
 
-  // Counts only: the row-join engines share the work items instead of cutting slabs.
-  count_sink counts(true);
-  const join_stats count_stats =
-      run(engine, shard_devices(), queries, data.view(), c.self, eps, counts);
+  // Counts only: the row-join engines may share the work items (automatically where slabs
+  // would have a large halo, and always when asked) instead of cutting slabs.
   const bool row_join = engine != "hegjoin" && engine != "gpu-sj" && engine != "brute-gpu";
-  EXPECT_EQ(note_of(count_stats, "devices_split").find("work items") != std::string::npos,
-            row_join)
-      << note_of(count_stats, "devices_split");
-  ASSERT_EQ(counts.per_point().size(), queries.n);
-  for (std::size_t q = 0; q < queries.n; ++q) {
-    ASSERT_EQ(counts.per_point()[q], expected.offsets[q + 1] - expected.offsets[q]) << "query " << q;
+  for (device_split split : {device_split::automatic, device_split::work_items}) {
+    if (split == device_split::work_items && !row_join) continue;
+    count_sink counts(true);
+    const join_stats count_stats =
+        run(engine, shard_devices(), queries, data.view(), c.self, eps, counts, split);
+    const bool shared = note_of(count_stats, "devices_split").find("work items") != std::string::npos;
+    EXPECT_TRUE(!shared || row_join) << note_of(count_stats, "devices_split");
+    if (split == device_split::work_items) EXPECT_TRUE(shared) << "items were asked for";
+    ASSERT_EQ(counts.per_point().size(), queries.n);
+    for (std::size_t q = 0; q < queries.n; ++q) {
+      ASSERT_EQ(counts.per_point()[q], expected.offsets[q + 1] - expected.offsets[q])
+          << "query " << q << (shared ? " (work items)" : "");
+    }
   }
 
   unique_pairs_sink unique;

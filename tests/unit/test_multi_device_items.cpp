@@ -75,11 +75,13 @@ struct items_case {
 };
 
 join_stats run_items(const detail::engine& e, dataset_view queries, dataset_view data, bool self,
-                     double eps, std::size_t devices, result_sink& sink) {
+                     double eps, std::size_t devices, result_sink& sink,
+                     device_split split = device_split::work_items) {
   resources res(2);
   std::vector<int> ordinals(devices);
   for (std::size_t k = 0; k < devices; ++k) ordinals[k] = static_cast<int>(k);
   res.set_devices(ordinals);
+  res.set_device_split(split);
   join_options options;
   options.eps = eps;
   join_stats stats;
@@ -151,6 +153,31 @@ TEST(multi_device_items, a_device_that_ignores_its_share_is_an_error) {
           << e.what();
     }
   }
+}
+
+// The automatic split plans the slabs and shares items only where their halo would be large:
+// not for 2-D points at a small eps, but for 16-D points, where a slab is thin against eps.
+TEST(multi_device_items, the_automatic_split_follows_the_halo) {
+  const sharing_brute engine(share_fault::none);
+  const dataset flat = make_shape(shape_kind::uniform, 4000, 2, 21);
+  const dataset deep = make_shape(shape_kind::uniform, 3000, 16, 22);
+  for (const dataset* points : {&flat, &deep}) {
+    const double eps = eps_for_selectivity(points->view(), points->view(), 10);
+    count_sink automatic(true), items(true);
+    const join_stats stats = run_items(engine, points->view(), points->view(), true, eps, 2,
+                                       automatic, device_split::automatic);
+    run_items(engine, points->view(), points->view(), true, eps, 2, items);
+    EXPECT_EQ(automatic.per_point(), items.per_point());
+    const bool shared = !note_of(stats, "devices_split").empty();
+    EXPECT_EQ(shared, points == &deep) << note_of(stats, "devices_split_reason");
+    EXPECT_EQ(note_of(stats, "devices_cut").empty(), shared);
+  }
+  // A x B deals the queries out unless items are asked for.
+  count_sink dealt(true);
+  const dataset queries = make_shape(shape_kind::uniform, 500, 2, 23);
+  const join_stats stats = run_items(engine, queries.view(), flat.view(), false, 0.05, 2, dealt,
+                                     device_split::automatic);
+  EXPECT_TRUE(note_of(stats, "devices_split").empty());
 }
 
 // Only counts are shared by items: a sink that takes pairs or rows still gets the slabs.
