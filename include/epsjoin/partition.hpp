@@ -71,8 +71,10 @@ struct partition_plan {
 partition_plan plan_partition(resources& res, dataset_view points, double eps, std::size_t boxes,
                               std::size_t sample_size, double point_cost);
 
-/// At most `size` of `points`, evenly spaced in their order (float64): the same input always
-/// gives the same sample, and a file sorted along some coordinate is sampled evenly along it.
+/// At most `size` of `points` (float64): one from each of `size` equal runs of their order, at a
+/// pseudo-random place fixed by the run's number. The same input always gives the same sample, a
+/// file sorted along some coordinate is sampled evenly along it, and a file of repeated copies
+/// is not sampled at the same few places of every copy.
 dataset take_sample(dataset_view points, std::size_t size);
 
 /// plan_partition on a sample already taken (gathered from the ranks), standing for `n` points.

@@ -125,5 +125,23 @@ TEST(BoxPartition, SkewedDataIsBalancedByPairsNotPoints) {
   EXPECT_GT(most_points, 2 * fewest);
 }
 
+// A file of repeated copies (tiles, replicas) sampled at a fixed stride that divides the copy's
+// length would see the same few points of every copy; the sample must see most of them.
+TEST(take_sample, sees_the_points_of_a_file_of_copies) {
+  const std::size_t distinct = 50, copies = 400;
+  dataset points(distinct * copies, 1, scalar_type::f64);
+  for (std::size_t i = 0; i < points.n(); ++i) points.f64()[i] = static_cast<double>(i % distinct);
+  const dataset sample = take_sample(points.view(), 4000);  // the stride would be 5
+  ASSERT_EQ(sample.n(), 4000u);
+  std::set<double> seen(sample.f64(), sample.f64() + sample.n());
+  EXPECT_GE(seen.size(), distinct * 9 / 10);
+  // The same input gives the same sample, and small inputs are taken whole.
+  const dataset again = take_sample(points.view(), 4000);
+  EXPECT_TRUE(std::equal(sample.f64(), sample.f64() + sample.n(), again.f64()));
+  const dataset whole = take_sample(points.view(), points.n() + 5);
+  ASSERT_EQ(whole.n(), points.n());
+  EXPECT_TRUE(std::equal(whole.f64(), whole.f64() + whole.n(), points.f64()));
+}
+
 }  // namespace
 }  // namespace epsjoin
