@@ -67,7 +67,8 @@ struct partition_plan {
 /// of widest spread. A point's work is estimated as `point_cost` + its neighbours at eps (in units
 /// of one result pair), the neighbours scaled from a sample of at most `sample_size` points joined
 /// with the library (on `res`'s threads and first device, engine auto), so dense regions get
-/// narrower boxes.
+/// narrower boxes. Where the sample has fewer than 8 neighbours a point at eps, they are counted at
+/// a wider radius and scaled down by the ratio of the volumes.
 partition_plan plan_partition(resources& res, dataset_view points, double eps, std::size_t boxes,
                               std::size_t sample_size, double point_cost);
 

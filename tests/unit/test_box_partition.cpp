@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <set>
 #include <vector>
@@ -141,6 +142,21 @@ TEST(take_sample, sees_the_points_of_a_file_of_copies) {
   const dataset whole = take_sample(points.view(), points.n() + 5);
   ASSERT_EQ(whole.n(), points.n());
   EXPECT_TRUE(std::equal(whole.f64(), whole.f64() + whole.n(), points.f64()));
+}
+
+// A sample too thin for eps (0.1 sample neighbours a point) counts at a wider radius: the cuts of
+// uniform points then split them evenly instead of following the few sample points that happen
+// to have a neighbour.
+TEST(plan_partition, a_thin_sample_still_balances_uniform_points) {
+  const dataset points = generated("uniform:2:400000:seed=5");
+  const double eps = std::sqrt(20.0 / (3.14159 * 400000));  // S about 20, 0.1 in the sample
+  resources res(2);
+  const std::size_t boxes = 4;
+  const partition_plan plan = plan_partition(res, points.view(), eps, boxes, 2000, 1);
+  const box_members members = assign_points(plan.partition, points.view());
+  for (const auto& own : members.own) {
+    EXPECT_NEAR(static_cast<double>(own.size()), 100000.0, 9000.0);  // 19% off without
+  }
 }
 
 }  // namespace
