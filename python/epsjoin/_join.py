@@ -39,8 +39,9 @@ _RUN_OPTIONS_DOC = """\
         would not fit raises ``MemoryError`` before it is allocated.
     device : int, list of int or "all", default=0
         CUDA device ordinal for GPU engines; several (``[0, 1]``, or ``"all"`` visible) spread
-        a join of host arrays over them, one slab of the points a device, with the one-device
-        result (docs/multi-gpu.md).
+        a join of host arrays over them with the one-device result: counts of high-dimensional
+        points share the work items, other joins cut one slab of the points a device
+        (docs/multi-gpu.md).
     params : dict, default=None
         Engine parameters (``epsjoin engines()[i]["params"]``), for example
         ``{"pattern": "lid-unicomp"}``; an unknown key raises ``ValueError``.
