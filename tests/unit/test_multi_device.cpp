@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -13,6 +14,7 @@
 #include "core/counting_sink.hpp"
 #include "core/engine.hpp"
 #include "core/multi_device_join.hpp"
+#include "epsjoin/io.hpp"
 #include "epsjoin/join.hpp"
 #include "epsjoin/sink.hpp"
 #include "support/harness.hpp"
@@ -31,7 +33,8 @@ struct multi_case {
 // by the caller).
 join_stats run_shards_into(dataset_view queries, dataset_view data, bool self, double eps,
                            std::size_t devices, result_sink& sink,
-                           std::function<void(double)> progress = {}) {
+                           std::function<void(double)> progress = {},
+                           std::uint64_t segment_ids = 0) {
   resources res(2);
   std::vector<int> ordinals(devices);
   for (std::size_t k = 0; k < devices; ++k) ordinals[k] = static_cast<int>(k);
@@ -43,7 +46,11 @@ join_stats run_shards_into(dataset_view queries, dataset_view data, bool self, d
   const detail::engine* e = detail::find_engine("cpu-grid");
   const auto params = e->parse_params(options.params);
   join_stats stats;
-  detail::join_request request{res, queries, data, self, options, sink, stats, {}, params.get()};
+  detail::memory_overrides overrides;
+  overrides.segment_ids = segment_ids;
+  detail::join_request request{res,   queries, data, self, options, sink,
+                               stats, detail::memory_budget(res.memory(), overrides),
+                               params.get()};
   detail::run_on_devices(*e, request);
   EXPECT_EQ(res.threads(), 2u) << "the first shard's thread share must be undone";
   return stats;
@@ -51,9 +58,10 @@ join_stats run_shards_into(dataset_view queries, dataset_view data, bool self, d
 
 join_stats run_shards(dataset_view queries, dataset_view data, bool self, double eps,
                       std::size_t devices, result_sink& sink,
-                      std::function<void(double)> progress = {}) {
+                      std::function<void(double)> progress = {}, std::uint64_t segment_ids = 0) {
   sink.begin({queries.n, data.n, self, false});
-  join_stats stats = run_shards_into(queries, data, self, eps, devices, sink, std::move(progress));
+  join_stats stats =
+      run_shards_into(queries, data, self, eps, devices, sink, std::move(progress), segment_ids);
   sink.finish();
   return stats;
 }
@@ -182,6 +190,53 @@ TEST(multi_device, self_pairs_reach_every_form_once) {
   through_dispatch(counts);
   for (std::size_t q = 0; q < points.n(); ++q) {
     ASSERT_EQ(counts.per_point()[q], oracle.table().row(q).size()) << "query " << q;
+  }
+}
+
+// A sink that streams rows (row blocks: the library's row_block_sink, a CSR file) gets the
+// devices' rows in blocks of complete rows in query order, with the rows of the oracle.
+TEST(multi_device, row_blocks_and_csr_files_equal_the_oracle) {
+  for (const multi_case& c : {multi_case{shape_kind::lattice, 2500, 2, 3},
+                              multi_case{shape_kind::skewed, 1800, 3, 4},
+                              multi_case{shape_kind::clusters, 900, 2, 2, false},
+                              multi_case{shape_kind::uniform, 5, 2, 4}}) {
+    SCOPED_TRACE(name_of(c));
+    const dataset data = make_shape(c.kind, c.n, c.d, 31 + c.n);
+    const dataset query_set = make_shape(c.kind, c.n / 2 + 1, c.d, 77 + c.n);
+    const dataset_view queries = c.self ? data.view() : query_set.view();
+    const double eps = case_eps(c, data);
+    const neighbor_table expected = oracle_table(queries, data.view(), c.self, eps);
+
+    neighbor_table streamed;
+    streamed.offsets.push_back(0);
+    std::size_t next_query = 0, n_blocks = 0;
+    row_block_sink blocks(
+        [&](std::size_t first, std::span<const std::uint64_t> offsets,
+            std::span<const std::uint32_t> ids) {
+          EXPECT_EQ(first, next_query) << "blocks in query order, each where the last ended";
+          EXPECT_EQ(offsets.front(), streamed.offsets.back());
+          for (std::size_t i = 1; i < offsets.size(); ++i) streamed.offsets.push_back(offsets[i]);
+          streamed.neighbors.insert(streamed.neighbors.end(), ids.begin(), ids.end());
+          next_query = first + offsets.size() - 1;
+          ++n_blocks;
+        },
+        true);
+    // Blocks of at most 500 ids (a row longer than that gets a block of its own).
+    run_shards(queries, data.view(), c.self, eps, c.devices, blocks, {}, 500);
+    EXPECT_EQ(next_query, queries.n);
+    if (expected.neighbors.size() > 2000) EXPECT_GT(n_blocks, 3u);
+    EXPECT_EQ(streamed.offsets, expected.offsets);
+    EXPECT_EQ(streamed.neighbors, expected.neighbors);
+
+    const std::string path = testing::TempDir() + "multi_device_" + name_of(c) + ".csr";
+    {
+      csr_file_sink file(path, true);
+      run_shards(queries, data.view(), c.self, eps, c.devices, file);
+    }
+    const neighbor_table written = read_csr(path);
+    std::remove(path.c_str());
+    EXPECT_EQ(written.offsets, expected.offsets);
+    EXPECT_EQ(written.neighbors, expected.neighbors);
   }
 }
 
