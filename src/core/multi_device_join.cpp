@@ -12,9 +12,11 @@
 #include <vector>
 
 #include "core/expects.hpp"
-#include "core/row_subset_sink.hpp"
+#include "core/fresh_array.hpp"
 #include "core/parallel.hpp"
 #include "core/partition_detail.hpp"
+#include "core/row_subset_sink.hpp"
+#include "core/shard_rows.hpp"
 #include "core/timer.hpp"
 #include "epsjoin/partition.hpp"
 #include "epsjoin/sink.hpp"
@@ -68,24 +70,6 @@ class shared_progress {
   std::atomic<bool> stopped_{false};
 };
 
-// An array written in full before it is read. Not value-initialised: for the hundreds of
-// megabytes of a large join that would be a memset and the page faults on one thread, before the
-// threads that fill it.
-template <class T>
-class fresh_array {
- public:
-  fresh_array() = default;
-  explicit fresh_array(std::size_t n) : data_(std::make_unique_for_overwrite<T[]>(n)), size_(n) {}
-  T* data() noexcept { return data_.get(); }
-  std::size_t size() const noexcept { return size_; }
-  const T& operator[](std::size_t i) const noexcept { return data_[i]; }
-  std::span<const T> span() const noexcept { return {data_.get(), size_}; }
-
- private:
-  std::unique_ptr<T[]> data_;
-  std::size_t size_ = 0;
-};
-
 struct shard {
   resources* res = nullptr;
   fresh_array<std::uint32_t> ids;  // local query id -> caller's id, own points first
@@ -98,103 +82,6 @@ struct shard {
   double seconds = 0;
   std::exception_ptr failure;
 };
-
-// Ids a block of rows holds at most (64 MiB), as the engines' own row blocks; a forced segment
-// size (segment_ids, the tests' override) forces blocks as small.
-constexpr std::uint64_t default_block_ids = std::uint64_t{1} << 24;
-
-// The devices' rows as blocks of complete rows in query order, for a sink that streams them (a
-// CSR file: plain writes, memory bounded by a block). Laid out whole instead (begin_rows), a
-// file is mapped and each device's copy faults its pages in: on 4 H100s, 100M points at S 50,
-// that copy took 9.1 s of an 11.4 s join.
-void deliver_row_blocks(join_request& request, std::vector<shard>& shards,
-                        std::span<const std::uint32_t> counts, unsigned threads) {
-  // Where each caller's row lies: the shard that owns the query (every query is one shard's
-  // own) and its local row there; `none` for a shard that ran nothing (its rows are empty).
-  constexpr std::uint16_t none = 0xffff;
-  const std::size_t n = counts.size();
-  fresh_array<std::uint16_t> owner(n);
-  fresh_array<std::uint32_t> local(n);
-  std::uint32_t longest = 0;
-  for (std::size_t g = 0; g < shards.size(); ++g) {
-    const shard& s = shards[g];
-    const auto mark = static_cast<std::uint16_t>(s.sink->has_rows() ? g : none);
-    parallel_for(threads, s.own, std::size_t{1} << 14, [&](std::size_t b, std::size_t e, unsigned) {
-      for (std::size_t a = b; a < e; ++a) {
-        owner.data()[s.ids[a]] = mark;
-        local.data()[s.ids[a]] = static_cast<std::uint32_t>(a);
-      }
-    });
-  }
-  for (std::uint32_t c : counts) longest = std::max(longest, c);
-  const std::uint64_t forced = request.budget.overrides().segment_ids;
-  const std::uint64_t block_ids = forced > 0 ? forced : default_block_ids;
-  request.sink.begin_row_blocks(counts);
-  fresh_array<std::uint32_t> neighbors(std::max<std::uint64_t>(block_ids, longest));
-  std::vector<std::uint64_t> offsets;
-  std::uint64_t position = 0;
-  for (std::size_t first = 0; first < n;) {
-    std::size_t end = first;
-    offsets.assign(1, position);
-    while (end < n && (end == first || offsets.back() - position + counts[end] <= block_ids)) {
-      offsets.push_back(offsets.back() + counts[end]);
-      ++end;
-    }
-    parallel_for(threads, end - first, std::size_t{1} << 10,
-                 [&](std::size_t b, std::size_t e, unsigned) {
-      for (std::size_t r = b; r < e; ++r) {
-        const std::size_t q = first + r;
-        if (owner[q] == none) continue;
-        shards[owner[q]].sink->copy_row(local[q], neighbors.data() + (offsets[r] - position));
-      }
-    });
-    const std::uint64_t ids = offsets.back() - position;
-    request.sink.consume_row_block(first, offsets, {neighbors.data(), ids});
-    position = offsets.back();
-    first = end;
-  }
-  for (shard& s : shards) {
-    if (s.sink->has_rows()) s.sink->rows_delivered();
-  }
-}
-
-// Once every device has counted and filled its rows: the caller's sink lays out the whole table
-// (or takes it in blocks, deliver_row_blocks) and each device's own rows go to their places, in
-// the caller's ids. A sink that already took pairs from one device (an engine that delivered
-// pairs) gets the rows as pairs too.
-void deliver_rows(join_request& request, std::vector<shard>& shards, unsigned threads) {
-  bool any_rows = false, any_pairs = false;
-  for (const shard& s : shards) {
-    any_rows = any_rows || s.sink->has_rows();
-    any_pairs = any_pairs || s.sink->handed_pairs();
-  }
-  if (!any_rows) return;
-  if (any_pairs) {
-    for (shard& s : shards) s.sink->hand_rows_on_as_pairs();
-    return;
-  }
-  std::vector<std::uint32_t> counts(request.queries.n, 0);
-  for (const shard& s : shards) {
-    if (!s.sink->has_rows()) continue;
-    parallel_for(threads, s.own, std::size_t{1} << 14, [&](std::size_t b, std::size_t e, unsigned) {
-      for (std::size_t a = b; a < e; ++a) counts[s.ids[a]] = s.sink->row_length(a);
-    });
-  }
-  if (request.sink.accepts_row_blocks()) {
-    deliver_row_blocks(request, shards, counts, threads);
-    return;
-  }
-  const row_destination dest = request.sink.begin_rows(counts);
-  for (shard& s : shards) {
-    if (!s.sink->has_rows()) continue;
-    parallel_for(threads, s.own, std::size_t{1} << 12, [&](std::size_t b, std::size_t e, unsigned) {
-      for (std::size_t a = b; a < e; ++a) {
-        s.sink->copy_row(a, dest.neighbors + dest.starts[s.ids[a]]);
-      }
-    });
-    s.sink->rows_delivered();
-  }
-}
 
 // The rows `ids` of `source`, in that order, into `bytes`; their view.
 dataset_view gather(dataset_view source, std::span<const std::uint32_t> ids, unsigned threads,
@@ -243,16 +130,17 @@ double estimated_halo_fraction(const box_partition& partition, dataset_view poin
   const std::size_t step = std::max<std::size_t>(1, points.n / probes);
   const std::size_t n_probes = (points.n + step - 1) / step;
   std::atomic<std::uint64_t> halo{0};
-  parallel_for(threads, n_probes, std::size_t{1} << 14, [&](std::size_t b, std::size_t e, unsigned) {
-    std::uint64_t mine = 0;
-    for (std::size_t k = b; k < e; ++k) {
-      const double x = points.at(k * step, partition.dim);
-      std::size_t first = 0, last = 0;
-      partition.halo_boxes(x, partition.box_of(x), first, last);
-      mine += last - first;
-    }
-    halo.fetch_add(mine, std::memory_order_relaxed);
-  });
+  parallel_for(threads, n_probes, std::size_t{1} << 14,
+               [&](std::size_t b, std::size_t e, unsigned) {
+                 std::uint64_t mine = 0;
+                 for (std::size_t k = b; k < e; ++k) {
+                   const double x = points.at(k * step, partition.dim);
+                   std::size_t first = 0, last = 0;
+                   partition.halo_boxes(x, partition.box_of(x), first, last);
+                   mine += last - first;
+                 }
+                 halo.fetch_add(mine, std::memory_order_relaxed);
+               });
   return static_cast<double>(halo.load()) / static_cast<double>(n_probes);
 }
 
@@ -285,7 +173,8 @@ void deal_queries(const join_request& request, std::vector<shard>& shards) {
     shard& s = shards[g];
     s.own = n / g_count + (g < n % g_count ? 1 : 0);
     s.ids = fresh_array<std::uint32_t>(s.own);
-    for (std::size_t a = 0; a < s.own; ++a) s.ids.data()[a] = static_cast<std::uint32_t>(g + a * g_count);
+    for (std::size_t a = 0; a < s.own; ++a)
+      s.ids.data()[a] = static_cast<std::uint32_t>(g + a * g_count);
   }
 }
 
@@ -295,11 +184,11 @@ void check_shares(const std::vector<work_share>& shares) {
   for (const work_share& share : shares) {
     EPSJOIN_ENSURE(share.honoured, error,
                    "internal: a device counted every work item instead of its share");
-    EPSJOIN_ENSURE(share.items == shares.front().items &&
-                       share.candidates == shares.front().candidates,
-                   error, "internal: the devices built different work items (", share.items,
-                   " items, ", share.candidates, " candidates against ", shares.front().items,
-                   ", ", shares.front().candidates, ")");
+    EPSJOIN_ENSURE(
+        share.items == shares.front().items && share.candidates == shares.front().candidates, error,
+        "internal: the devices built different work items (", share.items, " items, ",
+        share.candidates, " candidates against ", shares.front().items, ", ",
+        shares.front().candidates, ")");
   }
 }
 
@@ -400,8 +289,10 @@ void run_on_devices(const engine& e, join_request& request) {
       item_shares[g] = {static_cast<unsigned>(g), static_cast<unsigned>(n_shards)};
     }
     request.stats.notes.emplace_back(
-        "devices_split", concat("work items: every device indexes all the points and counts one item in "
-                               "every ", n_shards, " of the workload order"));
+        "devices_split",
+        concat("work items: every device indexes all the points and counts one item in "
+               "every ",
+               n_shards, " of the workload order"));
   } else if (request.self_join) {
     cut_boxes(request, *plan, shards, threads);
   } else {
@@ -481,7 +372,9 @@ void run_on_devices(const engine& e, join_request& request) {
   }
   if (by_items && request.queries.n > 0 && request.data.n > 0) check_shares(item_shares);
   stopwatch rows_clock;
-  deliver_rows(request, shards, threads);
+  std::vector<shard_rows> rows;
+  for (const shard& s : shards) rows.push_back({s.sink.get(), s.ids.span(), s.own});
+  deliver_shard_rows(request, rows, threads);
   for (shard& s : shards) s.pairs = s.sink->pairs();
   if (rows_clock.seconds() > 1e-3) {
     request.stats.add_stage("devices' rows to the table", rows_clock.seconds());
