@@ -31,7 +31,8 @@ struct gpu_state;  // defined by the CUDA part of the library only
 
 /// @brief How one join over several devices (resources::devices()) divides its work.
 enum class device_split {
-  /// Work items for counts-only joins on the row-join engines, slabs otherwise.
+  /// Work items for a counts-only self-join on a row-join engine whose slabs would have a halo
+  /// of more than a fifth of the points (high dimensions), slabs (A x B: dealt queries) otherwise.
   automatic,
   /// Every device indexes all the points and counts one work item in every G: counts only, on
   /// the row-join engines (lbjoin, gds-join, ted-join, meta-16q, meta-1q, cuda-tensor). Nothing

@@ -61,7 +61,8 @@ const command_spec& join_command() {
            "how several devices divide a join: 'items' (counts only, the row-join engines: every "
            "device indexes all the points and counts a share of the work items), 'slabs' (one "
            "slab of the points a device with the points within eps of it, so the data may exceed "
-           "one device's memory), 'auto' (items where they apply, else slabs; the default)"},
+           "one device's memory), 'auto' (the default: items for a self-join's count where the slabs "
+           "would overlap by more than a fifth of the points, else slabs)"},
           {"memory-limit", "BYTES",
            "host memory the join may plan within, e.g. 8G (suffixes K, M, G, T; default: what "
            "the machine and its cgroup allow)"},
