@@ -85,7 +85,9 @@ void check_engine(const std::string& engine, const shape_case& c) {
         run(engine, shard_devices(), queries, data.view(), c.self, eps, counts, split);
     const bool shared = note_of(count_stats, "devices_split").find("work items") != std::string::npos;
     EXPECT_TRUE(!shared || row_join) << note_of(count_stats, "devices_split");
-    if (split == device_split::work_items) EXPECT_TRUE(shared) << "items were asked for";
+    if (split == device_split::work_items) {
+      EXPECT_TRUE(shared) << "items were asked for";
+    }
     ASSERT_EQ(counts.per_point().size(), queries.n);
     for (std::size_t q = 0; q < queries.n; ++q) {
       ASSERT_EQ(counts.per_point()[q], expected.offsets[q + 1] - expected.offsets[q])

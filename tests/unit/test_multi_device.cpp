@@ -224,7 +224,9 @@ TEST(multi_device, row_blocks_and_csr_files_equal_the_oracle) {
     // Blocks of at most 500 ids (a row longer than that gets a block of its own).
     run_shards(queries, data.view(), c.self, eps, c.devices, blocks, {}, 500);
     EXPECT_EQ(next_query, queries.n);
-    if (expected.neighbors.size() > 2000) EXPECT_GT(n_blocks, 3u);
+    if (expected.neighbors.size() > 2000) {
+      EXPECT_GT(n_blocks, 3u);
+    }
     EXPECT_EQ(streamed.offsets, expected.offsets);
     EXPECT_EQ(streamed.neighbors, expected.neighbors);
 

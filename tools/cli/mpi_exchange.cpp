@@ -263,6 +263,18 @@ void write_csr_file(const session& s, const std::string& path,
   });
 }
 
+namespace {
+
+// `value` in decimal and then `after`, at the end of `text`.
+void append_decimal(std::vector<char>& text, std::uint32_t value, char after) {
+  char digits[16];  // a uint32 has at most 10
+  char* stop = std::to_chars(digits, digits + sizeof digits, value).ptr;
+  text.insert(text.end(), digits, stop);
+  text.push_back(after);
+}
+
+}  // namespace
+
 void write_pairs_file(const session& s, const std::string& path, std::size_t n_rows,
                       std::span<const std::uint32_t> own_ids, const rank_rows& rows, bool self_join,
                       pair_file_format format) {
@@ -281,12 +293,8 @@ void write_pairs_file(const session& s, const std::string& path, std::size_t n_r
       const std::uint32_t j = rows.neighbors[at + e];
       if (self_join && j < i) continue;
       if (csv) {
-        char line[24];
-        char* end = std::to_chars(line, line + sizeof line, i).ptr;
-        *end++ = ',';
-        end = std::to_chars(end, line + sizeof line, j).ptr;
-        *end++ = '\n';
-        text.insert(text.end(), line, end);
+        append_decimal(text, i, ',');
+        append_decimal(text, j, '\n');
       } else {
         words.push_back(i);
         words.push_back(j);
