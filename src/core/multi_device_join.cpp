@@ -118,7 +118,10 @@ class threads_restorer {
 
 std::string join_ids(const std::vector<int>& devices) {
   std::string text;
-  for (int d : devices) text += (text.empty() ? "" : ",") + std::to_string(d);
+  for (int d : devices) {
+    if (!text.empty()) text += ',';
+    text += std::to_string(d);
+  }
   return text;
 }
 
