@@ -285,6 +285,7 @@ std::vector<double> row_terms(distance_metric m, bool degrees, const double* row
 metric_filter_sink::metric_filter_sink(result_sink& inner, const join_options& options,
                                        dataset_view queries, dataset_view data, unsigned threads)
     : inner_(inner),
+      options_(options),
       metric_(options.metric),
       eps_(options.metric == distance_metric::haversine ? options.eps / options.sphere_radius
                                                         : options.eps),
@@ -303,16 +304,9 @@ metric_filter_sink::metric_filter_sink(result_sink& inner, const join_options& o
 
 bool metric_filter_sink::within(std::uint32_t q, std::uint32_t j) const {
   if (joins_enclosing_ball(metric_)) {
-    // metric_value's expressions without a box (an engine that computes neither metric takes
-    // no box for them), in its order.
-    const double* a = queries_ + std::size_t{q} * d_;
-    const double* b = data_ + std::size_t{j} * d_;
-    double acc = 0.0;
-    for (std::size_t k = 0; k < d_; ++k) {
-      const double diff = std::fabs(a[k] - b[k]);
-      acc = metric_ == distance_metric::manhattan ? acc + diff : std::max(acc, diff);
-    }
-    return acc <= eps_;
+    // No per-row terms: the oracle's own expression.
+    return metric_value(options_, queries_ + std::size_t{q} * d_, data_ + std::size_t{j} * d_,
+                        d_) <= eps_;
   }
   const double* ta = query_terms_.data() + terms_per_row * q;
   const double* tb = data_terms_of_ + terms_per_row * j;

@@ -81,6 +81,7 @@ class metric_filter_sink final : public result_sink {
   bool within(std::uint32_t q, std::uint32_t j) const;
 
   result_sink& inner_;
+  const join_options& options_;  // the caller's: they outlive the filter
   distance_metric metric_;
   double eps_;
   std::size_t d_;

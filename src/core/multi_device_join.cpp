@@ -302,8 +302,7 @@ void run_on_devices(const engine& e, join_request& request) {
     deal_queries(request, shards);
   }
   std::uint64_t copied_bytes = 0;
-  const std::size_t row_bytes =
-      request.queries.d * (request.queries.type == scalar_type::f64 ? 8 : 4);
+  const std::size_t row_bytes = request.queries.d * size_of(request.queries.type);
   for (const shard& s : shards) copied_bytes += s.ids.size() * (row_bytes + sizeof(std::uint32_t));
   if (!by_items) {
     request.budget.require_host(copied_bytes, "the devices' copies of their points");

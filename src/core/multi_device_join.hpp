@@ -29,9 +29,11 @@ namespace epsjoin::detail {
 /// the host, and nothing that asks for rows on the device (self_join_on_device).
 bool spreads_over_devices(const engine& e, const join_request& request);
 
-/// Whether run_on_devices splits the join of `request` with `e` by work items (counts only, an
-/// engine that shares its items) rather than by slabs or dealt queries, as resources::split()
-/// asks; throws invalid_argument where it asks for work items that this join cannot share.
+/// Whether run_on_devices may split the join of `request` with `e` by work items (counts only,
+/// an engine that shares its items) rather than by slabs or dealt queries, as resources::split()
+/// asks: `items` yes (invalid_argument where this join cannot share them), `slabs` no, `auto` for
+/// a self-join that can, and run_on_devices then takes them only where the slabs' halo would be
+/// large.
 bool shares_items_across_devices(const engine& e, const join_request& request);
 
 /// Runs the join of `request` with `e` on one shard per device of request.res.devices(),

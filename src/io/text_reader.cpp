@@ -201,6 +201,34 @@ dataset read_text(const std::string& path, std::size_t dim) {
 
 namespace epsjoin {
 
+namespace {
+
+// Whether the byte at `at` of `file` is a line end.
+bool ends_line(detail::input_file& file, std::uint64_t at) {
+  char byte = 0;
+  file.seek(at);
+  file.read_exact(&byte, 1, at);
+  return byte == '\n';
+}
+
+// Just past the first line end at or after byte `from` of a file of `size` bytes; `size` when
+// there is none.
+std::uint64_t past_line_end(detail::input_file& file, std::uint64_t from, std::uint64_t size) {
+  constexpr std::size_t block = std::size_t{1} << 16;
+  std::string probe;
+  file.seek(from);
+  for (; from < size; from += probe.size()) {
+    probe.resize(static_cast<std::size_t>(std::min<std::uint64_t>(block, size - from)));
+    file.read_exact(probe.data(), probe.size(), from);
+    if (const void* nl = std::memchr(probe.data(), '\n', probe.size())) {
+      return from + static_cast<std::uint64_t>(static_cast<const char*>(nl) - probe.data()) + 1;
+    }
+  }
+  return size;
+}
+
+}  // namespace
+
 text_share read_text_share(const std::string& path, std::uint64_t first_byte,
                            std::uint64_t max_bytes) {
   detail::input_file file(path);
@@ -211,44 +239,17 @@ text_share read_text_share(const std::string& path, std::uint64_t first_byte,
   share.at_start = first_byte == 0;
   if (first_byte >= size) return share;
   const std::uint64_t end = max_bytes >= size - first_byte ? size : first_byte + max_bytes;
-  constexpr std::size_t block = std::size_t{1} << 16;
-  std::string probe;
-  // A line belongs to the share its first byte lies in: unless the byte before the share ends a
-  // line, the share starts after the next line end.
-  std::uint64_t start = first_byte;
-  if (first_byte > 0) {
-    char before = 0;
-    file.seek(first_byte - 1);
-    file.read_exact(&before, 1, first_byte - 1);
-    while (before != '\n' && start < end) {
-      probe.resize(static_cast<std::size_t>(std::min<std::uint64_t>(block, size - start)));
-      file.read_exact(probe.data(), probe.size(), start);
-      const void* nl = std::memchr(probe.data(), '\n', probe.size());
-      if (nl == nullptr) {
-        start += probe.size();
-        if (start >= size) return share;
-        continue;
-      }
-      start += static_cast<std::uint64_t>(static_cast<const char*>(nl) - probe.data()) + 1;
-      break;
-    }
-    if (start >= end) return share;
-    file.seek(start);
-  }
-  share.text.resize(static_cast<std::size_t>(end - start));
+  // A line belongs to the share its first byte lies in: the share's lines start at its first
+  // byte that follows a line end, and the last one runs on to its end, past the share if need be.
+  const std::uint64_t start = first_byte == 0 || ends_line(file, first_byte - 1)
+                                  ? first_byte
+                                  : past_line_end(file, first_byte, size);
+  if (start >= end) return share;
+  const std::uint64_t stop = end == size || ends_line(file, end - 1) ? end
+                                                                      : past_line_end(file, end, size);
+  share.text.resize(static_cast<std::size_t>(stop - start));
+  file.seek(start);
   file.read_exact(share.text.data(), share.text.size(), start);
-  // The last line runs on to its end, past the share if need be.
-  std::uint64_t at = end;
-  while (!share.text.empty() && share.text.back() != '\n' && at < size) {
-    probe.resize(static_cast<std::size_t>(std::min<std::uint64_t>(block, size - at)));
-    file.read_exact(probe.data(), probe.size(), at);
-    const void* nl = std::memchr(probe.data(), '\n', probe.size());
-    const std::size_t take =
-        nl == nullptr ? probe.size()
-                      : static_cast<std::size_t>(static_cast<const char*>(nl) - probe.data()) + 1;
-    share.text.append(probe.data(), take);
-    at += take;
-  }
   for (const char c : share.text) share.lines += c == '\n';
   if (!share.text.empty() && share.text.back() != '\n') ++share.lines;
   return share;

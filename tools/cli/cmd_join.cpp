@@ -96,21 +96,6 @@ const command_spec& join_command() {
   return spec;
 }
 
-namespace {
-
-std::string default_format(const std::string& output) {
-  auto ends_with = [&](const char* ext) {
-    const std::string e = ext;
-    return output.size() >= e.size() && output.compare(output.size() - e.size(), e.size(), e) == 0;
-  };
-  if (output.empty()) return "count";
-  if (ends_with(".npy")) return "pairs";
-  if (ends_with(".csv") || ends_with(".txt")) return "csv";
-  return "csr";
-}
-
-}  // namespace
-
 int run_join(const parsed_args& args) {
   const auto command_start = std::chrono::steady_clock::now();
   // Everything that can be checked without the data is checked before loading it.
@@ -122,7 +107,7 @@ int run_join(const parsed_args& args) {
 
   const std::string output = args.get("output");
   if (args.has("output") && output.empty()) throw usage_error{"--output needs a file name"};
-  const std::string format = args.get("format", default_format(output));
+  const std::string format = args.get("format", default_output_format(output));
   if (format != "csr" && format != "pairs" && format != "csv" && format != "count") {
     throw usage_error{"--format must be csr, pairs, csv or count, got '" + format + "'"};
   }

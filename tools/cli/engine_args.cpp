@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <string_view>
 #include <thread>
 
 #include "epsjoin/build_info.hpp"
@@ -75,6 +76,17 @@ std::vector<int> read_devices(const parsed_args& args) {
     begin = end + 1;
   }
   return devices;
+}
+
+std::string default_output_format(const std::string& output) {
+  auto ends_with = [&](std::string_view ext) {
+    return output.size() >= ext.size() &&
+           output.compare(output.size() - ext.size(), ext.size(), ext) == 0;
+  };
+  if (output.empty()) return "count";
+  if (ends_with(".npy")) return "pairs";
+  if (ends_with(".csv") || ends_with(".txt")) return "csv";
+  return "csr";
 }
 
 device_split read_device_split(const parsed_args& args) {

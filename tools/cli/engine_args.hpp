@@ -23,6 +23,9 @@ unsigned read_threads(const parsed_args& args);
 /// --devices all|I,J,...: the CUDA devices a GPU join spreads over (empty when not given: the
 /// first device only). 'all' with no device visible, a repeated or malformed ordinal: usage errors.
 std::vector<int> read_devices(const parsed_args& args);
+/// The --format a join writes to `output` when none is given: count without a file, pairs for
+/// .npy, csv for .csv and .txt, csr otherwise ('epsjoin join' and 'epsjoin mpi-join' alike).
+std::string default_output_format(const std::string& output);
 /// --devices-split: auto (the default), items or slabs.
 device_split read_device_split(const parsed_args& args);
 /// What 'join' and 'mpi-join' both read first, before any data: exactly one of --input and

@@ -193,15 +193,7 @@ int run_mpi_join(const parsed_args& args) {
   }
   const std::string output = args.get("output");
   if (args.has("output") && output.empty()) throw usage_error{"--output needs a file name"};
-  auto ends_with = [&](std::string_view tail) {
-    return output.size() > tail.size() &&
-           output.compare(output.size() - tail.size(), tail.size(), tail) == 0;
-  };
-  const std::string format = args.get(
-      "format", output.empty()                           ? "count"
-                : ends_with(".npy")                      ? "pairs"
-                : ends_with(".csv") || ends_with(".txt") ? "csv"
-                                                         : "csr");
+  const std::string format = args.get("format", default_output_format(output));
   if (format != "csr" && format != "count" && format != "pairs" && format != "csv") {
     throw usage_error{"--format must be csr, pairs, csv or count for mpi-join, got '" + format +
                       "'"};
