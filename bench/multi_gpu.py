@@ -5,9 +5,11 @@ device count finds exactly the one-GPU pairs. Prints a Markdown table (seconds: 
 --repeat runs of the join itself, without generating or reading the points); --out keeps
 every record as JSON lines.
 
-usage: bench/multi_gpu.py EPSJOIN [--gpus 1,2,4] [--only NAME,...] [--repeat N] [--out FILE]
+usage: bench/multi_gpu.py EPSJOIN [--gpus 1,2,4,auto] [--only NAME,...] [--repeat N] [--out FILE]
        [--deadline SECONDS] [--split auto|items|slabs] [--weak] [--data DIR]
 Each record is appended to --out as it is measured; no run starts after --deadline seconds.
+`auto` in --gpus runs the case without --devices (the default, `--devices auto`: the join decides
+how many of the visible GPUs to use); its record's `gpus` is the number it used.
 
 Cases (name, engine, source, eps, format): the count-only joins of issue 29 (uniform 2-D 50M at
 S ~ 5000, Expo16D 4M at S ~ 500), issue 30's strong-scaling set (uniform 2-D 200M at S ~ 500,
@@ -38,6 +40,8 @@ CASES = [
     ("coast-100m-s500-count", "lbjoin", ("gshhg_coast_2d_sample.f64", 2, 100000000), 0.0823,
      "count", []),
     ("uniform2d-50m-s50-csr", "lbjoin", "uniform:2:50000000", 0.000564, "csr", []),
+    # Short enough that `--devices auto` should keep it on one GPU.
+    ("uniform2d-2m-s50-count", "lbjoin", "uniform:2:2000000", 0.002821, "count", []),
 ]
 
 
@@ -60,14 +64,14 @@ def jittered(name, d, n, seed=30):
 
 def run_case(binary, case, gpus, repeat, split="auto"):
     name, engine, source, eps, fmt, extra = case
-    devices = ",".join(str(g) for g in range(gpus))
+    devices = [] if gpus is None else ["--devices", ",".join(str(g) for g in range(gpus))]
     points = ["--input", jittered(*source)] if isinstance(source, tuple) else ["--generate", source]
     output = []
     if fmt == "csr-file":
         os.makedirs(BENCH, exist_ok=True)
         output, fmt = ["--output", f"{BENCH}/weak.csr"], "csr"
     cmd = [binary, "join", *points, *extra, "--eps", str(eps), "--engine", engine,
-           "--format", fmt, *output, "--json", "--repeat", str(repeat), "--devices", devices,
+           "--format", fmt, *output, "--json", "--repeat", str(repeat), *devices,
            "--devices-split", split]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if output:
@@ -81,8 +85,11 @@ def run_case(binary, case, gpus, repeat, split="auto"):
     # A join written to a file runs once (no run_seconds): its time includes the writing.
     seconds = (min(record["run_seconds"]) if "run_seconds" in record
                else record["seconds"] + record.get("write_seconds", 0))
+    if gpus is None:  # what --devices auto chose
+        gpus = len(notes["devices"].split(",")) if "devices" in notes else 1
     return {
         "case": name, "engine": record["engine"], "gpus": gpus, "pairs": record["pairs"],
+        "devices_auto": notes.get("devices_auto", ""),
         "selectivity": record["selectivity"], "seconds": seconds,
         "halo_fraction": float(notes.get("devices_halo_fraction", 0) or 0),
         "imbalance": float(notes.get("devices_imbalance", 0) or 0),
@@ -116,7 +123,9 @@ def main():
         DATA = args.data
     start = time.monotonic()
     out = open(args.out, "a") if args.out else None
-    gpu_counts = [int(g) for g in args.gpus.split(",")]
+    gpu_counts = [None if g == "auto" else int(g) for g in args.gpus.split(",")]
+    if args.weak and None in gpu_counts:
+        sys.exit("multi_gpu.py: --weak needs GPU counts, not auto")
     only = set(filter(None, args.only.split(",")))
     rows, failures = [], 0
     print("| case | engine | GPUs | S | seconds | speed-up | efficiency | halo | imbalance |")
@@ -133,6 +142,8 @@ def main():
                 print(f"deadline: {case[0]} on {gpus} GPUs not run", flush=True)
                 continue
             r = run_case(args.binary, case, gpus, args.repeat, args.split)
+            label = gpus if gpus is not None else f"auto: {r['gpus']}"
+            gpus = r["gpus"]
             rows.append(r)
             if out:
                 out.write(json.dumps(r) + "\n")
@@ -144,7 +155,7 @@ def main():
                 print(f"MISMATCH: {case[0]} on {gpus} GPUs found {r['pairs']} pairs, "
                       f"{base['gpus']} GPU(s) {base['pairs']}", file=sys.stderr)
             speedup = base["seconds"] / r["seconds"] * (gpus if args.weak else base["gpus"])
-            print(f"| {r['case']} | {r['engine']} | {gpus} | {r['selectivity']:.0f} | "
+            print(f"| {r['case']} | {r['engine']} | {label} | {r['selectivity']:.0f} | "
                   f"{r['seconds']:.3f} | {speedup:.2f} | {speedup / gpus:.2f} | "
                   f"{r['halo_fraction']:.4f} | {r['imbalance']:.3f} |", flush=True)
     return 1 if failures else 0

@@ -67,6 +67,12 @@ class resources {
   ///        checked when a join first uses a device. A device listed twice runs two shards, each
   ///        with its own streams and buffers (the tests exercise every path so on one GPU).
   void set_devices(std::vector<int> devices);
+  /// @brief Whether each join decides for itself between spreading over devices() and running
+  ///        on device() alone (`--devices auto`): it spreads a counts-only self-join whose
+  ///        modelled time on one device is at least a second, and runs everything else on
+  ///        device() (docs/multi-gpu.md). False (the default): every GPU join spreads.
+  bool devices_automatic() const noexcept { return devices_automatic_; }
+  void set_devices_automatic(bool automatic) noexcept { devices_automatic_ = automatic; }
   /// @brief How a join over several devices divides its work (`--devices-split`).
   device_split split() const noexcept { return split_; }
   void set_device_split(device_split split) noexcept { split_ = split; }
@@ -92,6 +98,7 @@ class resources {
   int device_ = 0;
   std::vector<int> devices_{0};
   device_split split_ = device_split::automatic;
+  bool devices_automatic_ = false;
   memory_limits memory_;
   std::vector<std::unique_ptr<resources>> peers_;  // [k - 1] for devices_[k]
   std::unique_ptr<detail::gpu_state, void (*)(detail::gpu_state*)> gpu_{nullptr, nullptr};

@@ -8,7 +8,7 @@ from typing import Any, Dict, Mapping, Optional
 
 import numpy as np
 
-from . import _epsjoin
+from . import _device, _epsjoin
 from ._validation import MemorySize, check_points, raise_if_not_finite, run_settings
 
 
@@ -65,14 +65,17 @@ class DBSCAN:
         Host and GPU memory the joins plan within, in bytes or as ``"8G"``, ``"512M"``;
         ``None`` means what the machine allows. Too little raises ``MemoryError``.
     device : int, default=0
-        CUDA device ordinal for GPU engines.
+        CUDA device ordinal for GPU engines. A CuPy array or CUDA tensor is clustered on its
+        own device, with a GPU engine that merges there (``"auto"``, lbjoin, gds-join,
+        ted-join, meta-16q, meta-1q); the points never leave it.
     params : dict, default=None
         Engine parameters (see :func:`epsjoin.engines`); an unknown key raises ``ValueError``.
 
     Attributes
     ----------
     labels_ : ndarray of shape (n_samples,), dtype int64
-        Cluster of each point, ``-1`` for noise.
+        Cluster of each point, ``-1`` for noise. For device input (CuPy, torch) these three
+        attributes are arrays of the same kind on the same device, as cuML returns them.
     core_sample_indices_ : ndarray of shape (n_core_samples,), dtype int64
         Indices of the core samples, ascending.
     components_ : ndarray of shape (n_core_samples, n_features)
@@ -87,8 +90,9 @@ class DBSCAN:
         ``"cells"`` where cpu-grid clustered on its cells, else ``"host"``), ``n_clusters``,
         ``n_core``, ``n_border``, ``n_noise``, ``pairs`` (ordered neighbour pairs ``i != j``;
         0 for ``"cells"``, whose counts stop at ``min_samples``), ``stages`` (seconds of ``count``, ``merge``,
-        ``label``), ``seconds`` and the inputs ``n``, ``d``, ``eps``, ``min_samples``,
-        ``precision``.
+        ``label``), ``seconds``, ``notes`` (the engine's notes as strings; for the device merge
+        ``h2d_point_bytes``, 0 for points already on the device) and the inputs ``n``, ``d``,
+        ``eps``, ``min_samples``, ``precision``.
 
     Examples
     --------
@@ -149,6 +153,8 @@ class DBSCAN:
                 "for weighted samples"
             )
         _check_parameters(self.eps, self.min_samples)
+        if _device.any_on_device(X):
+            return self._fit_on_device(X)
         columns = getattr(X, "columns", None)
         points = check_points(X, min_samples=1)
         settings = run_settings(self.engine, self.precision, False, self.n_jobs, self.memory_limit,
@@ -166,6 +172,21 @@ class DBSCAN:
         if columns is not None and len(columns) and all(isinstance(c, str) for c in columns):
             self.feature_names_in_ = np.asarray(columns, dtype=object)
         elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self.stats_ = stats
+        return self
+
+    def _fit_on_device(self, X: Any) -> "DBSCAN":
+        b, A, _ = _device.check_device_pair(X, None, min_samples=1)
+        settings = run_settings(self.engine, self.precision, False, self.n_jobs, self.memory_limit,
+                                self.device_memory_limit, self.device, self.params)
+        labels, core, stats = _epsjoin.dbscan_device(A, float(self.eps), int(self.min_samples),
+                                                     _device.settings_on(settings, b, A))
+        self.labels_ = b.upload(labels.view(np.int64), A)
+        self.core_sample_indices_ = b.upload(np.flatnonzero(core).astype(np.int64), A)
+        self.components_ = A[self.core_sample_indices_]
+        self.n_features_in_ = int(A.shape[1])
+        if hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         self.stats_ = stats
         return self

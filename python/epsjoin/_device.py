@@ -271,11 +271,13 @@ def check_device_pair(X: Any, Y: Any, *, min_samples: int = 0) -> Tuple[Any, Any
     return b, A, B
 
 
-def _settings_on(settings: Any, b: Any, A: Any) -> Any:
+def settings_on(settings: Any, b: Any, A: Any) -> Any:
     ordinal = b.device_of(A)
     if settings.device not in (0, ordinal):
         raise ValueError(f"device={settings.device}, but the points lie on CUDA device {ordinal}")
     settings.device = ordinal
+    settings.devices = [ordinal]  # the points' device alone: they are not spread
+    settings.devices_automatic = False
     return settings
 
 
@@ -283,7 +285,7 @@ def table(b: Any, A: Any, B: Optional[Any], eps: float, include_self: bool, sett
           ) -> Tuple[Any, Any, dict]:
     """(indptr int64, indices int32, stats): the library's table, left on the device."""
     indptr, indices, stats = _epsjoin.device_neighbor_table(
-        A, B, eps, include_self, _settings_on(settings, b, A))
+        A, B, eps, include_self, settings_on(settings, b, A))
     return b.from_dlpack(indptr), b.from_dlpack(indices), stats
 
 
@@ -341,5 +343,5 @@ def count(b: Any, A: Any, B: Optional[Any], eps: float, include_self: bool, per_
     """The total, or each query's count as a device array (the counts are uploaded: no table is
     ever formed, so there is none on the device to count from)."""
     total, rows, stats = _epsjoin.device_neighbor_counts(
-        A, B, eps, include_self, per_row, _settings_on(settings, b, A))
+        A, B, eps, include_self, per_row, settings_on(settings, b, A))
     return (b.upload(rows.view(np.int64), A) if per_row else int(total)), stats

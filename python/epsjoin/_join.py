@@ -37,11 +37,13 @@ _RUN_OPTIONS_DOC = """\
         Host and GPU memory the join plans within, in bytes or as ``"8G"``, ``"512M"``;
         ``None`` means what the machine (and its cgroup) allows. A result held in memory that
         would not fit raises ``MemoryError`` before it is allocated.
-    device : int, list of int or "all", default=0
+    device : int, list of int, "all" or "auto", default="auto"
         CUDA device ordinal for GPU engines; several (``[0, 1]``, or ``"all"`` visible) spread
         a join of host arrays over them with the one-device result: counts of high-dimensional
         points share the work items, other joins cut one slab of the points a device
-        (docs/multi-gpu.md).
+        (docs/multi-gpu.md). ``"auto"``: every visible device for a count of at least 1M
+        points that a GPU is modelled to take a second or more, device 0 otherwise. Arrays
+        already on a device are joined there.
     params : dict, default=None
         Engine parameters (``epsjoin engines()[i]["params"]``), for example
         ``{"pattern": "lid-unicomp"}``; an unknown key raises ``ValueError``.
@@ -119,7 +121,7 @@ def neighbor_table(
     n_jobs: Optional[int] = None,
     memory_limit: MemorySize = None,
     device_memory_limit: MemorySize = None,
-    device: Devices = 0,
+    device: Devices = "auto",
     params: Optional[Mapping[str, Any]] = None,
     return_stats: bool = False,
     metric: str = "euclidean",
@@ -191,7 +193,7 @@ def neighbor_graph(
     n_jobs: Optional[int] = None,
     memory_limit: MemorySize = None,
     device_memory_limit: MemorySize = None,
-    device: Devices = 0,
+    device: Devices = "auto",
     params: Optional[Mapping[str, Any]] = None,
     return_stats: bool = False,
     metric: str = "euclidean",
@@ -288,7 +290,7 @@ def pairs(
     n_jobs: Optional[int] = None,
     memory_limit: MemorySize = None,
     device_memory_limit: MemorySize = None,
-    device: Devices = 0,
+    device: Devices = "auto",
     params: Optional[Mapping[str, Any]] = None,
     return_stats: bool = False,
     metric: str = "euclidean",
@@ -362,7 +364,7 @@ def count(
     n_jobs: Optional[int] = None,
     memory_limit: MemorySize = None,
     device_memory_limit: MemorySize = None,
-    device: Devices = 0,
+    device: Devices = "auto",
     params: Optional[Mapping[str, Any]] = None,
     return_stats: bool = False,
     metric: str = "euclidean",

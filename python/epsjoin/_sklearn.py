@@ -26,7 +26,7 @@ def radius_neighbors_graph(
     approximate: bool = False,
     memory_limit: MemorySize = None,
     device_memory_limit: MemorySize = None,
-    device: Devices = 0,
+    device: Devices = "auto",
     params: Optional[Mapping[str, Any]] = None,
     return_stats: bool = False,
 ) -> Any:

@@ -144,15 +144,20 @@ def memory_bytes(limit: MemorySize, name: str) -> int:
 _PRECISIONS = {"f64": "f64", "float64": "f64", "f32": "f32", "float32": "f32"}
 
 
-def _devices(device: Any) -> list:
-    """device: an ordinal, a sequence of distinct ordinals, or "all" (every visible GPU)."""
+def _devices(device: Any) -> Tuple[list, bool]:
+    """device: an ordinal, a sequence of distinct ordinals, "all" (every visible GPU) or "auto"
+    (every visible GPU, each join deciding whether spreading pays; device 0 when none is
+    visible). The ordinals, and whether each join decides."""
     if isinstance(device, str):
-        if device != "all":
-            raise ValueError(f"device must be an ordinal, a list of ordinals or 'all', got {device!r}")
+        if device not in ("all", "auto"):
+            raise ValueError(f"device must be an ordinal, a list of ordinals, 'auto' or 'all', "
+                             f"got {device!r}")
         found = [d["ordinal"] for d in _epsjoin.build_info()["cuda_devices"]]
+        if device == "auto":
+            return (found or [0]), True
         if not found:
             raise ValueError("device='all': no CUDA device is visible")
-        return found
+        return found, False
     ordinals = [device] if isinstance(device, numbers.Integral) else device
     try:
         ordinals = list(ordinals)
@@ -161,11 +166,11 @@ def _devices(device: Any) -> list:
     if (not ordinals or
             not all(isinstance(d, numbers.Integral) and not isinstance(d, bool) and d >= 0
                     for d in ordinals)):
-        raise ValueError(f"device must be a CUDA device ordinal >= 0, a list of them or 'all', "
-                         f"got {device!r}")
+        raise ValueError(f"device must be a CUDA device ordinal >= 0, a list of them, 'auto' or "
+                         f"'all', got {device!r}")
     if len(set(ordinals)) != len(ordinals):
         raise ValueError(f"device lists an ordinal twice: {device!r}")
-    return [int(d) for d in ordinals]
+    return [int(d) for d in ordinals], False
 
 
 def run_settings(
@@ -175,7 +180,7 @@ def run_settings(
     n_jobs: Optional[int] = None,
     memory_limit: MemorySize = None,
     device_memory_limit: MemorySize = None,
-    device: Devices = 0,
+    device: Devices = "auto",
     params: Optional[Mapping[str, Any]] = None,
 ) -> Any:
     """The core's RunSettings from the keyword options every join takes."""
@@ -196,8 +201,9 @@ def run_settings(
         raise ValueError(f"n_jobs must be None, -1 or a positive integer, got {n_jobs!r}")
     settings.host_memory_bytes = memory_bytes(memory_limit, "memory_limit")
     settings.device_memory_bytes = memory_bytes(device_memory_limit, "device_memory_limit")
-    devices = _devices(device)
+    devices, automatic = _devices(device)
     settings.device = devices[0]
     settings.devices = devices
+    settings.devices_automatic = automatic
     settings.params = {str(k): str(v) for k, v in (params or {}).items()}
     return settings

@@ -32,14 +32,14 @@ nb::dict dbscan_stats(const epsjoin::dbscan_result& r, const epsjoin::dataset_vi
   for (const epsjoin::stage_time& s : r.stages) stages[nb::str(s.name.c_str())] = s.seconds;
   d["stages"] = stages;
   d["seconds"] = r.seconds;
+  nb::dict notes;
+  for (const auto& [key, value] : r.notes) notes[nb::str(key.c_str())] = value;
+  d["notes"] = notes;
   return d;
 }
 
-}  // namespace
-
-nb::tuple dbscan(points_array points, double eps, std::uint64_t min_samples,
-                 const run_settings& settings) {
-  const epsjoin::dataset_view view = view_of(points);
+nb::tuple run_dbscan(const epsjoin::dataset_view& view, double eps, std::uint64_t min_samples,
+                     const run_settings& settings) {
   epsjoin::dbscan_options options;
   options.engine = settings.engine;
   options.precision = precision_of(settings.precision);
@@ -56,6 +56,19 @@ nb::tuple dbscan(points_array points, double eps, std::uint64_t min_samples,
   // Both arrays keep the one result alive; it is freed when the last of them goes.
   nb::capsule owner = owner_of(std::move(result));
   return nb::make_tuple(numpy_view(labels, {n}, owner), numpy_view(core, {n}, owner), stats);
+}
+
+}  // namespace
+
+nb::tuple dbscan(points_array points, double eps, std::uint64_t min_samples,
+                 const run_settings& settings) {
+  return run_dbscan(view_of(points), eps, min_samples, settings);
+}
+
+nb::tuple dbscan_device(device_points points, double eps, std::uint64_t min_samples,
+                        const run_settings& settings) {
+  const epsjoin::dataset_view view = device_view_of(points);
+  return run_dbscan(view, eps, min_samples, on_points_device(settings, view.device));
 }
 
 }  // namespace epsjoin_python

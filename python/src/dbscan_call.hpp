@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "device_calls.hpp"
 #include "join_calls.hpp"
 
 namespace epsjoin_python {
@@ -12,5 +13,10 @@ namespace epsjoin_python {
 /// n_noise, pairs, stages, seconds and the call's n, d, eps, min_samples, precision)
 nb::tuple dbscan(points_array points, double eps, std::uint64_t min_samples,
                  const run_settings& settings);
+
+/// dbscan of points in CUDA device memory, clustered on their device (labels and core flags
+/// come back to the host: 9 bytes a point; the points never do).
+nb::tuple dbscan_device(device_points points, double eps, std::uint64_t min_samples,
+                        const run_settings& settings);
 
 }  // namespace epsjoin_python

@@ -12,18 +12,26 @@
 
 namespace epsjoin_python {
 
-namespace {
-
-epsjoin::dataset_view device_view_of(const device_points& a) {
+epsjoin::dataset_view device_view_of(const device_points& points) {
   epsjoin::dataset_view v;
-  v.data = a.data();
-  v.n = a.shape(0);
-  v.d = a.shape(1);
+  v.data = points.data();
+  v.n = points.shape(0);
+  v.d = points.shape(1);
   v.space = epsjoin::memory_space::device;
-  v.device = a.device_id();
-  v.type = scalar_type_of(a.dtype());
+  v.device = points.device_id();
+  v.type = scalar_type_of(points.dtype());
   return v;
 }
+
+run_settings on_points_device(const run_settings& s, int device) {
+  run_settings on_device = s;
+  on_device.device = device;
+  on_device.devices = {device};
+  on_device.devices_automatic = false;
+  return on_device;
+}
+
+namespace {
 
 template <class Sink>
 epsjoin::join_stats run_device_join(const device_points& queries,
@@ -36,9 +44,7 @@ epsjoin::join_stats run_device_join(const device_points& queries,
     throw epsjoin::invalid_argument("the two point sets lie on different devices");
   }
   // The resources of the points' device (a GPU engine runs where they lie).
-  run_settings on_device = s;
-  on_device.device = a.device;
-  return run_join_released(eps, include_self, on_device,
+  return run_join_released(eps, include_self, on_points_device(s, a.device),
                            [&](epsjoin::resources& r, const epsjoin::join_options& o) {
                              return data ? epsjoin::join(r, a, b, o, sink)
                                          : epsjoin::self_join(r, a, o, sink);

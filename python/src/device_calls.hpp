@@ -16,6 +16,13 @@ namespace epsjoin_python {
 /// [n x d, row-major] float32 or float64 points on a CUDA device.
 using device_points = nb::ndarray<nb::ro, nb::ndim<2>, nb::c_contig, nb::device::cuda>;
 
+/// The library's view of `points`, where they lie.
+epsjoin::dataset_view device_view_of(const device_points& points);
+
+/// `s` for a call on the points' device `device`, and on it alone (points in device memory are
+/// not spread over several devices).
+run_settings on_points_device(const run_settings& s, int device);
+
 /// (indptr [n_queries + 1] int64, indices [nnz] int32, stats dict), both on the points' device.
 /// The ids are the library's uint32 read as int32: the Python layer refuses more than 2^31 - 1
 /// points first.

@@ -33,6 +33,8 @@ struct run_settings {
   int device = 0;
   /// Every device a GPU join spreads over (docs/multi-gpu.md), `device` first; empty: `device`.
   std::vector<int> devices;
+  /// Each join decides whether spreading over `devices` pays (resources::devices_automatic).
+  bool devices_automatic = false;
   std::uint64_t host_memory_bytes = 0;
   std::uint64_t device_memory_bytes = 0;
   std::map<std::string, std::string> params;

@@ -102,6 +102,7 @@ NB_MODULE(_epsjoin, m) {
       .def_rw("threads", &epsjoin_python::run_settings::threads)
       .def_rw("device", &epsjoin_python::run_settings::device)
       .def_rw("devices", &epsjoin_python::run_settings::devices)
+      .def_rw("devices_automatic", &epsjoin_python::run_settings::devices_automatic)
       .def_rw("host_memory_bytes", &epsjoin_python::run_settings::host_memory_bytes)
       .def_rw("device_memory_bytes", &epsjoin_python::run_settings::device_memory_bytes)
       .def_rw("params", &epsjoin_python::run_settings::params)
@@ -125,6 +126,8 @@ NB_MODULE(_epsjoin, m) {
   m.def("device_neighbor_counts", &epsjoin_python::device_neighbor_counts, "queries"_a,
         "data"_a.none(), "eps"_a, "include_self"_a, "per_row"_a, "settings"_a);
   m.def("dbscan", &epsjoin_python::dbscan, "points"_a, "eps"_a, "min_samples"_a, "settings"_a);
+  m.def("dbscan_device", &epsjoin_python::dbscan_device, "points"_a, "eps"_a, "min_samples"_a,
+        "settings"_a);
   epsjoin_python::bind_index(m);
   m.def("engines", &engine_list);
   m.def("build_info", &build_dict);

@@ -68,6 +68,7 @@ std::unique_ptr<epsjoin::resources> take_resources(const run_settings& s) {
   // A pooled object keeps its devices (and their GPU state) while calls ask for the same ones.
   std::vector<int> devices = s.devices.empty() ? std::vector<int>{s.device} : s.devices;
   if (devices != res->devices()) res->set_devices(std::move(devices));
+  res->set_devices_automatic(s.devices_automatic);
   res->set_threads(s.threads);
   res->set_memory({s.host_memory_bytes, s.device_memory_bytes});
   return res;

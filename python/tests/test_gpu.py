@@ -268,3 +268,44 @@ def test_device_points_refuse_other_metrics_and_boxes(framework, rng):
             epsjoin.count(X, 0.1, **kwargs)
     with pytest.raises(ValueError, match="euclidean metric without boxsize"):
         epsjoin.radius_neighbors_graph(X, 0.1, metric="chebyshev")
+
+
+#: The GPU engines whose DBSCAN merges on the device, where points already there are clustered.
+DBSCAN_DEVICE_ENGINES = ["auto", "lbjoin", "gds-join", "ted-join", "meta-16q", "meta-1q"]
+
+
+@pytest.mark.parametrize("framework", ["cupy", "torch"])
+@pytest.mark.parametrize("engine", DBSCAN_DEVICE_ENGINES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_dbscan_of_device_points_equals_the_hosts(framework, engine, dtype, rng):
+    # The labels themselves (border points to their smallest core neighbour), on the points'
+    # device and of its kind, with no point uploaded; clustered data, 2-D to 16-D, ties.
+    cases = [(rng.exponential(1 / 40, (5000, 2)).astype(dtype), 8, 5),
+             (rng.normal(size=(3000, 16)).astype(dtype), 12, 10),
+             (lattice(12, 3).astype(dtype), None, 7)]
+    for X, neighbours, min_samples in cases:
+        eps = 1.0 if neighbours is None else eps_for(X, neighbours, rng)
+        want = epsjoin.DBSCAN(eps=eps, min_samples=min_samples, engine="cpu-grid").fit(X)
+        got = epsjoin.DBSCAN(eps=eps, min_samples=min_samples, engine=engine)
+        labels = got.fit_predict(_to_device(framework, X))
+        assert got.stats_["merge"] == "device", got.stats_
+        assert got.stats_["notes"]["h2d_point_bytes"] == "0", got.stats_
+        np.testing.assert_array_equal(_host(labels), want.labels_)
+        np.testing.assert_array_equal(_host(got.core_sample_indices_), want.core_sample_indices_)
+        np.testing.assert_array_equal(_host(got.components_), want.components_)
+        assert got.n_features_in_ == X.shape[1]
+
+
+@pytest.mark.parametrize("framework", ["cupy", "torch"])
+def test_dbscan_of_device_points_refuses_what_cannot_merge_there(framework, rng):
+    X = _to_device(framework, rng.random((500, 2)))
+    refused = [e["name"] for e in epsjoin.engines()
+               if e["available"] and e["name"] not in DBSCAN_DEVICE_ENGINES]
+    assert "cpu-grid" in refused
+    for engine in refused:
+        with pytest.raises(ValueError, match="clustered on the device"):
+            epsjoin.DBSCAN(eps=0.05, min_samples=4, engine=engine).fit(X)
+    bad = rng.random((50, 2))
+    bad[7, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        epsjoin.DBSCAN(eps=0.05).fit(_to_device(framework, bad))

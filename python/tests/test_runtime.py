@@ -128,16 +128,6 @@ def test_host_tensors_go_through_numpy():
     assert epsjoin.count(X, 0.1) == epsjoin.count(X.numpy(), 0.1)
 
 
-def test_dbscan_refuses_device_arrays_clearly():
-    cupy = pytest.importorskip("cupy")
-    try:
-        X = cupy.random.random((100, 2))
-    except Exception as e:  # CuPy without a usable device
-        pytest.skip(f"no CUDA device for CuPy: {e}")
-    with pytest.raises(TypeError, match="GPU"):
-        epsjoin.DBSCAN(eps=0.1).fit(X)
-
-
 def test_a_list_of_devices_spreads_gpu_joins_and_leaves_cpu_joins_alone(rng):
     X = rng.random((3000, 3))
     one = epsjoin.neighbor_graph(X, 0.05, engine="cpu-grid", sort_indices=True)
@@ -149,3 +139,17 @@ def test_a_list_of_devices_spreads_gpu_joins_and_leaves_cpu_joins_alone(rng):
     if not epsjoin.build_info()["cuda_devices"]:
         with pytest.raises(ValueError, match="no CUDA device"):
             epsjoin.count(X, 0.05, device="all")
+
+
+def test_device_auto_is_the_default_and_lets_each_join_decide(rng):
+    from epsjoin import _validation
+    X = rng.random((2000, 2))
+    assert epsjoin.count(X, 0.05, device="auto") == epsjoin.count(X, 0.05, device=0)
+    assert epsjoin.count(X, 0.05) == epsjoin.count(X, 0.05, device=0)
+    visible = [d["ordinal"] for d in epsjoin.build_info()["cuda_devices"]]
+    settings = _validation.run_settings()
+    assert settings.devices_automatic and list(settings.devices) == (visible or [0])
+    settings = _validation.run_settings(device=[0])
+    assert not settings.devices_automatic and list(settings.devices) == [0]
+    with pytest.raises(ValueError, match="'auto' or 'all'"):
+        epsjoin.count(X, 0.05, device="automatic")

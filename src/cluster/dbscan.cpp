@@ -124,6 +124,18 @@ dbscan_result run_dbscan(resources& res, dataset_view points, double eps,
     }
   }
 #endif
+  // The merges below read the points on the host: points in device memory stay on the device
+  // path above or are refused, never read where they are not.
+#ifndef EPSJOIN_HAS_CUDA
+  if (points.on_device() && n > 0) {
+    throw unavailable("points in device memory need epsjoin built with CUDA");
+  }
+#endif
+  EPSJOIN_EXPECTS(!points.on_device() || n == 0,
+                  "points in device memory are clustered on the device: a GPU engine that "
+                  "delivers its rows there (auto, lbjoin, gds-join, ted-join, meta-16q, meta-1q) "
+                  "with the device merge; engine '", options.engine, "'",
+                  options.device_merge ? " does not" : " and device_merge = false do not");
   if (options.cell_merge && on_cpu_grid(res, points, options)) {
     if (std::optional<dbscan_result> on_cells =
             dbscan_on_cells(res, points, eps, min_samples, options.progress)) {

@@ -299,6 +299,8 @@ std::optional<dbscan_result> dbscan_on_device(resources& res, dataset_view point
     r.notes.push_back({concat("join stage ", st.name), concat(st.seconds)});
   }
   for (const auto& note : s->notes) r.notes.push_back(note);
+  // Zero for points already in device memory: what says they were clustered where they lie.
+  r.notes.push_back({"h2d_point_bytes", concat(s->h2d_point_bytes)});
   clock.restart();
   merger.label();
   r.stages.push_back({"count", merger.counted_at()});

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -25,14 +26,21 @@ namespace epsjoin::detail {
 
 namespace {
 
-// The sample whose neighbour counts place the cuts, and a point's work in units of one pair
-// (its gather, upload and index entry, its count or row delivered). Measured on 4 H100s,
-// lbjoin counting the 100M-point coastline replica: 17 ns a point, 0.023 ns a pair.
-constexpr std::size_t partition_sample = 20000;
+// A point's work in units of one pair (its gather, upload and index entry, its count or row
+// delivered). Measured on 4 H100s, lbjoin counting the 100M-point coastline replica: 17 ns a
+// point, 0.023 ns a pair.
 constexpr double point_cost = 700;
 // The automatic split shares work items when slabs would put more than this fraction of the
 // points in halos (measured: 0.01-0.03 in 2-D, where slabs won; 0.89 at 16-D, where items did).
 constexpr double items_above_halo = 0.2;
+
+// `--devices auto` spreads a counts-only self-join of at least this many points whose modelled
+// time on one device is at least this long. Below, each further device's start (its index,
+// threads, copies: 0.1-0.3 s) eats the gain: the 100M-point coastline count (1.6 s on one H100)
+// gained 1.09x on two. Rows and pairs stay on one device: through several they were slower
+// (CSR to host memory 0.44x on two H100s), their rows mapped into the caller's table afterwards.
+constexpr std::size_t spread_min_points = 1'000'000;
+constexpr double spread_min_seconds = 1.0;
 
 // Thrown into a device's engine, through its progress reports, once another device failed or
 // the caller's progress callback stopped the join: the first failure is the one rethrown.
@@ -231,10 +239,26 @@ void report(join_request& request, const std::vector<shard>& shards, bool by_ite
 
 }  // namespace
 
+double modelled_device_seconds(double work, std::size_t d) {
+  // Seconds a unit of partition_plan::work (a pair; a point is 700) takes one H100, fitted on
+  // the multi-GPU bench's one-GPU runs (bench/RESULTS.md): 0.009-0.014 ns at 2-D (lbjoin:
+  // uniform 50M S 4976 and 200M S 500, the coastline 100M S 501), 1.1-1.8 ns at 16-D (meta-16q:
+  // Expo16D 4M S 382 and 8M S 469). The grid indexes a few coordinates, so the candidates a pair
+  // grow with d; between the two, geometrically; beyond 16-D the tensor-core engines take over
+  // at about the 16-D cost. A coarse model: it only has to tell a second from a few hundred ms.
+  constexpr double at_2d = 0.012e-9, per_dimension = 1.4;
+  const double dims = static_cast<double>(std::clamp<std::size_t>(d, 2, 16));
+  return work * at_2d * std::pow(per_dimension, dims - 2);
+}
+
 bool spreads_over_devices(const engine& e, const join_request& request) {
   const std::string_view processor = e.processor();
-  return request.res.devices().size() > 1 && processor != "cpu" && request.device_rows == nullptr &&
-         !request.data.on_device() && !request.queries.on_device();
+  const bool can = request.res.devices().size() > 1 && processor != "cpu" &&
+                   request.device_rows == nullptr && !request.data.on_device() &&
+                   !request.queries.on_device();
+  if (!can || !request.res.devices_automatic()) return can;
+  // Automatic: only a join that can gain is worth the sample that decides (run_on_devices).
+  return request.self_join && request.sink.counts_only() && request.data.n >= spread_min_points;
 }
 
 bool shares_items_across_devices(const engine& e, const join_request& request) {
@@ -268,12 +292,24 @@ void run_on_devices(const engine& e, join_request& request) {
   bool by_items = shares_items_across_devices(e, request);
   double sample_seconds = 0;
   std::optional<partition_plan> plan;
-  if (request.self_join && (!by_items || res.split() == device_split::automatic)) {
-    plan = plan_partition(res, request.data, request.options.eps, n_shards, partition_sample,
-                          point_cost);
+  if (request.self_join &&
+      (!by_items || res.split() == device_split::automatic || res.devices_automatic())) {
+    plan = plan_partition(res, request.data, request.options.eps, n_shards,
+                          default_partition_sample(request.data.d), point_cost);
     sample_seconds = plan->sample_seconds;
     request.stats.add_stage("partition sample", sample_seconds);
-    if (by_items) {
+    if (res.devices_automatic()) {
+      const double one_device = modelled_device_seconds(plan->work, request.data.d);
+      const bool spread = one_device >= spread_min_seconds;
+      request.stats.notes.emplace_back(
+          "devices_auto", concat("about ", one_device, " s on one device (modelled from the sample): ",
+                                 spread ? "every device" : concat("device ", res.device(), " alone")));
+      if (!spread) {
+        e.run(request);
+        return;
+      }
+    }
+    if (by_items && res.split() == device_split::automatic) {
       // Slabs deliver each row once and index a share each; items repeat no distance but each
       // device indexes, counts into and delivers every row (at 2-D, 200M points S 500, two
       // devices were 1.07x one). So slabs, unless their halo repeats much of the work (Expo16D:

@@ -26,8 +26,14 @@ namespace epsjoin::detail {
 
 /// Whether dispatch should spread the plain (Euclidean, box-free) join of `request` with `e`
 /// over the resources' devices: more than one device, an engine that runs on a GPU, points on
-/// the host, and nothing that asks for rows on the device (self_join_on_device).
+/// the host, and nothing that asks for rows on the device (self_join_on_device). With
+/// resources::devices_automatic() only a counts-only self-join of at least 1M points, and
+/// run_on_devices then runs it on the first device alone unless modelled_device_seconds says
+/// it takes one device at least a second.
 bool spreads_over_devices(const engine& e, const join_request& request);
+
+/// The seconds one GPU is modelled to take for `work` (partition_plan::work) in `d` dimensions.
+double modelled_device_seconds(double work, std::size_t d);
 
 /// Whether run_on_devices may split the join of `request` with `e` by work items (counts only,
 /// an engine that shares its items) rather than by slabs or dealt queries, as resources::split()

@@ -63,6 +63,8 @@ std::size_t widest_dimension(const dataset& sample) {
 
 }  // namespace
 
+std::size_t default_partition_sample(std::size_t d) noexcept { return d <= 3 ? 200000 : 20000; }
+
 partition_plan plan_partition(resources& res, dataset_view points, double eps, std::size_t boxes,
                               std::size_t sample_size, double point_cost) {
   if (boxes <= 1 || points.n == 0)
@@ -126,6 +128,7 @@ partition_plan plan_from_sample(resources& res, const dataset& sample, std::size
   // Summed in the order of the walk below, so that its last partial sum is exactly the total.
   for (std::size_t k : order)
     total += point_cost + scale * neighbours[k];
+  plan.work = total * static_cast<double>(n) / static_cast<double>(sample.n());
   double so_far = 0;
   std::size_t next_cut = 1;
   for (std::size_t k : order) {

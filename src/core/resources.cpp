@@ -17,8 +17,9 @@ bool resources::prepare_gpu() {
 #ifdef EPSJOIN_HAS_CUDA
   if (!detail::gpu_unavailable_reason(device_).empty()) return false;
   detail::acquire_gpu(*this);
-  // Every device of a multi-device join, so that none pays for its context in the first join.
-  for (std::size_t k = 1; k < devices_.size(); ++k) {
+  // Every device of a multi-device join, so that none pays for its context in the first join;
+  // automatic, the others only once a join spreads (most joins do not: no context to pay for).
+  for (std::size_t k = 1; k < devices_.size() && !devices_automatic_; ++k) {
     if (!detail::gpu_unavailable_reason(devices_[k]).empty()) return false;
     detail::acquire_gpu(peer(k));
   }

@@ -104,6 +104,8 @@ class Errors(unittest.TestCase):
                 (["join", *gen, "--threads", "-1"], ["--threads"]),
                 (["join", *gen, "--bogus"], ["--bogus"]),
                 (["join", *gen, "--devices-split", "halves"], ["--devices-split", "halves"]),
+                (["join", *gen, "--devices", "most"], ["--devices", "'auto', 'all'", "most"]),
+                (["join", *gen, "--devices", "0,0"], ["device 0 twice"]),
                 (["join", *gen, "--engine", "cpu-grid", "--param", "nope=1"], ["nope"]),
                 (["join", *gen, "--engine", "cpu-grid", "--param", "pattern=zigzag"], ["zigzag"]),
                 (["join", "--generate", "uniform:2:10"], ["--eps"]),
@@ -173,6 +175,17 @@ class Errors(unittest.TestCase):
                 p = run("join", "--generate", "uniform:2:10", "--eps", "0.1", "--engine", name,
                         ok=False)
                 self.assert_one_line_error(p, name, "cannot run here")
+
+    def test_devices_auto_and_all(self):
+        # 'auto' (the default) is never an error: without a visible GPU the join runs as before.
+        gen = ["--generate", "uniform:2:2000", "--eps", "0.05", "--engine", "cpu-grid", "--json"]
+        pairs = lambda *extra: json.loads(run("join", *gen, *extra).stdout)["pairs"]
+        self.assertGreater(pairs(), 0)
+        self.assertEqual(pairs("--devices", "auto"), pairs())
+        if "CUDA devices: none" in run("info").stdout:
+            p = run("join", *gen, "--devices", "all", ok=False)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assert_one_line_error(p, "--devices all", "no CUDA device")
 
 
 class Outputs(unittest.TestCase):

@@ -54,9 +54,11 @@ const command_spec& join_command() {
            "periodic box, one side per dimension (scipy's boxsize): coordinates in [0, L), "
            "distances by the minimum image, eps at most L/2 (docs/metrics.md)"},
           {"threads", "N", "CPU threads (default: all hardware threads)"},
-          {"devices", "LIST",
-           "CUDA devices a GPU engine spreads the join over: 'all' or ordinals such as 0,1 "
-           "(default: device 0 alone); the result is the one-device result (docs/multi-gpu.md)"},
+          {"devices", "auto|all|LIST",
+           "CUDA devices a GPU engine spreads the join over: 'all', ordinals such as 0,1, or "
+           "'auto' (the default: every visible device for a counts-only self-join modelled to "
+           "take a GPU at least a second, device 0 alone otherwise); the result is the "
+           "one-device result (docs/multi-gpu.md)"},
           {"devices-split", "auto|items|slabs",
            "how several devices divide a join: 'items' (counts only, the row-join engines: every "
            "device indexes all the points and counts a share of the work items), 'slabs' (one "
@@ -126,8 +128,9 @@ int run_join(const parsed_args& args) {
 
   resources res(threads);
   res.set_memory({args.get_bytes("memory-limit", 0), args.get_bytes("device-memory-limit", 0)});
-  if (const std::vector<int> devices = read_devices(args); !devices.empty()) {
-    res.set_devices(devices);
+  if (const device_choice devices = read_devices(args); !devices.devices.empty()) {
+    res.set_devices(devices.devices);
+    res.set_devices_automatic(devices.automatic);
   }
   res.set_device_split(read_device_split(args));
   const loaded_points data =

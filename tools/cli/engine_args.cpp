@@ -47,16 +47,16 @@ unsigned read_threads(const parsed_args& args) {
   return static_cast<unsigned>(threads);
 }
 
-std::vector<int> read_devices(const parsed_args& args) {
-  if (!args.has("devices")) return {};
-  const std::string text = args.get("devices");
+device_choice read_devices(const parsed_args& args) {
+  const std::string text = args.has("devices") ? args.get("devices") : "auto";
   std::vector<int> devices;
-  if (text == "all") {
+  if (text == "all" || text == "auto") {
     for (const cuda_device& device : cuda_devices()) devices.push_back(device.ordinal);
+    if (text == "auto") return {devices, true};  // none visible: device 0, as without a GPU
     if (devices.empty()) {
       throw usage_error{"--devices all: no CUDA device is visible ('epsjoin info' lists them)"};
     }
-    return devices;
+    return {devices, false};
   }
   std::size_t begin = 0;
   while (begin <= text.size()) {
@@ -66,7 +66,8 @@ std::vector<int> read_devices(const parsed_args& args) {
     const long ordinal = std::strtol(item.c_str(), &stop, 10);
     if (item.empty() || *stop != '\0' || ordinal < 0 || ordinal > 1023 ||
         !std::all_of(item.begin(), item.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      throw usage_error{"--devices must be 'all' or a list of CUDA ordinals such as 0,1; got '" +
+      throw usage_error{"--devices must be 'auto', 'all' or a list of CUDA ordinals such as 0,1; "
+                        "got '" +
                         text + "'"};
     }
     if (std::find(devices.begin(), devices.end(), ordinal) != devices.end()) {
@@ -75,7 +76,7 @@ std::vector<int> read_devices(const parsed_args& args) {
     devices.push_back(static_cast<int>(ordinal));
     begin = end + 1;
   }
-  return devices;
+  return {devices, false};
 }
 
 std::string default_output_format(const std::string& output) {

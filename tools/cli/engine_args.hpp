@@ -20,9 +20,16 @@ std::map<std::string, std::string> read_engine_params(const parsed_args& args);
 /// --threads (default 0: every hardware thread); more than 64 per hardware thread (or 4096) is a
 /// typo, not a tuning choice, and would exhaust the process's threads: a usage error.
 unsigned read_threads(const parsed_args& args);
-/// --devices all|I,J,...: the CUDA devices a GPU join spreads over (empty when not given: the
-/// first device only). 'all' with no device visible, a repeated or malformed ordinal: usage errors.
-std::vector<int> read_devices(const parsed_args& args);
+/// What --devices asks for: the CUDA devices a GPU join may spread over (empty: device 0 alone)
+/// and whether each join decides for itself (resources::devices_automatic).
+struct device_choice {
+  std::vector<int> devices;
+  bool automatic = false;
+};
+/// --devices auto|all|I,J,...: 'auto' (the default) every visible device, each join deciding
+/// whether to spread; 'all' every visible device, always; a list, those. 'all' with no device
+/// visible, a repeated or malformed ordinal: usage errors.
+device_choice read_devices(const parsed_args& args);
 /// The --format a join writes to `output` when none is given: count without a file, pairs for
 /// .npy, csv for .csv and .txt, csr otherwise ('epsjoin join' and 'epsjoin mpi-join' alike).
 std::string default_output_format(const std::string& output);

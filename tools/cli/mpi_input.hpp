@@ -23,7 +23,7 @@ struct input_request {
   bool paper = false;
   std::string output;  // checked on rank 0 before anything is read
   double eps = 0;
-  std::size_t sample_size = 0;
+  std::size_t sample_size = 0;  // 0: default_partition_sample(d)
   double point_cost = 1;
 };
 

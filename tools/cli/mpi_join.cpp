@@ -66,7 +66,7 @@ const command_spec& mpi_join_command() {
            "GPU memory each rank's join may plan within (each rank takes one GPU of its host: "
            "the host's ranks take its devices in turn)"},
           {"sample", "N",
-           "points in the sample whose neighbour counts place the cuts (default 20000)"},
+           "points in the sample whose neighbour counts place the cuts (default 200000 up to 3-D, 20000 above)"},
           {"output", "FILE", "write the result here (default: no file, counts only)"},
           {"format", "F",
            "csr: the binary neighbour table of docs/formats.md, rows sorted, written by every "
@@ -201,8 +201,8 @@ int run_mpi_join(const parsed_args& args) {
   if ((format == "pairs" || format == "csv") && output.empty()) {
     throw usage_error{"--format " + format + " needs --output FILE"};
   }
-  const std::size_t sample_size = args.get_size("sample", 20000);
-  if (sample_size == 0) throw usage_error{"--sample must be at least 1"};
+  const std::size_t sample_size = args.get_size("sample", 0);  // 0: by the dimension
+  if (args.has("sample") && sample_size == 0) throw usage_error{"--sample must be at least 1"};
   const unsigned threads = read_threads(args);
   const std::size_t dim = read_input_dim(args);
   const bool json = args.has("json"), quiet = args.has("quiet");
