@@ -149,7 +149,8 @@ class EpsIndex:
                                                           n_jobs)
         rows = self.n if Q is None else Q.shape[0]
         indptr, indices = _index_views(raw_indptr, raw_indices, self.n)
-        data = np.ones(indices.shape[0], dtype=np.float64)
+        threads = 0 if n_jobs in (None, -1) else int(n_jobs)  # n_jobs was checked by _table
+        data = _epsjoin.filled_ones(indices.shape[0], threads)
         graph = scipy.sparse.csr_matrix((data, indices, indptr), shape=(rows, self.n))
         if sort_indices:
             graph.has_sorted_indices = True

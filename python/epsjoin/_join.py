@@ -266,8 +266,9 @@ def neighbor_graph(
         data = _epsjoin.csr_distances(X, Y, raw_indptr, raw_indices, settings.threads)
     else:
         # scikit-learn's float64 ones: 8 bytes an entry, twice the table's ids, and at 2M
-        # points and S = 50 about a quarter of the join's time (page faults, not the fill).
-        data = np.ones(raw_indices.shape[0], dtype=np.float64)
+        # points and S = 50 about a quarter of the join's time in np.ones (page faults, not the
+        # fill), hence filled on the join's threads.
+        data = _epsjoin.filled_ones(raw_indices.shape[0], settings.threads)
     indptr, indices = _index_views(raw_indptr, raw_indices, n_cols)
     graph = scipy.sparse.csr_matrix((data, indices, indptr), shape=(X.shape[0], n_cols))
     if sort_indices:

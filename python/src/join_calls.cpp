@@ -332,4 +332,17 @@ nb::object csr_distances(
   return numpy_view(dist, {nnz}, owner_of(std::move(out)));
 }
 
+nb::object filled_ones(std::size_t n, unsigned threads) {
+  auto out = std::make_unique<output_vector<double>>(n);
+  double* data = out->data();
+  {
+    nb::gil_scoped_release release;
+    // The fill is nothing; the page faults of a fresh array are the cost, spread over threads.
+    for_row_blocks(n, threads, [&](std::size_t begin, std::size_t end) {
+      std::fill(data + begin, data + end, 1.0);
+    });
+  }
+  return numpy_view(data, {n}, owner_of(std::move(out)));
+}
+
 }  // namespace epsjoin_python

@@ -80,4 +80,8 @@ nb::object csr_distances(
     nb::ndarray<nb::ro, std::uint64_t, nb::ndim<1>, nb::c_contig> indptr,
     nb::ndarray<nb::ro, std::uint32_t, nb::ndim<1>, nb::c_contig> indices, unsigned threads);
 
+/// n float64 ones (scikit-learn's connectivity data), filled on `threads` threads (0: all): a
+/// fresh array of hundreds of MB costs its page faults, which numpy's ones takes on one thread.
+nb::object filled_ones(std::size_t n, unsigned threads);
+
 }  // namespace epsjoin_python

@@ -119,6 +119,7 @@ NB_MODULE(_epsjoin, m) {
         "include_self"_a, "per_row"_a, "settings"_a);
   m.def("neighbor_counts_radii", &epsjoin_python::neighbor_counts_radii, "queries"_a,
         "data"_a.none(), "radii"_a, "include_self"_a, "settings"_a);
+  m.def("filled_ones", &epsjoin_python::filled_ones, "n"_a, "threads"_a);
   m.def("csr_distances", &epsjoin_python::csr_distances, "queries"_a, "data"_a.none(), "indptr"_a,
         "indices"_a, "threads"_a);
   m.def("device_neighbor_table", &epsjoin_python::device_neighbor_table, "queries"_a,

@@ -371,7 +371,8 @@ void run_on_devices(const engine& e, join_request& request) {
       // Ids are the caller's on every shard, so an unordered pair is kept on one shard only.
       s.sink = std::make_unique<row_subset_sink>(
           request.sink, s.ids.span(), s.own, request.self_join ? s.ids.span() : no_ids,
-          row_subset_sink::options{.unordered = request.self_join && !by_items});
+          row_subset_sink::options{.unordered = request.self_join && !by_items,
+                                   .threads = shard_threads});
       s.stats.self_join = request.self_join;
       join_request sub{*s.res,
                        s.points,

@@ -60,18 +60,27 @@ void row_subset_sink::consume_unordered(std::span<const index_pair> pairs) {
 
 void row_subset_sink::consume_counts(std::span<const std::uint32_t> queries,
                                      std::span<const std::uint32_t> counts) {
-  std::vector<std::uint32_t> ids, kept;
-  ids.reserve(queries.size());
-  kept.reserve(queries.size());
-  std::uint64_t sum = 0;
-  for (std::size_t k = 0; k < queries.size(); ++k) {
-    if (queries[k] >= own_) continue;
-    ids.push_back(query_id(queries[k]));
-    kept.push_back(counts[k]);
-    sum += counts[k];
-  }
-  pairs_.fetch_add(sum, std::memory_order_relaxed);
-  if (!ids.empty()) out_.consume_counts(ids, kept);
+  // A chunk at a time on the sink's threads, each chunk's own rows mapped into small buffers and
+  // handed on (every sink takes concurrent calls): an engine delivers all its rows' counts in
+  // one call, and two arrays of that size filled on one thread took 0.3-2 s a device at 100M
+  // rows, longer than the count kernels it follows.
+  constexpr std::size_t chunk = std::size_t{1} << 16;
+  std::atomic<std::uint64_t> sum{0};
+  parallel_for(how_.threads, queries.size(), chunk, [&](std::size_t begin, std::size_t end, unsigned) {
+    std::vector<std::uint32_t> ids, kept;
+    ids.reserve(end - begin);
+    kept.reserve(end - begin);
+    std::uint64_t mine = 0;
+    for (std::size_t k = begin; k < end; ++k) {
+      if (queries[k] >= own_) continue;
+      ids.push_back(query_id(queries[k]));
+      kept.push_back(counts[k]);
+      mine += counts[k];
+    }
+    sum.fetch_add(mine, std::memory_order_relaxed);
+    if (!ids.empty()) out_.consume_counts(ids, kept);
+  });
+  pairs_.fetch_add(sum.load(), std::memory_order_relaxed);
 }
 
 row_destination row_subset_sink::begin_rows(std::span<const std::uint32_t> counts) {

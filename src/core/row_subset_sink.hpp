@@ -31,7 +31,7 @@ class row_subset_sink final : public result_sink {
   struct options {
     bool unordered = false;
     bool standalone = false;
-    unsigned threads = 1;  ///< for laying the rows out alone
+    unsigned threads = 1;  ///< for mapping counts and laying the rows out alone
   };
   row_subset_sink(result_sink& out, std::span<const std::uint32_t> query_ids, std::size_t own,
                   std::span<const std::uint32_t> data_ids, options how);
