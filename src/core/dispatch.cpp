@@ -232,7 +232,7 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
   stats.engine = std::string(e.name());
   if ((data.on_device() && data.n > 0) || (queries.on_device() && queries.n > 0)) {
     // The CPU engines, and hegjoin's CPU workers, read the points on the host.
-    EPSJOIN_EXPECTS(e.processor() == "gpu" || e.processor() == "tensor", "engine '", e.name(),
+    EPSJOIN_EXPECTS(e.reads_device_points(), "engine '", e.name(),
                     "' reads its points on the host; points in device memory take a GPU engine "
                     "(or copy them to the host first)");
   }

@@ -87,6 +87,11 @@ class engine {
   /// True when the engine counts only a share of its work items when asked
   /// (join_request::item_share): the row_join engines.
   virtual bool shares_work_items() const { return false; }
+  /// True when the engine reads points in CUDA device memory where they lie (memory_space::
+  /// device on resources::device()): the GPU and tensor-core engines, whose processor says so.
+  virtual bool reads_device_points() const {
+    return processor() == "gpu" || processor() == "tensor";
+  }
   /// Declares and reads the engine's parameters (core/engine_params.hpp): every key with its
   /// kind and description, through `reader`, whatever the map holds (over an empty map it
   /// must give the defaults, as that is how the keys are listed). The default declares none,

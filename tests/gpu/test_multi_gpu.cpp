@@ -1,7 +1,8 @@
 // Every GPU, tensor-core and CPU+GPU engine spread over several devices (every visible GPU; on a
 // one-GPU machine two shards share it, which runs every path of the split) gives exactly the
 // one-device result: CSR rows, per-point counts (by slabs, and shared by work items on the
-// row-join engines) and unique pairs, self-joins and A x B, with ties at exactly eps (the lattice) and skewed data.
+// row-join engines, whose devices then get the points uploaded once and copied between them) and
+// unique pairs, self-joins and A x B, with ties at exactly eps (the lattice) and skewed data.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -87,6 +88,11 @@ void check_engine(const std::string& engine, const shape_case& c) {
     EXPECT_TRUE(!shared || row_join) << note_of(count_stats, "devices_split");
     if (split == device_split::work_items) {
       EXPECT_TRUE(shared) << "items were asked for";
+    }
+    if (shared && c.self) {
+      // Every device holds all the points, but they crossed from the host once.
+      EXPECT_EQ(count_stats.h2d_point_bytes, data.n() * data.d() * sizeof(double));
+      EXPECT_NE(note_of(count_stats, "devices_points"), "");
     }
     ASSERT_EQ(counts.per_point().size(), queries.n);
     for (std::size_t q = 0; q < queries.n; ++q) {

@@ -25,6 +25,7 @@ class grid_on_gpu final : public detail::engine {
   std::string_view name() const override { return "grid-on-gpu"; }
   std::string_view processor() const override { return "gpu"; }
   std::string_view description() const override { return "test stand-in"; }
+  bool reads_device_points() const override { return false; }  // cpu-grid reads them on the host
   void run(detail::join_request& request) const override {
     ++runs;
     grid_.run(request);

@@ -32,6 +32,7 @@ class sharing_brute final : public detail::engine {
   std::string_view processor() const override { return "gpu"; }
   std::string_view description() const override { return "test stand-in"; }
   bool shares_work_items() const override { return true; }
+  bool reads_device_points() const override { return false; }  // it reads them on the host
 
   void run(detail::join_request& req) const override {
     detail::work_share* share = req.item_share;

@@ -1,0 +1,108 @@
+// Several devices' copies of one host point set (core/device_points.hpp): each device uploads a
+// run of the rows, then fetches the other runs from its peers.
+
+#include <exception>
+#include <thread>
+
+#include "core/device_points.hpp"
+#include "gpu/gpu_state.cuh"
+#include "gpu/upload.cuh"
+
+namespace epsjoin::detail {
+
+namespace {
+
+struct replica_storage {
+  std::vector<int> ordinals;
+  std::vector<device_buffer<unsigned char>> copies;
+  ~replica_storage() {
+    for (std::size_t g = 0; g < copies.size(); ++g) {
+      // Freed on their own device: the current one belongs to whichever thread drops the last
+      // reference.
+      if (cudaSetDevice(ordinals[g]) == cudaSuccess) copies[g].release();
+    }
+  }
+};
+
+// Runs body(g) for every device on a thread of its own (device g current there); the first
+// failure is rethrown once all are done.
+template <class Body>
+void on_every_device(std::size_t count, Body&& body) {
+  std::vector<std::exception_ptr> failures(count);
+  std::vector<std::thread> threads;
+  for (std::size_t g = 0; g < count; ++g) {
+    threads.emplace_back([&, g] {
+      try {
+        body(g);
+      } catch (...) {
+        failures[g] = std::current_exception();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& failure : failures) {
+    if (failure) std::rethrow_exception(failure);
+  }
+}
+
+}  // namespace
+
+device_replicas replicate_to_devices(std::span<resources* const> devices, dataset_view points) {
+  const std::size_t count = devices.size();
+  const std::size_t row_bytes = points.d * size_of(points.type);
+  const std::size_t bytes = points.n * row_bytes;
+  auto first_byte = [&](std::size_t g) { return points.n * g / count * row_bytes; };
+  auto storage = std::make_shared<replica_storage>();
+  storage->copies.resize(count);
+  for (resources* res : devices) storage->ordinals.push_back(res->device());
+  const auto* host = static_cast<const unsigned char*>(points.data);
+
+  // Each device its run of rows, from the host through its own pinned staging.
+  on_every_device(count, [&](std::size_t g) {
+    gpu_state& gpu = acquire_gpu(*devices[g]);
+    cudaStream_t stream = gpu.slots[0]->stream.get();
+    storage->copies[g].reserve(bytes);
+    upload_to_device(gpu, storage->copies[g].data() + first_byte(g), host + first_byte(g),
+                     first_byte(g + 1) - first_byte(g), stream);
+    EPSJOIN_CUDA_TRY(cudaStreamSynchronize(stream));
+  });
+  // Then every other run from the device that uploaded it.
+  on_every_device(count, [&](std::size_t g) {
+    gpu_state& gpu = acquire_gpu(*devices[g]);
+    cudaStream_t stream = gpu.slots[0]->stream.get();
+    const int here = storage->ordinals[g];
+    for (std::size_t s = 0; s < count; ++s) {
+      const int there = storage->ordinals[s];
+      if (s == g || first_byte(s + 1) == first_byte(s)) continue;
+      int can = 0;
+      EPSJOIN_CUDA_TRY(cudaDeviceCanAccessPeer(&can, here, there));
+      if (can != 0 && here != there) {
+        // Once a context; a second time is harmless and says so.
+        const cudaError_t enabled = cudaDeviceEnablePeerAccess(there, 0);
+        if (enabled == cudaErrorPeerAccessAlreadyEnabled) {
+          (void)cudaGetLastError();
+        } else {
+          EPSJOIN_CUDA_TRY(enabled);
+        }
+      }
+      EPSJOIN_CUDA_TRY(cudaMemcpyPeerAsync(storage->copies[g].data() + first_byte(s), here,
+                                           storage->copies[s].data() + first_byte(s), there,
+                                           first_byte(s + 1) - first_byte(s), stream));
+    }
+    EPSJOIN_CUDA_TRY(cudaStreamSynchronize(stream));
+  });
+
+  device_replicas replicas;
+  for (std::size_t g = 0; g < count; ++g) {
+    dataset_view view = points;
+    view.data = storage->copies[g].data();
+    view.space = memory_space::device;
+    view.device = storage->ordinals[g];
+    replicas.views.push_back(view);
+  }
+  replicas.h2d_bytes = bytes;
+  replicas.owner = std::move(storage);
+  return replicas;
+}
+
+}  // namespace epsjoin::detail
