@@ -2,7 +2,10 @@
 // run of the rows, then fetches the other runs from its peers.
 
 #include <exception>
+#include <mutex>
+#include <set>
 #include <thread>
+#include <utility>
 
 #include "core/device_points.hpp"
 #include "gpu/gpu_state.cuh"
@@ -23,6 +26,28 @@ struct replica_storage {
     }
   }
 };
+
+// Lets device `here` (current) read device `there`'s memory, once per pair in the process: the
+// runtime refuses a second enabling with an error (which compute-sanitizer reports even when
+// handled), and nothing here resets a device's primary context, where the access lives.
+void enable_peer_access(int here, int there) {
+  static std::mutex mutex;
+  static std::set<std::pair<int, int>> enabled;
+  std::lock_guard lock(mutex);
+  if (here == there || enabled.contains({here, there})) return;
+  int can = 0;
+  EPSJOIN_CUDA_TRY(cudaDeviceCanAccessPeer(&can, here, there));
+  // Without it the runtime still copies, through the host.
+  if (can != 0) {
+    const cudaError_t status = cudaDeviceEnablePeerAccess(there, 0);
+    if (status == cudaErrorPeerAccessAlreadyEnabled) {
+      (void)cudaGetLastError();  // enabled by other code of this process: as good
+    } else {
+      EPSJOIN_CUDA_TRY(status);
+    }
+  }
+  enabled.insert({here, there});
+}
 
 // Runs body(g) for every device on a thread of its own (device g current there); the first
 // failure is rethrown once all are done.
@@ -74,17 +99,7 @@ device_replicas replicate_to_devices(std::span<resources* const> devices, datase
     for (std::size_t s = 0; s < count; ++s) {
       const int there = storage->ordinals[s];
       if (s == g || first_byte(s + 1) == first_byte(s)) continue;
-      int can = 0;
-      EPSJOIN_CUDA_TRY(cudaDeviceCanAccessPeer(&can, here, there));
-      if (can != 0 && here != there) {
-        // Once a context; a second time is harmless and says so.
-        const cudaError_t enabled = cudaDeviceEnablePeerAccess(there, 0);
-        if (enabled == cudaErrorPeerAccessAlreadyEnabled) {
-          (void)cudaGetLastError();
-        } else {
-          EPSJOIN_CUDA_TRY(enabled);
-        }
-      }
+      enable_peer_access(here, there);
       EPSJOIN_CUDA_TRY(cudaMemcpyPeerAsync(storage->copies[g].data() + first_byte(s), here,
                                            storage->copies[s].data() + first_byte(s), there,
                                            first_byte(s + 1) - first_byte(s), stream));
