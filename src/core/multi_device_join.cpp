@@ -115,17 +115,23 @@ dataset_view gather(dataset_view source, std::span<const std::uint32_t> ids, uns
   return view;
 }
 
-// Restores the caller's thread count on the first shard's resources, which run with a share.
-class threads_restorer {
+// Restores the caller's thread count and memory limits on the first shard's resources, which
+// run with a share of both, however the join ends.
+class settings_restorer {
  public:
-  explicit threads_restorer(resources& res) : res_(res), threads_(res.threads()) {}
-  ~threads_restorer() { res_.set_threads(threads_); }
-  threads_restorer(const threads_restorer&) = delete;
-  threads_restorer& operator=(const threads_restorer&) = delete;
+  explicit settings_restorer(resources& res)
+      : res_(res), threads_(res.threads()), memory_(res.memory()) {}
+  ~settings_restorer() {
+    res_.set_threads(threads_);
+    res_.set_memory(memory_);
+  }
+  settings_restorer(const settings_restorer&) = delete;
+  settings_restorer& operator=(const settings_restorer&) = delete;
 
  private:
   resources& res_;
   unsigned threads_;
+  memory_limits memory_;
 };
 
 std::string join_ids(const std::vector<int>& devices) {
@@ -356,7 +362,7 @@ void run_on_devices(const engine& e, join_request& request) {
   const memory_limits caller_limits = res.memory();
   memory_limits shard_limits = caller_limits;
   shard_limits.host_bytes = request.budget.host_bytes() / n_shards;
-  threads_restorer restore(res);
+  settings_restorer restore(res);
   for (std::size_t g = 0; g < n_shards; ++g) {
     shards[g].res = g == 0 ? &res : &res.peer(g);
     shards[g].res->set_threads(shard_threads);
