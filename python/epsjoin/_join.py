@@ -44,6 +44,12 @@ _RUN_OPTIONS_DOC = """\
         (docs/multi-gpu.md). ``"auto"``: every visible device for a count of at least 1M
         points that a GPU is modelled to take a second or more, device 0 otherwise. Arrays
         already on a device are joined there.
+    devices_split : {"auto", "items", "slabs"}, default="auto"
+        How several devices divide a join (the CLI's ``--devices-split``): ``"items"`` (counts
+        on the row-join engines: every device holds all the points and counts a share of the
+        work items; anything else raises ``ValueError``), ``"slabs"`` (one slab of the points a
+        device with the points within eps of it), ``"auto"`` (items where slabs would overlap by
+        more than a fifth of the points).
     params : dict, default=None
         Engine parameters (``epsjoin engines()[i]["params"]``), for example
         ``{"pattern": "lid-unicomp"}``; an unknown key raises ``ValueError``.
@@ -122,6 +128,7 @@ def neighbor_table(
     memory_limit: MemorySize = None,
     device_memory_limit: MemorySize = None,
     device: Devices = "auto",
+    devices_split: str = "auto",
     params: Optional[Mapping[str, Any]] = None,
     return_stats: bool = False,
     metric: str = "euclidean",
@@ -161,7 +168,7 @@ def neighbor_table(
     if _device.any_on_device(X, Y):  # CuPy arrays, CUDA tensors: joined on their device
         b, X, Y, settings = _on_device(X, Y, include_self, metric, boxsize,
                                        (engine, precision, approximate, n_jobs, memory_limit,
-                                        device_memory_limit, device, params))
+                                        device_memory_limit, device, params, devices_split))
         indptr, indices, stats = _device.table(b, X, Y, check_eps(eps), bool(include_self),
                                                settings)
         if sort_indices:
@@ -170,7 +177,7 @@ def neighbor_table(
     X, Y = check_pair(X, Y)
     _check_self(include_self, Y)
     settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
-                            device_memory_limit, device, params)
+                            device_memory_limit, device, params, devices_split)
     set_geometry(settings, metric, boxsize, X.shape[1])
     indptr, indices, stats = _run(_epsjoin.neighbor_table, X, Y, check_eps(eps),
                                   bool(include_self), bool(sort_indices), settings)
@@ -194,6 +201,7 @@ def neighbor_graph(
     memory_limit: MemorySize = None,
     device_memory_limit: MemorySize = None,
     device: Devices = "auto",
+    devices_split: str = "auto",
     params: Optional[Mapping[str, Any]] = None,
     return_stats: bool = False,
     metric: str = "euclidean",
@@ -246,14 +254,14 @@ def neighbor_graph(
     if _device.any_on_device(X, Y):  # CuPy arrays, CUDA tensors: joined on their device
         b, X, Y, settings = _on_device(X, Y, include_self, metric, boxsize,
                                        (engine, precision, approximate, n_jobs, memory_limit,
-                                        device_memory_limit, device, params))
+                                        device_memory_limit, device, params, devices_split))
         graph, stats = _device.graph(b, X, Y, check_eps(eps), mode, bool(include_self),
                                      bool(sort_indices), settings)
         return (graph, stats) if return_stats else graph
     X, Y = check_pair(X, Y)
     _check_self(include_self, Y)
     settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
-                            device_memory_limit, device, params)
+                            device_memory_limit, device, params, devices_split)
     set_geometry(settings, metric, boxsize, X.shape[1])
     raw_indptr, raw_indices, stats = _run(_epsjoin.neighbor_table, X, Y, check_eps(eps),
                                           bool(include_self), bool(sort_indices), settings)
@@ -292,6 +300,7 @@ def pairs(
     memory_limit: MemorySize = None,
     device_memory_limit: MemorySize = None,
     device: Devices = "auto",
+    devices_split: str = "auto",
     params: Optional[Mapping[str, Any]] = None,
     return_stats: bool = False,
     metric: str = "euclidean",
@@ -333,14 +342,14 @@ def pairs(
     if _device.any_on_device(X, Y):  # CuPy arrays, CUDA tensors: joined on their device
         b, X, Y, settings = _on_device(X, Y, include_self, metric, boxsize,
                                        (engine, precision, approximate, n_jobs, memory_limit,
-                                        device_memory_limit, device, params))
+                                        device_memory_limit, device, params, devices_split))
         result, stats = _device.pairs(b, X, Y, check_eps(eps), bool(include_self), bool(sort),
                                       dtype, settings)
         return (result, stats) if return_stats else result
     X, Y = check_pair(X, Y)
     _check_self(include_self, Y)
     settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
-                            device_memory_limit, device, params)
+                            device_memory_limit, device, params, devices_split)
     set_geometry(settings, metric, boxsize, X.shape[1])
     # Cut from the CSR table (its in-place fill is the engines' fastest output), not collected
     # as pairs and sorted afterwards.
@@ -366,6 +375,7 @@ def count(
     memory_limit: MemorySize = None,
     device_memory_limit: MemorySize = None,
     device: Devices = "auto",
+    devices_split: str = "auto",
     params: Optional[Mapping[str, Any]] = None,
     return_stats: bool = False,
     metric: str = "euclidean",
@@ -403,14 +413,14 @@ def count(
     if _device.any_on_device(X, Y):  # CuPy arrays, CUDA tensors: joined on their device
         b, X, Y, settings = _on_device(X, Y, include_self, metric, boxsize,
                                        (engine, precision, approximate, n_jobs, memory_limit,
-                                        device_memory_limit, device, params))
+                                        device_memory_limit, device, params, devices_split))
         result, stats = _device.count(b, X, Y, check_eps(eps), bool(include_self),
                                       bool(per_row), settings)
         return (result, stats) if return_stats else result
     X, Y = check_pair(X, Y)
     _check_self(include_self, Y)
     settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
-                            device_memory_limit, device, params)
+                            device_memory_limit, device, params, devices_split)
     set_geometry(settings, metric, boxsize, X.shape[1])
     total, rows, stats = _run(_epsjoin.neighbor_counts, X, Y, check_eps(eps),
                               bool(include_self), bool(per_row), settings)

@@ -26,6 +26,7 @@ def count_radii(
     memory_limit: MemorySize = None,
     device_memory_limit: MemorySize = None,
     device: Devices = "auto",
+    devices_split: str = "auto",
     params: Optional[Mapping[str, Any]] = None,
     return_stats: bool = False,
     metric: str = "euclidean",
@@ -61,7 +62,7 @@ def count_radii(
     if r.ndim != 1 or r.size == 0:
         raise ValueError(f"radii must be a non-empty 1-D list of numbers, got shape {r.shape}")
     settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
-                            device_memory_limit, device, params)
+                            device_memory_limit, device, params, devices_split)
     set_geometry(settings, metric, boxsize, X.shape[1])
     rows, _, stats = _run(_epsjoin.neighbor_counts_radii, X, Y, r, bool(include_self), settings)
     counts = rows.astype(np.int64)

@@ -27,6 +27,7 @@ def radius_neighbors_graph(
     memory_limit: MemorySize = None,
     device_memory_limit: MemorySize = None,
     device: Devices = "auto",
+    devices_split: str = "auto",
     params: Optional[Mapping[str, Any]] = None,
     return_stats: bool = False,
 ) -> Any:
@@ -92,5 +93,5 @@ def radius_neighbors_graph(
         X, radius, mode=mode, include_self=bool(include_self), sort_indices=False,
         engine=engine, precision=precision, approximate=approximate, n_jobs=n_jobs,
         memory_limit=memory_limit, device_memory_limit=device_memory_limit, device=device,
-        params=params, return_stats=return_stats, metric=metric,
+        devices_split=devices_split, params=params, return_stats=return_stats, metric=metric,
     )

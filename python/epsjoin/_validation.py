@@ -182,6 +182,7 @@ def run_settings(
     device_memory_limit: MemorySize = None,
     device: Devices = "auto",
     params: Optional[Mapping[str, Any]] = None,
+    devices_split: str = "auto",
 ) -> Any:
     """The core's RunSettings from the keyword options every join takes."""
     settings = _epsjoin.RunSettings()
@@ -205,5 +206,8 @@ def run_settings(
     settings.device = devices[0]
     settings.devices = devices
     settings.devices_automatic = automatic
+    if devices_split not in ("auto", "items", "slabs"):
+        raise ValueError(f"devices_split must be 'auto', 'items' or 'slabs', got {devices_split!r}")
+    settings.devices_split = devices_split
     settings.params = {str(k): str(v) for k, v in (params or {}).items()}
     return settings

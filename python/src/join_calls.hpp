@@ -35,6 +35,8 @@ struct run_settings {
   std::vector<int> devices;
   /// Each join decides whether spreading over `devices` pays (resources::devices_automatic).
   bool devices_automatic = false;
+  /// How several devices divide a join: "auto", "items" or "slabs" (--devices-split).
+  std::string devices_split = "auto";
   std::uint64_t host_memory_bytes = 0;
   std::uint64_t device_memory_bytes = 0;
   std::map<std::string, std::string> params;

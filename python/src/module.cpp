@@ -103,6 +103,7 @@ NB_MODULE(_epsjoin, m) {
       .def_rw("device", &epsjoin_python::run_settings::device)
       .def_rw("devices", &epsjoin_python::run_settings::devices)
       .def_rw("devices_automatic", &epsjoin_python::run_settings::devices_automatic)
+      .def_rw("devices_split", &epsjoin_python::run_settings::devices_split)
       .def_rw("host_memory_bytes", &epsjoin_python::run_settings::host_memory_bytes)
       .def_rw("device_memory_bytes", &epsjoin_python::run_settings::device_memory_bytes)
       .def_rw("params", &epsjoin_python::run_settings::params)

@@ -153,3 +153,19 @@ def test_device_auto_is_the_default_and_lets_each_join_decide(rng):
     assert not settings.devices_automatic and list(settings.devices) == [0]
     with pytest.raises(ValueError, match="'auto' or 'all'"):
         epsjoin.count(X, 0.05, device="automatic")
+
+
+def test_devices_split_is_passed_on_and_checked(rng):
+    from epsjoin import _validation
+    X = rng.random((1500, 3))
+    for split in ("auto", "items", "slabs"):
+        assert _validation.run_settings(devices_split=split).devices_split == split
+        # A CPU engine ignores the devices, and so their split.
+        assert (epsjoin.count(X, 0.05, devices_split=split, engine="cpu-grid")
+                == epsjoin.count(X, 0.05, engine="cpu-grid"))
+    for call in (epsjoin.count, epsjoin.neighbor_graph, epsjoin.pairs, epsjoin.neighbor_table,
+                 epsjoin.radius_neighbors_graph):
+        with pytest.raises(ValueError, match="devices_split"):
+            call(X, 0.05, devices_split="halves")
+    with pytest.raises(ValueError, match="devices_split"):
+        epsjoin.count_radii(X, [0.05], devices_split="halves")
