@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -109,47 +108,19 @@ class written_output {
   }
 
   void write_at(std::uint64_t at, const void* data, std::size_t bytes) {
-    if (const int err = write_fully(at, static_cast<const char*>(data), bytes)) fail(err);
-  }
-
-  /// write_at of a large block in pieces on several threads at once: the page cache takes
-  /// them in parallel, where one thread's writes of a CSR file's row blocks went at 1.5 GB/s on
-  /// the 64-core GPU host (10 GB in 6.6 s).
-  void write_at_parallel(std::uint64_t at, const void* data, std::size_t bytes) {
-    constexpr std::size_t piece = std::size_t{8} << 20;
-    const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
-    if (bytes < 2 * piece || threads < 2) return write_at(at, data, bytes);
     const char* p = static_cast<const char*>(data);
-    std::atomic<int> error{0};
-    parallel_for(threads, (bytes + piece - 1) / piece, 1,
-                 [&](std::size_t begin, std::size_t end, unsigned) {
-                   for (std::size_t k = begin; k < end; ++k) {
-                     const std::size_t offset = k * piece;
-                     const int err = write_fully(at + offset, p + offset,
-                                                 std::min(piece, bytes - offset));
-                     if (err != 0) error.store(err);
-                   }
-                 });
-    if (const int err = error.load()) fail(err);
-  }
-
-  /// 0, or the errno of the write that failed (nothing else done: callers on several threads
-  /// fail once, on their own thread).
-  int write_fully(std::uint64_t at, const char* p, std::size_t bytes) const noexcept {
     while (bytes > 0) {
       const ssize_t n = ::pwrite(fd_, p, bytes, static_cast<off_t>(at));
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return n < 0 ? errno : EIO;
+      if (n <= 0) {
+        const int err = n < 0 ? errno : EIO;
+        discard();
+        io_fail(path_, "write failed: ", std::strerror(err));
+      }
       p += n;
       at += static_cast<std::uint64_t>(n);
       bytes -= static_cast<std::size_t>(n);
     }
-    return 0;
-  }
-
-  [[noreturn]] void fail(int err) {
-    discard();
-    io_fail(path_, "write failed: ", std::strerror(err));
   }
 
   /// Closes and moves the file into place.
@@ -246,8 +217,8 @@ void csr_file_sink::consume_row_block(std::size_t, std::span<const std::uint64_t
                  "csr_file_sink: a row block before begin_row_blocks");
   const std::span<const std::uint32_t> ids =
       sort_neighbors_ ? detail::sorted_row_block(offsets, neighbors, sorted_) : neighbors;
-  stream_->write_at_parallel(neighbors_at_ + offsets.front() * sizeof(std::uint32_t), ids.data(),
-                             ids.size_bytes());
+  stream_->write_at(neighbors_at_ + offsets.front() * sizeof(std::uint32_t), ids.data(),
+                    ids.size_bytes());
 }
 
 void csr_file_sink::finish() {
