@@ -133,6 +133,38 @@ TEST(csr_file_sink, row_blocks_write_the_same_file_as_rows) {
   std::filesystem::remove_all(dir);
 }
 
+// Blocks of tens of MB, as the multi-device join and the GPU engines stream them: every id lands
+// at its row's place in the file.
+TEST(csr_file_sink, large_row_blocks_are_written_exactly) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("epsjoin-row-blocks-large-" + std::to_string(epsjoin::test::test_seed()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "large.csr").string();
+  std::mt19937 rng(static_cast<std::mt19937::result_type>(epsjoin::test::test_seed()));
+  constexpr std::size_t n = 300000;
+  std::vector<std::uint32_t> counts(n);
+  for (auto& c : counts) c = static_cast<std::uint32_t>(rng() % 41);  // ~6M ids, 24 MB
+  std::vector<std::uint64_t> offsets(n + 1, 0);
+  for (std::size_t q = 0; q < n; ++q) offsets[q + 1] = offsets[q] + counts[q];
+  std::vector<std::uint32_t> ids(offsets.back());
+  for (auto& id : ids) id = static_cast<std::uint32_t>(rng() % n);
+  {
+    epsjoin::csr_file_sink sink(path);
+    sink.begin({n, n, true, false});
+    sink.begin_row_blocks(counts);
+    // Two blocks, about 20 MB and 4 MB.
+    const std::size_t cut = n * 5 / 6;
+    sink.consume_row_block(0, {offsets.data(), cut + 1}, {ids.data(), offsets[cut]});
+    sink.consume_row_block(cut, {offsets.data() + cut, n - cut + 1},
+                           {ids.data() + offsets[cut], offsets[n] - offsets[cut]});
+    sink.finish();
+  }
+  const epsjoin::neighbor_table t = epsjoin::read_csr(path);
+  EXPECT_TRUE(std::equal(t.offsets.begin(), t.offsets.end(), offsets.begin(), offsets.end()));
+  EXPECT_TRUE(std::equal(t.neighbors.begin(), t.neighbors.end(), ids.begin(), ids.end()));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(csr_file_sink, an_unfinished_row_block_file_is_not_left_behind) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("epsjoin-row-blocks-gone-" + std::to_string(epsjoin::test::test_seed()));
