@@ -13,6 +13,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 namespace epsjoin {
@@ -42,6 +44,10 @@ enum class device_split {
   /// out); each device holds its slab's share of the index, so the data may exceed one device.
   slabs,
 };
+
+/// @brief The split named `text` ("auto", "items" or "slabs", as `--devices-split` takes them);
+///        nullopt for any other text.
+std::optional<device_split> device_split_named(std::string_view text) noexcept;
 
 class resources {
  public:

@@ -276,8 +276,6 @@ def settings_on(settings: Any, b: Any, A: Any) -> Any:
     if settings.device not in (0, ordinal):
         raise ValueError(f"device={settings.device}, but the points lie on CUDA device {ordinal}")
     settings.device = ordinal
-    settings.devices = [ordinal]  # the points' device alone: they are not spread
-    settings.devices_automatic = False
     return settings
 
 

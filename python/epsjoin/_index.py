@@ -149,8 +149,7 @@ class EpsIndex:
                                                           n_jobs)
         rows = self.n if Q is None else Q.shape[0]
         indptr, indices = _index_views(raw_indptr, raw_indices, self.n)
-        threads = 0 if n_jobs in (None, -1) else int(n_jobs)  # n_jobs was checked by _table
-        data = _epsjoin.filled_ones(indices.shape[0], threads)
+        data = _epsjoin.filled_ones(indices.shape[0], self._settings_for(n_jobs).threads)
         graph = scipy.sparse.csr_matrix((data, indices, indptr), shape=(rows, self.n))
         if sort_indices:
             graph.has_sorted_indices = True

@@ -69,16 +69,12 @@ std::unique_ptr<epsjoin::resources> take_resources(const run_settings& s) {
   std::vector<int> devices = s.devices.empty() ? std::vector<int>{s.device} : s.devices;
   if (devices != res->devices()) res->set_devices(std::move(devices));
   res->set_devices_automatic(s.devices_automatic);
-  if (s.devices_split == "items") {
-    res->set_device_split(epsjoin::device_split::work_items);
-  } else if (s.devices_split == "slabs") {
-    res->set_device_split(epsjoin::device_split::slabs);
-  } else if (s.devices_split == "auto") {
-    res->set_device_split(epsjoin::device_split::automatic);
-  } else {
+  const std::optional<epsjoin::device_split> split = epsjoin::device_split_named(s.devices_split);
+  if (!split) {
     throw epsjoin::invalid_argument("devices_split must be 'auto', 'items' or 'slabs', got '" +
                                     s.devices_split + "'");
   }
+  res->set_device_split(*split);
   res->set_threads(s.threads);
   res->set_memory({s.host_memory_bytes, s.device_memory_bytes});
   return res;

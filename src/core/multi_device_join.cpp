@@ -401,7 +401,7 @@ void run_on_devices(const engine& e, join_request& request) {
     stopwatch copies;
     std::vector<resources*> shard_resources;
     for (const shard& s : shards) shard_resources.push_back(s.res);
-    const std::uint64_t copy_bytes = request.data.n * request.data.d * size_of(request.data.type);
+    const std::uint64_t copy_bytes = request.data.n * row_bytes;  // a self-join: data = queries
     if (shard_limits.device_bytes != 0) {
       // The copies stay for the whole join: the engines plan within what the limit leaves.
       EPSJOIN_ENSURE(shard_limits.device_bytes > copy_bytes, out_of_memory,

@@ -13,6 +13,13 @@ std::string gpu_unavailable_reason(int device);
 }  // namespace detail
 #endif
 
+std::optional<device_split> device_split_named(std::string_view text) noexcept {
+  if (text == "auto") return device_split::automatic;
+  if (text == "items") return device_split::work_items;
+  if (text == "slabs") return device_split::slabs;
+  return std::nullopt;
+}
+
 bool resources::prepare_gpu() {
 #ifdef EPSJOIN_HAS_CUDA
   if (!detail::gpu_unavailable_reason(device_).empty()) return false;

@@ -92,9 +92,7 @@ std::string default_output_format(const std::string& output) {
 
 device_split read_device_split(const parsed_args& args) {
   const std::string text = args.has("devices-split") ? args.get("devices-split") : "auto";
-  if (text == "auto") return device_split::automatic;
-  if (text == "items") return device_split::work_items;
-  if (text == "slabs") return device_split::slabs;
+  if (const std::optional<device_split> split = device_split_named(text)) return *split;
   throw usage_error{"--devices-split must be auto, items or slabs; got '" + text + "'"};
 }
 

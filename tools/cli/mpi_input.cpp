@@ -51,6 +51,11 @@ struct row_share {
   std::uint64_t first = 0, count = 0;
 };
 
+// --sample, or the library's default for d dimensions.
+std::size_t sample_size_for(const input_request& request, std::size_t d) {
+  return request.sample_size != 0 ? request.sample_size : default_partition_sample(d);
+}
+
 row_share share_of(const session& s, std::uint64_t n) {
   const auto ranks = static_cast<std::uint64_t>(s.size());
   const auto rank = static_cast<std::uint64_t>(s.rank());
@@ -64,8 +69,7 @@ row_share share_of(const session& s, std::uint64_t n) {
 void partition_and_exchange(const session& s, resources& res, const input_request& request,
                             const dataset& mine, std::uint64_t first_id, distributed_input& in) {
   const auto partition_start = clock_type::now();
-  const std::size_t sample_size =
-      request.sample_size != 0 ? request.sample_size : default_partition_sample(in.d);
+  const std::size_t sample_size = sample_size_for(request, in.d);
   const std::size_t share = in.n == 0 ? 0 : (sample_size * mine.n() + in.n - 1) / in.n;
   const dataset sample = gather_sample(s, take_sample(mine.view(), share), in.d);
   if (s.rank() == 0) {
@@ -310,9 +314,7 @@ std::optional<distributed_input> read_on_root(const session& s, resources& res,
   if (s.rank() == 0) {
     in.plan =
         plan_partition(res, data.points.view(), request.eps, static_cast<std::size_t>(s.size()),
-                       request.sample_size != 0 ? request.sample_size
-                                                : default_partition_sample(data.points.d()),
-                       request.point_cost);
+                       sample_size_for(request, data.points.d()), request.point_cost);
     members = assign_points(in.plan.partition, data.points.view(), res.threads());
     if (with_queries) {
       // A query goes to the box that holds it, and only there.
