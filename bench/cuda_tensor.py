@@ -70,7 +70,7 @@ def dataset(binary, data_dir, source):
 def join(binary, path, eps, engine, extra=()):
     name, _, params = engine.partition(":")
     cmd = [binary, "join", "--input", path, "--eps", repr(eps), "--engine", name, "--json",
-           "--format", "count", *extra]
+           "--format", "count", "--devices", "0", *extra]  # one GPU: auto may spread a long join
     for kv in filter(None, params.split(",")):
         cmd += ["--param", kv]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)

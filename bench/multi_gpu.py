@@ -95,6 +95,7 @@ def run_case(binary, case, gpus, repeat, split="auto"):
         "imbalance": float(notes.get("devices_imbalance", 0) or 0),
         "split": notes.get("devices_split", "slabs" if gpus > 1 else ""),
         "work": notes.get("devices_work", ""), "stages": record.get("stages"),
+        "count_kernel_seconds": notes.get("count kernel seconds", ""),
         "command": " ".join(cmd),
     }
 

@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -74,6 +75,15 @@ class result_sink {
   /// @brief counts[k] more neighbours for query queries[k] (ids may repeat; counts add up).
   virtual void consume_counts(std::span<const std::uint32_t> queries,
                               std::span<const std::uint32_t> counts);
+  /// @brief For a counts-only sink that keeps only the number of pairs, not each query's count:
+  ///        the queries it counts are those below the returned id (the others it drops). An
+  ///        engine that counts on a device may then sum there and hand over the sum alone
+  ///        (`consume_total`) instead of bringing every query's count to the host. std::nullopt
+  ///        (the default): the sink wants the counts query by query.
+  virtual std::optional<std::size_t> total_only_below() const { return std::nullopt; }
+  /// @brief `pairs` more ordered pairs of the queries below total_only_below(), for a sink
+  ///        that gave that id; may be called concurrently, and mixed with `consume_counts`.
+  virtual void consume_total(std::uint64_t pairs);
   /// @brief True when the sink can take whole rows in place (`begin_rows`).
   virtual bool accepts_rows() const { return false; }
   /// @brief Row-wise delivery, for engines that know each query's neighbour count before they
@@ -237,6 +247,11 @@ class count_sink final : public result_sink {
   bool counts_only() const override { return true; }
   void consume_counts(std::span<const std::uint32_t> queries,
                       std::span<const std::uint32_t> counts) override;
+  /// Without per-point counts, the total of every query is all this sink keeps.
+  std::optional<std::size_t> total_only_below() const override {
+    return per_point_ ? std::nullopt : std::optional<std::size_t>(SIZE_MAX);
+  }
+  void consume_total(std::uint64_t pairs) override;
   void finish() override;
   /// @brief Ordered pairs received (self pairs included when asked for).
   std::uint64_t total() const noexcept { return total_.load(); }

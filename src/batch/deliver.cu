@@ -1,6 +1,7 @@
 #include <numeric>
 
 #include "batch/deliver.cuh"
+#include "batch/rows.cuh"
 #include "core/delivery.hpp"
 #include "core/timer.hpp"
 
@@ -10,7 +11,8 @@ void deliver_gpu_results(join_request& req, gpu_state& gpu, std::uint64_t n_quer
                          std::size_t n_count_ids, const batch_launcher& launch,
                          const batch_launcher& count_launch) {
   stopwatch clock;
-  if (delivery(req.sink, req.res.threads()).form() == delivery_form::counts) {
+  const delivery out(req.sink, req.res.threads());
+  if (out.form() == delivery_form::counts) {
     // Counts by the caller's ids: no pair is materialised or moved.
     device_buffer<std::uint32_t> counts(std::max<std::size_t>(n_count_ids, 1));
     cudaStream_t stream = gpu.slots[0]->stream.get();
@@ -18,13 +20,20 @@ void deliver_gpu_results(join_request& req, gpu_state& gpu, std::uint64_t n_quer
     result_target target;
     target.counts = counts.data();
     count_launch({0, 1, n_queries}, target, stream);
+    if (const std::optional<std::size_t> below = out.total_only_below()) {
+      out.total(sum_row_counts(counts.data(), nullptr, static_cast<std::uint32_t>(n_count_ids),
+                               *below, stream)
+                    .below);
+      req.stats.add_stage("execute", clock.seconds());
+      return;
+    }
     std::vector<std::uint32_t> host(n_count_ids);
     EPSJOIN_CUDA_TRY(cudaMemcpyAsync(host.data(), counts.data(), sizeof(std::uint32_t) * n_count_ids,
                                      cudaMemcpyDeviceToHost, stream));
     gpu.slots[0]->stream.synchronize();
     std::vector<std::uint32_t> ids(n_count_ids);
     std::iota(ids.begin(), ids.end(), 0u);
-    delivery(req.sink, req.res.threads()).counts(ids, host);
+    out.counts(ids, host);
     req.stats.add_stage("execute", clock.seconds());
     return;
   }

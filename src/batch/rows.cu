@@ -5,6 +5,9 @@
 #include "core/row_copy.hpp"
 #include "core/timer.hpp"
 #include "core/expects.hpp"
+#include "gpu/cub_call.cuh"
+#include "gpu/cuda_check.cuh"
+#include "gpu/memory.cuh"
 
 namespace epsjoin::detail {
 
@@ -18,7 +21,47 @@ struct chunk {
   std::uint64_t offset, size;  // within the segment
 };
 
+// Each warp adds its threads' sums into the two totals: a few thousand atomics for any count.
+__global__ void sum_counts_kernel(const std::uint32_t* counts, const std::uint32_t* ids,
+                                  std::uint32_t positions, std::uint64_t below,
+                                  unsigned long long* totals) {
+  unsigned long long all = 0, kept = 0;
+  for (std::uint64_t p = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; p < positions;
+       p += std::uint64_t{gridDim.x} * blockDim.x) {
+    const std::uint32_t c = counts[p];
+    all += c;
+    if ((ids != nullptr ? std::uint64_t{ids[p]} : p) < below) kept += c;
+  }
+  for (int offset = 16; offset > 0; offset /= 2) {
+    all += __shfl_down_sync(0xffffffffu, all, offset);
+    kept += __shfl_down_sync(0xffffffffu, kept, offset);
+  }
+  if (threadIdx.x % 32 == 0) {
+    atomicAdd(&totals[0], all);
+    atomicAdd(&totals[1], kept);
+  }
+}
+
 }  // namespace
+
+count_totals sum_row_counts(const std::uint32_t* device_counts, const std::uint32_t* device_ids,
+                            std::uint32_t positions, std::size_t below, cudaStream_t stream) {
+  count_totals totals;
+  if (positions == 0) return totals;
+  stream_scratch<unsigned long long> sums(2, stream);
+  EPSJOIN_CUDA_TRY(cudaMemsetAsync(sums.data(), 0, 2 * sizeof(unsigned long long), stream));
+  constexpr unsigned block = 256;
+  const unsigned blocks = std::min(grid_size(positions, block), 1024u);
+  sum_counts_kernel<<<blocks, block, 0, stream>>>(device_counts, device_ids, positions,
+                                                  static_cast<std::uint64_t>(below), sums.data());
+  EPSJOIN_CHECK_LAUNCH();
+  unsigned long long host[2] = {0, 0};
+  EPSJOIN_CUDA_TRY(cudaMemcpyAsync(host, sums.data(), sizeof host, cudaMemcpyDeviceToHost, stream));
+  EPSJOIN_CUDA_TRY(cudaStreamSynchronize(stream));
+  totals.all = host[0];
+  totals.below = host[1];
+  return totals;
+}
 
 row_counts fetch_row_counts(const std::uint32_t* device_counts, const std::uint32_t* device_ids,
                             std::uint32_t positions, cudaStream_t stream) {

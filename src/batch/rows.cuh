@@ -41,6 +41,17 @@ struct row_counts {
 row_counts fetch_row_counts(const std::uint32_t* device_counts, const std::uint32_t* device_ids,
                             std::uint32_t positions, cudaStream_t stream);
 
+/// The counting pass's sums, made on the device for a sink that keeps only the number of pairs
+/// (`delivery::total_only_below`): of every position, and of the positions whose query id is
+/// below `below` (`device_ids` null: position p is query p). Nothing of size `positions` reaches
+/// the host.
+struct count_totals {
+  std::uint64_t all = 0;
+  std::uint64_t below = 0;
+};
+count_totals sum_row_counts(const std::uint32_t* device_counts, const std::uint32_t* device_ids,
+                            std::uint32_t positions, std::size_t below, cudaStream_t stream);
+
 /// Segments of at most `capacity` ids, cut only at `cut_points` (ascending positions, the
 /// first 0); a piece between two cut points larger than `capacity` becomes its own segment.
 std::vector<row_segment> plan_segments(const row_counts& rc, std::span<const std::uint32_t> cut_points,

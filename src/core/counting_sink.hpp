@@ -104,6 +104,13 @@ class counting_sink final : public result_sink, public self_slot_sink {
     pairs_.fetch_add(sum, std::memory_order_relaxed);
     inner_.consume_counts(queries, counts);
   }
+  std::optional<std::size_t> total_only_below() const override {
+    return inner_.total_only_below();
+  }
+  void consume_total(std::uint64_t pairs) override {
+    pairs_.fetch_add(pairs, std::memory_order_relaxed);
+    inner_.consume_total(pairs);
+  }
   bool accepts_device_table() const override { return inner_.accepts_device_table(); }
   void consume_device_table(device_csr table) override {
     // The engine put the self pairs in, as for rows.

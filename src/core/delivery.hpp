@@ -5,6 +5,7 @@
 // the sink's modes themselves.
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -40,6 +41,14 @@ class delivery {
 
   /// counts[k] more neighbours for query ids[k] (zeros skipped), handed over on the threads.
   void counts(std::span<const std::uint32_t> ids, std::span<const std::uint32_t> counts) const;
+  /// Counts form, where the sink keeps only the number of pairs: the queries it counts are
+  /// those below the returned id. An engine whose counts are on a device may then sum them
+  /// there and hand over the sum (`total`); std::nullopt: the counts query by query.
+  std::optional<std::size_t> total_only_below() const {
+    return form_ == delivery_form::counts ? sink_->total_only_below() : std::nullopt;
+  }
+  /// `pairs` more pairs of the queries below total_only_below().
+  void total(std::uint64_t pairs) const { sink_->consume_total(pairs); }
   /// Rows form: the sink lays out rows of counts_by_query[q] neighbours; where row q starts.
   /// Called once, before rows().
   row_destination lay_out(std::span<const std::uint32_t> counts_by_query);

@@ -31,8 +31,9 @@ namespace {
 // delivered). Measured on 4 H100s, lbjoin counting the 100M-point coastline replica: 17 ns a
 // point, 0.023 ns a pair.
 constexpr double point_cost = 700;
-// The automatic split shares work items when slabs would put more than this fraction of the
-// points in halos (measured: 0.01-0.03 in 2-D, where slabs won; 0.89 at 16-D, where items did).
+// Where each row's count is wanted, the automatic split shares work items when slabs would put
+// more than this fraction of the points in halos (measured: 0.01-0.03 in 2-D, where slabs won;
+// 0.89 at 16-D, where items did).
 constexpr double items_above_halo = 0.2;
 
 // `--devices auto` spreads a counts-only self-join of at least this many points whose modelled
@@ -251,6 +252,15 @@ void report(join_request& request, const std::vector<shard>& shards, bool by_ite
                                       : concat(s.own, " points + ", s.ids.size() - s.own, " halo");
     per_device += concat(g == 0 ? "" : "; ", "device ", request.res.devices()[g], ": ", work, ", ",
                          s.pairs, " pairs, ", s.seconds, " s");
+    // Each device's own stages, and what its wall time holds beside them (the engine's set-up,
+    // allocations and frees), so that a slow device says where its time went.
+    double staged = 0;
+    for (std::size_t k = 0; k < s.stats.stages.size(); ++k) {
+      const stage_time& t = s.stats.stages[k];
+      per_device += concat(k == 0 ? " (" : ", ", t.name, " ", t.seconds);
+      staged += t.seconds;
+    }
+    if (!s.stats.stages.empty()) per_device += concat(", unstaged ", s.seconds - staged, ")");
     // The stages of the slowest device make up the wall time; each stage keeps its longest.
     for (const stage_time& t : s.stats.stages) {
       auto it = std::find_if(stats.stages.begin(), stats.stages.end(),
@@ -323,6 +333,16 @@ void run_on_devices(const engine& e, join_request& request) {
 
   std::vector<shard> shards(n_shards);
   bool by_items = shares_items_across_devices(e, request);
+  // A sink that keeps only the total: each device sums its counts where it counted them, so
+  // sharing items leaves nothing on the host that grows with the devices, and no cut need be
+  // planned (2-D, two H100s, uniform 50M S 4976: items 2.04x one device where slabs gave 1.63x;
+  // 200M S 500: 1.42x against 0.86x, the cut and the gathers costing more than the count).
+  const bool items_for_total = by_items && res.split() == device_split::automatic &&
+                               request.sink.total_only_below().has_value();
+  if (items_for_total) {
+    request.stats.notes.emplace_back(
+        "devices_split_reason", "the total alone is wanted, summed on each device: work items");
+  }
   double sample_seconds = 0;
   std::optional<partition_plan> plan;
   if (res.devices_automatic() && request.self_join) {
@@ -339,16 +359,17 @@ void run_on_devices(const engine& e, join_request& request) {
       return;
     }
   }
-  if (request.self_join && (!by_items || res.split() == device_split::automatic)) {
+  if (request.self_join &&
+      (!by_items || (res.split() == device_split::automatic && !items_for_total))) {
     plan = plan_partition(res, request.data, request.options.eps, n_shards,
                           default_partition_sample(request.data.d), point_cost);
     sample_seconds = plan->sample_seconds;
     request.stats.add_stage("partition sample", sample_seconds);
     if (by_items && res.split() == device_split::automatic) {
-      // Slabs deliver each row once and index a share each; items repeat no distance but each
-      // device indexes, counts into and delivers every row (at 2-D, 200M points S 500, two
-      // devices were 1.07x one). So slabs, unless their halo repeats much of the work (Expo16D:
-      // 89% of the points on two slabs).
+      // Counts by row: slabs deliver each row once and index a share each; items repeat no
+      // distance but each device indexes, counts into and delivers every row (at 2-D, 200M
+      // points S 500, two devices were 1.07x one). So slabs, unless their halo repeats much of
+      // the work (Expo16D: 89% of the points on two slabs).
       const double halo = estimated_halo_fraction(plan->partition, request.data, 1u << 20, threads);
       by_items = halo > items_above_halo;
       request.stats.notes.emplace_back(
@@ -424,9 +445,14 @@ void run_on_devices(const engine& e, join_request& request) {
     shard& s = shards[g];
     try {
       stopwatch shard_clock;
-      s.points = replicas ? replicas->views[g]
-                 : by_items ? request.queries
-                            : gather(request.queries, s.ids.span(), shard_threads, s.point_bytes);
+      if (replicas) {
+        s.points = replicas->views[g];
+      } else if (by_items) {
+        s.points = request.queries;
+      } else {
+        s.points = gather(request.queries, s.ids.span(), shard_threads, s.point_bytes);
+        s.stats.add_stage("slab gather", shard_clock.seconds());
+      }
       join_options options = request.options;
       options.include_self = false;  // dispatch adds them, once, for the caller's ids
       options.progress = progress.part(g);

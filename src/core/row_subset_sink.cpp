@@ -83,6 +83,19 @@ void row_subset_sink::consume_counts(std::span<const std::uint32_t> queries,
   pairs_.fetch_add(sum.load(), std::memory_order_relaxed);
 }
 
+std::optional<std::size_t> row_subset_sink::total_only_below() const {
+  const std::optional<std::size_t> below = out_.total_only_below();
+  // Only the total of all the caller's queries maps to a total of the own points: ids below
+  // another bound are scattered through the own points.
+  if (!below || *below < SIZE_MAX) return std::nullopt;
+  return own_;
+}
+
+void row_subset_sink::consume_total(std::uint64_t pairs) {
+  pairs_.fetch_add(pairs, std::memory_order_relaxed);
+  out_.consume_total(pairs);
+}
+
 row_destination row_subset_sink::begin_rows(std::span<const std::uint32_t> counts) {
   EPSJOIN_ENSURE(budget_ != nullptr, error, "internal: a row subset without a memory budget");
   rows_.offsets.resize(counts.size() + 1);

@@ -48,6 +48,10 @@ class row_subset_sink final : public result_sink {
   void consume_unordered(std::span<const index_pair> pairs) override;
   void consume_counts(std::span<const std::uint32_t> queries,
                       std::span<const std::uint32_t> counts) override;
+  /// The own points are local ids [0, own): where `out` keeps only the total of all its
+  /// queries, theirs is the total to pass on.
+  std::optional<std::size_t> total_only_below() const override;
+  void consume_total(std::uint64_t pairs) override;
   bool accepts_rows() const override { return out_.accepts_rows() && !out_.counts_only(); }
   row_destination begin_rows(std::span<const std::uint32_t> counts) override;
 

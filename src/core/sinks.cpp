@@ -16,6 +16,11 @@ void result_sink::consume_counts(std::span<const std::uint32_t>, std::span<const
   throw error("this sink takes pairs, not counts (an engine ignored counts_only())");
 }
 
+void result_sink::consume_total(std::uint64_t) {
+  throw error(
+      "this sink keeps each query's count, not a total (an engine ignored total_only_below())");
+}
+
 void result_sink::consume_unordered(std::span<const index_pair>) {
   throw error("this sink takes ordered pairs (an engine ignored wants_unordered_pairs())");
 }
@@ -221,6 +226,11 @@ void count_sink::consume_counts(std::span<const std::uint32_t> queries,
   if (!per_point_) return;
   std::lock_guard lock(mutex_);
   for (std::size_t k = 0; k < queries.size(); ++k) counts_[queries[k]] += counts[k];
+}
+
+void count_sink::consume_total(std::uint64_t pairs) {
+  EPSJOIN_EXPECTS(!per_point_, "consume_total: this count_sink keeps a count per point");
+  total_.fetch_add(pairs, std::memory_order_relaxed);
 }
 
 void count_sink::finish() {}

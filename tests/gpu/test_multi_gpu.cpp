@@ -99,6 +99,12 @@ void check_engine(const std::string& engine, const shape_case& c) {
       ASSERT_EQ(counts.per_point()[q], expected.offsets[q + 1] - expected.offsets[q])
           << "query " << q << (shared ? " (work items)" : "");
     }
+    // The total alone: each device sums its own points' counts where it counted them.
+    count_sink total;
+    const join_stats total_stats =
+        run(engine, shard_devices(), queries, data.view(), c.self, eps, total, split);
+    EXPECT_EQ(total.total(), expected.n_pairs()) << (shared ? "work items" : "slabs");
+    EXPECT_EQ(total_stats.pairs, expected.n_pairs());
   }
 
   unique_pairs_sink unique;

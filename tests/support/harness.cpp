@@ -253,6 +253,12 @@ void check_against_oracle(const engine_config& config, const property_case& c) {
   std::vector<std::uint64_t> per_query(queries.n, 0);
   for (const index_pair& pr : actual) ++per_query[pr.query];
   EXPECT_EQ(counter.per_point(), per_query);
+  // A sink that keeps only the total: the GPU engines sum on the device and hand over the sum.
+  count_sink total_only;
+  const join_stats totalled = c.self_join ? self_join(res, data, opt, total_only)
+                                          : join(res, queries, data, opt, total_only);
+  EXPECT_EQ(total_only.total(), actual.size());
+  EXPECT_EQ(totalled.pairs, actual.size());
 
   // The CSR table (row-wise delivery where the engine offers it) holds the same pairs, plus
   // each point's own id in a self-join asked to include self pairs.

@@ -172,6 +172,17 @@ TEST(multi_device_items, the_automatic_split_follows_the_halo) {
     const bool shared = !note_of(stats, "devices_split").empty();
     EXPECT_EQ(shared, points == &deep) << note_of(stats, "devices_split_reason");
     EXPECT_EQ(note_of(stats, "devices_cut").empty(), shared);
+
+    // The total alone: items at any d, and no cut planned (no sample joined for it).
+    count_sink total;
+    const join_stats totalled = run_items(engine, points->view(), points->view(), true, eps, 2,
+                                          total, device_split::automatic);
+    EXPECT_EQ(total.total(), items.total());
+    EXPECT_FALSE(note_of(totalled, "devices_split").empty())
+        << note_of(totalled, "devices_split_reason");
+    EXPECT_NE(note_of(totalled, "devices_split_reason").find("total"), std::string::npos);
+    EXPECT_TRUE(note_of(totalled, "devices_cut").empty());
+    for (const stage_time& stage : totalled.stages) EXPECT_NE(stage.name, "partition sample");
   }
   // A x B deals the queries out unless items are asked for.
   count_sink dealt(true);

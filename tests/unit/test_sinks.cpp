@@ -10,6 +10,8 @@
 #include <string>
 #include <thread>
 
+#include "core/counting_sink.hpp"
+#include "core/row_subset_sink.hpp"
 #include "epsjoin/error.hpp"
 #include "epsjoin/epsjoin.hpp"
 #include "epsjoin/io.hpp"
@@ -127,6 +129,44 @@ TEST(count_sink, counts_pairs_and_counts_the_same) {
   by_counts.finish();
   EXPECT_EQ(by_counts.per_point(), sink.per_point());
   EXPECT_EQ(by_counts.total(), sink.total());
+}
+
+TEST(count_sink, takes_a_total_only_when_it_keeps_no_counts_per_point) {
+  epsjoin::count_sink total_only;
+  total_only.begin({5, 5, true, false});
+  ASSERT_EQ(total_only.total_only_below(), SIZE_MAX);
+  total_only.consume_total(7);
+  const std::vector<std::uint32_t> ids = {0, 4}, counts = {2, 3};
+  total_only.consume_counts(ids, counts);
+  EXPECT_EQ(total_only.total(), 12u);
+
+  epsjoin::count_sink per_point(true);
+  per_point.begin({5, 5, true, false});
+  EXPECT_FALSE(per_point.total_only_below());
+  EXPECT_THROW(per_point.consume_total(1), epsjoin::error);
+  epsjoin::csr_sink pairs;
+  EXPECT_FALSE(pairs.total_only_below());
+  EXPECT_THROW(pairs.consume_total(1), epsjoin::error);
+}
+
+TEST(count_sink, totals_pass_through_dispatch_and_a_shard_of_own_points) {
+  epsjoin::count_sink total_only;
+  epsjoin::detail::counting_sink counted(total_only);
+  EXPECT_EQ(counted.total_only_below(), SIZE_MAX);
+  // A shard of 3 own points (caller's ids 7, 2, 9) and 2 halo points: its total is its own
+  // points' counts, which are the local ids below 3.
+  const std::vector<std::uint32_t> shard_ids = {7, 2, 9, 4, 5};
+  epsjoin::detail::row_subset_sink shard(counted, shard_ids, 3, shard_ids, {});
+  EXPECT_EQ(shard.total_only_below(), 3u);
+  shard.consume_total(11);
+  EXPECT_EQ(shard.pairs(), 11u);
+  EXPECT_EQ(counted.pairs(), 11u);
+  EXPECT_EQ(total_only.total(), 11u);
+
+  // Where the caller counts query by query, the shard does too.
+  epsjoin::count_sink per_point(true);
+  epsjoin::detail::row_subset_sink by_query(per_point, shard_ids, 3, shard_ids, {});
+  EXPECT_FALSE(by_query.total_only_below());
 }
 
 TEST(result_sink, pair_sinks_refuse_counts) {

@@ -63,8 +63,9 @@ const command_spec& join_command() {
            "how several devices divide a join: 'items' (counts only, the row-join engines: every "
            "device indexes all the points and counts a share of the work items), 'slabs' (one "
            "slab of the points a device with the points within eps of it, so the data may exceed "
-           "one device's memory), 'auto' (the default: items for a self-join's count where the slabs "
-           "would overlap by more than a fifth of the points, else slabs)"},
+           "one device's memory), 'auto' (the default: items for a self-join's total count, and for "
+           "its counts per point (--output) where the slabs would overlap by more than a fifth "
+           "of the points; slabs otherwise)"},
           {"memory-limit", "BYTES",
            "host memory the join may plan within, e.g. 8G (suffixes K, M, G, T; default: what "
            "the machine and its cgroup allow)"},

@@ -98,7 +98,8 @@ double since(clock_type::time_point start) {
 }
 
 struct rank_result {
-  mpi::rank_rows rows;
+  mpi::rank_rows rows;  // counts empty where only the total was wanted
+  std::uint64_t pairs = 0;
   join_stats stats;
   double rows_seconds = 0;  // the rows to global ids and sorted, after the join
 };
@@ -140,10 +141,10 @@ void rows_to_global_ids(const neighbor_table& table, std::span<const std::uint32
 // `queries` (A x B), the rows of the rank's queries against its box and halo instead.
 rank_result join_rank(resources& res, const mpi::rank_points& local,
                       const mpi::rank_points* queries, const join_options& options,
-                      bool rows_wanted, unsigned threads) {
+                      bool rows_wanted, bool counts_wanted, unsigned threads) {
   rank_result out;
   const std::size_t n_rows = queries != nullptr ? queries->own : local.own;
-  out.rows.counts.assign(n_rows, 0);
+  if (rows_wanted || counts_wanted) out.rows.counts.assign(n_rows, 0);
   if (n_rows == 0 || local.points.n() == 0) return out;
   auto run = [&](result_sink& sink) {
     return queries != nullptr
@@ -151,14 +152,20 @@ rank_result join_rank(resources& res, const mpi::rank_points& local,
                : self_join_rows(res, local.points.view(), local.own, options, sink);
   };
   if (!rows_wanted) {
-    count_sink counter(true);
+    // The total alone, unless a counts file wants each row's: a GPU engine then sums on its
+    // device instead of bringing every row's count to the host.
+    count_sink counter(counts_wanted);
     out.stats = run(counter);
-    for (std::size_t k = 0; k < n_rows; ++k) out.rows.counts[k] = counter.per_point()[k];
+    out.pairs = counter.total();
+    for (std::size_t k = 0; k < out.rows.counts.size(); ++k) {
+      out.rows.counts[k] = counter.per_point()[k];
+    }
     return out;
   }
   csr_sink table_sink(false);
   out.stats = run(table_sink);
   rows_to_global_ids(table_sink.table(), local.ids, threads, out);
+  for (std::uint64_t c : out.rows.counts) out.pairs += c;
   return out;
 }
 
@@ -243,12 +250,13 @@ int run_mpi_join(const parsed_args& args) {
     const double exchange_seconds = input->exchange_seconds;
 
     const bool rows_wanted = format != "count";
+    const bool counts_wanted = format == "count" && !output.empty();
     // The CUDA context and GPU buffers are not part of the join's time, as in 'epsjoin join'.
     res.prepare_gpu();
     const mpi::rank_points* queries = input->queries ? &*input->queries : nullptr;
-    const rank_result mine = join_rank(res, local, queries, options, rows_wanted, res.threads());
-    std::uint64_t my_pairs = 0;
-    for (std::uint64_t c : mine.rows.counts) my_pairs += c;
+    const rank_result mine =
+        join_rank(res, local, queries, options, rows_wanted, counts_wanted, res.threads());
+    const std::uint64_t my_pairs = mine.pairs;
 
     const auto write_start = clock_type::now();
     // The rows are the queries' in a join A x B, the own points' in a self-join.
@@ -257,7 +265,9 @@ int run_mpi_join(const parsed_args& args) {
                            : std::span<const std::uint32_t>(local.ids.data(), local.own);
     const std::size_t n_rows = queries != nullptr ? input->n_queries : n;
     const std::vector<std::uint64_t> counts =
-        mpi::gather_counts(session, mine.rows.counts, own_ids, n_rows);
+        rows_wanted || counts_wanted
+            ? mpi::gather_counts(session, mine.rows.counts, own_ids, n_rows)
+            : std::vector<std::uint64_t>{};
     if (format == "csr" && !output.empty()) {
       mpi::write_csr_file(session, output, counts, own_ids, mine.rows);
     }

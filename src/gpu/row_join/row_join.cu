@@ -281,12 +281,21 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
     one_device_segment =
         segment_capacity(device_layout->total, req.budget) >= device_layout->total;
   }
+  // A sink that keeps only the number of pairs gets the device's sum: at 100M points, copying
+  // and laying out every query's count on the host took longer than a 2-D count kernel.
+  const std::optional<std::size_t> total_below =
+      found_elsewhere || on_device != nullptr ? std::nullopt : out.total_only_below();
+  std::optional<count_totals> totals;
+  if (total_below) {
+    totals = sum_row_counts(counts.data(), queries.permutation.data(), nq, *total_below, stream);
+  }
   row_counts rc;
-  if (!by_query && !one_device_segment) {
+  if (!by_query && !one_device_segment && !totals) {
     rc = fetch_row_counts(counts.data(), queries.permutation.data(), nq, stream);
   }
   const std::uint64_t total = by_query             ? by_query->total
                               : one_device_segment ? device_layout->total
+                              : totals             ? totals->all
                                                    : rc.offsets.back();
   unsigned long long recorded = 0;
   if (count_out.records != nullptr) {
@@ -301,7 +310,9 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
   kernel.report(req.stats, total);
   source->report(req.stats);
   if (out.form() == delivery_form::counts) {
-    if (!found_elsewhere) {
+    if (totals) {
+      out.total(totals->below);
+    } else if (!found_elsewhere) {
       out.counts(rc.ids, rc.counts);
     } else {
       // Under halving a row's count has the device's part and the rest.
