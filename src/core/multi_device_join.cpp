@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <cstring>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -15,6 +14,7 @@
 #include "core/device_points.hpp"
 #include "core/expects.hpp"
 #include "core/fresh_array.hpp"
+#include "core/gather_rows.hpp"
 #include "core/parallel.hpp"
 #include "core/partition_detail.hpp"
 #include "core/row_subset_sink.hpp"
@@ -95,49 +95,6 @@ struct shard {
   double seconds = 0;
   std::exception_ptr failure;
 };
-
-// Rows ids[b, e) of `from` to `to` + b rows. A copy of a constant size compiles to a few moves,
-// where one of a size known only at run time is a library call a point.
-template <std::size_t RowBytes>
-void copy_rows(const char* from, std::span<const std::uint32_t> ids, char* to, std::size_t b,
-               std::size_t e) {
-  for (std::size_t k = b; k < e; ++k) {
-    std::memcpy(to + k * RowBytes, from + std::size_t{ids[k]} * RowBytes, RowBytes);
-  }
-}
-
-void copy_rows(const char* from, std::span<const std::uint32_t> ids, char* to, std::size_t b,
-               std::size_t e, std::size_t row_bytes) {
-  switch (row_bytes) {  // 1-4 and 8 coordinates of float32 or float64
-    case 8: return copy_rows<8>(from, ids, to, b, e);
-    case 12: return copy_rows<12>(from, ids, to, b, e);
-    case 16: return copy_rows<16>(from, ids, to, b, e);
-    case 24: return copy_rows<24>(from, ids, to, b, e);
-    case 32: return copy_rows<32>(from, ids, to, b, e);
-    case 64: return copy_rows<64>(from, ids, to, b, e);
-    default:
-      for (std::size_t k = b; k < e; ++k) {
-        std::memcpy(to + k * row_bytes, from + std::size_t{ids[k]} * row_bytes, row_bytes);
-      }
-  }
-}
-
-// The rows `ids` of `source`, in that order, into `bytes`; their view.
-dataset_view gather(dataset_view source, std::span<const std::uint32_t> ids, unsigned threads,
-                    fresh_array<char>& bytes) {
-  const std::size_t row_bytes = source.d * size_of(source.type);
-  bytes = fresh_array<char>(ids.size() * row_bytes);
-  char* to = bytes.data();
-  const auto* from = static_cast<const char*>(source.data);
-  parallel_for(threads, ids.size(), std::size_t{1} << 14,
-               [&](std::size_t b, std::size_t e, unsigned) {
-                 copy_rows(from, ids, to, b, e, row_bytes);
-               });
-  dataset_view view = source;
-  view.data = to;
-  view.n = ids.size();
-  return view;
-}
 
 // Restores the caller's thread count and memory limits on the first shard's resources, which
 // run with a share of both, however the join ends.
@@ -450,7 +407,7 @@ void run_on_devices(const engine& e, join_request& request) {
       } else if (by_items) {
         s.points = request.queries;
       } else {
-        s.points = gather(request.queries, s.ids.span(), shard_threads, s.point_bytes);
+        s.points = gather_rows(request.queries, s.ids.span(), shard_threads, s.point_bytes);
         s.stats.add_stage("slab gather", shard_clock.seconds());
       }
       join_options options = request.options;

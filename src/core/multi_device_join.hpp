@@ -38,8 +38,8 @@ double modelled_device_seconds(double work, std::size_t d);
 /// Whether run_on_devices may split the join of `request` with `e` by work items (counts only,
 /// an engine that shares its items) rather than by slabs or dealt queries, as resources::split()
 /// asks: `items` yes (invalid_argument where this join cannot share them), `slabs` no, `auto` for
-/// a self-join that can, and run_on_devices then takes them only where the slabs' halo would be
-/// large.
+/// a self-join that can, and run_on_devices then takes them where the sink keeps only the total
+/// (each device sums its counts on the device) or else where the slabs' halo would be large.
 bool shares_items_across_devices(const engine& e, const join_request& request);
 
 /// Runs the join of `request` with `e` on one shard per device of request.res.devices(),
