@@ -37,8 +37,10 @@ def raw(X, eps, Y, include_self, engine, params, threads, once):
 
 
 @pytest.mark.parametrize("engine,params", ENGINES, ids=lambda v: str(v))
+# Larger sets: group_pairs (join_calls.cpp) then has buckets of several i, many pairs each.
 @pytest.mark.parametrize("kind,n", [("lattice", 400), ("duplicates", 300), ("uniform", 1500),
-                                    ("uniform", 0), ("uniform", 1), ("duplicates", 2)])
+                                    ("uniform", 0), ("uniform", 1), ("duplicates", 2),
+                                    ("uniform", 6000), ("lattice", 4900)])
 @pytest.mark.parametrize("include_self", [False, True])
 def test_both_paths_give_scipy_pairs(engine, params, kind, n, include_self, rng):
     X, eps = points(kind, n, rng)
