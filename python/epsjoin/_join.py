@@ -398,7 +398,9 @@ def count(
     Y : array-like of shape (n_points, n_features), default=None
         Points to search; ``None`` joins X with itself.
     per_row : bool, default=False
-        Return each query's count instead of the total.
+        Return each query's count instead of the total. The total alone is cheaper on a GPU:
+        it is summed on the device, and several GPUs (``device``) then share the work items
+        whatever the dimension.
     include_self : bool, default=False
         Self-join only: count each point as its own neighbour.
     {run_options}
