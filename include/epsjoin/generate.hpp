@@ -50,4 +50,10 @@ std::string to_string(const generator_spec& spec);
 /// @brief Generates the point set (float64). Same spec, same values, on every run and machine.
 dataset generate(const generator_spec& spec);
 
+/// @brief Rows [first, first + count) of generate(spec), exactly, without the others: each
+///        point is drawn from its own index, so a process of several (an MPI rank) can make its
+///        share alone. Not for `paper` specs, whose points are drawn in sequence
+///        (invalid_argument), nor for rows beyond spec.n (invalid_argument).
+dataset generate_rows(const generator_spec& spec, std::size_t first, std::size_t count);
+
 }  // namespace epsjoin

@@ -137,6 +137,24 @@ class MpiJoin(unittest.TestCase):
                 proc = self.run_ranks(3, *source, "--eps", "0.03", "--json")
                 self.assertEqual(json.loads(proc.stdout)["read"], reader)
 
+    def test_generated_points_made_in_shares(self):
+        # Each rank draws its own rows of a generated set (every point from its own index), so
+        # the result is the single run's; the papers' sequential draws stay with rank 0.
+        for spec, extra, reader in (("gauss:3:5000:clusters=5:sigma=0.03:seed=21", [], "ranges"),
+                                    ("uniform:1:3000:seed=22", [], "ranges"),
+                                    ("expo:2:3000", ["--paper"], "rank 0"),
+                                    ("expo:2:3000:paper=1", [], "rank 0")):
+            with self.subTest(spec=spec, extra=extra):
+                self.assert_same(["--generate", spec, *extra], 0.02, ranks=(1, 2, 4))
+                proc = self.run_ranks(3, "--generate", spec, *extra, "--eps", "0.02", "--json")
+                self.assertEqual(json.loads(proc.stdout)["read"], reader)
+        # A set that cannot be generated fails on every rank, and is reported once.
+        for bad, why in (("uniform:2:0", "no points"), ("uniform:2:3e9", "at most 2^31 - 1")):
+            proc = mpirun(3, "--generate", bad, "--eps", "0.1")
+            self.assertNotEqual(proc.returncode, 0, bad)
+            self.assertEqual(proc.stderr.count("epsjoin mpi-join: error:"), 1, proc.stderr)
+            self.assertIn(why, proc.stderr)
+
     def test_text_in_shares_of_lines(self):
         # Lines of very different lengths, comments, CRLF, a byte-order mark, blank lines at the
         # end: every rank parses the lines that start in its share of the bytes.

@@ -256,3 +256,39 @@ TEST(generate, gaussian_sigma_zero_gives_the_centres_and_odd_d_works) {
 }
 
 }  // namespace
+
+namespace {
+
+// A rank's share of a generated set: the same values as the whole set's rows, bit for bit.
+TEST(generate_rows, equal_the_rows_of_the_whole_set) {
+  for (const char* text : {"uniform:3:50000:seed=11", "expo:1:40000:seed=12",
+                           "gauss:5:30000:clusters=7:sigma=0.05:seed=13", "uniform:2:1"}) {
+    SCOPED_TRACE(text);
+    const epsjoin::generator_spec spec = parse_generator_spec(text);
+    const dataset whole = generate(spec);
+    const std::size_t n = spec.n, d = spec.d;
+    for (const auto& [first, count] : std::vector<std::pair<std::size_t, std::size_t>>{
+             {0, n}, {0, n / 3}, {n / 3, n / 2}, {n - 1, 1}, {n, 0}, {n / 2, 0}}) {
+      const dataset part = epsjoin::generate_rows(spec, first, count);
+      ASSERT_EQ(part.n(), count);
+      ASSERT_EQ(part.d(), d);
+      EXPECT_EQ(0, count == 0 ? 0
+                              : std::memcmp(part.view().data,
+                                            static_cast<const double*>(whole.view().data) + first * d,
+                                            count * d * sizeof(double)))
+          << "rows " << first << " + " << count;
+    }
+  }
+}
+
+TEST(generate_rows, refuses_paper_specs_and_rows_beyond_the_set) {
+  EXPECT_THROW(epsjoin::generate_rows(parse_generator_spec("expo:2:1000:paper=1"), 0, 10),
+               epsjoin::invalid_argument);
+  const epsjoin::generator_spec spec = parse_generator_spec("uniform:2:1000");
+  EXPECT_THROW(epsjoin::generate_rows(spec, 990, 11), epsjoin::invalid_argument);
+  EXPECT_THROW(epsjoin::generate_rows(spec, 1001, 0), epsjoin::invalid_argument);
+  EXPECT_THROW(epsjoin::generate_rows(parse_generator_spec("uniform:0:10"), 0, 1),
+               epsjoin::invalid_argument);
+}
+
+}  // namespace

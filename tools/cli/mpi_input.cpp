@@ -5,6 +5,7 @@
 #include <exception>
 #include <filesystem>
 
+#include "epsjoin/error.hpp"
 #include "epsjoin/io.hpp"
 #include "input.hpp"
 
@@ -149,6 +150,49 @@ std::optional<distributed_input> read_in_ranges(const session& s, resources& res
                                 in.plan.partition, false);
   }
   in.exchange_seconds += since(exchange_start);
+  return in;
+}
+
+// Whether a --generate spec asks for the papers' draws in sequence (paper=1), which only the
+// whole set reproduces (a spec that does not parse is reported where it is generated).
+bool drawn_in_sequence(const std::string& text) {
+  try {
+    return parse_generator_spec(text).paper;
+  } catch (const epsjoin::invalid_argument&) {
+    return false;
+  }
+}
+
+// A self-join's generated points, every rank making its own share of the rows (each point is
+// drawn from its own index: the values are those of the whole set), then exchanged as a binary
+// file's shares are. Before, rank 0 made all the points and sent each rank its box.
+std::optional<distributed_input> generate_in_ranges(const session& s, resources& res,
+                                                    const input_request& request) {
+  distributed_input in;
+  in.read_in_ranges = true;
+  const auto load_start = clock_type::now();
+  std::string error;
+  generator_spec spec;
+  dataset mine;
+  row_share share;
+  try {
+    if (s.rank() == 0 && !request.output.empty()) check_output_path(request.output);
+    spec = parse_spec_argument("--generate", request.generate);
+    require_points("--generate", request.generate, spec);
+    refuse_too_many(spec.n);
+    share = share_of(s, spec.n);
+    mine = generate_rows(spec, share.first, share.count);
+  } catch (const usage_error& e) {
+    error = e.message;
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  if (!all_succeeded(s, error)) return std::nullopt;
+  in.n = spec.n;
+  in.d = spec.d;
+  in.description = "generated " + to_string(spec);
+  in.load_seconds = since(load_start);
+  partition_and_exchange(s, res, request, mine, share.first, in);
   return in;
 }
 
@@ -349,6 +393,10 @@ std::optional<distributed_input> distribute_input(const session& s, resources& r
     std::error_code ec;
     if (std::filesystem::is_regular_file(request.file, ec))
       return read_text_in_ranges(s, res, request);
+  }
+  if (!with_queries && !request.generate.empty() && !request.paper &&
+      !drawn_in_sequence(request.generate)) {
+    return generate_in_ranges(s, res, request);
   }
   const bool in_ranges = binary(request.file) && request.queries_generate.empty() &&
                          (request.queries_file.empty() || binary(request.queries_file));

@@ -49,7 +49,7 @@ const command_spec& mpi_join_command() {
           {"queries", "FILE",
            "query points A for a join A x B against the input B: B is cut into boxes with halos, "
            "each query goes to the rank of its box (binary files are read in ranges of rows "
-           "by every rank; text and generated sets by rank 0)"},
+           "by every rank; a join's text and generated sets by rank 0)"},
           {"generate-queries", "SPEC", "generate the query points A instead"},
           {"paper", "", "with --generate expo:...: the papers' exact Expo* values"},
           {"dim", "D", "dimension of raw binary input (.f64/.f32); for other formats a check"},
