@@ -294,6 +294,18 @@ class MpiJoin(unittest.TestCase):
         report = json.loads(proc.stdout)
         self.assertEqual(report["n_queries"], 1500)
         self.assertEqual(sum(r["queries"] for r in report["per_rank"]), 1500)
+        self.assertEqual(report["read"], "ranges")  # generated sets: each rank draws its rows
+        # A file and a generated set together, each taken in shares.
+        self.assert_same(["--input", self.path("b.npy"), "--generate-queries",
+                          "expo:3:700:seed=4"], 0.02, ranks=(1, 3))
+        proc = self.run_ranks(2, "--input", self.path("b.npy"), "--generate-queries",
+                              "expo:3:700:seed=4", "--eps", "0.02", "--json")
+        self.assertEqual(json.loads(proc.stdout)["read"], "ranges")
+        proc = mpirun(3, "--input", self.path("b.npy"), "--generate-queries", "expo:2:50",
+                      "--eps", "0.02")
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("differ in dimension or element type", proc.stderr)
+        self.assertEqual(proc.stderr.count("error:"), 1, proc.stderr)
         proc = mpirun(2, "--generate", "uniform:2:10", "--generate-queries", "uniform:2:5",
                       "--eps", "0.1", "--include-self")
         self.assertNotEqual(proc.returncode, 0)

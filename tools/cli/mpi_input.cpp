@@ -85,29 +85,70 @@ void partition_and_exchange(const session& s, resources& res, const input_reques
   in.exchange_seconds = since(exchange_start);
 }
 
+// One set of the input (the points, or a join's queries) that every rank takes a share of: a
+// binary file read in ranges of rows, or a generated set drawn in ranges of rows (each point from
+// its own index: the values are the whole set's).
+struct set_in_shares {
+  const std::string& file;
+  const std::string& spec;
+  const char* flag;  // for a spec's errors
+
+  std::string name() const { return spec.empty() ? file : "generated " + spec; }
+  // On rank 0.
+  dataset_shape shape(const read_options& options) const {
+    if (spec.empty()) return read_shape(file, options);
+    const generator_spec g = parse_spec_argument(flag, spec);
+    require_points(flag, spec, g);
+    return {g.n, g.d, scalar_type::f64};
+  }
+  dataset rows(read_options options, row_share share) const {
+    if (!spec.empty()) {
+      return generate_rows(parse_spec_argument(flag, spec), share.first, share.count);
+    }
+    options.first_row = share.first;
+    options.max_rows = share.count;
+    return read_dataset(file, options);
+  }
+};
+
+// Runs `step`, turning what it throws into `error` (a usage error is not a std::exception).
+template <class Step>
+void into_error(std::string& error, Step&& step) {
+  try {
+    step();
+  } catch (const usage_error& e) {
+    error = e.message;
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+}
+
 std::optional<distributed_input> read_in_ranges(const session& s, resources& res,
                                                 const input_request& request) {
   distributed_input in;
   in.read_in_ranges = true;
-  in.description = request.file;
-  const bool with_queries = !request.queries_file.empty();
+  const set_in_shares points{request.file, request.generate, "--generate"};
+  const set_in_shares query_set{request.queries_file, request.queries_generate,
+                                "--generate-queries"};
+  const bool with_queries = !request.queries_file.empty() || !request.queries_generate.empty();
+  in.description = points.name();
   const auto load_start = clock_type::now();
   read_options options;
   options.dim = request.dim;
   input_shape found_shape;
   std::string error;
   if (s.rank() == 0) {
-    try {
+    into_error(error, [&] {
       if (!request.output.empty()) check_output_path(request.output);
-      const dataset_shape found = read_shape(request.file, options);
+      const dataset_shape found = points.shape(options);
       refuse_too_many(found.n);
       found_shape = {found.n, found.d, found.type == scalar_type::f64 ? 0u : 1u, 0};
       if (with_queries) {
-        const dataset_shape queries = read_shape(request.queries_file, options);
+        const dataset_shape queries = query_set.shape(options);
         refuse_too_many(queries.n);
         if (queries.n > 0 && found.n > 0 && (queries.d != found.d || queries.type != found.type)) {
-          throw std::runtime_error("the query points (" + request.queries_file +
-                                   ") and the input points (" + request.file +
+          throw std::runtime_error("the query points (" + query_set.name() +
+                                   ") and the input points (" + points.name() +
                                    ") differ in dimension or element type");
         }
         found_shape.queries = queries.n;
@@ -116,9 +157,7 @@ std::optional<distributed_input> read_in_ranges(const session& s, resources& res
           found_shape.type = queries.type == scalar_type::f64 ? 0u : 1u;
         }
       }
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
+    });
   }
   const std::optional<input_shape> shape = share_shape(s, error, found_shape);
   if (!shape) return std::nullopt;
@@ -127,18 +166,10 @@ std::optional<distributed_input> read_in_ranges(const session& s, resources& res
   in.n_queries = shape->queries;
   const row_share points_share = share_of(s, in.n), queries_share = share_of(s, in.n_queries);
   dataset mine, my_queries;
-  try {
-    options.first_row = points_share.first;
-    options.max_rows = points_share.count;
-    mine = read_dataset(request.file, options);
-    if (with_queries) {
-      options.first_row = queries_share.first;
-      options.max_rows = queries_share.count;
-      my_queries = read_dataset(request.queries_file, options);
-    }
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
+  into_error(error, [&] {
+    mine = points.rows(options, points_share);
+    if (with_queries) my_queries = query_set.rows(options, queries_share);
+  });
   if (!all_succeeded(s, error)) return std::nullopt;
   in.load_seconds = since(load_start);
 
@@ -161,39 +192,6 @@ bool drawn_in_sequence(const std::string& text) {
   } catch (const epsjoin::invalid_argument&) {
     return false;
   }
-}
-
-// A self-join's generated points, every rank making its own share of the rows (each point is
-// drawn from its own index: the values are those of the whole set), then exchanged as a binary
-// file's shares are. Before, rank 0 made all the points and sent each rank its box.
-std::optional<distributed_input> generate_in_ranges(const session& s, resources& res,
-                                                    const input_request& request) {
-  distributed_input in;
-  in.read_in_ranges = true;
-  const auto load_start = clock_type::now();
-  std::string error;
-  generator_spec spec;
-  dataset mine;
-  row_share share;
-  try {
-    if (s.rank() == 0 && !request.output.empty()) check_output_path(request.output);
-    spec = parse_spec_argument("--generate", request.generate);
-    require_points("--generate", request.generate, spec);
-    refuse_too_many(spec.n);
-    share = share_of(s, spec.n);
-    mine = generate_rows(spec, share.first, share.count);
-  } catch (const usage_error& e) {
-    error = e.message;
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
-  if (!all_succeeded(s, error)) return std::nullopt;
-  in.n = spec.n;
-  in.d = spec.d;
-  in.description = "generated " + to_string(spec);
-  in.load_seconds = since(load_start);
-  partition_and_exchange(s, res, request, mine, share.first, in);
-  return in;
 }
 
 // Collective: what only the whole file can say after the shares' parses (each checked its points
@@ -394,12 +392,14 @@ std::optional<distributed_input> distribute_input(const session& s, resources& r
     if (std::filesystem::is_regular_file(request.file, ec))
       return read_text_in_ranges(s, res, request);
   }
-  if (!with_queries && !request.generate.empty() && !request.paper &&
-      !drawn_in_sequence(request.generate)) {
-    return generate_in_ranges(s, res, request);
-  }
-  const bool in_ranges = binary(request.file) && request.queries_generate.empty() &&
-                         (request.queries_file.empty() || binary(request.queries_file));
+  // Every rank takes a share of a binary file, and of a generated set unless it is the papers'
+  // (drawn in sequence).
+  auto in_shares = [&](const std::string& file, const std::string& spec) {
+    return spec.empty() ? binary(file) : !request.paper && !drawn_in_sequence(spec);
+  };
+  const bool in_ranges =
+      in_shares(request.file, request.generate) &&
+      (!with_queries || in_shares(request.queries_file, request.queries_generate));
   return in_ranges ? read_in_ranges(s, res, request) : read_on_root(s, res, request);
 }
 

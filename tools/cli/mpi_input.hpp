@@ -1,8 +1,8 @@
 #pragma once
 // How mpi-join's ranks get their points: every rank reads its share of a binary file (.npy, .f64,
 // .f32; a join's query file too) or of a self-join's text file (the lines that start in its
-// share of the bytes), or generates its share of a self-join's rows, and the points are exchanged
-// between ranks; or rank 0 reads (a join's text, a pipe) or generates them (a join's sets, the
+// share of the bytes), or generates its share of a generated set's rows, and the points are
+// exchanged between ranks; or rank 0 reads (a join's text, a pipe) or generates them (the
 // papers' sequential draws) and scatters each rank its box and halo. Either way, each rank ends
 // with its own points and halo.
 
@@ -43,8 +43,8 @@ struct distributed_input {
 
 /// Collective. Nothing when the input could not be read: one rank has printed its one-line error.
 /// Binary inputs (a join's queries too) are read in ranges of rows by every rank, a self-join's
-/// text file in ranges of lines and its generated points in ranges of rows; a join's text or
-/// generated sets, a pipe and the papers' draws by rank 0.
+/// text file in ranges of lines, generated sets in ranges of rows; a join's text sets, a pipe and
+/// the papers' draws by rank 0.
 std::optional<distributed_input> distribute_input(const session& s, resources& res,
                                                   const input_request& request);
 

@@ -48,8 +48,8 @@ const command_spec& mpi_join_command() {
            "generate the points instead, e.g. expo:2:100000 (see 'epsjoin gen')"},
           {"queries", "FILE",
            "query points A for a join A x B against the input B: B is cut into boxes with halos, "
-           "each query goes to the rank of its box (binary files are read in ranges of rows "
-           "by every rank; a join's text and generated sets by rank 0)"},
+           "each query goes to the rank of its box (binary files and generated sets are taken in "
+           "ranges of rows by every rank; a join's text sets by rank 0)"},
           {"generate-queries", "SPEC", "generate the query points A instead"},
           {"paper", "", "with --generate expo:...: the papers' exact Expo* values"},
           {"dim", "D", "dimension of raw binary input (.f64/.f32); for other formats a check"},
