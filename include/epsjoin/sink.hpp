@@ -261,7 +261,6 @@ class count_sink final : public result_sink {
  private:
   bool per_point_;
   std::atomic<std::uint64_t> total_{0};
-  std::mutex mutex_;
   std::vector<std::uint64_t> counts_;
 };
 
