@@ -48,8 +48,8 @@ _RUN_OPTIONS_DOC = """\
         How several devices divide a join (the CLI's ``--devices-split``): ``"items"`` (counts
         on the row-join engines: every device holds all the points and counts a share of the
         work items; anything else raises ``ValueError``), ``"slabs"`` (one slab of the points a
-        device with the points within eps of it), ``"auto"`` (items where slabs would overlap by
-        more than a fifth of the points).
+        device with the points within eps of it), ``"auto"`` (items for a total count; for
+        counts per row where slabs would overlap by more than a fifth of the points).
     params : dict, default=None
         Engine parameters (``epsjoin engines()[i]["params"]``), for example
         ``{"pattern": "lid-unicomp"}``; an unknown key raises ``ValueError``.

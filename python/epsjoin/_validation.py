@@ -206,8 +206,7 @@ def run_settings(
     settings.device = devices[0]
     settings.devices = devices
     settings.devices_automatic = automatic
-    if devices_split not in ("auto", "items", "slabs"):
-        raise ValueError(f"devices_split must be 'auto', 'items' or 'slabs', got {devices_split!r}")
-    settings.devices_split = devices_split
+    # Checked by the core (resources' device_split_named, the CLI's parser too) before any work.
+    settings.devices_split = str(devices_split)
     settings.params = {str(k): str(v) for k, v in (params or {}).items()}
     return settings

@@ -210,16 +210,12 @@ void report(join_request& request, const std::vector<shard>& shards, bool by_ite
     per_device += concat(g == 0 ? "" : "; ", "device ", request.res.devices()[g], ": ", work, ", ",
                          s.pairs, " pairs, ", s.seconds, " s");
     // Each device's own stages, and what its wall time holds beside them (the engine's set-up,
-    // allocations and frees), so that a slow device says where its time went.
+    // allocations and frees), so that a slow device says where its time went. In the join's
+    // stages the slowest device's make up the wall time: each stage keeps its longest.
     double staged = 0;
-    for (std::size_t k = 0; k < s.stats.stages.size(); ++k) {
-      const stage_time& t = s.stats.stages[k];
-      per_device += concat(k == 0 ? " (" : ", ", t.name, " ", t.seconds);
-      staged += t.seconds;
-    }
-    if (!s.stats.stages.empty()) per_device += concat(", unstaged ", s.seconds - staged, ")");
-    // The stages of the slowest device make up the wall time; each stage keeps its longest.
     for (const stage_time& t : s.stats.stages) {
+      per_device += concat(&t == &s.stats.stages.front() ? " (" : ", ", t.name, " ", t.seconds);
+      staged += t.seconds;
       auto it = std::find_if(stats.stages.begin(), stats.stages.end(),
                              [&](const stage_time& have) { return have.name == t.name; });
       if (it == stats.stages.end()) {
@@ -228,6 +224,7 @@ void report(join_request& request, const std::vector<shard>& shards, bool by_ite
         it->seconds = std::max(it->seconds, t.seconds);
       }
     }
+    if (!s.stats.stages.empty()) per_device += concat(", unstaged ", s.seconds - staged, ")");
   }
   const double mean = sum / static_cast<double>(shards.size());
   stats.notes.emplace_back("devices", join_ids(request.res.devices()));
@@ -296,10 +293,6 @@ void run_on_devices(const engine& e, join_request& request) {
   // 200M S 500: 1.42x against 0.86x, the cut and the gathers costing more than the count).
   const bool items_for_total = by_items && res.split() == device_split::automatic &&
                                request.sink.total_only_below().has_value();
-  if (items_for_total) {
-    request.stats.notes.emplace_back(
-        "devices_split_reason", "the total alone is wanted, summed on each device: work items");
-  }
   double sample_seconds = 0;
   std::optional<partition_plan> plan;
   if (res.devices_automatic() && request.self_join) {
@@ -315,6 +308,10 @@ void run_on_devices(const engine& e, join_request& request) {
       e.run(request);
       return;
     }
+  }
+  if (items_for_total) {
+    request.stats.notes.emplace_back(
+        "devices_split_reason", "the total alone is wanted, summed on each device: work items");
   }
   if (request.self_join &&
       (!by_items || (res.split() == device_split::automatic && !items_for_total))) {

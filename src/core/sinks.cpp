@@ -226,7 +226,7 @@ void count_sink::consume_counts(std::span<const std::uint32_t> queries,
   total_.fetch_add(sum, std::memory_order_relaxed);
   if (!per_point_) return;
   // Without a lock: the blocks that threads hand over at once are mostly of other queries (a
-  // lock per block made the threads take turns), and a query met twice still adds up.
+  // lock per block would make the threads take turns), and a query met twice still adds up.
   for (std::size_t k = 0; k < queries.size(); ++k) {
     if (counts[k] == 0) continue;
     std::atomic_ref<std::uint64_t>(counts_[queries[k]])

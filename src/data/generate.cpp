@@ -43,7 +43,8 @@ dataset generate_range(const generator_spec& spec, std::size_t first, std::size_
   std::vector<double> values =
       allocate(spec, total, [&] { return std::vector<double>(count * spec.d); });
   if (spec.paper) {
-    generate_paper_expo(spec, values.data(), threads);  // first == 0, count == spec.n
+    EPSJOIN_EXPECTS(first == 0 && count == spec.n, "generator: the papers' draws come whole");
+    generate_paper_expo(spec, values.data(), threads);
   } else {
     const std::vector<double> centres = allocate(spec, total, [&] {
       return centre_values > 0 ? gaussian_centres(spec) : std::vector<double>{};

@@ -19,11 +19,14 @@ struct replica_storage {
   std::vector<int> ordinals;
   std::vector<device_buffer<unsigned char>> copies;
   ~replica_storage() {
+    // Freed on their own device, and the current device of whichever thread drops the last
+    // reference left as it was.
+    int current = 0;
+    const bool known = cudaGetDevice(&current) == cudaSuccess;
     for (std::size_t g = 0; g < copies.size(); ++g) {
-      // Freed on their own device: the current one belongs to whichever thread drops the last
-      // reference.
       if (cudaSetDevice(ordinals[g]) == cudaSuccess) copies[g].release();
     }
+    if (known) (void)cudaSetDevice(current);
   }
 };
 
