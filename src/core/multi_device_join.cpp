@@ -302,7 +302,8 @@ void run_on_devices(const engine& e, join_request& request) {
     const bool spread = one_device >= spread_min_seconds;
     request.stats.notes.emplace_back(
         "devices_auto", concat("about ", one_device, " s on one device (modelled from a sample): ",
-                               spread ? "every device" : concat("device ", res.device(), " alone")));
+                               spread ? "every device"
+                                      : concat("device ", res.device(), " alone")));
     if (!spread) {
       request.stats.add_stage("devices decision", clock.seconds());
       e.run(request);

@@ -272,10 +272,8 @@ TEST(generate_rows, equal_the_rows_of_the_whole_set) {
       const dataset part = epsjoin::generate_rows(spec, first, count);
       ASSERT_EQ(part.n(), count);
       ASSERT_EQ(part.d(), d);
-      EXPECT_EQ(0, count == 0 ? 0
-                              : std::memcmp(part.view().data,
-                                            static_cast<const double*>(whole.view().data) + first * d,
-                                            count * d * sizeof(double)))
+      const double* rows = static_cast<const double*>(whole.view().data) + first * d;
+      EXPECT_EQ(0, count == 0 ? 0 : std::memcmp(part.view().data, rows, count * d * sizeof(double)))
           << "rows " << first << " + " << count;
     }
   }
