@@ -52,4 +52,7 @@ for one in sorted(glob.glob(os.path.join(out, "*-1gpu.json"))):
         print(f"  np {r}: pairs {'equal' if m['pairs'] == base['pairs'] else 'DIFFER ' + str(m['pairs'])},"
               f" slowest rank's join {join:.3f} s ({t1 / join:.2f}x), stages {m['seconds']},"
               f" halo {m['halo_fraction']:.4f}, imbalance {m['imbalance_seconds']:.3f}")
+        for k, p in enumerate(m["per_rank"]):
+            print(f"    rank {k} (device {p['device']}): {p['points']} points + {p['halo']} halo,"
+                  f" join {p['join_seconds']:.3f} s, stages {p.get('stages')}")
 PY

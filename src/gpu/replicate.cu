@@ -20,13 +20,20 @@ struct replica_storage {
   std::vector<device_buffer<unsigned char>> copies;
   ~replica_storage() {
     // Freed on their own device, and the current device of whichever thread drops the last
-    // reference left as it was.
+    // reference left as it was. A device that was never reached (a missing ordinal ends the
+    // upload) has nothing to free, and a failed switch must not leave its error for the
+    // caller's next launch check to find.
     int current = 0;
     const bool known = cudaGetDevice(&current) == cudaSuccess;
     for (std::size_t g = 0; g < copies.size(); ++g) {
-      if (cudaSetDevice(ordinals[g]) == cudaSuccess) copies[g].release();
+      if (copies[g].data() == nullptr) continue;
+      if (cudaSetDevice(ordinals[g]) == cudaSuccess) {
+        copies[g].release();
+      } else {
+        (void)cudaGetLastError();
+      }
     }
-    if (known) (void)cudaSetDevice(current);
+    if (known && cudaSetDevice(current) != cudaSuccess) (void)cudaGetLastError();
   }
 };
 

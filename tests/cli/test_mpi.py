@@ -254,6 +254,10 @@ class MpiJoin(unittest.TestCase):
         for r in report["per_rank"]:
             self.assertGreaterEqual(r["rows_seconds"], 0)
             self.assertGreaterEqual(r["join_seconds"], 0)
+            # Each rank's own stages, those of its engine (the CPU grid's here).
+            self.assertEqual(r["engine"], "cpu-grid")
+            self.assertEqual(set(r["stages"]), {"index", "execute"}, r["stages"])
+            self.assertLessEqual(sum(r["stages"].values()), r["join_seconds"] * 1.01 + 1e-6)
         self.assertEqual(report["halo_points"], sum(r["halo"] for r in report["per_rank"]))
         self.assertAlmostEqual(report["halo_fraction"], report["halo_points"] / 3000)
         self.assertEqual(len(report["cuts"]), 2)

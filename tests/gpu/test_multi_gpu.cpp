@@ -157,6 +157,15 @@ TEST(multi_gpu, a_missing_device_is_refused_clearly) {
   } catch (const unavailable& e) {
     EXPECT_NE(std::string(e.what()).find("977"), std::string::npos) << e.what();
   }
+  // The refusal leaves nothing behind on this thread (an error of the runtime's would fail the
+  // next launch check): the next join, on device 0, counts what the CPU counts.
+  resources one;
+  count_sink gpu_counts, cpu_counts;
+  EXPECT_NO_THROW(self_join(one, points.view(), options, gpu_counts));
+  options.engine = "cpu-grid";
+  self_join(one, points.view(), options, cpu_counts);
+  EXPECT_EQ(gpu_counts.total(), cpu_counts.total());
+  EXPECT_GT(cpu_counts.total(), 0u);
 }
 
 }  // namespace

@@ -123,6 +123,29 @@ std::vector<double> gather_doubles(const session& s, const std::vector<double>& 
   return out;
 }
 
+std::vector<std::string> gather_strings(const session& s, const std::string& text) {
+  const int length = count(text.size(), "bytes of text");
+  const bool root = s.rank() == 0;
+  std::vector<int> lengths(root ? static_cast<std::size_t>(s.size()) : 0);
+  check(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD),
+        "MPI_Gather (text lengths)");
+  std::vector<int> displs(lengths.size());
+  std::size_t total = 0;
+  for (std::size_t r = 0; r < lengths.size(); ++r) {
+    displs[r] = count(total, "bytes of text");
+    total += static_cast<std::size_t>(lengths[r]);
+  }
+  std::vector<char> all(total);
+  check(MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), displs.data(),
+                    MPI_CHAR, 0, MPI_COMM_WORLD),
+        "MPI_Gatherv (text)");
+  std::vector<std::string> texts;
+  for (std::size_t r = 0; r < lengths.size(); ++r) {
+    texts.emplace_back(all.data() + displs[r], static_cast<std::size_t>(lengths[r]));
+  }
+  return texts;
+}
+
 namespace {
 
 constexpr std::size_t header_bytes = 24;  // magic, n_queries, n_pairs

@@ -71,4 +71,7 @@ void write_pairs_file(const session& s, const std::string& path, std::size_t n_r
 /// Collective: every rank's values, on rank 0 (empty elsewhere), rank by rank.
 std::vector<double> gather_doubles(const session& s, const std::vector<double>& values);
 
+/// Collective: every rank's text, on rank 0 (empty elsewhere), rank by rank.
+std::vector<std::string> gather_strings(const session& s, const std::string& text);
+
 }  // namespace epsjoin::cli::mpi

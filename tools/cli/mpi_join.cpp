@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <exception>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -79,7 +78,8 @@ const command_spec& mpi_join_command() {
           {"json", "",
            "print one JSON object (rank 0): n, d, eps, ranks, pairs, engine, the cut "
            "coordinate and cuts, read (ranges or rank 0), per_rank (points, halo, pairs, "
-           "join_seconds, rows_seconds, engine, device: the CUDA ordinal a GPU engine runs on), "
+           "join_seconds, rows_seconds, engine, device: the CUDA ordinal a GPU engine runs on, "
+           "stages: the join's stages in seconds), "
            "imbalance_seconds and imbalance_pairs ((max - "
            "mean) / mean), halo_points, halo_fraction, exchange_seconds, seconds by stage "
            "(docs/mpi.md)"},
@@ -283,12 +283,12 @@ int run_mpi_join(const parsed_args& args) {
         {static_cast<double>(local.own), static_cast<double>(local.points.n() - local.own),
          static_cast<double>(my_pairs), mine.stats.seconds, exchange_seconds, mine.rows_seconds,
          static_cast<double>(device), static_cast<double>(queries != nullptr ? queries->own : 0)});
-    char engine[64] = {};
-    std::strncpy(engine, mine.stats.engine.c_str(), sizeof engine - 1);
-    std::vector<char> engines(root ? sizeof engine * static_cast<std::size_t>(session.size()) : 0);
-    mpi::check(MPI_Gather(engine, sizeof engine, MPI_CHAR, engines.data(), sizeof engine, MPI_CHAR,
-                          0, MPI_COMM_WORLD),
-               "MPI_Gather (engines)");
+    // Each rank's engine and the stages of its join, so that a slow rank says where its time
+    // went.
+    nlohmann::ordered_json my_join = {{"engine", mine.stats.engine},
+                                      {"stages", nlohmann::ordered_json::object()}};
+    for (const stage_time& t : mine.stats.stages) my_join["stages"][t.name] = t.seconds;
+    const std::vector<std::string> joins = mpi::gather_strings(session, my_join.dump());
     if (!root || quiet) return 0;
 
     nlohmann::ordered_json report;
@@ -299,7 +299,8 @@ int run_mpi_join(const parsed_args& args) {
     std::string engine_used;
     for (int r = 0; r < session.size(); ++r) {
       const double* v = per_rank.data() + 8 * r;
-      const std::string name(engines.data() + sizeof engine * static_cast<std::size_t>(r));
+      const auto rank_join = nlohmann::ordered_json::parse(joins[static_cast<std::size_t>(r)]);
+      const std::string name = rank_join["engine"].get<std::string>();
       if (engine_used.empty()) engine_used = name;
       ranks.push_back({{"points", static_cast<std::uint64_t>(v[0])},
                        {"halo", static_cast<std::uint64_t>(v[1])},
@@ -307,7 +308,8 @@ int run_mpi_join(const parsed_args& args) {
                        {"join_seconds", v[3]},
                        {"rows_seconds", v[5]},
                        {"engine", name.empty() ? nullptr : nlohmann::ordered_json(name)},
-                       {"device", static_cast<int>(v[6])}});
+                       {"device", static_cast<int>(v[6])},
+                       {"stages", rank_join["stages"]}});
       if (queries != nullptr) ranks.back()["queries"] = static_cast<std::uint64_t>(v[7]);
       halo += static_cast<std::uint64_t>(v[1]);
       pairs += static_cast<std::uint64_t>(v[2]);
