@@ -42,7 +42,7 @@ for one in sorted(glob.glob(os.path.join(out, "*-1gpu.json"))):
     name = os.path.basename(one)[:-len("-1gpu.json")]
     base = json.loads(open(one).read().strip().splitlines()[-1])
     t1 = min(base["run_seconds"])
-    print(f"{name}: 1 GPU {t1:.3f} s, {base['pairs']} pairs ({base['engine']})")
+    print(f"{name}: 1 GPU {t1:.3f} s (runs {base['run_seconds']}), {base['pairs']} pairs ({base['engine']}), stages {base['stages']}")
     for r in ranks:
         try:
             m = json.loads(open(os.path.join(out, f"{name}-np{r}.json")).read().strip().splitlines()[-1])
