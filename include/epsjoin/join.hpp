@@ -79,6 +79,8 @@ struct engine_info {
   std::vector<distance_metric> metrics;
   /// True when the engine takes a periodic box (join_options::box).
   bool periodic = false;
+  /// True when the engine counts a share of the work items (join_options::share).
+  bool shares_work_items = false;
   /// Every parameter the engine takes; any other key is an error.
   std::vector<engine_param_info> params;
 };

@@ -33,6 +33,17 @@ std::optional<distance_metric> parse_metric(std::string_view name);
 /// @brief How haversine's latitude and longitude are given.
 enum class angle_unit { radians, degrees };
 
+/// @brief One process's share of a counts-only join that several processes run whole, each on
+/// all the points (mpi-join's work-items split): it counts work items index, index + count,
+/// index + 2 count, ... of the join's workload order, which every process builds alike from the
+/// same points and options, so the shares' counts (total and per point) add up to the join's.
+/// Self pairs (include_self) belong to share 0. Only engines with engine_info::shares_work_items,
+/// a counts-only sink, the euclidean metric and no periodic box.
+struct work_items_share {
+  unsigned index = 0;
+  unsigned count = 1;  ///< 1: the whole join
+};
+
 /// @brief Options of one join. Only `eps` has no usable default.
 /// @code
 ///   epsjoin::join_options opt;
@@ -65,6 +76,8 @@ struct join_options {
   std::vector<double> box;
   /// Self-join only: also report (i, i) for every point.
   bool include_self = false;
+  /// This process's share of the work items; the default is the whole join.
+  work_items_share share;
   /// Engine-specific tuning as key=value strings (for example "pattern" -> "lid-unicomp").
   /// An engine rejects keys it does not know with invalid_argument, so typos are not ignored.
   std::map<std::string, std::string> params;

@@ -56,9 +56,20 @@ void validate_options(const join_options& options) {
   const bool f32 = options.precision == scalar_type::f32;
   const double largest = std::sqrt(f32 ? static_cast<double>(std::numeric_limits<float>::max())
                                        : std::numeric_limits<double>::max());
+  EPSJOIN_EXPECTS(options.share.count >= 1 && options.share.index < options.share.count,
+                  "share ", options.share.index, " of ", options.share.count,
+                  " work-item shares does not exist (index from 0 to count - 1)");
   EPSJOIN_EXPECTS(options.eps <= largest, "eps must be at most ", largest, " in ",
                   f32 ? "f32" : "f64", " arithmetic (its square must be finite), got ",
                   options.eps);
+}
+
+std::string engines_sharing_work_items() {
+  std::string which;
+  for (const auto& r : registered_engines()) {
+    if (r->shares_work_items()) which += concat(which.empty() ? "" : ", ", r->name());
+  }
+  return which;
 }
 
 // Whether engine e can run this join's metric and box.
@@ -135,6 +146,34 @@ const engine& resolve_engine(const join_request& request, std::string& reason) {
     throw unavailable(concat("engine '", name, "' cannot run here: ", why));
   }
   return *e;
+}
+
+// A share of the work items (join_options::share) is counted by an engine that counts one, on
+// a geometry it computes itself; `auto` keeps its choice where that engine can, else takes the
+// first engine that can (the GPU's before the CPU's).
+const engine& resolve_share_engine(const join_request& request, std::string& reason) {
+  const join_options& o = request.options;
+  EPSJOIN_EXPECTS(request.sink.counts_only(), "a share of the work items (join_options::share) ",
+                  "is counted only: it needs a counts-only sink (--format count)");
+  EPSJOIN_EXPECTS(o.metric == distance_metric::euclidean && o.box.empty(),
+                  "a share of the work items (join_options::share) is counted in the euclidean "
+                  "metric without a periodic box");
+  const engine& e = resolve_engine(request, reason);
+  if (e.shares_work_items()) return e;
+  EPSJOIN_EXPECTS(o.engine == "auto", "engine '", e.name(),
+                  "' cannot count a share of the work items; engines that can: ",
+                  engines_sharing_work_items());
+  std::vector<const engine*> fit = engines_for_geometry(o);
+  std::stable_partition(fit.begin(), fit.end(),
+                        [](const engine* f) { return f->processor() != "cpu"; });
+  for (const engine* f : fit) {
+    if (!f->shares_work_items()) continue;
+    reason = concat(f->name(), ": a share of the work items, which ", e.name(), " (", reason,
+                    ") cannot count");
+    return *f;
+  }
+  throw unavailable(concat("no available engine counts a share of the work items (those that "
+                           "can: ", engines_sharing_work_items(), ")"));
 }
 
 // Count, size the rows, then run again scattering pairs into them (see rows_by_two_passes).
@@ -217,7 +256,9 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
   run_options.progress = progress_span(options.progress, 0, 1,
                                        std::make_shared<std::atomic<double>>(0.0));
   join_request request{res, queries, data, self, run_options, counted, stats, {}, nullptr};
-  const engine& e = resolve_engine(request, stats.engine_reason);
+  const bool shared = options.share.count > 1;
+  const engine& e = shared ? resolve_share_engine(request, stats.engine_reason)
+                           : resolve_engine(request, stats.engine_reason);
   // Rows on the device are the engine's own Euclidean rows: a metric joined through unit vectors
   // or periodic images re-checks pairs on the host, so those take the host path.
   const bool geometry_on_host = (runs_on_euclidean(options.metric) && !e.computes(options.metric)) ||
@@ -250,7 +291,14 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
   } else if (queries.n > 0 && data.n > 0 && !options.box.empty() && !e.takes_periodic_box()) {
     run_periodic(e, request, counted);
   } else if (queries.n > 0 && data.n > 0) {
-    if (spreads_over_devices(e, request)) {
+    work_share process_share{options.share.index, options.share.count};
+    if (shared) {
+      // One device a process: its share is the unit the caller spreads.
+      request.item_share = &process_share;
+      e.run(request);
+      EPSJOIN_ENSURE(process_share.honoured, error, "internal: engine '", e.name(),
+                     "' counted every work item instead of its share");
+    } else if (spreads_over_devices(e, request)) {
       run_on_devices(e, request);
     } else if (device_rows == nullptr && e.rows_by_two_passes() && counted.accepts_rows() &&
         !counted.counts_only()) {
@@ -260,7 +308,8 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
     }
   }
   stats.pairs = counted.pairs();
-  if (self && options.include_self) {
+  // The self pairs of a join shared by work items are share 0's.
+  if (self && options.include_self && options.share.index == 0) {
     if (!counted.rows_delivered()) emit_self_pairs(sink, data.n);
     stats.self_pairs = data.n;
   }
@@ -347,6 +396,7 @@ std::vector<engine_info> engines() {
       if (detail::supports_metric(*e, m)) info.metrics.push_back(m);
     }
     info.periodic = e->takes_periodic_box() || e->computes(distance_metric::euclidean);
+    info.shares_work_items = e->shares_work_items();
     for (const detail::param_spec& p : e->param_specs()) {
       info.params.push_back({p.key, std::string(detail::kind_name(p.kind)), p.description});
     }

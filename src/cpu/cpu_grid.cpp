@@ -155,6 +155,8 @@ class cpu_grid final : public engine {
     return m == distance_metric::euclidean || m == distance_metric::manhattan ||
            m == distance_metric::chebyshev;
   }
+  // Counts a share of its tasks (grid_schedule.hpp), cut alike whatever the thread count.
+  bool shares_work_items() const override { return true; }
   void run(join_request& req) const override {
     const cpu_grid_params& params = req.params_as<cpu_grid_params>();
     const unsigned threads = std::max(1u, req.res.threads());

@@ -143,6 +143,12 @@ void join_against_side(join_request& req, const cpu_grid_params& params, const g
     settings.lookup = params.lookup;
     settings.use_masks = params.masks;
     settings.threads = threads;
+    if (req.item_share != nullptr) {
+      EPSJOIN_ENSURE(count_only && rows == nullptr && shared == nullptr, error,
+                     "internal: a share of the work items is counted only");
+      settings.share_index = req.item_share->index;
+      settings.share_count = req.item_share->count;
+    }
     // A fill under the count's pattern runs the count's schedule again: planning it (finding
     // every cell's neighbour ranges) costs as much as a sparse join's distances.
     if (!planned || planned_pattern != settings.pattern) {
@@ -225,6 +231,11 @@ void join_against_side(join_request& req, const cpu_grid_params& params, const g
     }
     result.candidates = schedule.total_work;
     result.tasks = schedule.tasks.size();
+    if (req.item_share != nullptr) {
+      req.item_share->honoured = true;
+      req.item_share->items = schedule.all_tasks;
+      req.item_share->candidates = schedule.all_work;
+    }
     result.stored_ranges = schedule.stored_ranges;
     result.avx2 = in.avx2;
     return result;
@@ -294,6 +305,12 @@ void join_against_side(join_request& req, const cpu_grid_params& params, const g
   stats.notes.emplace_back("grid", plan.reason);
   stats.notes.emplace_back("non-empty cells", std::to_string(data_index.n_cells()));
   stats.notes.emplace_back("pattern", pattern_note);
+  if (req.item_share != nullptr) {
+    stats.notes.emplace_back("work share", concat("tasks ", req.item_share->index, ", ",
+                                                  req.item_share->index, " + ",
+                                                  req.item_share->count, ", ... of ",
+                                                  req.item_share->items, " (heaviest first)"));
+  }
   stats.notes.emplace_back("tasks", concat(last.tasks, " (", last.gathered,
                                            " with candidates gathered)"));
   stats.notes.emplace_back("neighbour ranges stored", concat(last.stored_ranges, " (cells over ",

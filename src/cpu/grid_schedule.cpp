@@ -198,9 +198,11 @@ grid_schedule plan_schedule(const grid::host_index& queries, const grid::host_in
 
   // Pass 2: tasks. A cell heavier than `target` is cut into pieces of its queries, so one dense
   // cell (all points together, say) still spreads over every thread.
+  const bool shared = settings.share_count > 1;
+  const unsigned cut_for = shared ? share_threads : threads;
   const std::uint64_t target =
-      threads == 1 ? ~std::uint64_t{0}
-                   : std::max<std::uint64_t>(s.total_work / (std::uint64_t{threads} * 16), 1 << 14);
+      cut_for == 1 ? ~std::uint64_t{0}
+                   : std::max<std::uint64_t>(s.total_work / (std::uint64_t{cut_for} * 16), 1 << 14);
   std::vector<grid_task> tasks;
   tasks.reserve(m);
   for (std::size_t c = 0; c < m; ++c) {
@@ -237,8 +239,20 @@ grid_schedule plan_schedule(const grid::host_index& queries, const grid::host_in
     order[i] = static_cast<std::uint32_t>(i);
   }
   grid::radix_sort_pairs(keys, order, std::bit_width(max_work), threads);
-  s.tasks.resize(tasks.size());
-  for (std::size_t i = 0; i < tasks.size(); ++i) s.tasks[i] = tasks[order[i]];
+  s.all_tasks = tasks.size();
+  s.all_work = s.total_work;
+  if (shared) {
+    // Every share_count-th of the heaviest-first order: each share gets a like mix of heavy and
+    // light tasks.
+    s.total_work = 0;
+    for (std::size_t i = settings.share_index; i < tasks.size(); i += settings.share_count) {
+      s.tasks.push_back(tasks[order[i]]);
+      s.total_work += s.tasks.back().work;
+    }
+  } else {
+    s.tasks.resize(tasks.size());
+    for (std::size_t i = 0; i < tasks.size(); ++i) s.tasks[i] = tasks[order[i]];
+  }
 
   // Hand-outs of about 1/64 of a thread's share (the first ones are single heavy tasks, the last
   // ones many light ones); every task also costs its lookups, counted as 16 distances.

@@ -62,13 +62,21 @@ struct plan_settings {
   /// Stored neighbour ranges may take up to this many bytes (the memory budget's host scratch);
   /// cells beyond it look theirs up again when they run.
   std::size_t range_budget_bytes = std::size_t{1} << 30;
+  /// Keep only tasks share_index, share_index + share_count, ... of the whole join's (a process's
+  /// share of a join that several run whole: join_options::share). The whole join's tasks are
+  /// then cut as for share_threads threads, whatever `threads` is, so that every process builds
+  /// the same tasks.
+  unsigned share_index = 0, share_count = 1;
 };
+inline constexpr unsigned share_threads = 64;
 
 struct grid_schedule {
   std::vector<grid_task> tasks;  ///< in decreasing order of work
   /// [chunk_begin[i], chunk_begin[i + 1]) is the i-th hand-out of tasks to a thread.
   std::vector<std::uint32_t> chunk_begin;
-  std::uint64_t total_work = 0;
+  std::uint64_t total_work = 0;  ///< of the tasks kept
+  /// The whole join's tasks and work, of which these are a share (plan_settings::share_count).
+  std::uint64_t all_tasks = 0, all_work = 0;
   /// Per query cell: its ranges in stored[cell / cells_per_block] from `first`, or count ==
   /// not_stored when they did not fit the budget.
   static constexpr std::uint32_t not_stored = ~std::uint32_t{0};
