@@ -98,11 +98,14 @@ class MpiJoin(unittest.TestCase):
                     self.assertTrue(filecmp.cmp(self.path("one.csr"), self.path("many.csr"),
                                                 shallow=False), f"CSR differs at -np {np}")
                     self.assertFalse(os.path.exists(self.path("many.csr.part")))
-                    if counts:
-                        self.run_ranks(np, *base, "--threads", str(threads), "--format", "count",
-                                       "--output", self.path("many.txt"), "--quiet")
+                    # Counts by boxes, and by the automatic split (work items where the halo
+                    # is large and the engine shares its items).
+                    for split in (["--split", "boxes"], []) if counts else ():
+                        self.run_ranks(np, *base, *split, "--threads", str(threads), "--format",
+                                       "count", "--output", self.path("many.txt"), "--quiet")
                         self.assertTrue(filecmp.cmp(self.path("one.txt"), self.path("many.txt"),
-                                                    shallow=False), f"counts differ at -np {np}")
+                                                    shallow=False),
+                                        f"counts differ at -np {np} {' '.join(split)}")
 
     def test_uniform(self):
         self.assert_same(["--generate", "uniform:3:3000:seed=5"], 0.08,
@@ -222,7 +225,7 @@ class MpiJoin(unittest.TestCase):
         # Four boxes of width about 0.25 and eps 0.4: a halo spans several boxes.
         self.assert_same(["--generate", "uniform:2:1500:seed=6"], 0.4, ranks=(4,))
         proc = self.run_ranks(4, "--generate", "uniform:2:1500:seed=6", "--eps", "0.4",
-                              "--threads", "1", "--json")
+                              "--threads", "1", "--json", "--split", "boxes")
         report = json.loads(proc.stdout)
         self.assertGreater(report["halo_points"], 1500)
 
@@ -230,7 +233,7 @@ class MpiJoin(unittest.TestCase):
         write_f64(self.path("same.f64"), [(0.5, 0.25)] * 40 + [(0.5, 0.75)])
         self.assert_same(["--input", self.path("same.f64"), "--dim", "2"], 0.1, ranks=(3,))
         proc = self.run_ranks(3, "--input", self.path("same.f64"), "--dim", "2", "--eps", "0.1",
-                              "--json")
+                              "--json", "--split", "boxes")
         busy = [r for r in json.loads(proc.stdout)["per_rank"] if r["points"] > 0]
         self.assertEqual(len(busy), 1, proc.stdout)  # the cuts coincide: one box holds them all
 
@@ -242,7 +245,7 @@ class MpiJoin(unittest.TestCase):
 
     def test_json_report(self):
         proc = self.run_ranks(3, "--generate", "expo:2:3000:seed=7", "--eps", "0.01",
-                              "--threads", "1", "--json")
+                              "--threads", "1", "--json", "--split", "boxes")
         report = json.loads(proc.stdout)  # one object, from rank 0 only
         total = json.loads(single("--generate", "expo:2:3000:seed=7", "--eps", "0.01",
                                   "--json").stdout)["pairs"]
@@ -355,6 +358,69 @@ class MpiJoin(unittest.TestCase):
         self.assert_same_pairs(["--generate", "expo:2:3000:seed=9", "--generate-queries",
                                 "expo:2:900:seed=77"], 0.01, ranks=(1, 3))
         self.assert_same_pairs(["--generate", "uniform:2:500:seed=2"], 1e-9, ranks=(2,))  # none
+
+    def items_report(self, np, *args):
+        proc = self.run_ranks(np, *args, "--threads", "1", "--format", "count", "--json")
+        return json.loads(proc.stdout)
+
+    def test_work_items_split(self):
+        # 16-D: two boxes would hold nearly every point in a halo, so the ranks share the join's
+        # work items instead, every rank holding all the points; each point's count and the
+        # total are the single run's.
+        source = ["--generate", "expo:16:3000:seed=12"]
+        self.assert_same(source, 0.1, ranks=(2, 3, 4))
+        total = json.loads(single(*source, "--eps", "0.1", "--format", "count", "--json").stdout)
+        for np in (2, 3):
+            report = self.items_report(np, *source, "--eps", "0.1")
+            self.assertEqual(report["split"], "items")
+            self.assertIn("of the points in halos: work items", report["split_reason"])
+            self.assertEqual(report["pairs"], total["pairs"])
+            self.assertEqual(report["halo_points"], 0)
+            self.assertEqual([r["work_share"] for r in report["per_rank"]],
+                             [f"items {r}, {r} + {np}, ..." for r in range(np)])
+            self.assertEqual(sum(r["pairs"] for r in report["per_rank"]), total["pairs"])
+            self.assertTrue(all(r["points"] == 3000 for r in report["per_rank"]))
+        # Asked for: ties at exactly eps, duplicates, self pairs (share 0's), fewer points than
+        # ranks; files read in ranges and by rank 0 alike.
+        write_f64(self.path("lattice.f64"), [(x, y) for x in range(13) for y in range(7)] * 2)
+        lattice = ["--input", self.path("lattice.f64"), "--dim", "2", "--eps", "1"]
+        for extra in ([], ["--include-self"]):
+            single(*lattice, *extra, "--format", "count", "--output", self.path("one.txt"))
+            for np in (1, 2, 4):
+                with self.subTest(np=np, extra=extra):
+                    self.run_ranks(np, *lattice, *extra, "--split", "items", "--format", "count",
+                                   "--output", self.path("many.txt"), "--quiet")
+                    self.assertTrue(filecmp.cmp(self.path("one.txt"), self.path("many.txt"),
+                                                shallow=False))
+        self.assertEqual(self.items_report(4, *lattice, "--split", "items")["split"], "items")
+        write_f64(self.path("two.f64"), [(0.0, 0.0), (0.5, 0.0)])
+        report = self.items_report(4, "--input", self.path("two.f64"), "--dim", "2", "--eps",
+                                   "0.6", "--split", "items")
+        self.assertEqual(report["pairs"], 2)  # ordered, as 'epsjoin join --format count' counts
+        report = self.items_report(2, "--generate", "expo:2:3000:seed=4", "--paper", "--eps",
+                                   "0.01", "--split", "items")
+        self.assertEqual((report["read"], report["split"]), ("rank 0", "items"))
+        # Where boxes' halos are thin, auto keeps the boxes.
+        report = self.items_report(2, "--generate", "uniform:2:4000:seed=2", "--eps", "0.01")
+        self.assertEqual(report["split"], "boxes")
+        self.assertTrue(report["split_reason"].endswith("of the points in halos: boxes"),
+                        report["split_reason"])
+
+    def test_work_items_split_refusals(self):
+        base = ["--generate", "uniform:2:100", "--eps", "0.1"]
+        for args, message in (
+                (["--split", "items", "--format", "csr", "--output", self.path("x.csr")],
+                 "--split items needs --format count"),
+                (["--split", "items", "--engine", "super-ego"],
+                 "--split items needs an engine that shares its work items; engines that do: "),
+                (["--split", "items", "--generate-queries", "uniform:2:10"],
+                 "--split items needs a self-join"),
+                (["--split", "slabs"], "--split must be auto, boxes or items, got 'slabs'")):
+            with self.subTest(args=args):
+                proc = mpirun(2, *base, *args)
+                self.assertNotEqual(proc.returncode, 0)
+                self.assertIn(message, proc.stderr)
+                self.assertFalse(os.path.exists(self.path("x.csr")))
 
     def test_errors(self):
         open(self.path("empty.f64"), "wb").close()

@@ -1,10 +1,12 @@
 #include "mpi_exchange.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <numeric>
 #include <optional>
+#include <stdexcept>
 
 #include "epsjoin/io.hpp"
 
@@ -121,6 +123,56 @@ std::vector<double> gather_doubles(const session& s, const std::vector<double>& 
       MPI_Gather(values.data(), each, MPI_DOUBLE, out.data(), each, MPI_DOUBLE, 0, MPI_COMM_WORLD),
       "MPI_Gather");
   return out;
+}
+
+rank_points share_everything(const session& s, dataset_view mine, std::size_t n, std::size_t d,
+                             scalar_type type) {
+  const auto ranks = static_cast<std::size_t>(s.size());
+  std::vector<std::uint64_t> rows(ranks);
+  const std::uint64_t my_rows = mine.n;
+  check(MPI_Allgather(&my_rows, 1, MPI_UINT64_T, rows.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD),
+        "MPI_Allgather (rows of a rank)");
+  rank_points all;
+  all.points = dataset(n, d, type);
+  const std::size_t row_bytes = d * size_of(type);
+  auto* bytes = type == scalar_type::f64 ? reinterpret_cast<char*>(all.points.f64())
+                                         : reinterpret_cast<char*>(all.points.f32());
+  // Each rank's run from that rank, in pieces MPI's int counts can carry.
+  constexpr std::size_t piece = std::size_t{1} << 30;
+  std::uint64_t first = 0;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    char* at = bytes + first * row_bytes;
+    const std::size_t run_bytes = rows[r] * row_bytes;
+    first += rows[r];
+    if (first > n) throw std::runtime_error("internal: the ranks hold more points than the set");
+    if (r == static_cast<std::size_t>(s.rank()) && run_bytes > 0) {
+      std::memcpy(at, mine.data, run_bytes);
+    }
+    for (std::size_t done = 0; done < run_bytes; done += piece) {
+      check(MPI_Bcast(at + done, count(std::min(piece, run_bytes - done), "bytes"), MPI_BYTE,
+                      static_cast<int>(r), MPI_COMM_WORLD),
+            "MPI_Bcast (points)");
+    }
+  }
+  if (first != n) throw std::runtime_error("internal: the ranks hold fewer points than the set");
+  all.ids.resize(n);
+  for (std::size_t k = 0; k < n; ++k) all.ids[k] = static_cast<std::uint32_t>(k);
+  all.own = n;
+  return all;
+}
+
+std::vector<std::uint64_t> sum_counts(const session& s, std::vector<std::uint64_t> counts) {
+  const bool root = s.rank() == 0;
+  constexpr std::size_t piece = std::size_t{1} << 27;
+  for (std::size_t done = 0; done < counts.size(); done += piece) {
+    const int n = count(std::min(piece, counts.size() - done), "counts");
+    std::uint64_t* at = counts.data() + done;
+    check(MPI_Reduce(root ? MPI_IN_PLACE : at, root ? at : nullptr, n, MPI_UINT64_T, MPI_SUM, 0,
+                     MPI_COMM_WORLD),
+          "MPI_Reduce (counts)");
+  }
+  if (!root) counts.clear();
+  return counts;
 }
 
 std::vector<std::string> gather_strings(const session& s, const std::string& text) {

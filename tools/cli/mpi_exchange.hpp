@@ -35,6 +35,16 @@ rank_points scatter_boxes(const session& s, dataset_view all, const box_members&
 rank_points exchange_boxes(dataset_view mine, std::uint64_t first_id, unsigned threads,
                            const box_partition& partition, bool with_halo = true);
 
+/// Collective, for the work-items split, where every rank holds all the points: each rank's
+/// rows `mine` (the ranks' runs, in rank order, are points 0, 1, ..., n - 1; a rank may have
+/// none) to every rank, in id order. All of them are the rank's own points.
+rank_points share_everything(const session& s, dataset_view mine, std::size_t n, std::size_t d,
+                             scalar_type type);
+
+/// Collective: each point's count summed over the ranks (each rank counted a share of the work
+/// items of the whole join), on rank 0 (empty elsewhere).
+std::vector<std::uint64_t> sum_counts(const session& s, std::vector<std::uint64_t> counts);
+
 /// Collective: every rank's part of the sample (float64), on rank 0, rank by rank.
 dataset gather_sample(const session& s, const dataset& part, std::size_t d);
 

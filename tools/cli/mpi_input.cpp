@@ -64,6 +64,21 @@ row_share share_of(const session& s, std::uint64_t n) {
   return {first, n * (rank + 1) / ranks - first};
 }
 
+double halo_fraction(const box_members& members, std::size_t n) {
+  std::size_t halo = 0;
+  for (const auto& box : members.halo) halo += box.size();
+  return n > 0 ? static_cast<double>(halo) / static_cast<double>(n) : 0.0;
+}
+
+// Collective: rank 0's measure of the boxes' halo decides an automatic split for every rank.
+void decide_split(const session& s, const input_request& request, double halo,
+                  distributed_input& in) {
+  check(MPI_Bcast(&halo, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD), "MPI_Bcast (halo fraction)");
+  in.boxes_halo_fraction = request.split == rank_split::automatic ? halo : 0.0;
+  in.by_items = request.split == rank_split::items ||
+                (request.split == rank_split::automatic && halo > items_above_halo);
+}
+
 // Collective, once every rank holds its share `mine` (points first_id, first_id + 1, ...): each
 // rank samples its share in proportion to its rows, rank 0 cuts, every rank learns the cuts, and
 // the points go to their boxes with their halos.
@@ -79,9 +94,17 @@ void partition_and_exchange(const session& s, resources& res, const input_reques
   }
   in.plan.partition.eps = request.eps;
   broadcast_partition(s, in.plan.partition);
+  double halo = 0;
+  if (s.rank() == 0 && request.split == rank_split::automatic && sample.n() > 0) {
+    halo = halo_fraction(assign_points(in.plan.partition, sample.view(), res.threads()),
+                         sample.n());
+  }
+  decide_split(s, request, halo, in);
   in.partition_seconds = since(partition_start);
   const auto exchange_start = clock_type::now();
-  in.local = exchange_boxes(mine.view(), first_id, res.threads(), in.plan.partition);
+  in.local = in.by_items
+                 ? share_everything(s, mine.view(), in.n, in.d, mine.view().type)
+                 : exchange_boxes(mine.view(), first_id, res.threads(), in.plan.partition);
   in.exchange_seconds = since(exchange_start);
 }
 
@@ -353,21 +376,31 @@ std::optional<distributed_input> read_on_root(const session& s, resources& res,
 
   const auto partition_start = clock_type::now();
   box_members members, query_members;
+  double halo = 0;
   if (s.rank() == 0) {
     in.plan =
         plan_partition(res, data.points.view(), request.eps, static_cast<std::size_t>(s.size()),
                        sample_size_for(request, data.points.d()), request.point_cost);
     members = assign_points(in.plan.partition, data.points.view(), res.threads());
+    halo = halo_fraction(members, data.points.n());
     if (with_queries) {
       // A query goes to the box that holds it, and only there.
       query_members = assign_points(in.plan.partition, queries.points.view(), res.threads());
-      for (auto& halo : query_members.halo) halo.clear();
+      for (auto& box_halo : query_members.halo) box_halo.clear();
     }
   }
+  decide_split(s, request, halo, in);
   in.partition_seconds = since(partition_start);
 
   const auto exchange_start = clock_type::now();
   const scalar_type type = shape->type == 0 ? scalar_type::f64 : scalar_type::f32;
+  if (in.by_items) {
+    const dataset none(0, in.d, type);
+    in.local = share_everything(s, s.rank() == 0 ? data.points.view() : none.view(), in.n, in.d,
+                                type);
+    in.exchange_seconds = since(exchange_start);
+    return in;
+  }
   in.local = scatter_boxes(s, data.points.view(), members, in.d, type);
   if (with_queries) {
     in.queries = scatter_boxes(s, queries.points.view(), query_members, in.d, type);

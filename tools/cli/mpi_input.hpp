@@ -16,6 +16,14 @@
 
 namespace epsjoin::cli::mpi {
 
+/// How the ranks share a self-join (mpi-join --split): boxes, each rank its points and their
+/// halo; or work items, every rank all the points and one share of the join's items (counts
+/// only, an engine that shares its items); or automatic: items where boxes would put more than
+/// items_above_halo of the points in halos (each rank would then hold most of them anyway, and
+/// compute the halo's distances twice).
+enum class rank_split { automatic, boxes, items };
+inline constexpr double items_above_halo = 0.5;
+
 struct input_request {
   std::string file;                            // --input, or empty
   std::string generate;                        // --generate, or empty
@@ -26,6 +34,7 @@ struct input_request {
   double eps = 0;
   std::size_t sample_size = 0;  // 0: default_partition_sample(d)
   double point_cost = 1;
+  rank_split split = rank_split::boxes;  // automatic or items: a counts-only self-join
 };
 
 struct distributed_input {
@@ -38,6 +47,11 @@ struct distributed_input {
   std::string description;
   std::size_t n = 0, d = 0;
   bool read_in_ranges = false;
+  /// Every rank holds all the points (`local`, all its own) and counts a share of the items.
+  bool by_items = false;
+  /// The fraction of the points that boxes put in halos: measured on rank 0's sample (or its
+  /// points, where it read them all) where the split was automatic, else 0.
+  double boxes_halo_fraction = 0;
   double load_seconds = 0, partition_seconds = 0, exchange_seconds = 0;
 };
 

@@ -64,6 +64,12 @@ const command_spec& mpi_join_command() {
           {"device-memory-limit", "BYTES",
            "GPU memory each rank's join may plan within (each rank takes one GPU of its host: "
            "the host's ranks take its devices in turn)"},
+          {"split", "S",
+           "how the ranks share a self-join: boxes (each rank the points of its box and their "
+           "halo, within eps of it), items (every rank all the points and one share of the join's "
+           "work items: --format count only, on an engine that shares them, e.g. cpu-grid, "
+           "lbjoin, meta-16q), or auto (default): items for a count where boxes would put more "
+           "than half of the points in halos, as 16-D data does, else boxes"},
           {"sample", "N",
            "points in the sample whose neighbour counts place the cuts (default 200000 up to 3-D, 20000 above)"},
           {"output", "FILE", "write the result here (default: no file, counts only)"},
@@ -104,8 +110,6 @@ struct rank_result {
   double rows_seconds = 0;  // the rows to global ids and sorted, after the join
 };
 
-// The rows of the rank's own points (the first `own` of its points): the self-join of its box
-// and halo, each distance computed once, the halo's rows left to their own ranks.
 // Rows to global ids, sorted: each row's place is known from its size, so blocks of rows are
 // filled on the rank's threads.
 void rows_to_global_ids(const neighbor_table& table, std::span<const std::uint32_t> ids,
@@ -138,7 +142,8 @@ void rows_to_global_ids(const neighbor_table& table, std::span<const std::uint32
 
 // The rows of the rank's own points (the first `own` of its points): the self-join of its box
 // and halo, each distance computed once, the halo's rows left to their own ranks. With
-// `queries` (A x B), the rows of the rank's queries against its box and halo instead.
+// `queries` (A x B), the rows of the rank's queries against its box and halo instead. Split by
+// work items (options.share set), the rank's share of the counts of the whole self-join.
 rank_result join_rank(resources& res, const mpi::rank_points& local,
                       const mpi::rank_points* queries, const join_options& options,
                       bool rows_wanted, bool counts_wanted, unsigned threads) {
@@ -147,9 +152,9 @@ rank_result join_rank(resources& res, const mpi::rank_points& local,
   if (rows_wanted || counts_wanted) out.rows.counts.assign(n_rows, 0);
   if (n_rows == 0 || local.points.n() == 0) return out;
   auto run = [&](result_sink& sink) {
-    return queries != nullptr
-               ? join(res, queries->points.view(), local.points.view(), options, sink)
-               : self_join_rows(res, local.points.view(), local.own, options, sink);
+    if (queries != nullptr) return join(res, queries->points.view(), local.points.view(), options, sink);
+    if (options.share.count > 1) return self_join(res, local.points.view(), options, sink);
+    return self_join_rows(res, local.points.view(), local.own, options, sink);
   };
   if (!rows_wanted) {
     // The total alone, unless a counts file wants each row's: a GPU engine then sums on its
@@ -189,6 +194,33 @@ double imbalance(const std::vector<double>& values) {
   return mean > 0 ? (most - mean) / mean : 0;
 }
 
+// --split, checked before any rank reads: auto becomes boxes where items cannot apply.
+mpi::rank_split read_split(const parsed_args& args, const join_options& options,
+                           const std::string& format, bool ab) {
+  const std::string text = args.get("split", "auto");
+  if (text != "auto" && text != "boxes" && text != "items") {
+    throw usage_error{"--split must be auto, boxes or items, got '" + text + "'"};
+  }
+  if (text == "boxes") return mpi::rank_split::boxes;
+  bool shares = options.engine == "auto";
+  std::string sharing;
+  for (const engine_info& e : engines()) {
+    if (!e.shares_work_items) continue;
+    shares |= e.name == options.engine;
+    sharing += (sharing.empty() ? "" : ", ") + e.name;
+  }
+  const char* why = ab                  ? "a self-join (a join A x B is cut into boxes)"
+                    : format != "count" ? "--format count (rows and pairs are cut into boxes)"
+                    : !shares           ? "an engine that shares its work items"
+                                        : nullptr;
+  if (text == "auto") return why == nullptr ? mpi::rank_split::automatic : mpi::rank_split::boxes;
+  if (why != nullptr) {
+    throw usage_error{std::string("--split items needs ") + why +
+                      (shares ? "" : "; engines that do: " + sharing)};
+  }
+  return mpi::rank_split::items;
+}
+
 }  // namespace
 
 int run_mpi_join(const parsed_args& args) {
@@ -213,6 +245,7 @@ int run_mpi_join(const parsed_args& args) {
   const unsigned threads = read_threads(args);
   const std::size_t dim = read_input_dim(args);
   const bool json = args.has("json"), quiet = args.has("quiet");
+  const mpi::rank_split split = read_split(args, options, format, ab);
 
   mpi::session session;
   try {
@@ -240,6 +273,7 @@ int run_mpi_join(const parsed_args& args) {
     request.eps = options.eps;
     request.sample_size = sample_size;
     request.point_cost = format == "count" ? count_point_cost : csr_point_cost;
+    request.split = split;
     const std::optional<mpi::distributed_input> input =
         mpi::distribute_input(session, res, request);
     if (!input) return 1;
@@ -254,6 +288,10 @@ int run_mpi_join(const parsed_args& args) {
     // The CUDA context and GPU buffers are not part of the join's time, as in 'epsjoin join'.
     res.prepare_gpu();
     const mpi::rank_points* queries = input->queries ? &*input->queries : nullptr;
+    if (input->by_items) {
+      options.share = {static_cast<unsigned>(session.rank()),
+                       static_cast<unsigned>(session.size())};
+    }
     const rank_result mine =
         join_rank(res, local, queries, options, rows_wanted, counts_wanted, res.threads());
     const std::uint64_t my_pairs = mine.pairs;
@@ -264,10 +302,11 @@ int run_mpi_join(const parsed_args& args) {
         queries != nullptr ? std::span<const std::uint32_t>(queries->ids.data(), queries->own)
                            : std::span<const std::uint32_t>(local.ids.data(), local.own);
     const std::size_t n_rows = queries != nullptr ? input->n_queries : n;
+    // Split by items, every rank counted a share of every point's neighbours.
     const std::vector<std::uint64_t> counts =
-        rows_wanted || counts_wanted
-            ? mpi::gather_counts(session, mine.rows.counts, own_ids, n_rows)
-            : std::vector<std::uint64_t>{};
+        !(rows_wanted || counts_wanted) ? std::vector<std::uint64_t>{}
+        : input->by_items               ? mpi::sum_counts(session, mine.rows.counts)
+                                        : mpi::gather_counts(session, mine.rows.counts, own_ids, n_rows);
     if (format == "csr" && !output.empty()) {
       mpi::write_csr_file(session, output, counts, own_ids, mine.rows);
     }
@@ -311,6 +350,10 @@ int run_mpi_join(const parsed_args& args) {
                        {"device", static_cast<int>(v[6])},
                        {"stages", rank_join["stages"]}});
       if (queries != nullptr) ranks.back()["queries"] = static_cast<std::uint64_t>(v[7]);
+      if (input->by_items) {
+        ranks.back()["work_share"] = "items " + std::to_string(r) + ", " + std::to_string(r) +
+                                     " + " + std::to_string(session.size()) + ", ...";
+      }
       halo += static_cast<std::uint64_t>(v[1]);
       pairs += static_cast<std::uint64_t>(v[2]);
       join_seconds.push_back(v[3]);
@@ -333,6 +376,12 @@ int run_mpi_join(const parsed_args& args) {
     report["cuts"] = plan.partition.splits;
     report["sample_points"] = plan.sample_points;
     report["read"] = input->read_in_ranges ? "ranges" : "rank 0";
+    report["split"] = input->by_items ? "items" : "boxes";
+    if (split == mpi::rank_split::automatic) {
+      report["split_reason"] = "boxes would put " + shortest(input->boxes_halo_fraction) +
+                               " of the points in halos: " +
+                               (input->by_items ? "work items" : "boxes");
+    }
     report["per_rank"] = ranks;
     report["imbalance_seconds"] = imbalance(join_seconds);
     report["imbalance_pairs"] = imbalance(rank_pairs);
