@@ -27,7 +27,8 @@ for c in "${cases[@]}"; do
   [[ -n ${MPI_CASES:-} && ,$MPI_CASES, != *,$name,* ]] && continue
   extra=()
   [[ $spec == expo:* ]] && extra=(--paper)
-  "$binary" join --generate "$spec" "${extra[@]}" --eps "$eps" --engine "$engine" --format count \
+  # One GPU: a join left to itself would spread over every visible device.
+  "$binary" join --generate "$spec" "${extra[@]}" --eps "$eps" --engine "$engine" --format count --devices 0 \
     --json --repeat 2 > "$out/$name-1gpu.json"
   for ranks in "$@"; do
     "${mpi[@]}" -np "$ranks" "$binary" mpi-join --generate "$spec" "${extra[@]}" --eps "$eps" \
