@@ -30,6 +30,7 @@ from sklearn.neighbors import radius_neighbors_graph as sklearn_graph
 
 import epsjoin
 
+ENGINE = "auto"
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")
 
 
@@ -46,7 +47,7 @@ def eps_for_selectivity(X, s):
     """eps for S = ordered pairs / n: doubled from below (a count costs in proportion to S, so
     never start large), then bisected."""
     def selectivity(eps):
-        return epsjoin.count(X, eps) / len(X)
+        return epsjoin.count(X, eps, engine=ENGINE) / len(X)
     hi = float(np.ptp(X, axis=0).max()) * 1e-6 or 1e-6
     while selectivity(hi) < s:
         hi *= 2
@@ -74,7 +75,7 @@ def overhead(X, eps, repeat):
         samples = []
         for _ in range(repeat):
             start = time.perf_counter()
-            result = func(X, eps, return_stats=True)
+            result = func(X, eps, engine=ENGINE, return_stats=True)
             samples.append((time.perf_counter() - start - result[-1]["seconds"], result[-1]["seconds"]))
         return min(samples)
     table, join = extra(epsjoin.neighbor_table)
@@ -88,7 +89,12 @@ def main():
     parser.add_argument("--selectivity", type=float, default=50)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--engine", default="auto",
+                        help="epsjoin's engine for every call (e.g. cpu-grid on a machine with a GPU, "
+                             "whose auto takes it)")
     args = parser.parse_args()
+    global ENGINE
+    ENGINE = args.engine
     rng = np.random.default_rng(args.seed)
     cores = os.cpu_count()
     print(f"epsjoin {epsjoin.__version__}, numpy {np.__version__}, scipy {scipy.__version__}, "
@@ -102,12 +108,12 @@ def main():
     for name, X in datasets(args.n, rng):
         eps = eps_for_selectivity(X, args.selectivity)
         t_scipy, want = best(args.repeat, lambda: cKDTree(X).query_pairs(eps, output_type="ndarray"))
-        t_pairs, (got, stats) = best(args.repeat, lambda: epsjoin.pairs(X, eps, n_jobs=1, return_stats=True))
+        t_pairs, (got, stats) = best(args.repeat, lambda: epsjoin.pairs(X, eps, n_jobs=1, engine=ENGINE, return_stats=True))
         assert len(got) == len(want), (name, len(got), len(want))
         t_sdm, _ = best(1, lambda: (lambda t: t.sparse_distance_matrix(t, eps, output_type="coo_matrix"))(cKDTree(X)))
-        t_dist, _ = best(args.repeat, lambda: epsjoin.neighbor_graph(X, eps, mode="distance", n_jobs=1))
+        t_dist, _ = best(args.repeat, lambda: epsjoin.neighbor_graph(X, eps, mode="distance", n_jobs=1, engine=ENGINE))
         t_sk, _ = best(1, lambda: sklearn_graph(X, eps, n_jobs=-1))
-        t_ours, _ = best(args.repeat, lambda: epsjoin.radius_neighbors_graph(X, eps))
+        t_ours, _ = best(args.repeat, lambda: epsjoin.radius_neighbors_graph(X, eps, engine=ENGINE))
         print(f"| {name} | {len(X)} | {X.shape[1]} | {eps:.4g} | {len(got)} | {t_scipy:.3f} | "
               f"{t_pairs:.3f} | {t_scipy / t_pairs:.1f}x | {t_sdm:.3f} | {t_dist:.3f} | "
               f"{t_sdm / t_dist:.1f}x | {t_sk:.3f} | {t_ours:.3f} | {t_sk / t_ours:.1f}x | "
