@@ -7,6 +7,7 @@
 #include <numeric>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include "epsjoin/io.hpp"
 
@@ -125,15 +126,16 @@ std::vector<double> gather_doubles(const session& s, const std::vector<double>& 
   return out;
 }
 
-rank_points share_everything(const session& s, dataset_view mine, std::size_t n, std::size_t d,
+rank_points share_everything(const session& s, dataset mine, std::size_t n, std::size_t d,
                              scalar_type type) {
   const auto ranks = static_cast<std::size_t>(s.size());
   std::vector<std::uint64_t> rows(ranks);
-  const std::uint64_t my_rows = mine.n;
+  const std::uint64_t my_rows = mine.n();
   check(MPI_Allgather(&my_rows, 1, MPI_UINT64_T, rows.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD),
         "MPI_Allgather (rows of a rank)");
   rank_points all;
-  all.points = dataset(n, d, type);
+  const bool have_all = my_rows == n && n > 0;
+  all.points = have_all ? std::move(mine) : dataset(n, d, type);
   const std::size_t row_bytes = d * size_of(type);
   auto* bytes = type == scalar_type::f64 ? reinterpret_cast<char*>(all.points.f64())
                                          : reinterpret_cast<char*>(all.points.f32());
@@ -145,8 +147,8 @@ rank_points share_everything(const session& s, dataset_view mine, std::size_t n,
     const std::size_t run_bytes = rows[r] * row_bytes;
     first += rows[r];
     if (first > n) throw std::runtime_error("internal: the ranks hold more points than the set");
-    if (r == static_cast<std::size_t>(s.rank()) && run_bytes > 0) {
-      std::memcpy(at, mine.data, run_bytes);
+    if (r == static_cast<std::size_t>(s.rank()) && run_bytes > 0 && !have_all) {
+      std::memcpy(at, mine.view().data, run_bytes);
     }
     for (std::size_t done = 0; done < run_bytes; done += piece) {
       check(MPI_Bcast(at + done, count(std::min(piece, run_bytes - done), "bytes"), MPI_BYTE,

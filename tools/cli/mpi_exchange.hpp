@@ -37,8 +37,9 @@ rank_points exchange_boxes(dataset_view mine, std::uint64_t first_id, unsigned t
 
 /// Collective, for the work-items split, where every rank holds all the points: each rank's
 /// rows `mine` (the ranks' runs, in rank order, are points 0, 1, ..., n - 1; a rank may have
-/// none) to every rank, in id order. All of them are the rank's own points.
-rank_points share_everything(const session& s, dataset_view mine, std::size_t n, std::size_t d,
+/// none) to every rank, in id order. All of them are the rank's own points. A rank that holds
+/// them all already (rank 0, where it read the whole input) keeps `mine` as they are.
+rank_points share_everything(const session& s, dataset mine, std::size_t n, std::size_t d,
                              scalar_type type);
 
 /// Collective: each point's count summed over the ranks (each rank counted a share of the work

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <utility>
 
 #include "epsjoin/error.hpp"
 #include "epsjoin/io.hpp"
@@ -83,7 +84,7 @@ void decide_split(const session& s, const input_request& request, double halo,
 // rank samples its share in proportion to its rows, rank 0 cuts, every rank learns the cuts, and
 // the points go to their boxes with their halos.
 void partition_and_exchange(const session& s, resources& res, const input_request& request,
-                            const dataset& mine, std::uint64_t first_id, distributed_input& in) {
+                            dataset mine, std::uint64_t first_id, distributed_input& in) {
   const auto partition_start = clock_type::now();
   const std::size_t sample_size = sample_size_for(request, in.d);
   const std::size_t share = in.n == 0 ? 0 : (sample_size * mine.n() + in.n - 1) / in.n;
@@ -102,8 +103,9 @@ void partition_and_exchange(const session& s, resources& res, const input_reques
   decide_split(s, request, halo, in);
   in.partition_seconds = since(partition_start);
   const auto exchange_start = clock_type::now();
+  const scalar_type type = mine.view().type;
   in.local = in.by_items
-                 ? share_everything(s, mine.view(), in.n, in.d, mine.view().type)
+                 ? share_everything(s, std::move(mine), in.n, in.d, type)
                  : exchange_boxes(mine.view(), first_id, res.threads(), in.plan.partition);
   in.exchange_seconds = since(exchange_start);
 }
@@ -196,7 +198,7 @@ std::optional<distributed_input> read_in_ranges(const session& s, resources& res
   if (!all_succeeded(s, error)) return std::nullopt;
   in.load_seconds = since(load_start);
 
-  partition_and_exchange(s, res, request, mine, points_share.first, in);
+  partition_and_exchange(s, res, request, std::move(mine), points_share.first, in);
   const auto exchange_start = clock_type::now();
   if (with_queries) {
     // A query goes to the box that holds it, and only there.
@@ -327,7 +329,7 @@ std::optional<distributed_input> read_text_in_ranges(const session& s, resources
   }
   if (!all_succeeded(s, error)) return std::nullopt;
   in.load_seconds = since(load_start);
-  partition_and_exchange(s, res, request, mine, first_id, in);
+  partition_and_exchange(s, res, request, std::move(mine), first_id, in);
   return in;
 }
 
@@ -395,9 +397,8 @@ std::optional<distributed_input> read_on_root(const session& s, resources& res,
   const auto exchange_start = clock_type::now();
   const scalar_type type = shape->type == 0 ? scalar_type::f64 : scalar_type::f32;
   if (in.by_items) {
-    const dataset none(0, in.d, type);
-    in.local = share_everything(s, s.rank() == 0 ? data.points.view() : none.view(), in.n, in.d,
-                                type);
+    in.local = share_everything(s, s.rank() == 0 ? std::move(data.points) : dataset(0, in.d, type),
+                                in.n, in.d, type);
     in.exchange_seconds = since(exchange_start);
     return in;
   }
