@@ -393,6 +393,17 @@ class MpiJoin(unittest.TestCase):
                     self.assertTrue(filecmp.cmp(self.path("one.txt"), self.path("many.txt"),
                                                 shallow=False))
         self.assertEqual(self.items_report(4, *lattice, "--split", "items")["split"], "items")
+        # A text file, read in shares of lines, and float32 arithmetic.
+        with open(self.path("lattice.txt"), "w") as f:
+            f.writelines(f"{x} {y}\n" for x in range(13) for y in range(7))
+        for extra in ([], ["--precision", "f32"]):
+            text = ["--input", self.path("lattice.txt"), "--eps", "1", *extra]
+            single(*text, "--format", "count", "--output", self.path("one.txt"))
+            with self.subTest(text=extra):
+                self.run_ranks(3, *text, "--split", "items", "--format", "count", "--output",
+                               self.path("many.txt"), "--quiet")
+                self.assertTrue(filecmp.cmp(self.path("one.txt"), self.path("many.txt"),
+                                            shallow=False))
         write_f64(self.path("two.f64"), [(0.0, 0.0), (0.5, 0.0)])
         report = self.items_report(4, "--input", self.path("two.f64"), "--dim", "2", "--eps",
                                    "0.6", "--split", "items")
