@@ -431,6 +431,7 @@ class MpiJoin(unittest.TestCase):
                 proc = mpirun(2, *base, *args)
                 self.assertNotEqual(proc.returncode, 0)
                 self.assertIn(message, proc.stderr)
+                self.assertEqual(proc.stderr.count("epsjoin mpi-join:"), 1, proc.stderr)
                 self.assertFalse(os.path.exists(self.path("x.csr")))
 
     def test_errors(self):

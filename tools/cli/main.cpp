@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -44,6 +45,15 @@ std::string runnable_engines() {
     if (e.available) names += ", " + e.name;
   }
   return names;
+}
+
+// False in a process that an MPI launcher started as a rank other than 0 (Open MPI, PMIx and
+// MPICH-style launchers each say so in the environment); true outside a launcher.
+bool launcher_rank_zero() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
+    if (const char* rank = std::getenv(name); rank != nullptr) return std::strcmp(rank, "0") == 0;
+  }
+  return true;
 }
 
 void print_overview() {
@@ -97,24 +107,33 @@ int main(int argc, char** argv) {
         return 0;
       }
     }
+    // mpi-join's ranks all check the command line before MPI starts: one of them says what is
+    // wrong, as for the errors found later.
+    const bool quiet = spec.name == "mpi-join" && !launcher_rank_zero();
     try {
       return c.run(parse(spec, rest));
     } catch (const usage_error& e) {
-      std::fprintf(stderr, "epsjoin %s: %s (see 'epsjoin %s --help')\n", spec.name.c_str(),
-                   e.message.c_str(), spec.name.c_str());
+      if (!quiet) {
+        std::fprintf(stderr, "epsjoin %s: %s (see 'epsjoin %s --help')\n", spec.name.c_str(),
+                     e.message.c_str(), spec.name.c_str());
+      }
       return 2;
     } catch (const epsjoin::invalid_argument& e) {
       // The library's word for a bad value the caller gave: here, always a command-line value
       // (an --param key or value, a precision the engine lacks, ...), so a usage error.
-      std::fprintf(stderr, "epsjoin %s: %s (see 'epsjoin %s --help')\n", spec.name.c_str(),
-                   e.what(), spec.name.c_str());
+      if (!quiet) {
+        std::fprintf(stderr, "epsjoin %s: %s (see 'epsjoin %s --help')\n", spec.name.c_str(),
+                     e.what(), spec.name.c_str());
+      }
       return 2;
     } catch (const epsjoin::unavailable& e) {
-      std::fprintf(stderr, "epsjoin %s: error: %s; engines that can run here: %s\n",
-                   spec.name.c_str(), e.what(), runnable_engines().c_str());
+      if (!quiet) {
+        std::fprintf(stderr, "epsjoin %s: error: %s; engines that can run here: %s\n",
+                     spec.name.c_str(), e.what(), runnable_engines().c_str());
+      }
       return 1;
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "epsjoin %s: error: %s\n", spec.name.c_str(), e.what());
+      if (!quiet) std::fprintf(stderr, "epsjoin %s: error: %s\n", spec.name.c_str(), e.what());
       return 1;
     }
   }
