@@ -157,9 +157,7 @@ rank_points share_everything(const session& s, dataset mine, std::size_t n, std:
     }
   }
   if (first != n) throw std::runtime_error("internal: the ranks hold fewer points than the set");
-  all.ids.resize(n);
-  for (std::size_t k = 0; k < n; ++k) all.ids[k] = static_cast<std::uint32_t>(k);
-  all.own = n;
+  all.own = n;  // ids left empty: the points are in id order
   return all;
 }
 

@@ -19,7 +19,7 @@ namespace epsjoin::cli::mpi {
 /// What one rank joins: its own points first, then its halo, with their global ids.
 struct rank_points {
   dataset points;
-  std::vector<std::uint32_t> ids;
+  std::vector<std::uint32_t> ids;  ///< empty where the rank holds every point in id order
   std::size_t own = 0;
 };
 
@@ -37,7 +37,8 @@ rank_points exchange_boxes(dataset_view mine, std::uint64_t first_id, unsigned t
 
 /// Collective, for the work-items split, where every rank holds all the points: each rank's
 /// rows `mine` (the ranks' runs, in rank order, are points 0, 1, ..., n - 1; a rank may have
-/// none) to every rank, in id order. All of them are the rank's own points. A rank that holds
+/// none) to every rank, in id order (no ids: a point's place is its id). All of them are the
+/// rank's own points. A rank that holds
 /// them all already (rank 0, where it read the whole input) keeps `mine` as they are.
 rank_points share_everything(const session& s, dataset mine, std::size_t n, std::size_t d,
                              scalar_type type);

@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "engine_args.hpp"
@@ -152,7 +153,9 @@ rank_result join_rank(resources& res, const mpi::rank_points& local,
   if (rows_wanted || counts_wanted) out.rows.counts.assign(n_rows, 0);
   if (n_rows == 0 || local.points.n() == 0) return out;
   auto run = [&](result_sink& sink) {
-    if (queries != nullptr) return join(res, queries->points.view(), local.points.view(), options, sink);
+    if (queries != nullptr) {
+      return join(res, queries->points.view(), local.points.view(), options, sink);
+    }
     if (options.share.count > 1) return self_join(res, local.points.view(), options, sink);
     return self_join_rows(res, local.points.view(), local.own, options, sink);
   };
@@ -292,21 +295,25 @@ int run_mpi_join(const parsed_args& args) {
       options.share = {static_cast<unsigned>(session.rank()),
                        static_cast<unsigned>(session.size())};
     }
-    const rank_result mine =
+    rank_result mine =
         join_rank(res, local, queries, options, rows_wanted, counts_wanted, res.threads());
     const std::uint64_t my_pairs = mine.pairs;
 
     const auto write_start = clock_type::now();
     // The rows are the queries' in a join A x B, the own points' in a self-join.
+    // Split by items the rows are every point's, in id order: nothing to map.
     const std::span<const std::uint32_t> own_ids =
         queries != nullptr ? std::span<const std::uint32_t>(queries->ids.data(), queries->own)
+        : input->by_items  ? std::span<const std::uint32_t>()
                            : std::span<const std::uint32_t>(local.ids.data(), local.own);
     const std::size_t n_rows = queries != nullptr ? input->n_queries : n;
     // Split by items, every rank counted a share of every point's neighbours.
-    const std::vector<std::uint64_t> counts =
-        !(rows_wanted || counts_wanted) ? std::vector<std::uint64_t>{}
-        : input->by_items               ? mpi::sum_counts(session, mine.rows.counts)
-                                        : mpi::gather_counts(session, mine.rows.counts, own_ids, n_rows);
+    std::vector<std::uint64_t> counts;
+    if (rows_wanted || counts_wanted) {
+      counts = input->by_items
+                   ? mpi::sum_counts(session, std::move(mine.rows.counts))
+                   : mpi::gather_counts(session, mine.rows.counts, own_ids, n_rows);
+    }
     if (format == "csr" && !output.empty()) {
       mpi::write_csr_file(session, output, counts, own_ids, mine.rows);
     }
