@@ -383,8 +383,11 @@ std::optional<distributed_input> read_on_root(const session& s, resources& res,
     in.plan =
         plan_partition(res, data.points.view(), request.eps, static_cast<std::size_t>(s.size()),
                        sample_size_for(request, data.points.d()), request.point_cost);
-    members = assign_points(in.plan.partition, data.points.view(), res.threads());
-    halo = halo_fraction(members, data.points.n());
+    // Split by items as asked, no point goes to a box.
+    if (request.split != rank_split::items) {
+      members = assign_points(in.plan.partition, data.points.view(), res.threads());
+      halo = halo_fraction(members, data.points.n());
+    }
     if (with_queries) {
       // A query goes to the box that holds it, and only there.
       query_members = assign_points(in.plan.partition, queries.points.view(), res.threads());
