@@ -99,6 +99,8 @@ def main():
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--eps", action="append", default=[], help="NAME=EPS, overriding the table")
     ap.add_argument("--deadline", type=float, default=1e9, help="stop starting cases after this")
+    ap.add_argument("--cuda-tensor", default="cuda-tensor",
+                    help="the split engine with its params, e.g. cuda-tensor:design=blocks")
     args = ap.parse_args()
     start = time.time()
     overrides = dict(kv.split("=") for kv in args.eps)
@@ -118,14 +120,14 @@ def main():
             continue
         path = dataset(args.bin, args.data, source)
         row = {}
-        for engine in ("meta-16q", "gds-join", "cuda-tensor"):
+        for engine in ("meta-16q", "gds-join", args.cuda_tensor):
             row[engine] = median_run(args.bin, path, eps, engine, args.repeat)
             log.write(json.dumps({"case": name, "eps": eps, **row[engine]}) + "\n")
             log.flush()
         if any("error" in r for r in row.values()):
             print(f"| {name} | {eps} | " + "; ".join(r.get("error", "") for r in row.values()) + " |")
             continue
-        split = row["cuda-tensor"]
+        split = row[args.cuda_tensor]
         notes = split.get("notes", {})
         better = min(row["meta-16q"]["seconds"], row["gds-join"]["seconds"])
         share = notes.get("split model", "").split("share ")[-1].split(" ")[0]

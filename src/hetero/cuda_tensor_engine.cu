@@ -3,14 +3,17 @@
 // grid and the work items once; split_kernels (hetero/split_kernels.cuh) cuts every launch's
 // items, heaviest first, between meta-16q's tiles kernel (FP16-FP32 MMA, exact by its band
 // re-check) and lbjoin's tiled kernel (FP32/FP64 on CUDA cores) on two streams, by query cell. Of
-// the three designs the dissertation lists this is the first (two kernels on separate streams): it
-// reuses both kernels unchanged, and the notes measure how far the two really overlap. Params:
+// the three designs the dissertation lists, the first (two kernels on separate streams, the
+// default) reuses both kernels unchanged, and the notes measure how far the two really overlap;
+// the second (design=blocks: one kernel whose blocks are of two kinds, hetero/fused_blocks.cuh)
+// runs the same two warps' code inside one launch. Params:
 //   split        auto (the model: a probe of both kernels on the same items) | 0 to 1: the
 //                share of the candidates to the tensor cores (0: CUDA cores alone, 1: tensor
 //                cores alone)
 //   probe_items  work items the probe times each kernel on (default 1024)
 //   streams      two (default: both kernels at once) | one (one after the other on one stream:
 //                the baseline the overlap is measured against)
+//   design       streams (default) | blocks (from 9 dimensions; streams below)
 // and lbjoin's stage_dims and the pipeline's sort, fill, index_dims, segment_ids, chunk_ids, mode
 // (indexed | brute-force). No work queue: two kernels cannot share one counter. The pattern is
 // full: each row is counted and filled by its cell's kernel (hetero/split_kernels.cuh says why).
@@ -29,6 +32,7 @@ struct cuda_tensor_params final : engine_params {
   double share = -1;  ///< the tensor cores' share of the candidates; negative: the model's
   std::uint32_t probe_items = 1024;
   bool two_streams = true;
+  bool fused_blocks = false;
   lbjoin::kernel_choice cuda;
   row_join::row_join_params rows;
 };
@@ -64,6 +68,13 @@ class cuda_tensor_engine final : public tensor::tensor_engine {
     p->two_streams = reader.choice("streams", param_kind::ablation,
                                    "two (both kernels at once) | one (one after the other)",
                                    {"two", "one"}, "two") == "two";
+    p->fused_blocks =
+        reader.choice("design", param_kind::ablation,
+                      "streams (two kernels on two streams) | blocks (one kernel whose blocks are "
+                      "of the two kinds, from 9 dimensions; streams below)",
+                      {"streams", "blocks"}, "streams") == "blocks";
+    EPSJOIN_EXPECTS(!p->fused_blocks || p->two_streams,
+                    "parameter streams applies to design=streams (one kernel has one stream)");
     p->cuda = lbjoin::read_kernel_choice(reader, true);
     p->rows = row_join::read_row_join_params(reader, true, false);
     EPSJOIN_EXPECTS(!reader.has("pattern") || !p->rows.lid_unicomp,
@@ -72,7 +83,8 @@ class cuda_tensor_engine final : public tensor::tensor_engine {
                     "eps differently");
     p->rows.lid_unicomp = false;
     p->rows.summary =
-        concat("split ", p->share < 0 ? std::string("auto") : concat(p->share), ", streams ",
+        concat("split ", p->share < 0 ? std::string("auto") : concat(p->share), ", design ",
+               p->fused_blocks ? "blocks" : "streams", ", streams ",
                p->two_streams ? "two" : "one", ", sort ", p->rows.sort ? "on" : "off",
                ", pattern full", p->rows.index_dims == 0 ? ", brute force" : "");
     return p;
@@ -87,7 +99,7 @@ class cuda_tensor_engine final : public tensor::tensor_engine {
     }
     with_precision(req.options.precision, [&]<class T>() {
       hetero::split_kernels<T> kernels(req.options.eps, req.options.approximate, p.cuda, p.share,
-                                       p.probe_items, p.two_streams);
+                                       p.probe_items, p.two_streams, p.fused_blocks);
       row_join::run_row_join<T>(req, p.rows, kernels);
     });
   }

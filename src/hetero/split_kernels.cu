@@ -86,6 +86,11 @@ void split_kernels<T>::launch(const row_join::join_view<T>& view, const row_join
   // The stream has waited for the last launch's both sides (below), so their lists are free.
   upload(tensor_items_, to_tensor, stream);
   upload(cuda_items_, to_cuda, stream);
+  if (fused_blocks_ && view.d >= fused_min_dims) {
+    launch_fused(view, static_cast<std::uint32_t>(to_tensor.size()), tensor_work,
+                 static_cast<std::uint32_t>(to_cuda.size()), cuda_work, out, p, stream);
+    return;
+  }
 
   cudaStream_t side = two_streams_ ? side_.get() : stream;
   fork_.record(stream);
@@ -114,6 +119,35 @@ void split_kernels<T>::launch(const row_join::join_view<T>& view, const row_join
     const double tensor_done = tensor_end_.since(fork_), cuda_done = cuda_end_.since(fork_);
     timing_.both_seconds += std::max(tensor_done, cuda_done) / 1e3;
   }
+}
+
+template <class T>
+void split_kernels<T>::launch_fused(const row_join::join_view<T>& view, std::uint32_t n_tensor,
+                                    std::uint64_t tensor_work, std::uint32_t n_cuda,
+                                    std::uint64_t cuda_work, const row_join::row_output& out,
+                                    row_join::pass p, cudaStream_t stream) {
+  fused_ran_ = true;
+  if (clocks_.data() == nullptr) clocks_.reserve(1);
+  // From pageable memory: the call returns once `unset` is staged.
+  const side_clocks unset{~0ull, 0, ~0ull, 0};
+  EPSJOIN_CUDA_TRY(
+      cudaMemcpyAsync(clocks_.data(), &unset, sizeof unset, cudaMemcpyHostToDevice, stream));
+  launch_fused_blocks<T>(view, tensor_.view(), tensor_items_.data(), n_tensor, cuda_items_.data(),
+                         n_cuda, out, p, cuda_stage_dims_, clocks_.data(), stream);
+  if (p != row_join::pass::count) return;
+  side_clocks stamps{};
+  EPSJOIN_CUDA_TRY(
+      cudaMemcpyAsync(&stamps, clocks_.data(), sizeof stamps, cudaMemcpyDeviceToHost, stream));
+  EPSJOIN_CUDA_TRY(cudaStreamSynchronize(stream));
+  const auto span = [](unsigned long long start, unsigned long long end) {
+    return end > start ? static_cast<double>(end - start) * 1e-9 : 0.0;
+  };
+  timing_.tensor_candidates += tensor_work;
+  timing_.cuda_candidates += cuda_work;
+  timing_.tensor_seconds += span(stamps.tensor_start, stamps.tensor_end);
+  timing_.cuda_seconds += span(stamps.cuda_start, stamps.cuda_end);
+  timing_.both_seconds += span(std::min(stamps.tensor_start, stamps.cuda_start),
+                               std::max(stamps.tensor_end, stamps.cuda_end));
 }
 
 template <class T>
@@ -204,8 +238,16 @@ void split_kernels<T>::report(join_stats& stats, std::uint64_t /*pairs*/) {
   const split_timing& t = timing_;
   stats.notes.push_back(
       {"kernel",
-       "split: meta-16q's FP16 x FP16 -> FP32 m16n8k16 tiles kernel on the heaviest items, "
-       "lbjoin's tiled CUDA-core kernel on the rest, on two streams at once"});
+       fused_ran_
+           ? "split: one kernel of two kinds of blocks, meta-16q's FP16 x FP16 -> FP32 m16n8k16 "
+             "tiles warps on the heaviest items, lbjoin's tiled CUDA-core warps on the rest; each "
+             "side timed by its blocks' own stamps"
+           : concat("split: meta-16q's FP16 x FP16 -> FP32 m16n8k16 tiles kernel on the heaviest "
+                    "items, lbjoin's tiled CUDA-core kernel on the rest, ",
+                    two_streams_ ? "on two streams at once" : "one after the other",
+                    fused_blocks_ ? concat(" (design blocks runs from ", fused_min_dims,
+                                           " dimensions)")
+                                  : std::string())});
   if (model_.probed) {
     stats.notes.push_back(
         {"split model",

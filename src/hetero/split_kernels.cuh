@@ -25,6 +25,7 @@
 #include "gpu/lbjoin/lbjoin_kernels.cuh"
 #include "gpu/memory.cuh"
 #include "gpu/row_join/row_join.cuh"
+#include "hetero/fused_blocks.cuh"
 #include "tensor/meta16q/meta16q_kernels.cuh"
 
 namespace epsjoin::detail::hetero {
@@ -57,14 +58,17 @@ class split_kernels final : public row_join::row_join_kernel<T> {
  public:
   /// `share`: the tensor cores' share of the candidates, or negative for the model's.
   /// `two_streams`: the two kernels at once (else one after the other on the pipeline's stream,
-  /// the baseline that measures the overlap).
+  /// the baseline that measures the overlap). `fused_blocks`: from fused_min_dims dimensions,
+  /// one kernel whose blocks are of the two kinds instead (hetero/fused_blocks.cuh).
   split_kernels(double eps, bool approximate, const lbjoin::kernel_choice& cuda, double share,
-                std::uint32_t probe_items, bool two_streams)
+                std::uint32_t probe_items, bool two_streams, bool fused_blocks)
       : tensor_(eps, approximate, tensor::kernel_choice::tiles, 0),
         cuda_(cuda),
+        cuda_stage_dims_(cuda.stage_dims),
         fixed_share_(share),
         probe_items_(probe_items),
-        two_streams_(two_streams) {}
+        two_streams_(two_streams),
+        fused_blocks_(fused_blocks) {}
 
   unsigned item_queries() const override { return 32; }
   unsigned workload_lanes() const override { return 0; }
@@ -101,11 +105,21 @@ class split_kernels final : public row_join::row_join_kernel<T> {
     return cell < tensor_cell_.size() && tensor_cell_[cell];
   }
 
+  /// Both sides' items (uploaded) in one launch of the kernel of two kinds of blocks; a counting
+  /// pass's timing from the blocks' own stamps.
+  void launch_fused(const row_join::join_view<T>& view, std::uint32_t n_tensor,
+                    std::uint64_t tensor_work, std::uint32_t n_cuda, std::uint64_t cuda_work,
+                    const row_join::row_output& out, row_join::pass p, cudaStream_t stream);
+
   meta16q::meta_kernels<T> tensor_;
   lbjoin::lbjoin_kernels<T> cuda_;
+  unsigned cuda_stage_dims_;
   double fixed_share_;
   std::uint32_t probe_items_;
   bool two_streams_;
+  bool fused_blocks_;
+  bool fused_ran_ = false;
+  device_buffer<side_clocks> clocks_;
   std::uint32_t n_queries_ = 0;
   split_model model_;
   split_timing timing_;

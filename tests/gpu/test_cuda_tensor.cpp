@@ -63,6 +63,21 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(
     {"cuda-tensor",
      {{"split", "0.3"}, {"streams", "one"}, {"segment_ids", "64"}, {"chunk_ids", "16"}}});
 
+// The second design (one kernel whose blocks are of two kinds), from 9 dimensions; below, the
+// property cases run the first.
+EPSJOIN_ENGINE_PROPERTY_TESTS(cuda_tensor_blocks_f64, {"cuda-tensor", {{"design", "blocks"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(cuda_tensor_blocks_f32,
+                              {"cuda-tensor", {{"design", "blocks"}}, scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(cuda_tensor_blocks_all_cuda_f64,
+                              {"cuda-tensor", {{"design", "blocks"}, {"split", "0"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(cuda_tensor_blocks_all_tensor_f64,
+                              {"cuda-tensor", {{"design", "blocks"}, {"split", "1"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(
+    cuda_tensor_blocks_segments_f32,
+    {"cuda-tensor",
+     {{"design", "blocks"}, {"split", "0.3"}, {"segment_ids", "64"}, {"chunk_ids", "16"}},
+     scalar_type::f32});
+
 epsjoin::neighbor_table run_csr(const epsjoin::dataset& pts, double eps,
                                 std::map<std::string, std::string> params,
                                 epsjoin::join_stats* stats = nullptr,
@@ -88,6 +103,8 @@ TEST(cuda_tensor, sanitizer_case_small_joins_in_every_mode) {
       {{"split", "0.5"}, {"fill", "records"}},
       {{"split", "0.5"}, {"streams", "one"}},
       {{"split", "0.5"}, {"mode", "brute-force"}, {"segment_ids", "1000"}},
+      {{"split", "0.5"}, {"design", "blocks"}},
+      {{"split", "0.5"}, {"design", "blocks"}, {"fill", "records"}},
   };
   for (const auto& params : modes) {
     const auto table = run_csr(pts, eps, params);
@@ -120,6 +137,31 @@ TEST(cuda_tensor, the_notes_say_where_the_work_went) {
       EXPECT_NE(note(stats, "split model").find("probe of"), std::string::npos);
       EXPECT_NE(note(stats, "split modelled seconds"), "");
     }
+  }
+}
+
+// design=blocks at 16-D: one kernel, each side timed by its blocks' stamps, the same table; and
+// the one-stream ablation, which belongs to the first design, refused with it.
+TEST(cuda_tensor, the_kernel_of_two_kinds_of_blocks_times_each_side) {
+  const auto pts = paper_expo(16, 20000);
+  const double eps = epsjoin::test::eps_for_selectivity(pts.view(), pts.view(), 50) * (1 + 1e-9);
+  const auto oracle = run_csr(pts, eps, {}, nullptr, "brute-cpu");
+  epsjoin::join_stats stats;
+  const auto table = run_csr(pts, eps, {{"design", "blocks"}, {"split", "0.5"}}, &stats);
+  EXPECT_EQ(table.offsets, oracle.offsets);
+  EXPECT_TRUE(table.neighbors == oracle.neighbors);
+  EXPECT_NE(note(stats, "kernel").find("one kernel of two kinds of blocks"), std::string::npos)
+      << note(stats, "kernel");
+  const std::string tensor = note(stats, "split tensor"), cuda = note(stats, "split cuda");
+  EXPECT_NE(tensor.rfind("0 candidates", 0), 0u) << tensor;
+  EXPECT_NE(cuda.rfind("0 candidates", 0), 0u) << cuda;
+  EXPECT_GT(std::stod(note(stats, "split overlap")), 0.0);
+  try {
+    run_csr(pts, eps, {{"design", "blocks"}, {"streams", "one"}});
+    FAIL() << "streams=one was accepted with design=blocks";
+  } catch (const epsjoin::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("streams applies to design=streams"), std::string::npos)
+        << e.what();
   }
 }
 

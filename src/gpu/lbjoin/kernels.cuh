@@ -96,16 +96,18 @@ __device__ __forceinline__ bool within_after_prefix(const T (&q)[Prefix], const 
 /// Dim == 0: any d > 8. The first Prefix (8 or 16) dimensions (the highest-variance ones: the
 /// index stores them first) are staged like a fixed Dim and usually settle the test; the rest of
 /// a candidate is read from global memory only while its partial sum stays within eps^2.
+/// The work of one warp of block `block` (the kernel's blockIdx.x, or its place among the CUDA-core
+/// blocks of cuda-tensor's kernel of two kinds of blocks, hetero/fused_blocks.cuh).
 template <class T, int Dim, bool Halving, pass Pass, int Prefix = staged_prefix>
-__global__ void __launch_bounds__(block_threads)
-    tiled_kernel(join_view<T> v, const work_item* items, std::uint32_t n_items, unsigned* queue,
-                 row_output out) {
+__device__ __forceinline__ void tiled_warp(join_view<T> v, const work_item* items,
+                                           std::uint32_t n_items, unsigned* queue,
+                                           row_output out, std::uint32_t block) {
   constexpr int stage_dims = Dim > 0 ? Dim : Prefix;
   __shared__ T stage_all[warps_per_block][stage_dims][32];
   const unsigned lane = threadIdx.x & 31;
   const unsigned warp = threadIdx.x >> 5;
   T(*stage)[32] = stage_all[warp];
-  const std::uint32_t static_item = blockIdx.x * warps_per_block + warp;
+  const std::uint32_t static_item = block * warps_per_block + warp;
 
   for (bool first_round = true;; first_round = false) {
     const std::uint32_t i = next_item(queue, static_item, first_round);
@@ -180,6 +182,13 @@ __global__ void __launch_bounds__(block_threads)
       if (active && sub == 0) store_count<Halving>(out, pos, found);
     }
   }
+}
+
+template <class T, int Dim, bool Halving, pass Pass, int Prefix = staged_prefix>
+__global__ void __launch_bounds__(block_threads)
+    tiled_kernel(join_view<T> v, const work_item* items, std::uint32_t n_items, unsigned* queue,
+                 row_output out) {
+  tiled_warp<T, Dim, Halving, Pass, Prefix>(v, items, n_items, queue, out, blockIdx.x);
 }
 
 /// K lanes per query; one query per group of K lanes, in `items` order (each item one query).

@@ -73,6 +73,10 @@ class meta_kernels final : public tensor::tensor_kernels<T> {
     fp16::set_half_decision(view_, eps, approximate_, this->reset_tally(stream));
   }
 
+  /// The FP16 copies and decision band prepare() set up, for a kernel that runs meta-16q's tiles
+  /// warp inside its own (cuda-tensor's kernel of two kinds of blocks).
+  const meta_view& view() const noexcept { return view_; }
+
   void launch_pass(const row_join::join_view<T>& view, const row_join::work_item* items,
                    std::uint32_t n_items, const row_join::row_output& out, row_join::pass p,
                    const row_join::launch_config& config, cudaStream_t stream) override {

@@ -40,14 +40,17 @@ __device__ __forceinline__ void load_query_fragment(std::uint32_t (&a)[4], const
 
 /// KSteps: 1, 2 or 4 when the query fragments of every k step stay in registers (d <= 16, 32,
 /// 64), 0 when they are loaded again for each tile (cache hits: the item's rows are few).
+/// The work of one warp of block `block` (the kernel's blockIdx.x, or its place among the tensor
+/// blocks of cuda-tensor's kernel of two kinds of blocks, hetero/fused_blocks.cuh).
 template <class T, bool Halving, pass Pass, int KSteps>
-__global__ void __launch_bounds__(block_threads, 2)
-    meta_tiles_kernel(join_view<T> v, meta_view m, const work_item* items, std::uint32_t n_items,
-                      unsigned* queue, row_output out) {
+__device__ __forceinline__ void meta_tiles_warp(join_view<T> v, meta_view m,
+                                                const work_item* items, std::uint32_t n_items,
+                                                unsigned* queue, row_output out,
+                                                std::uint32_t block) {
   constexpr unsigned tile_cols = 16;
   const unsigned lane = threadIdx.x & 31;
   const unsigned frag_row = lane >> 2, acc_col = (lane & 3) * 2;
-  const std::uint32_t static_item = blockIdx.x * warps_per_block + (threadIdx.x >> 5);
+  const std::uint32_t static_item = block * warps_per_block + (threadIdx.x >> 5);
   const unsigned dp = fp16::padded_dims(v.d), k_steps = dp / 16;
 
   for (bool first_round = true;; first_round = false) {
@@ -190,6 +193,13 @@ __global__ void __launch_bounds__(block_threads, 2)
       }
     }
   }
+}
+
+template <class T, bool Halving, pass Pass, int KSteps>
+__global__ void __launch_bounds__(block_threads, 2)
+    meta_tiles_kernel(join_view<T> v, meta_view m, const work_item* items, std::uint32_t n_items,
+                      unsigned* queue, row_output out) {
+  meta_tiles_warp<T, Halving, Pass, KSteps>(v, m, items, n_items, queue, out, blockIdx.x);
 }
 
 }  // namespace epsjoin::detail::meta16q

@@ -1,0 +1,121 @@
+#pragma once
+// The kernel behind fused_blocks.cuh, instantiated once per precision (fused_blocks_f32.cu,
+// fused_blocks_f64.cu).
+
+#include "core/expects.hpp"
+#include "gpu/cub_call.cuh"
+#include "gpu/cuda_check.cuh"
+#include "gpu/lbjoin/kernels.cuh"
+#include "hetero/fused_blocks.cuh"
+#include "tensor/fp16/half_convert.cuh"
+#include "tensor/meta16q/meta16q_tiles_kernel.cuh"
+
+namespace epsjoin::detail::hetero {
+
+namespace fused_detail {
+
+using row_join::block_threads;
+using row_join::pass;
+using row_join::warps_per_block;
+
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// meta-16q's bounds (two blocks an SM), which the tensor side was tuned under.
+template <class T, pass Pass, int KSteps, int Prefix>
+__global__ void __launch_bounds__(block_threads, 2)
+    fused_blocks_kernel(row_join::join_view<T> v, meta16q::meta_view m,
+                        const row_join::work_item* tensor_items, std::uint32_t n_tensor,
+                        std::uint32_t tensor_blocks, const row_join::work_item* cuda_items,
+                        std::uint32_t n_cuda, row_join::row_output out, side_clocks* clocks) {
+  const bool tensor = blockIdx.x < tensor_blocks;
+  if (threadIdx.x == 0) {
+    atomicMin(tensor ? &clocks->tensor_start : &clocks->cuda_start, global_ns());
+  }
+  if (tensor) {
+    meta16q::meta_tiles_warp<T, false, Pass, KSteps>(v, m, tensor_items, n_tensor, nullptr, out,
+                                                     blockIdx.x);
+  } else {
+    lbjoin::tiled_warp<T, 0, false, Pass, Prefix>(v, cuda_items, n_cuda, nullptr, out,
+                                                  blockIdx.x - tensor_blocks);
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    atomicMax(tensor ? &clocks->tensor_end : &clocks->cuda_end, global_ns());
+  }
+}
+
+template <class T, pass Pass, int KSteps, int Prefix>
+void launch_shape(const row_join::join_view<T>& v, const meta16q::meta_view& m,
+                  const row_join::work_item* tensor_items, std::uint32_t n_tensor,
+                  const row_join::work_item* cuda_items, std::uint32_t n_cuda,
+                  const row_join::row_output& out, side_clocks* clocks, cudaStream_t stream) {
+  const std::uint32_t tensor_blocks = grid_size(n_tensor, warps_per_block);
+  const std::uint32_t blocks = tensor_blocks + grid_size(n_cuda, warps_per_block);
+  if (blocks == 0) return;
+  fused_blocks_kernel<T, Pass, KSteps, Prefix><<<blocks, block_threads, 0, stream>>>(
+      v, m, tensor_items, n_tensor, tensor_blocks, cuda_items, n_cuda, out, clocks);
+  EPSJOIN_CHECK_LAUNCH();
+}
+
+template <class T, pass Pass, int Prefix>
+void launch_prefix(const row_join::join_view<T>& v, const meta16q::meta_view& m,
+                   const row_join::work_item* tensor_items, std::uint32_t n_tensor,
+                   const row_join::work_item* cuda_items, std::uint32_t n_cuda,
+                   const row_join::row_output& out, side_clocks* clocks, cudaStream_t stream) {
+  // The query fragments stay in registers up to 64 dimensions, as in meta-16q's own launch.
+  const unsigned k_steps = fp16::padded_dims(v.d) / 16;
+  if (k_steps <= 1) {
+    launch_shape<T, Pass, 1, Prefix>(v, m, tensor_items, n_tensor, cuda_items, n_cuda, out, clocks,
+                                     stream);
+  } else if (k_steps <= 2) {
+    launch_shape<T, Pass, 2, Prefix>(v, m, tensor_items, n_tensor, cuda_items, n_cuda, out, clocks,
+                                     stream);
+  } else if (k_steps <= 4) {
+    launch_shape<T, Pass, 4, Prefix>(v, m, tensor_items, n_tensor, cuda_items, n_cuda, out, clocks,
+                                     stream);
+  } else {
+    launch_shape<T, Pass, 0, Prefix>(v, m, tensor_items, n_tensor, cuda_items, n_cuda, out, clocks,
+                                     stream);
+  }
+}
+
+template <class T, pass Pass>
+void launch_pass(const row_join::join_view<T>& v, const meta16q::meta_view& m,
+                 const row_join::work_item* tensor_items, std::uint32_t n_tensor,
+                 const row_join::work_item* cuda_items, std::uint32_t n_cuda,
+                 const row_join::row_output& out, unsigned stage_dims, side_clocks* clocks,
+                 cudaStream_t stream) {
+  // lbjoin's tiled launch: a 16-dimension prefix when asked for and d >= 16, else 8.
+  if (stage_dims == 16 && v.d >= 16) {
+    launch_prefix<T, Pass, 16>(v, m, tensor_items, n_tensor, cuda_items, n_cuda, out, clocks,
+                               stream);
+  } else {
+    launch_prefix<T, Pass, lbjoin::staged_prefix>(v, m, tensor_items, n_tensor, cuda_items, n_cuda,
+                                                  out, clocks, stream);
+  }
+}
+
+}  // namespace fused_detail
+
+template <class T>
+void launch_fused_blocks(const row_join::join_view<T>& v, const meta16q::meta_view& m,
+                         const row_join::work_item* tensor_items, std::uint32_t n_tensor,
+                         const row_join::work_item* cuda_items, std::uint32_t n_cuda,
+                         const row_join::row_output& out, row_join::pass p, unsigned stage_dims,
+                         side_clocks* clocks, cudaStream_t stream) {
+  EPSJOIN_EXPECTS(v.d >= fused_min_dims, "internal: the kernel of two kinds of blocks runs from ",
+                  fused_min_dims, " dimensions");
+  if (p == row_join::pass::count) {
+    fused_detail::launch_pass<T, row_join::pass::count>(v, m, tensor_items, n_tensor, cuda_items,
+                                                        n_cuda, out, stage_dims, clocks, stream);
+  } else {
+    fused_detail::launch_pass<T, row_join::pass::fill>(v, m, tensor_items, n_tensor, cuda_items,
+                                                       n_cuda, out, stage_dims, clocks, stream);
+  }
+}
+
+}  // namespace epsjoin::detail::hetero
