@@ -3,7 +3,8 @@
 tensor-core engines, on the GPU machine.
 
 usage: cuda_tensor.py --bin PATH/TO/epsjoin [--data ../shared/data] [--out DIR] [--repeat N]
-                      [--cases NAME,...] [--deadline SECONDS]
+                      [--cases NAME,...] [--deadline SECONDS] [--cuda-tensor SPEC]...
+                      [--alone ENGINE,...] [--no-exactness]
 
 Cases (1M points each, counts only): the papers' Expo16D at S about 50 and 500 and Expo32D at
 S about 50, and the 20-D audio (wesnoth MFCC) and 64-D image-patch samples of ../shared/data
@@ -99,16 +100,25 @@ def main():
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--eps", action="append", default=[], help="NAME=EPS, overriding the table")
     ap.add_argument("--deadline", type=float, default=1e9, help="stop starting cases after this")
-    ap.add_argument("--cuda-tensor", default="cuda-tensor",
-                    help="the split engine with its params, e.g. cuda-tensor:design=blocks")
+    ap.add_argument("--cuda-tensor", action="append", default=[],
+                    help="a split engine with its params, e.g. cuda-tensor:design=blocks; "
+                         "repeat it to compare designs in one run (default: cuda-tensor)")
+    ap.add_argument("--alone", default="meta-16q,gds-join",
+                    help="the engines alone that the split is compared with (the better counts)")
+    ap.add_argument("--no-exactness", action="store_true",
+                    help="skip the exact against --approximate table")
     args = ap.parse_args()
+    splits = args.cuda_tensor or ["cuda-tensor"]
+    alone = args.alone.split(",")
     start = time.time()
     overrides = dict(kv.split("=") for kv in args.eps)
     os.makedirs(args.out, exist_ok=True)
     log = open(os.path.join(args.out, "cuda_tensor.jsonl"), "a")
-    print("| case | eps | pairs | meta-16q s | gds-join s | cuda-tensor s | vs better | share to tensor | "
-          "modelled / measured count s | overlap |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
+    print("| case | eps | pairs | " + " | ".join(f"{e} s" for e in alone) + " | split engine | s | "
+          "vs better | share to tensor | modelled / measured count s | tensor side s | "
+          "CUDA side s | overlap |")
+    print("| --- | --- | ---: | " + "---: | " * len(alone) + "--- | ---: | ---: | ---: | --- | ---: | "
+          "---: | ---: |")
     for name in args.cases.split(","):
         if time.time() - start > args.deadline:
             print(f"(deadline: {name} and later not run)")
@@ -120,25 +130,31 @@ def main():
             continue
         path = dataset(args.bin, args.data, source)
         row = {}
-        for engine in ("meta-16q", "gds-join", args.cuda_tensor):
+        for engine in alone + splits:
             row[engine] = median_run(args.bin, path, eps, engine, args.repeat)
             log.write(json.dumps({"case": name, "eps": eps, **row[engine]}) + "\n")
             log.flush()
-        if any("error" in r for r in row.values()):
-            print(f"| {name} | {eps} | " + "; ".join(r.get("error", "") for r in row.values()) + " |")
+        failed = [r for r in row.values() if "error" in r]
+        if failed:
+            print(f"| {name} | {eps} | " + "; ".join(r["engine"] + ": " + r["error"] for r in failed)
+                  + " |")
             continue
-        split = row[args.cuda_tensor]
-        notes = split.get("notes", {})
-        better = min(row["meta-16q"]["seconds"], row["gds-join"]["seconds"])
-        share = notes.get("split model", "").split("share ")[-1].split(" ")[0]
-        print(f"| {name} | {eps} | {split['pairs']:,} | {row['meta-16q']['seconds']:.3f} | "
-              f"{row['gds-join']['seconds']:.3f} | {split['seconds']:.3f} | "
-              f"{better / split['seconds']:.2f}x | {share} | "
-              f"{float(notes.get('split modelled seconds', 'nan')):.3f} / "
-              f"{float(notes.get('split measured seconds', 'nan')):.3f} | "
-              f"{float(notes.get('split overlap', 'nan')):.2f} |")
+        better = min(row[e]["seconds"] for e in alone)
+        for engine in splits:
+            split = row[engine]
+            notes = split.get("notes", {})
+            share = notes.get("split model", "").split("share ")[-1].split(" ")[0]
+            side = lambda key: notes.get(key, "- s").split(" in ")[-1].removesuffix(" s")
+            print(f"| {name} | {eps} | {split['pairs']:,} | "
+                  + " | ".join(f"{row[e]['seconds']:.3f}" for e in alone)
+                  + f" | {engine} | {split['seconds']:.3f} | {better / split['seconds']:.2f}x | "
+                  f"{share} | {float(notes.get('split modelled seconds', 'nan')):.3f} / "
+                  f"{float(notes.get('split measured seconds', 'nan')):.3f} | "
+                  f"{side('split tensor')} | {side('split cuda')} | "
+                  f"{float(notes.get('split overlap', 'nan')):.2f} |")
         sys.stdout.flush()
-    if time.time() - start <= args.deadline and "expo16d-s50" in args.cases.split(","):
+    if (not args.no_exactness and time.time() - start <= args.deadline
+            and "expo16d-s50" in args.cases.split(",")):
         path = dataset(args.bin, args.data, CASES["expo16d-s50"][0])
         eps = float(overrides.get("expo16d-s50", CASES["expo16d-s50"][1]))
         print("\n| engine (Expo16D 1M, S 50) | exact s | approximate s | exact at % of approximate speed |")
