@@ -14,6 +14,8 @@
 //   streams      two (default: both kernels at once) | one (one after the other on one stream:
 //                the baseline the overlap is measured against)
 //   design       streams (default) | blocks (from 9 dimensions; streams below)
+//   order        design=blocks: interleaved (default: the kinds alternate along the grid) |
+//                tensor-first (the ablation)
 // and lbjoin's stage_dims and the pipeline's sort, fill, index_dims, segment_ids, chunk_ids, mode
 // (indexed | brute-force). No work queue: two kernels cannot share one counter. The pattern is
 // full: each row is counted and filled by its cell's kernel (hetero/split_kernels.cuh says why).
@@ -33,6 +35,7 @@ struct cuda_tensor_params final : engine_params {
   std::uint32_t probe_items = 1024;
   bool two_streams = true;
   bool fused_blocks = false;
+  hetero::block_order order = hetero::block_order::interleaved;
   lbjoin::kernel_choice cuda;
   row_join::row_join_params rows;
 };
@@ -75,6 +78,13 @@ class cuda_tensor_engine final : public tensor::tensor_engine {
                       {"streams", "blocks"}, "streams") == "blocks";
     EPSJOIN_EXPECTS(!p->fused_blocks || p->two_streams,
                     "parameter streams applies to design=streams (one kernel has one stream)");
+    if (reader.choice("order", param_kind::ablation,
+                      "interleaved (the two kinds of blocks alternate along the grid) | "
+                      "tensor-first (every tensor block before the CUDA blocks); design=blocks",
+                      {"interleaved", "tensor-first"}, "interleaved") == "tensor-first") {
+      EPSJOIN_EXPECTS(p->fused_blocks, "parameter order applies to design=blocks");
+      p->order = hetero::block_order::tensor_first;
+    }
     p->cuda = lbjoin::read_kernel_choice(reader, true);
     p->rows = row_join::read_row_join_params(reader, true, false);
     EPSJOIN_EXPECTS(!reader.has("pattern") || !p->rows.lid_unicomp,
@@ -84,7 +94,11 @@ class cuda_tensor_engine final : public tensor::tensor_engine {
     p->rows.lid_unicomp = false;
     p->rows.summary =
         concat("split ", p->share < 0 ? std::string("auto") : concat(p->share), ", design ",
-               p->fused_blocks ? "blocks" : "streams", ", streams ",
+               p->fused_blocks ? (p->order == hetero::block_order::interleaved
+                                      ? "blocks, interleaved"
+                                      : "blocks, tensor first")
+                               : "streams",
+               ", streams ",
                p->two_streams ? "two" : "one", ", sort ", p->rows.sort ? "on" : "off",
                ", pattern full", p->rows.index_dims == 0 ? ", brute force" : "");
     return p;
@@ -99,7 +113,8 @@ class cuda_tensor_engine final : public tensor::tensor_engine {
     }
     with_precision(req.options.precision, [&]<class T>() {
       hetero::split_kernels<T> kernels(req.options.eps, req.options.approximate, p.cuda, p.share,
-                                       p.probe_items, p.two_streams, p.fused_blocks);
+                                       p.probe_items, p.two_streams, p.fused_blocks,
+                                       p.order);
       row_join::run_row_join<T>(req, p.rows, kernels);
     });
   }

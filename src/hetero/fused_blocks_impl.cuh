@@ -24,27 +24,48 @@ __device__ __forceinline__ unsigned long long global_ns() {
   return t;
 }
 
+/// Block b's kind and its index among the blocks of that kind. Interleaved, the CUDA blocks
+/// before b number floor(b * C / B) (C of B blocks), so each kind keeps its share of every stretch
+/// of the grid, and hence of every wave the scheduler puts on the SMs.
+struct block_role {
+  bool tensor;
+  std::uint32_t index;
+};
+
+__device__ __forceinline__ block_role role_of(std::uint32_t b, std::uint32_t tensor_blocks,
+                                              std::uint32_t cuda_blocks, bool interleaved) {
+  if (!interleaved) {
+    return b < tensor_blocks ? block_role{true, b} : block_role{false, b - tensor_blocks};
+  }
+  const std::uint64_t total = std::uint64_t{tensor_blocks} + cuda_blocks;
+  const auto cuda_before = static_cast<std::uint32_t>(b * std::uint64_t{cuda_blocks} / total);
+  const auto cuda_through = static_cast<std::uint32_t>((b + 1) * std::uint64_t{cuda_blocks} / total);
+  return cuda_through > cuda_before ? block_role{false, cuda_before}
+                                    : block_role{true, b - cuda_before};
+}
+
 // meta-16q's bounds (two blocks an SM), which the tensor side was tuned under.
 template <class T, pass Pass, int KSteps, int Prefix>
 __global__ void __launch_bounds__(block_threads, 2)
     fused_blocks_kernel(row_join::join_view<T> v, meta16q::meta_view m,
                         const row_join::work_item* tensor_items, std::uint32_t n_tensor,
                         std::uint32_t tensor_blocks, const row_join::work_item* cuda_items,
-                        std::uint32_t n_cuda, row_join::row_output out, side_clocks* clocks) {
-  const bool tensor = blockIdx.x < tensor_blocks;
+                        std::uint32_t n_cuda, std::uint32_t cuda_blocks, bool interleaved,
+                        row_join::row_output out, side_clocks* clocks) {
+  const block_role role = role_of(blockIdx.x, tensor_blocks, cuda_blocks, interleaved);
   if (threadIdx.x == 0) {
-    atomicMin(tensor ? &clocks->tensor_start : &clocks->cuda_start, global_ns());
+    atomicMin(role.tensor ? &clocks->tensor_start : &clocks->cuda_start, global_ns());
   }
-  if (tensor) {
+  if (role.tensor) {
     meta16q::meta_tiles_warp<T, false, Pass, KSteps>(v, m, tensor_items, n_tensor, nullptr, out,
-                                                     blockIdx.x);
+                                                     role.index);
   } else {
     lbjoin::tiled_warp<T, 0, false, Pass, Prefix>(v, cuda_items, n_cuda, nullptr, out,
-                                                  blockIdx.x - tensor_blocks);
+                                                  role.index);
   }
   __syncthreads();
   if (threadIdx.x == 0) {
-    atomicMax(tensor ? &clocks->tensor_end : &clocks->cuda_end, global_ns());
+    atomicMax(role.tensor ? &clocks->tensor_end : &clocks->cuda_end, global_ns());
   }
 }
 
@@ -52,12 +73,15 @@ template <class T, pass Pass, int KSteps, int Prefix>
 void launch_shape(const row_join::join_view<T>& v, const meta16q::meta_view& m,
                   const row_join::work_item* tensor_items, std::uint32_t n_tensor,
                   const row_join::work_item* cuda_items, std::uint32_t n_cuda,
-                  const row_join::row_output& out, side_clocks* clocks, cudaStream_t stream) {
+                  const row_join::row_output& out, block_order order, side_clocks* clocks,
+                  cudaStream_t stream) {
   const std::uint32_t tensor_blocks = grid_size(n_tensor, warps_per_block);
-  const std::uint32_t blocks = tensor_blocks + grid_size(n_cuda, warps_per_block);
-  if (blocks == 0) return;
-  fused_blocks_kernel<T, Pass, KSteps, Prefix><<<blocks, block_threads, 0, stream>>>(
-      v, m, tensor_items, n_tensor, tensor_blocks, cuda_items, n_cuda, out, clocks);
+  const std::uint32_t cuda_blocks = grid_size(n_cuda, warps_per_block);
+  if (tensor_blocks + cuda_blocks == 0) return;
+  fused_blocks_kernel<T, Pass, KSteps, Prefix><<<tensor_blocks + cuda_blocks, block_threads, 0,
+                                                 stream>>>(
+      v, m, tensor_items, n_tensor, tensor_blocks, cuda_items, n_cuda, cuda_blocks,
+      order == block_order::interleaved, out, clocks);
   EPSJOIN_CHECK_LAUNCH();
 }
 
@@ -65,21 +89,22 @@ template <class T, pass Pass, int Prefix>
 void launch_prefix(const row_join::join_view<T>& v, const meta16q::meta_view& m,
                    const row_join::work_item* tensor_items, std::uint32_t n_tensor,
                    const row_join::work_item* cuda_items, std::uint32_t n_cuda,
-                   const row_join::row_output& out, side_clocks* clocks, cudaStream_t stream) {
+                   const row_join::row_output& out, block_order order, side_clocks* clocks,
+                   cudaStream_t stream) {
   // The query fragments stay in registers up to 64 dimensions, as in meta-16q's own launch.
   const unsigned k_steps = fp16::padded_dims(v.d) / 16;
   if (k_steps <= 1) {
-    launch_shape<T, Pass, 1, Prefix>(v, m, tensor_items, n_tensor, cuda_items, n_cuda, out, clocks,
-                                     stream);
+    launch_shape<T, Pass, 1, Prefix>(v, m, tensor_items, n_tensor, cuda_items, n_cuda, out, order,
+                                     clocks, stream);
   } else if (k_steps <= 2) {
-    launch_shape<T, Pass, 2, Prefix>(v, m, tensor_items, n_tensor, cuda_items, n_cuda, out, clocks,
-                                     stream);
+    launch_shape<T, Pass, 2, Prefix>(v, m, tensor_items, n_tensor, cuda_items, n_cuda, out, order,
+                                     clocks, stream);
   } else if (k_steps <= 4) {
-    launch_shape<T, Pass, 4, Prefix>(v, m, tensor_items, n_tensor, cuda_items, n_cuda, out, clocks,
-                                     stream);
+    launch_shape<T, Pass, 4, Prefix>(v, m, tensor_items, n_tensor, cuda_items, n_cuda, out, order,
+                                     clocks, stream);
   } else {
-    launch_shape<T, Pass, 0, Prefix>(v, m, tensor_items, n_tensor, cuda_items, n_cuda, out, clocks,
-                                     stream);
+    launch_shape<T, Pass, 0, Prefix>(v, m, tensor_items, n_tensor, cuda_items, n_cuda, out, order,
+                                     clocks, stream);
   }
 }
 
@@ -87,15 +112,15 @@ template <class T, pass Pass>
 void launch_pass(const row_join::join_view<T>& v, const meta16q::meta_view& m,
                  const row_join::work_item* tensor_items, std::uint32_t n_tensor,
                  const row_join::work_item* cuda_items, std::uint32_t n_cuda,
-                 const row_join::row_output& out, unsigned stage_dims, side_clocks* clocks,
-                 cudaStream_t stream) {
+                 const row_join::row_output& out, unsigned stage_dims, block_order order,
+                 side_clocks* clocks, cudaStream_t stream) {
   // lbjoin's tiled launch: a 16-dimension prefix when asked for and d >= 16, else 8.
   if (stage_dims == 16 && v.d >= 16) {
-    launch_prefix<T, Pass, 16>(v, m, tensor_items, n_tensor, cuda_items, n_cuda, out, clocks,
-                               stream);
+    launch_prefix<T, Pass, 16>(v, m, tensor_items, n_tensor, cuda_items, n_cuda, out, order,
+                               clocks, stream);
   } else {
     launch_prefix<T, Pass, lbjoin::staged_prefix>(v, m, tensor_items, n_tensor, cuda_items, n_cuda,
-                                                  out, clocks, stream);
+                                                  out, order, clocks, stream);
   }
 }
 
@@ -106,15 +131,17 @@ void launch_fused_blocks(const row_join::join_view<T>& v, const meta16q::meta_vi
                          const row_join::work_item* tensor_items, std::uint32_t n_tensor,
                          const row_join::work_item* cuda_items, std::uint32_t n_cuda,
                          const row_join::row_output& out, row_join::pass p, unsigned stage_dims,
-                         side_clocks* clocks, cudaStream_t stream) {
+                         block_order order, side_clocks* clocks, cudaStream_t stream) {
   EPSJOIN_EXPECTS(v.d >= fused_min_dims, "internal: the kernel of two kinds of blocks runs from ",
                   fused_min_dims, " dimensions");
   if (p == row_join::pass::count) {
     fused_detail::launch_pass<T, row_join::pass::count>(v, m, tensor_items, n_tensor, cuda_items,
-                                                        n_cuda, out, stage_dims, clocks, stream);
+                                                        n_cuda, out, stage_dims, order, clocks,
+                                                        stream);
   } else {
     fused_detail::launch_pass<T, row_join::pass::fill>(v, m, tensor_items, n_tensor, cuda_items,
-                                                       n_cuda, out, stage_dims, clocks, stream);
+                                                       n_cuda, out, stage_dims, order, clocks,
+                                                        stream);
   }
 }
 

@@ -133,7 +133,8 @@ void split_kernels<T>::launch_fused(const row_join::join_view<T>& view, std::uin
   EPSJOIN_CUDA_TRY(
       cudaMemcpyAsync(clocks_.data(), &unset, sizeof unset, cudaMemcpyHostToDevice, stream));
   launch_fused_blocks<T>(view, tensor_.view(), tensor_items_.data(), n_tensor, cuda_items_.data(),
-                         n_cuda, out, p, cuda_stage_dims_, clocks_.data(), stream);
+                         n_cuda, out, p, cuda_stage_dims_, order_, clocks_.data(),
+                         stream);
   if (p != row_join::pass::count) return;
   side_clocks stamps{};
   EPSJOIN_CUDA_TRY(
@@ -239,9 +240,11 @@ void split_kernels<T>::report(join_stats& stats, std::uint64_t /*pairs*/) {
   stats.notes.push_back(
       {"kernel",
        fused_ran_
-           ? "split: one kernel of two kinds of blocks, meta-16q's FP16 x FP16 -> FP32 m16n8k16 "
-             "tiles warps on the heaviest items, lbjoin's tiled CUDA-core warps on the rest; each "
-             "side timed by its blocks' own stamps"
+           ? concat("split: one kernel of two kinds of blocks (",
+                    order_ == block_order::interleaved ? "interleaved" : "tensor blocks first",
+                    "), meta-16q's FP16 x FP16 -> FP32 m16n8k16 tiles warps on the heaviest items, "
+                    "lbjoin's tiled CUDA-core warps on the rest; each side timed by its blocks' "
+                    "own stamps")
            : concat("split: meta-16q's FP16 x FP16 -> FP32 m16n8k16 tiles kernel on the heaviest "
                     "items, lbjoin's tiled CUDA-core kernel on the rest, ",
                     two_streams_ ? "on two streams at once" : "one after the other",

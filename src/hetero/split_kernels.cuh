@@ -59,16 +59,19 @@ class split_kernels final : public row_join::row_join_kernel<T> {
   /// `share`: the tensor cores' share of the candidates, or negative for the model's.
   /// `two_streams`: the two kernels at once (else one after the other on the pipeline's stream,
   /// the baseline that measures the overlap). `fused_blocks`: from fused_min_dims dimensions,
-  /// one kernel whose blocks are of the two kinds instead (hetero/fused_blocks.cuh).
+  /// one kernel whose blocks are of the two kinds instead (hetero/fused_blocks.cuh), laid out
+  /// in the grid by `order`.
   split_kernels(double eps, bool approximate, const lbjoin::kernel_choice& cuda, double share,
-                std::uint32_t probe_items, bool two_streams, bool fused_blocks)
+                std::uint32_t probe_items, bool two_streams, bool fused_blocks,
+                block_order order = block_order::interleaved)
       : tensor_(eps, approximate, tensor::kernel_choice::tiles, 0),
         cuda_(cuda),
         cuda_stage_dims_(cuda.stage_dims),
         fixed_share_(share),
         probe_items_(probe_items),
         two_streams_(two_streams),
-        fused_blocks_(fused_blocks) {}
+        fused_blocks_(fused_blocks),
+        order_(order) {}
 
   unsigned item_queries() const override { return 32; }
   unsigned workload_lanes() const override { return 0; }
@@ -118,6 +121,7 @@ class split_kernels final : public row_join::row_join_kernel<T> {
   std::uint32_t probe_items_;
   bool two_streams_;
   bool fused_blocks_;
+  block_order order_;
   bool fused_ran_ = false;
   device_buffer<side_clocks> clocks_;
   std::uint32_t n_queries_ = 0;

@@ -73,6 +73,9 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(cuda_tensor_blocks_all_cuda_f64,
 EPSJOIN_ENGINE_PROPERTY_TESTS(cuda_tensor_blocks_all_tensor_f64,
                               {"cuda-tensor", {{"design", "blocks"}, {"split", "1"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(
+    cuda_tensor_blocks_tensor_first_f32,
+    {"cuda-tensor", {{"design", "blocks"}, {"order", "tensor-first"}}, scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(
     cuda_tensor_blocks_segments_f32,
     {"cuda-tensor",
      {{"design", "blocks"}, {"split", "0.3"}, {"segment_ids", "64"}, {"chunk_ids", "16"}},
@@ -105,6 +108,7 @@ TEST(cuda_tensor, sanitizer_case_small_joins_in_every_mode) {
       {{"split", "0.5"}, {"mode", "brute-force"}, {"segment_ids", "1000"}},
       {{"split", "0.5"}, {"design", "blocks"}},
       {{"split", "0.5"}, {"design", "blocks"}, {"fill", "records"}},
+      {{"split", "0.5"}, {"design", "blocks"}, {"order", "tensor-first"}},
   };
   for (const auto& params : modes) {
     const auto table = run_csr(pts, eps, params);
@@ -150,7 +154,8 @@ TEST(cuda_tensor, the_kernel_of_two_kinds_of_blocks_times_each_side) {
   const auto table = run_csr(pts, eps, {{"design", "blocks"}, {"split", "0.5"}}, &stats);
   EXPECT_EQ(table.offsets, oracle.offsets);
   EXPECT_TRUE(table.neighbors == oracle.neighbors);
-  EXPECT_NE(note(stats, "kernel").find("one kernel of two kinds of blocks"), std::string::npos)
+  EXPECT_NE(note(stats, "kernel").find("one kernel of two kinds of blocks (interleaved)"),
+            std::string::npos)
       << note(stats, "kernel");
   const std::string tensor = note(stats, "split tensor"), cuda = note(stats, "split cuda");
   EXPECT_NE(tensor.rfind("0 candidates", 0), 0u) << tensor;
@@ -161,6 +166,13 @@ TEST(cuda_tensor, the_kernel_of_two_kinds_of_blocks_times_each_side) {
     FAIL() << "streams=one was accepted with design=blocks";
   } catch (const epsjoin::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("streams applies to design=streams"), std::string::npos)
+        << e.what();
+  }
+  try {
+    run_csr(pts, eps, {{"order", "tensor-first"}});
+    FAIL() << "order=tensor-first was accepted with design=streams";
+  } catch (const epsjoin::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("order applies to design=blocks"), std::string::npos)
         << e.what();
   }
 }
