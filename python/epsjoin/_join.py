@@ -306,7 +306,7 @@ def pairs(
     metric: str = "euclidean",
     boxsize: Any = None,
 ) -> Any:
-    """Pairs within `eps` as an (m, 2) array, in order of ``i``.
+    """Pairs within `eps` as an (m, 2) array.
 
     For a self-join (``Y=None``) each unordered pair once, as ``(i, j)`` with ``i < j``: the
     rows of ``cKDTree(X).query_pairs(eps, output_type="ndarray")``. For ``X`` against ``Y``,
@@ -323,8 +323,10 @@ def pairs(
     include_self : bool, default=False
         Self-join only: also list ``(i, i)``.
     sort : bool, default=False
-        Sort by ``(i, j)``. Otherwise ``i`` ascends and ``j`` is in no particular order within
-        one ``i`` (scipy's order is arbitrary too); sorting can take longer than the join.
+        Sort by ``(i, j)``. Otherwise the pairs are in no particular order (scipy's is arbitrary
+        too): the engines that find pairs (cpu-grid, super-ego) write them in place as they find
+        them, which is fastest; the others give them in order of ``i``. Sorting can take longer
+        than the join.
     dtype : numpy integer dtype, default=numpy.intp
         Of the result, like scipy's; int64 (intp) costs no copy, others one conversion.
     {run_options}

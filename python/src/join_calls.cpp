@@ -13,6 +13,7 @@
 #include <epsjoin/epsjoin.hpp>
 
 #include "owned_array.hpp"
+#include "placed_pairs.hpp"
 #include "released_call.hpp"
 #include "stats_dict.hpp"
 
@@ -115,9 +116,11 @@ void distance_rows(const T* a, const T* b, std::size_t d, const std::uint64_t* s
 
 /// A join's unique pairs: rows from the engines that fill rows (cut to their upper half
 /// afterwards), or pairs, each unordered pair once, from a self-join that finds each pair once
-/// (cpu-grid's halved patterns, super-ego) and from the engines that hand over pairs.
+/// (cpu-grid's halved patterns, super-ego) and from the engines that hand over pairs. The pairs
+/// are written as int64 into `place` as they arrive when it is given, else collected in batches.
 class upper_pairs_sink final : public epsjoin::result_sink {
  public:
+  explicit upper_pairs_sink(placed_pairs* place = nullptr) : place_(place) {}
   void begin(const epsjoin::sink_info& info) override {
     keep_all_ = !info.self_join;
     keep_self_ = info.include_self;
@@ -131,23 +134,48 @@ class upper_pairs_sink final : public epsjoin::result_sink {
     return table_.begin_rows(counts);
   }
   void consume(std::span<const epsjoin::index_pair> pairs) override {
+    const auto keep = [&](const epsjoin::index_pair& p) {
+      return keep_all_ || p.query < p.neighbor || (keep_self_ && p.query == p.neighbor);
+    };
+    if (place_ != nullptr) {
+      std::uint64_t n = 0;
+      for (const epsjoin::index_pair& p : pairs) n += keep(p);
+      if (n == 0) return;
+      std::int64_t* out = place_->claim(n);
+      for (const epsjoin::index_pair& p : pairs) {
+        if (!keep(p)) continue;
+        *out++ = p.query;
+        *out++ = p.neighbor;
+      }
+      return;
+    }
     std::vector<epsjoin::index_pair> kept;
     kept.reserve(keep_all_ ? pairs.size() : pairs.size() / 2 + 1);
     for (const epsjoin::index_pair& p : pairs) {
-      if (keep_all_ || p.query < p.neighbor || (keep_self_ && p.query == p.neighbor)) kept.push_back(p);
+      if (keep(p)) kept.push_back(p);
     }
     add(std::move(kept));
   }
   bool wants_unordered_pairs() const override { return true; }
   void consume_unordered(std::span<const epsjoin::index_pair> pairs) override {
-    add({pairs.begin(), pairs.end()});
+    if (place_ == nullptr) return add({pairs.begin(), pairs.end()});
+    if (pairs.empty()) return;
+    std::int64_t* out = place_->claim(pairs.size());
+    for (const epsjoin::index_pair& p : pairs) {
+      *out++ = p.query;
+      *out++ = p.neighbor;
+    }
   }
   void finish() override {
     if (rows_) table_.finish();
   }
   bool keeps_result_in_memory() const override { return true; }
-  /// 8 bytes a kept pair while collected and 16 in the int64 result; a self-join keeps half.
-  double bytes_kept_per_pair() const override { return keep_all_ ? 24 : 12; }
+  /// 16 bytes a kept pair in the int64 result, and 8 more while collected; a self-join keeps
+  /// half of the ordered pairs the budget counts.
+  double bytes_kept_per_pair() const override {
+    const double kept = place_ != nullptr ? 16 : 24;
+    return keep_all_ ? kept : kept / 2;
+  }
   /// True when the rows were filled (the pairs are then cut from table()).
   bool rows_delivered() const noexcept { return rows_; }
   const epsjoin::neighbor_table& table() const noexcept { return table_.table(); }
@@ -160,6 +188,7 @@ class upper_pairs_sink final : public epsjoin::result_sink {
     std::lock_guard lock(mutex_);
     batches_.push_back(std::move(batch));
   }
+  placed_pairs* place_;
   bool keep_all_ = false, keep_self_ = false, rows_ = false;
   epsjoin::csr_sink table_{false};
   std::mutex mutex_;
@@ -270,11 +299,16 @@ nb::tuple neighbor_table(points_array queries, std::optional<points_array> data,
 
 nb::tuple pairs_from_rows(points_array queries, std::optional<points_array> data, double eps,
                           bool include_self, bool sort, const run_settings& settings, bool once) {
-  // The pairs are grouped by i on one thread: measured faster than the rows' cut only for a join
-  // on one thread (bench/RESULTS.md, "Unique pairs computed once"); on several, the rows are
-  // filled and cut on every thread, as before, until the grouping is measured there.
-  once = once && settings.threads == 1;
-  upper_pairs_sink once_sink;
+  // Unsorted, the pairs of an engine that hands pairs over are written in place by the join's
+  // threads (placed_pairs.hpp). Sorted, they are grouped by i afterwards on one thread: measured
+  // faster than the rows' cut only for a join on one thread (bench/RESULTS.md, "Unique pairs
+  // computed once"); on several, the rows are filled and cut on every thread.
+  std::unique_ptr<placed_pairs> placed;
+  if (once && !sort) {
+    placed = placed_pairs::reserve(placed_pairs::budget_bytes(settings.host_memory_bytes) / 16);
+  }
+  once = once && (placed != nullptr || settings.threads == 1);
+  upper_pairs_sink once_sink(placed.get());
   epsjoin::csr_sink rows_sink(false);  // rows sorted after the cut, half the work
   epsjoin::result_sink& sink = once ? static_cast<epsjoin::result_sink&>(once_sink) : rows_sink;
   const epsjoin::join_stats stats = run_join(queries, data, eps, include_self, settings, sink);
@@ -286,9 +320,16 @@ nb::tuple pairs_from_rows(points_array queries, std::optional<points_array> data
       cut_rows(rows_sink.table(), upper, include_self, sort, settings.threads, *pairs);
     } else if (once_sink.rows_delivered()) {
       cut_rows(once_sink.table(), upper, include_self, sort, settings.threads, *pairs);
+    } else if (placed != nullptr) {
+      placed->trim();
     } else {
       group_pairs(once_sink.release_batches(), queries.shape(0), sort, *pairs);
     }
+  }
+  if (placed != nullptr && !once_sink.rows_delivered()) {
+    const std::size_t m = placed->size();
+    std::int64_t* p = placed->data();
+    return nb::make_tuple(numpy_view(p, {m, 2}, owner_of(std::move(placed))), stats_dict(stats));
   }
   const std::size_t m = pairs->size() / 2;
   std::int64_t* p = pairs->data();

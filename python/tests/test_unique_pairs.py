@@ -1,7 +1,8 @@
-"""epsjoin.pairs through both of its paths: each unordered pair handed over once by the engines
-that find each pair once (cpu-grid's halved patterns, super-ego), grouped by i; and the CSR
-table's rows cut to their upper half (every engine). Both against scipy's cKDTree, on ties at
-exactly eps (lattices), duplicates, N = 0, 1, 2, several thread counts, A x B and self pairs."""
+"""epsjoin.pairs through its three paths: each unordered pair handed over once by the engines
+that find each pair once (cpu-grid's halved patterns, super-ego), written in place by the join's
+threads (unsorted) or grouped by i afterwards (sorted, one thread); and the CSR table's rows cut
+to their upper half (every engine). All against scipy's cKDTree, on ties at exactly eps
+(lattices), duplicates, N = 0, 1, 2, several thread counts, A x B and self pairs."""
 import numpy as np
 import pytest
 
@@ -31,13 +32,25 @@ def expected(X, eps, Y=None, include_self=False):
     return p
 
 
-def raw(X, eps, Y, include_self, engine, params, threads, once):
+def raw(X, eps, Y, include_self, engine, params, threads, once, sort=False):
     settings = run_settings(engine, "float64", False, threads, None, None, 0, params)
-    return _epsjoin.pairs_from_rows(X, Y, eps, include_self, False, settings, once)[0]
+    return _epsjoin.pairs_from_rows(X, Y, eps, include_self, sort, settings, once)[0]
+
+
+def check_path(p, want, once, sort):
+    """Sorted: exactly scipy's pairs. Unsorted: the same set; in order of i from the rows."""
+    assert p.dtype == np.int64 and p.shape == (len(want), 2)
+    if sort:
+        np.testing.assert_array_equal(p, want)
+        return
+    if not once:
+        assert np.all(np.diff(p[:, 0]) >= 0)
+    np.testing.assert_array_equal(p[np.lexsort((p[:, 1], p[:, 0]))], want)
 
 
 @pytest.mark.parametrize("engine,params", ENGINES, ids=lambda v: str(v))
-# Larger sets: group_pairs (join_calls.cpp) then has buckets of several i, many pairs each.
+# Larger sets: group_pairs (join_calls.cpp) then has buckets of several i, many pairs each, and
+# the pairs written in place come in many batches from several threads at once.
 @pytest.mark.parametrize("kind,n", [("lattice", 400), ("duplicates", 300), ("uniform", 1500),
                                     ("uniform", 0), ("uniform", 1), ("duplicates", 2),
                                     ("uniform", 6000), ("lattice", 4900)])
@@ -51,10 +64,9 @@ def test_both_paths_give_scipy_pairs(engine, params, kind, n, include_self, rng)
         np.testing.assert_array_equal(got, want)
         assert got.dtype == np.intp and got.shape == (len(want), 2)
         for once in (True, False):
-            p = raw(X, eps, None, include_self, engine, params, threads, once)
-            # In order of i; j in no particular order within one i.
-            assert np.all(np.diff(p[:, 0]) >= 0)
-            np.testing.assert_array_equal(p[np.lexsort((p[:, 1], p[:, 0]))], want)
+            for sort in (False, True):
+                check_path(raw(X, eps, None, include_self, engine, params, threads, once, sort),
+                           want, once, sort)
 
 
 @pytest.mark.parametrize("engine,params", ENGINES, ids=lambda v: str(v))
@@ -62,9 +74,10 @@ def test_both_paths_a_x_b(engine, params, rng):
     X, Y = rng.random((700, 2)), rng.random((300, 2))
     want = expected(X, 0.06, Y)
     for once in (True, False):
-        p = raw(X, 0.06, Y, False, engine, params, 2, once)
-        assert np.all(np.diff(p[:, 0]) >= 0)
-        np.testing.assert_array_equal(p[np.lexsort((p[:, 1], p[:, 0]))], want)
+        for sort in (False, True):
+            for threads in (1, 2):
+                check_path(raw(X, 0.06, Y, False, engine, params, threads, once, sort), want,
+                           once, sort)
     np.testing.assert_array_equal(epsjoin.pairs(X, 0.06, Y, engine=engine, params=params, sort=True),
                                   want)
 
