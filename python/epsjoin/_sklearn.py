@@ -7,7 +7,10 @@ from typing import Any, Mapping, Optional, Union
 from . import _device
 from ._join import _with_run_options, neighbor_graph
 from ._metrics import metric_name
-from ._validation import Devices, MemorySize, check_points
+from ._validation import Devices, MemorySize, check_points, raise_if_not_finite
+
+# scikit-learn's radius_neighbors_graph fits this estimator, whose name its refusals carry.
+_ESTIMATOR = "NearestNeighbors"
 
 
 @_with_run_options
@@ -85,13 +88,20 @@ def radius_neighbors_graph(
         raise ValueError(f"mode must be 'connectivity' or 'distance', got {mode!r}")
     if include_self == "auto":
         include_self = mode == "connectivity"
-    if _device.any_on_device(X):  # joined on its device; the graph is a cupyx/torch one
+    on_device = _device.any_on_device(X)
+    if on_device:  # joined on its device; the graph is a cupyx/torch one
         _, X, _ = _device.check_device_pair(X, None, min_samples=1)
     else:
-        X = check_points(X, min_samples=1)
-    return neighbor_graph(
-        X, radius, mode=mode, include_self=bool(include_self), sort_indices=False,
-        engine=engine, precision=precision, approximate=approximate, n_jobs=n_jobs,
-        memory_limit=memory_limit, device_memory_limit=device_memory_limit, device=device,
-        devices_split=devices_split, params=params, return_stats=return_stats, metric=metric,
-    )
+        X = check_points(X, min_samples=1, estimator=_ESTIMATOR)
+    try:
+        return neighbor_graph(
+            X, radius, mode=mode, include_self=bool(include_self), sort_indices=False,
+            engine=engine, precision=precision, approximate=approximate, n_jobs=n_jobs,
+            memory_limit=memory_limit, device_memory_limit=device_memory_limit, device=device,
+            devices_split=devices_split, params=params, return_stats=return_stats,
+            metric=metric,
+        )
+    except ValueError:
+        if not on_device:  # NaN gets scikit-learn's paragraph for estimators here
+            raise_if_not_finite(X, None, estimator=_ESTIMATOR)
+        raise

@@ -31,58 +31,76 @@ def _is_device_array(X: Any) -> bool:
     return int(kind) not in (1, 3)  # kDLCPU, kDLCUDAHost: host memory
 
 
-def check_points(X: Any, name: str = "X", *, min_samples: int = 0) -> np.ndarray:
-    """X as a C-contiguous float32 or float64 (n, d) array; no copy when it already is one."""
+_RESHAPE = ("Reshape your data either using array.reshape(-1, 1) if your data has a single "
+            "feature or array.reshape(1, -1) if it contains a single sample.")
+
+
+def _by(estimator: Optional[str]) -> str:
+    return f" by {estimator}" if estimator else ""
+
+
+def check_points(
+    X: Any, name: str = "X", *, min_samples: int = 0, estimator: Optional[str] = None
+) -> np.ndarray:
+    """X as a C-contiguous float32 or float64 (n, d) array; no copy when it already is one.
+
+    Refusals are ``sklearn.utils.check_array(X, input_name=name, estimator=estimator)``'s,
+    word for word and in its order (complex, scalar, 1-D, strings, n-D, non-finite, samples,
+    features), so that whichever check fails first reports as scikit-learn would."""
     if _is_device_array(X):
         raise TypeError(
-            f"{name} is an array on a GPU; this function takes host arrays only (the joins "
-            "take device arrays, DBSCAN does not yet). Copy it to the host first "
+            f"{name} is an array on a GPU; this function takes host arrays only (the joins and "
+            "DBSCAN take device arrays). Copy it to the host first "
             "(cupy.asnumpy(X), X.cpu().numpy())."
         )
     if hasattr(X, "tocsr") and hasattr(X, "nnz"):
         raise TypeError(
-            "A sparse matrix was passed, but dense data is required. "
-            "Use X.toarray() to convert to a dense numpy array."
+            f"Sparse data was passed for {name}, but dense data is required. "
+            "Use '.toarray()' to convert to a dense numpy array."
         )
     array = np.asarray(X)
+    if array.dtype.kind == "O":
+        # scikit-learn converts objects before any other check (None becomes NaN), and lets
+        # numpy's own errors out.
+        array = array.astype(np.float64)
+    if array.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported\n{array}\n")
+    # scikit-learn prints the array with str(), numpy's abbreviated form, not repr().
+    if array.ndim < 2:
+        kind = "scalar" if array.ndim == 0 else "1D"
+        raise ValueError(f"Expected 2D array, got {kind} array instead:\narray={array}.\n"
+                         + _RESHAPE)
     if array.dtype.kind in "USV":
         raise ValueError(
-            f"{name} has dtype {array.dtype}; epsjoin needs numeric coordinates. "
+            "dtype='numeric' is not compatible with arrays of bytes/strings."
             "Convert your data to numeric values explicitly instead."
         )
-    if array.dtype.kind == "c":
-        raise ValueError(f"Complex data not supported\n{name}={array!r}\n")
-    if array.ndim == 0:
-        raise ValueError(
-            f"Expected 2D array, got scalar array instead:\narray={array!r}.\n"
-            "Reshape your data either using array.reshape(-1, 1) if your data has a single "
-            "feature or array.reshape(1, -1) if it contains a single sample."
-        )
-    if array.ndim == 1:
-        raise ValueError(
-            f"Expected 2D array, got 1D array instead:\narray={array!r}.\n"
-            "Reshape your data either using array.reshape(-1, 1) if your data has a single "
-            "feature or array.reshape(1, -1) if it contains a single sample."
-        )
     if array.ndim > 2:
-        raise ValueError(f"Found array with dim {array.ndim}, while dim <= 2 is required.")
-    if array.dtype not in (np.float32, np.float64):
-        # Integers, booleans, float16, objects: converted once, to float64 (exact for ints
-        # below 2**53).
-        array = np.ascontiguousarray(array, dtype=np.float64)
+        raise ValueError(
+            f"Found array with dim {array.ndim}, while dim <= 2 is required{_by(estimator)}."
+        )
+    if array.dtype not in (np.float32, np.float64) or not array.dtype.isnative:
+        if array.dtype.kind == "f":
+            # float16, big-endian, long double: scikit-learn names the dtype given, which the
+            # copy below loses; the copy reads every value anyway.
+            _raise_if_not_finite(array, name, estimator)
+        if array.dtype not in (np.float32, np.float64):
+            # Integers, booleans, float16, long double: converted once, to float64 (exact for
+            # ints below 2**53).
+            array = np.ascontiguousarray(array, dtype=np.float64)
+        else:
+            array = np.ascontiguousarray(array.astype(array.dtype.newbyteorder("=")))
     else:
         array = np.ascontiguousarray(array)
-        if not array.dtype.isnative:
-            array = array.astype(array.dtype.newbyteorder("="))
     if array.shape[0] < min_samples:
         raise ValueError(
             f"Found array with {array.shape[0]} sample(s) (shape={array.shape}) while a "
-            f"minimum of {min_samples} is required."
+            f"minimum of {min_samples} is required{_by(estimator)}."
         )
     if array.shape[1] < 1:
         raise ValueError(
             f"Found array with 0 feature(s) (shape={array.shape}) while a minimum of 1 is "
-            "required."
+            f"required{_by(estimator)}."
         )
     return array
 
@@ -100,21 +118,45 @@ def check_pair(
             f"X has {X.shape[1]} features, but Y has {Y.shape[1]} features; they must agree."
         )
     if X.dtype != Y.dtype:
+        # Checked before the float32 one's copy loses the dtype scikit-learn's message names;
+        # X first, as scikit-learn checks it.
+        raise_if_not_finite(X, Y)
         X, Y = np.asarray(X, dtype=np.float64), np.asarray(Y, dtype=np.float64)
     return X, Y
 
 
-def raise_if_not_finite(X: np.ndarray, Y: Optional[np.ndarray]) -> None:
-    """scikit-learn's message for NaN or infinity; called only once the core has refused."""
-    for name, array in (("X", X), ("Y", Y)):
-        if array is None:
-            continue
-        if np.isnan(array).any():
-            raise ValueError(f"Input {name} contains NaN.")
-        if not np.isfinite(array).all():
-            raise ValueError(
-                f"Input {name} contains infinity or a value too large for {array.dtype!r}."
+def _raise_if_not_finite(array: np.ndarray, name: str, estimator: Optional[str]) -> None:
+    # NaN first: scikit-learn reports NaN wherever the array also holds an infinity.
+    if np.isnan(array).any():
+        message = f"Input {name} contains NaN."
+        if estimator and name == "X":  # the paragraph scikit-learn adds for estimators
+            message += (
+                f"\n{estimator} does not accept missing values encoded as NaN natively. For "
+                "supervised learning, you might want to consider "
+                "sklearn.ensemble.HistGradientBoostingClassifier and Regressor which accept "
+                "missing values encoded as NaNs natively. Alternatively, it is possible to "
+                "preprocess the data, for instance by using an imputer transformer in a "
+                "pipeline or drop samples with missing values. See "
+                "https://scikit-learn.org/stable/modules/impute.html You can find a list of "
+                "all estimators that handle NaN values at the following page: "
+                "https://scikit-learn.org/stable/modules/impute.html"
+                "#estimators-that-handle-nan-values"
             )
+        raise ValueError(message)
+    if not np.isfinite(array).all():
+        raise ValueError(
+            f"Input {name} contains infinity or a value too large for {array.dtype!r}."
+        )
+
+
+def raise_if_not_finite(
+    X: np.ndarray, Y: Optional[np.ndarray], *, estimator: Optional[str] = None
+) -> None:
+    """scikit-learn's message for NaN or infinity; called only once the core has refused, so
+    that arrays used in place are not read an extra time."""
+    _raise_if_not_finite(X, "X", estimator)
+    if Y is not None:
+        _raise_if_not_finite(Y, "Y", estimator)
 
 
 def check_eps(eps: Any, name: str = "eps") -> float:

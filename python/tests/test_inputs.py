@@ -7,6 +7,7 @@ import pytest
 import scipy.sparse
 
 import epsjoin
+from conftest import CPU_ENGINES
 
 FUNCTIONS = [
     lambda X, **kw: epsjoin.neighbor_graph(X, 0.1, **kw),
@@ -59,24 +60,116 @@ def test_integers_and_mixed_dtypes(rng):
                                   sorted_pairs(A.astype(np.float64), 0.05, B))
 
 
+# Each bad kind of input scikit-learn's validation refuses, in every form its messages differ by
+# (numpy's abbreviated str of a long array, the dtype named for infinity, objects converted
+# first).
+BAD_INPUTS = {
+    "nan": np.array([[0.0, 1.0], [np.nan, 0.0]]),
+    "nan-and-inf": np.array([[np.inf, 1.0], [np.nan, 0.0]], dtype=np.float32),
+    "nan-list": [[0.0, 1.0], [float("nan"), 0.0]],
+    "none-object": np.array([[0.0, None]], dtype=object),
+    "inf-float64": np.array([[0.0, 1.0], [-np.inf, 0.0]]),
+    "inf-float32": np.array([[0.0, 1.0], [np.inf, 0.0]], dtype=np.float32),
+    "inf-float16": np.array([[0.0, 1.0], [np.inf, 0.0]], dtype=np.float16),
+    "inf-big-endian": np.array([[0.0, 1.0], [np.inf, 0.0]], dtype=">f8"),
+    "inf-fortran": np.asfortranarray([[0.0, 1.0], [np.inf, 0.0]]),
+    "1-D": np.zeros(5),
+    "1-D-long": np.arange(2000.0),
+    "1-D-list": [1, 2, 3],
+    "1-D-strings": ["a", "b"],
+    "0-D": np.array(3.0),
+    "3-D": np.zeros((2, 2, 2)),
+    "0-features": np.zeros((4, 0)),
+    "0-samples": np.empty((0, 3)),
+    "strings": np.array([["a", "b"]]),
+    "bytes": np.array([[b"1", b"2"]]),
+    "complex": np.array([[1 + 2j, 3]]),
+    "complex-1-D": np.array([1j, 2]),
+}
+# Zero points is an empty result for the epsjoin functions, as for cKDTree
+# (test_empty_inputs_give_empty_results), where check_array refuses it.
+EMPTY_IS_LEGAL = {"0-samples"}
+
+
+def refusal(call, X):
+    try:
+        call(X)
+    except (ValueError, TypeError) as error:
+        return type(error), str(error)
+    return None
+
+
+def sklearn_refusal(X, reference=None):
+    """What scikit-learn says: its radius_neighbors_graph's words when that is the reference,
+    else check_array's without an estimator, naming X as its own estimators do."""
+    validation = pytest.importorskip("sklearn.utils.validation")
+    want = refusal(reference or (lambda A: validation.check_array(A, input_name="X")), X)
+    if want is None:
+        pytest.skip("scikit-learn accepts it")
+    return want
+
+
+def sklearn_rng(X):
+    return pytest.importorskip("sklearn.neighbors").radius_neighbors_graph(X, 0.1)
+
+
+@pytest.mark.parametrize("kind", BAD_INPUTS)
+def test_radius_neighbors_graph_refuses_in_sklearns_words(kind):
+    # Its drop-in: the estimator suffix (" by NearestNeighbors") and the NaN paragraph too.
+    X = BAD_INPUTS[kind]
+    assert refusal(lambda A: epsjoin.radius_neighbors_graph(A, 0.1), X) == \
+        sklearn_refusal(X, sklearn_rng)
+
+
 @pytest.mark.parametrize("func", FUNCTIONS)
-def test_bad_inputs_raise_sklearns_errors(func):
-    with pytest.raises(ValueError, match="Input X contains NaN"):
-        func(np.array([[0.0, 1.0], [np.nan, 0.0]]))
-    with pytest.raises(ValueError, match="Input X contains infinity"):
-        func(np.array([[0.0, 1.0], [np.inf, 0.0]], dtype=np.float32))
-    with pytest.raises(ValueError, match="Expected 2D array, got 1D array"):
-        func(np.zeros(5))
-    with pytest.raises(ValueError, match="Expected 2D array, got scalar array"):
-        func(np.float64(3))
-    with pytest.raises(ValueError, match="Found array with dim 3"):
-        func(np.zeros((2, 2, 2)))
-    with pytest.raises(ValueError, match="0 feature"):
-        func(np.zeros((4, 0)))
-    with pytest.raises(ValueError, match="numeric"):
-        func(np.array([["a", "b"]]))
-    with pytest.raises(TypeError, match="sparse"):
-        func(scipy.sparse.random(5, 2, format="csr"))
+@pytest.mark.parametrize("kind", sorted(set(BAD_INPUTS) - EMPTY_IS_LEGAL))
+def test_joins_refuse_in_check_arrays_words(func, kind):
+    X = BAD_INPUTS[kind]
+    assert refusal(func, X) == sklearn_refusal(X)
+
+
+@pytest.mark.parametrize("func", FUNCTIONS)
+def test_joins_refuse_sparse_input_in_check_arrays_words(func):
+    X = scipy.sparse.random(5, 2, format="csr")
+    assert refusal(func, X) == sklearn_refusal(X)
+
+
+@pytest.mark.parametrize("kind", ["nan", "inf-float32", "inf-float16", "1-D", "3-D", "strings",
+                                  "complex"])
+def test_bad_y_is_named_y(kind, rng):
+    validation = pytest.importorskip("sklearn.utils.validation")
+    Y = BAD_INPUTS[kind]
+    want = refusal(lambda A: validation.check_array(A, input_name="Y"), Y)
+    X = rng.random((3, np.shape(Y)[-1]))
+    assert refusal(lambda A: epsjoin.neighbor_graph(X, 0.1, A), Y) == want
+    # float32 meeting float64 is joined as float64, but named as given.
+    assert refusal(lambda A: epsjoin.count(X.astype(np.float32), 0.1, A), Y) == want
+
+
+@pytest.mark.parametrize("engine", CPU_ENGINES)
+@pytest.mark.parametrize("kind", ["nan", "inf-float64", "inf-float32"])
+def test_every_cpu_engine_refuses_non_finite_input_in_sklearns_words(engine, kind):
+    X = np.vstack([np.random.default_rng(0).random((300, 2)), BAD_INPUTS[kind]])
+    X = X.astype(BAD_INPUTS[kind].dtype)
+    want = sklearn_refusal(X)
+    for call in (lambda A: epsjoin.neighbor_graph(A, 0.1, engine=engine),
+                 lambda A: epsjoin.neighbor_table(A, 0.1, engine=engine),
+                 lambda A: epsjoin.pairs(A, 0.1, engine=engine),
+                 lambda A: epsjoin.count(A, 0.1, engine=engine),
+                 lambda A: epsjoin.count(A, 0.1, per_row=True, engine=engine)):
+        assert refusal(call, X) == want
+    assert refusal(lambda A: epsjoin.radius_neighbors_graph(A, 0.1, engine=engine), X) == \
+        sklearn_refusal(X, sklearn_rng)
+
+
+def test_a_scalar_is_refused_as_check_array_refuses_it():
+    # Deliberately not sklearn.neighbors.radius_neighbors_graph's words for a bare number: its
+    # parameter check's text lists what it accepts (sparse matrices, fitted estimators), which
+    # epsjoin's does not; check_array's is the message for the same mistake.
+    for X in (np.float64(3), 3.0):
+        want = sklearn_refusal(X)
+        for func in FUNCTIONS + [lambda A: epsjoin.radius_neighbors_graph(A, 0.1)]:
+            assert refusal(func, X) == want
 
 
 def test_bad_arguments(rng):
