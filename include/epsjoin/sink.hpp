@@ -115,6 +115,11 @@ class result_sink {
   /// @brief Host bytes the sink keeps per pair it receives through `consume` (after `begin`);
   ///        pairs beyond the memory limit stop the join with a clear error, not the machine.
   virtual double bytes_kept_per_pair() const { return 0; }
+  /// @brief Host bytes the sink's caller adds per pair once the join returns (a graph's float64
+  ///        data array, pairs cut from the table): a result kept in memory is checked with them
+  ///        against the memory limit, so one that could not be completed is refused before any
+  ///        of it is allocated.
+  virtual double bytes_added_per_pair() const { return 0; }
   /// @brief True when the sink wants the table in device memory (`device_csr_sink`).
   virtual bool accepts_device_table() const { return false; }
   /// @brief The whole table, in device memory (self pairs in it when asked for), instead of any

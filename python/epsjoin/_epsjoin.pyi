@@ -24,7 +24,8 @@ class RunSettings:
 
 def neighbor_table(
     queries: npt.NDArray[np.floating], data: Optional[npt.NDArray[np.floating]], eps: float,
-    include_self: bool, sort_indices: bool, settings: RunSettings
+    include_self: bool, sort_indices: bool, settings: RunSettings,
+    added_bytes_per_pair: float = 0.0
 ) -> Tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32], Dict[str, Any]]: ...
 def pairs_from_rows(
     queries: npt.NDArray[np.floating], data: Optional[npt.NDArray[np.floating]], eps: float,

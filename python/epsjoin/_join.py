@@ -80,6 +80,25 @@ def _run(core: Callable[..., Any], X: np.ndarray, Y: Optional[np.ndarray], *args
         raise
 
 
+# Values (pairs x dimensions) a chunk of pair_distances: its float64 temporaries (the chunk's
+# coordinates of both points, their differences) stay near 32 MiB an array whatever the
+# table's size.
+_DISTANCE_CHUNK_VALUES = 1 << 22
+
+
+def _chunked_pair_distances(X: np.ndarray, Y: np.ndarray, indptr: np.ndarray,
+                            indices: np.ndarray, metric: str, box: list) -> np.ndarray:
+    data = np.empty(indices.shape[0], dtype=np.float64)
+    step = max(1, _DISTANCE_CHUNK_VALUES // max(1, X.shape[1]))
+    for start in range(0, data.shape[0], step):
+        stop = min(start + step, data.shape[0])
+        # The row of each entry of [start, stop): the last row starting at or before it.
+        rows = np.searchsorted(indptr, np.arange(start, stop), side="right") - 1
+        data[start:stop] = pair_distances(X, Y, rows, indices[start:stop].astype(np.int64),
+                                          metric, box)
+    return data
+
+
 def _euclidean_only_on_device(metric: str, boxsize: Any) -> None:
     # The other metrics and periodic boxes transform or re-check the points on the host.
     if metric != "euclidean" or boxsize is not None:
@@ -263,13 +282,17 @@ def neighbor_graph(
     settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
                             device_memory_limit, device, params, devices_split)
     set_geometry(settings, metric, boxsize, X.shape[1])
+    other_geometry = mode == "distance" and (settings.metric != "euclidean" or bool(settings.box))
+    # What the graph adds to the table, held to the memory limit with it before the join
+    # allocates anything: the float64 data array (and pair_distances's temporaries, which are
+    # bounded by its chunks).
+    added = 8.0
     raw_indptr, raw_indices, stats = _run(_epsjoin.neighbor_table, X, Y, check_eps(eps),
-                                          bool(include_self), bool(sort_indices), settings)
+                                          bool(include_self), bool(sort_indices), settings, added)
     n_cols = (X if Y is None else Y).shape[0]
-    if mode == "distance" and (settings.metric != "euclidean" or settings.box):
-        rows = np.repeat(np.arange(X.shape[0]), np.diff(raw_indptr.view(np.int64)))
-        data = pair_distances(X, X if Y is None else Y, rows, raw_indices.astype(np.int64),
-                              settings.metric, list(settings.box))
+    if other_geometry:
+        data = _chunked_pair_distances(X, X if Y is None else Y, raw_indptr.view(np.int64),
+                                       raw_indices, settings.metric, list(settings.box))
     elif mode == "distance":
         data = _epsjoin.csr_distances(X, Y, raw_indptr, raw_indices, settings.threads)
     else:

@@ -54,6 +54,29 @@ epsjoin::join_stats run_join(const points_array& queries, const std::optional<po
                            });
 }
 
+/// A CSR table that its caller turns into more arrays after the join (a graph's data array, the
+/// pairs cut from it): the memory limit is checked for all of them before the table is
+/// allocated (result_sink::bytes_added_per_pair).
+class table_then_arrays_sink final : public epsjoin::result_sink {
+ public:
+  table_then_arrays_sink(epsjoin::csr_sink& table, double added_per_pair)
+      : table_(table), added_per_pair_(added_per_pair) {}
+  void begin(const epsjoin::sink_info& info) override { table_.begin(info); }
+  void consume(std::span<const epsjoin::index_pair> pairs) override { table_.consume(pairs); }
+  bool accepts_rows() const override { return true; }
+  epsjoin::row_destination begin_rows(std::span<const std::uint32_t> counts) override {
+    return table_.begin_rows(counts);
+  }
+  void finish() override { table_.finish(); }
+  bool keeps_result_in_memory() const override { return true; }
+  double bytes_kept_per_pair() const override { return table_.bytes_kept_per_pair(); }
+  double bytes_added_per_pair() const override { return added_per_pair_; }
+
+ private:
+  epsjoin::csr_sink& table_;
+  double added_per_pair_;
+};
+
 /// Results of gigabytes: not zeroed before they are written, in the library's huge-page blocks
 /// (a page fault per 2 MiB, not per 4 KiB).
 template <class T>
@@ -170,12 +193,14 @@ class upper_pairs_sink final : public epsjoin::result_sink {
     if (rows_) table_.finish();
   }
   bool keeps_result_in_memory() const override { return true; }
-  /// 16 bytes a kept pair in the int64 result, and 8 more while collected; a self-join keeps
-  /// half of the ordered pairs the budget counts.
+  /// Per ordered pair the budget counts (a self-join keeps half of them): 8 bytes a kept pair
+  /// while collected, none when placed...
   double bytes_kept_per_pair() const override {
-    const double kept = place_ != nullptr ? 16 : 24;
+    const double kept = place_ != nullptr ? 0 : 8;
     return keep_all_ ? kept : kept / 2;
   }
+  /// ... and 16 in the int64 result, whether placed, grouped or cut from rows.
+  double bytes_added_per_pair() const override { return keep_all_ ? 16 : 8; }
   /// True when the rows were filled (the pairs are then cut from table()).
   bool rows_delivered() const noexcept { return rows_; }
   const epsjoin::neighbor_table& table() const noexcept { return table_.table(); }
@@ -291,10 +316,12 @@ void group_pairs(std::vector<std::vector<epsjoin::index_pair>> batches, std::siz
 }  // namespace
 
 nb::tuple neighbor_table(points_array queries, std::optional<points_array> data, double eps,
-                         bool include_self, bool sort_indices, const run_settings& settings) {
-  epsjoin::csr_sink sink(sort_indices);
+                         bool include_self, bool sort_indices, const run_settings& settings,
+                         double added_bytes_per_pair) {
+  epsjoin::csr_sink table(sort_indices);
+  table_then_arrays_sink sink(table, added_bytes_per_pair);
   const epsjoin::join_stats stats = run_join(queries, data, eps, include_self, settings, sink);
-  return table_result(sink, queries.shape(0), stats);
+  return table_result(table, queries.shape(0), stats);
 }
 
 nb::tuple pairs_from_rows(points_array queries, std::optional<points_array> data, double eps,
@@ -310,7 +337,9 @@ nb::tuple pairs_from_rows(points_array queries, std::optional<points_array> data
   once = once && (placed != nullptr || settings.threads == 1);
   upper_pairs_sink once_sink(placed.get());
   epsjoin::csr_sink rows_sink(false);  // rows sorted after the cut, half the work
-  epsjoin::result_sink& sink = once ? static_cast<epsjoin::result_sink&>(once_sink) : rows_sink;
+  // The cut: 16 bytes a kept pair, half the ordered pairs of a self-join.
+  table_then_arrays_sink rows_then_pairs(rows_sink, data.has_value() ? 16 : 8);
+  epsjoin::result_sink& sink = once ? static_cast<epsjoin::result_sink&>(once_sink) : rows_then_pairs;
   const epsjoin::join_stats stats = run_join(queries, data, eps, include_self, settings, sink);
   auto pairs = std::make_unique<pairs_vector>();
   {

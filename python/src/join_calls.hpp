@@ -53,9 +53,12 @@ struct run_settings {
 /// name the library does not know).
 void set_geometry(const run_settings& s, epsjoin::join_options& options);
 
-/// (indptr [n_queries + 1] uint64, indices [nnz] uint32, stats dict)
+/// (indptr [n_queries + 1] uint64, indices [nnz] uint32, stats dict). `added_bytes_per_pair`:
+/// what the caller makes of the table afterwards (a graph's data array), checked with it
+/// against the memory limit before the table is allocated.
 nb::tuple neighbor_table(points_array queries, std::optional<points_array> data, double eps,
-                         bool include_self, bool sort_indices, const run_settings& settings);
+                         bool include_self, bool sort_indices, const run_settings& settings,
+                         double added_bytes_per_pair = 0);
 
 /// (pairs [m x 2] int64, stats dict): (i, j) with j > i (j >= i with include_self) for a
 /// self-join, every (i, j) otherwise; sorted by (i, j) when `sort`, else in no particular order.

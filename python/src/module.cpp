@@ -113,7 +113,7 @@ NB_MODULE(_epsjoin, m) {
       .def_rw("box", &epsjoin_python::run_settings::box);
 
   m.def("neighbor_table", &epsjoin_python::neighbor_table, "queries"_a, "data"_a.none(), "eps"_a,
-        "include_self"_a, "sort_indices"_a, "settings"_a);
+        "include_self"_a, "sort_indices"_a, "settings"_a, "added_bytes_per_pair"_a = 0.0);
   m.def("pairs_from_rows", &epsjoin_python::pairs_from_rows, "queries"_a, "data"_a.none(), "eps"_a,
         "include_self"_a, "sort"_a, "settings"_a, "once"_a = true);
   m.def("neighbor_counts", &epsjoin_python::neighbor_counts, "queries"_a, "data"_a.none(), "eps"_a,

@@ -32,7 +32,7 @@ class counting_sink final : public result_sink, public self_slot_sink {
     inner_.begin(info);
     // Pairs kept in memory cannot be sized before they arrive: they are bounded as they come,
     // against what is available when the join starts.
-    bytes_per_pair_ = inner_.bytes_kept_per_pair();
+    bytes_per_pair_ = inner_.bytes_kept_per_pair() + inner_.bytes_added_per_pair();
     if (budget_ != nullptr && bytes_per_pair_ > 0) {
       available_ = budget_->host_available();
       pairs_allowed_ = static_cast<std::uint64_t>(static_cast<double>(available_) / bytes_per_pair_);
@@ -46,8 +46,11 @@ class counting_sink final : public result_sink, public self_slot_sink {
       // The table's exact size is known here, before any of it is allocated. Held: what the
       // engine keeps beside it (row cursors) must fit in what is left.
       const std::uint64_t ids = sum + (add_self_to_rows_ ? counts.size() : 0);
-      budget_->hold_host((counts.size() + 1) * sizeof(std::uint64_t) + ids * sizeof(std::uint32_t),
-                         "the neighbour table");
+      const double added = inner_.bytes_added_per_pair();
+      budget_->hold_host((counts.size() + 1) * sizeof(std::uint64_t) + ids * sizeof(std::uint32_t) +
+                             static_cast<std::uint64_t>(static_cast<double>(ids) * added),
+                         added > 0 ? "the neighbour table and the arrays made from it"
+                                   : "the neighbour table");
     }
     rows_delivered_ = true;
     pairs_.fetch_add(sum, std::memory_order_relaxed);

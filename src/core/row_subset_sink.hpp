@@ -43,6 +43,7 @@ class row_subset_sink final : public result_sink {
     return how_.unordered && out_.wants_unordered_pairs();
   }
   double bytes_kept_per_pair() const override { return out_.bytes_kept_per_pair(); }
+  double bytes_added_per_pair() const override { return out_.bytes_added_per_pair(); }
   bool keeps_result_in_memory() const override { return out_.keeps_result_in_memory(); }
   void consume(std::span<const index_pair> pairs) override;
   void consume_unordered(std::span<const index_pair> pairs) override;

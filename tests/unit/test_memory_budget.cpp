@@ -138,6 +138,60 @@ TEST(memory_budget, an_in_memory_table_over_the_limit_is_refused_before_allocati
 }
 
 
+// What a sink's caller makes of the table afterwards (bytes_added_per_pair: a graph's data
+// array) is held to the limit with the table, rows or pairs, before any of it is allocated.
+class table_with_added_bytes final : public result_sink {
+ public:
+  explicit table_with_added_bytes(double added) : added_(added) {}
+  void begin(const sink_info& info) override { table_.begin(info); }
+  void consume(std::span<const index_pair> pairs) override { table_.consume(pairs); }
+  bool accepts_rows() const override { return true; }
+  row_destination begin_rows(std::span<const std::uint32_t> counts) override {
+    return table_.begin_rows(counts);
+  }
+  void finish() override { table_.finish(); }
+  bool keeps_result_in_memory() const override { return true; }
+  double bytes_kept_per_pair() const override { return table_.bytes_kept_per_pair(); }
+  double bytes_added_per_pair() const override { return added_; }
+  const neighbor_table& table() const { return table_.table(); }
+
+ private:
+  csr_sink table_;
+  double added_;
+};
+
+TEST(memory_budget, bytes_the_caller_adds_per_pair_are_held_with_the_table) {
+  const std::vector<double> coords = lattice(3000);
+  const dataset_view view{coords.data(), coords.size() / 2, 2};
+  join_options opt;
+  opt.eps = 0.05;
+  count_sink counts;
+  resources roomy(2);
+  self_join(roomy, view, opt, counts);
+  const std::uint64_t pairs = counts.total();
+  ASSERT_GT(pairs, 10 * view.n);
+  // cpu-grid fills rows; super-ego and cpu-rtree hand over pairs.
+  for (const char* engine : {"cpu-grid", "super-ego", "cpu-rtree"}) {
+    SCOPED_TRACE(engine);
+    opt.engine = engine;
+    // Room for the table (4 bytes a pair, 12 while collected) and half of 64 bytes more a pair.
+    const std::uint64_t limit = 1 * mib + pairs * (12 + 32);
+    resources res(2);
+    res.set_memory({limit, 0});
+    table_with_added_bytes plain(0);
+    self_join(res, view, opt, plain);
+    EXPECT_EQ(plain.table().neighbors.size(), pairs);
+    table_with_added_bytes graph(64);
+    try {
+      self_join(res, view, opt, graph);
+      FAIL() << "expected out_of_memory";
+    } catch (const out_of_memory& e) {
+      EXPECT_NE(std::string(e.what()).find("(the memory limit"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(graph.table().neighbors.size(), 0u) << "the table was allocated before the refusal";
+  }
+}
+
 // An engine that emits pairs into a sink that keeps them cannot size the result first: the
 // pairs are bounded as they arrive, and the join stops with the same message, not the machine.
 TEST(memory_budget, pairs_kept_in_memory_are_bounded_as_they_arrive) {
