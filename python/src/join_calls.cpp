@@ -1,8 +1,11 @@
 #include "join_calls.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
+#include <chrono>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -103,19 +106,81 @@ struct plain_default_init : std::allocator<T> {
 };
 using pairs_vector = std::vector<std::int64_t, plain_default_init<std::int64_t>>;
 
+/// Ctrl-C for the passes after a join (the join hears it through its progress callback): the
+/// calling thread, Python's main one, asks at most ten times a second; `interrupted` then stops
+/// every thread of the pass at its next piece of rows.
+class pass_interrupts {
+ public:
+  /// Called by the calling thread between pieces; throws interrupted on Ctrl-C.
+  void poll() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    try {
+      check_(0.0);
+    } catch (const interrupted&) {
+      stop_.store(true, std::memory_order_relaxed);
+      throw;
+    }
+  }
+  bool stopped() const { return stop_.load(std::memory_order_relaxed); }
+
+ private:
+  std::function<void(double)> check_ = interrupt_check();
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+  std::atomic<bool> stop_{false};
+};
+
 /// fn(begin, end) over [0, n) in one contiguous block per thread (0: every hardware thread),
-/// for the light per-row passes that turn a table into what Python wants.
+/// for the light per-row passes that turn a table into what Python wants; each block in pieces
+/// of `piece` rows, between which Ctrl-C is heard (throws interrupted, all threads joined).
 template <class Fn>
-void for_row_blocks(std::size_t n, unsigned threads, Fn&& fn) {
+void for_row_blocks(std::size_t n, unsigned threads, Fn&& fn, std::size_t piece = 1 << 14) {
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   const std::size_t workers =
       std::clamp<std::size_t>(threads == 0 ? hw : threads, 1, std::max<std::size_t>(n / 4096, 1));
+  pass_interrupts interrupts;
+  auto block = [&](std::size_t begin, std::size_t end, bool caller) {
+    for (std::size_t at = begin; at < end && !interrupts.stopped(); at += piece) {
+      fn(at, std::min(end, at + piece));
+      if (caller) interrupts.poll();
+    }
+  };
+  std::atomic<std::size_t> finished{0};
   std::vector<std::thread> pool_threads;
   for (std::size_t w = 1; w < workers; ++w) {
-    pool_threads.emplace_back([&fn, n, w, workers] { fn(n * w / workers, n * (w + 1) / workers); });
+    pool_threads.emplace_back([&block, &finished, n, w, workers] {
+      block(n * w / workers, n * (w + 1) / workers, false);
+      finished.fetch_add(1);
+    });
   }
-  fn(0, n / workers);
+  try {
+    block(0, n / workers, true);
+    while (finished.load() + 1 < workers) {  // still heard while the others finish
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      interrupts.poll();
+    }
+  } catch (const interrupted&) {
+    for (auto& t : pool_threads) t.join();
+    throw;
+  }
   for (auto& t : pool_threads) t.join();
+}
+
+/// `body()` with the GIL released; Ctrl-C heard inside it (interrupted) raises
+/// KeyboardInterrupt once the GIL is back, everything the body allocated freed by then.
+template <class Body>
+void released_pass(Body&& body) {
+  bool stopped = false;
+  {
+    nb::gil_scoped_release release;
+    try {
+      body();
+    } catch (const interrupted&) {
+      stopped = true;
+    }
+  }
+  if (stopped) throw nb::python_error();
 }
 
 /// Summed dimension by dimension in float64, the order scikit-learn's and scipy's trees use, so
@@ -267,6 +332,7 @@ void cut_rows(const epsjoin::neighbor_table& t, bool upper, bool include_self, b
 void group_pairs(std::vector<std::vector<epsjoin::index_pair>> batches, std::size_t n, bool sort,
                  pairs_vector& pairs) {
   if (n == 0) return;
+  pass_interrupts interrupts;
   const unsigned shift = std::max(static_cast<unsigned>(std::bit_width(n - 1)), 11u) - 11u;
   const std::size_t n_buckets = ((n - 1) >> shift) + 1;
   std::vector<std::uint64_t> bucket_at(n_buckets + 1, 0);
@@ -293,6 +359,7 @@ void group_pairs(std::vector<std::vector<epsjoin::index_pair>> batches, std::siz
   std::vector<std::uint64_t> at;
   std::vector<epsjoin::index_pair> in;
   for (std::size_t b = 0; b < n_buckets; ++b) {
+    interrupts.poll();
     const std::size_t lo = b << shift, ids = std::min(n, (b + 1) << shift) - lo;
     in.assign(bucketed + bucket_at[b], bucketed + bucket_at[b + 1]);
     at.assign(ids + 1, 0);
@@ -342,8 +409,7 @@ nb::tuple pairs_from_rows(points_array queries, std::optional<points_array> data
   epsjoin::result_sink& sink = once ? static_cast<epsjoin::result_sink&>(once_sink) : rows_then_pairs;
   const epsjoin::join_stats stats = run_join(queries, data, eps, include_self, settings, sink);
   auto pairs = std::make_unique<pairs_vector>();
-  {
-    nb::gil_scoped_release release;
+  released_pass([&] {
     const bool upper = !data.has_value();
     if (!once) {
       cut_rows(rows_sink.table(), upper, include_self, sort, settings.threads, *pairs);
@@ -354,7 +420,7 @@ nb::tuple pairs_from_rows(points_array queries, std::optional<points_array> data
     } else {
       group_pairs(once_sink.release_batches(), queries.shape(0), sort, *pairs);
     }
-  }
+  });
   if (placed != nullptr && !once_sink.rows_delivered()) {
     const std::size_t m = placed->size();
     std::int64_t* p = placed->data();
@@ -385,8 +451,7 @@ nb::object csr_distances(
   if (a.type != b.type || a.d != b.d) throw epsjoin::invalid_argument("the point sets differ in dtype or d");
   auto out = std::make_unique<output_vector<double>>(indices.shape(0));
   double* dist = out->data();
-  {
-    nb::gil_scoped_release release;
+  released_pass([&] {
     auto rows = [&](std::size_t begin, std::size_t end) {
       if (a.type == epsjoin::scalar_type::f64) {
         distance_rows(static_cast<const double*>(a.data), static_cast<const double*>(b.data), a.d,
@@ -396,8 +461,9 @@ nb::object csr_distances(
                       starts, ids, dist, begin, end);
       }
     };
-    for_row_blocks(a.n, threads, rows);
-  }
+    // Pieces of 256 rows: a row's distances can take a while in many dimensions.
+    for_row_blocks(a.n, threads, rows, 256);
+  });
   const std::size_t nnz = out->size();
   return numpy_view(dist, {nnz}, owner_of(std::move(out)));
 }
@@ -405,13 +471,12 @@ nb::object csr_distances(
 nb::object filled_ones(std::size_t n, unsigned threads) {
   auto out = std::make_unique<output_vector<double>>(n);
   double* data = out->data();
-  {
-    nb::gil_scoped_release release;
+  released_pass([&] {
     // The fill is nothing; the page faults of a fresh array are the cost, spread over threads.
     for_row_blocks(n, threads, [&](std::size_t begin, std::size_t end) {
       std::fill(data + begin, data + end, 1.0);
-    });
-  }
+    }, std::size_t{1} << 20);
+  });
   return numpy_view(data, {n}, owner_of(std::move(out)));
 }
 

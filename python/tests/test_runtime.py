@@ -10,6 +10,7 @@ import pytest
 
 import epsjoin
 from conftest import GPU_ENGINES
+from epsjoin import _epsjoin
 
 
 def slow_join_points(rng):
@@ -33,9 +34,12 @@ def test_ctrl_c_stops_a_long_join_within_a_second(rng, sigint_raises):
     X = slow_join_points(rng)
     threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
     start = time.perf_counter()
+    returned = False
     with pytest.raises(KeyboardInterrupt):
         epsjoin.count(X, 0.5, engine="brute-cpu", n_jobs=1)
+        returned = True
         time.sleep(5)  # the join ended before the signal came: fail below, not hang
+    assert not returned, "the join ended before Ctrl-C: the test needs a slower join"
     assert time.perf_counter() - start < 1.5
     # And the next join runs as usual.
     assert epsjoin.count(X[:100], 0.5) == epsjoin.count(X[:100], 0.5, engine="brute-cpu")
@@ -169,3 +173,26 @@ def test_devices_split_is_passed_on_and_checked(rng):
             call(X, 0.05, devices_split="halves")
     with pytest.raises(ValueError, match="devices_split"):
         epsjoin.count_radii(X, [0.05], devices_split="halves")
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_ctrl_c_stops_the_passes_after_the_join(rng, sigint_raises, threads):
+    # A graph's distances are computed after the join, row by row: 10M of them in 256-D take
+    # seconds here. Called directly, so that nothing but that pass runs when the signal comes.
+    X = rng.random((5000, 256))
+    per_row = 2000
+    indptr = np.arange(0, 5000 * per_row + 1, per_row, dtype=np.uint64)
+    indices = rng.integers(0, 5000, 5000 * per_row).astype(np.uint32)
+    threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    start = time.perf_counter()
+    returned = False
+    with pytest.raises(KeyboardInterrupt):
+        _epsjoin.csr_distances(X, None, indptr, indices, threads)
+        returned = True
+        time.sleep(5)
+    assert not returned, "the distances were done before Ctrl-C: the test needs more of them"
+    assert time.perf_counter() - start < 1.5
+    # The same pass runs to the end afterwards.
+    d = _epsjoin.csr_distances(X[:10], X, indptr[:11], indices[:per_row * 10], threads)
+    np.testing.assert_allclose(d, np.linalg.norm(X[np.repeat(np.arange(10), per_row)] -
+                                                 X[indices[:per_row * 10]], axis=1))
