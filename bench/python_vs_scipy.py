@@ -58,11 +58,11 @@ def eps_for_selectivity(X, s):
     return hi
 
 
-def datasets(n, rng):
+def datasets(n, rng, data_dir):
     yield f"Expo2D {n // 1000}k", rng.exponential(1 / 40, (n, 2))
     for name, d in (("gshhg_coast_2d_sample", 2), ("osm_coast_2d_sample", 2),
                     ("skimage_patch8x8_64d_sample", 64)):
-        path = os.path.join(DATA, name + ".f64")
+        path = os.path.join(data_dir, name + ".f64")
         if os.path.exists(path):
             yield name, np.fromfile(path, dtype="<f8").reshape(-1, d)
 
@@ -89,6 +89,8 @@ def main():
     parser.add_argument("--selectivity", type=float, default=50)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--data", default=DATA,
+                        help="folder of the real samples (default ../shared/data beside the checkout)")
     parser.add_argument("--engine", default="auto",
                         help="epsjoin's engine for every call (e.g. cpu-grid on a machine with a GPU, "
                              "whose auto takes it)")
@@ -105,7 +107,7 @@ def main():
           f"sklearn ({cores} thr) s | epsjoin ({cores} thr) s | ratio | engine |")
     print("|---" * 15 + "|")
     overheads = []
-    for name, X in datasets(args.n, rng):
+    for name, X in datasets(args.n, rng, args.data):
         eps = eps_for_selectivity(X, args.selectivity)
         t_scipy, want = best(args.repeat, lambda: cKDTree(X).query_pairs(eps, output_type="ndarray"))
         t_pairs, (got, stats) = best(args.repeat, lambda: epsjoin.pairs(X, eps, n_jobs=1, engine=ENGINE, return_stats=True))
