@@ -5,6 +5,7 @@
 #include <bit>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -146,19 +147,30 @@ void for_row_blocks(std::size_t n, unsigned threads, Fn&& fn, std::size_t piece 
       if (caller) interrupts.poll();
     }
   };
-  std::atomic<std::size_t> finished{0};
+  std::mutex mutex;
+  std::condition_variable one_finished;
+  std::size_t finished = 0;
   std::vector<std::thread> pool_threads;
   for (std::size_t w = 1; w < workers; ++w) {
-    pool_threads.emplace_back([&block, &finished, n, w, workers] {
+    pool_threads.emplace_back([&, w] {
       block(n * w / workers, n * (w + 1) / workers, false);
-      finished.fetch_add(1);
+      {
+        std::lock_guard lock(mutex);
+        ++finished;
+      }
+      one_finished.notify_one();
     });
   }
   try {
     block(0, n / workers, true);
-    while (finished.load() + 1 < workers) {  // still heard while the others finish
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      interrupts.poll();
+    // Still heard while the others finish; woken as soon as they have.
+    std::unique_lock lock(mutex);
+    while (finished + 1 < workers) {
+      if (one_finished.wait_for(lock, std::chrono::milliseconds(100)) == std::cv_status::timeout) {
+        lock.unlock();
+        interrupts.poll();
+        lock.lock();
+      }
     }
   } catch (const interrupted&) {
     for (auto& t : pool_threads) t.join();
