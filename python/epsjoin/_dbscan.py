@@ -156,14 +156,14 @@ class DBSCAN:
         if _device.any_on_device(X):
             return self._fit_on_device(X)
         columns = getattr(X, "columns", None)
-        points = check_points(X, min_samples=1)
+        points = check_points(X, min_samples=1, estimator="DBSCAN")  # scikit-learn's words
         settings = run_settings(self.engine, self.precision, False, self.n_jobs, self.memory_limit,
                                 self.device_memory_limit, self.device, self.params)
         try:
             labels, core, stats = _epsjoin.dbscan(points, float(self.eps), int(self.min_samples),
                                                   settings)
         except ValueError:
-            raise_if_not_finite(points, None)  # scikit-learn's words when that was the reason
+            raise_if_not_finite(points, None, estimator="DBSCAN")  # scikit-learn's words
             raise
         self.labels_ = labels.view(np.int64)  # numpy's own int64 type, not C's long long
         self.core_sample_indices_ = np.flatnonzero(core).astype(np.int64, copy=False)

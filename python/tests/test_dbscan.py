@@ -156,6 +156,19 @@ def test_refuses_what_sklearn_refuses(X, eps, min_samples):
         epsjoin.DBSCAN(eps=eps, min_samples=min_samples).fit(X)
 
 
+@pytest.mark.parametrize("X", [
+    np.empty((0, 2)), np.ones(4), np.ones((2, 2, 2)), np.array([[0.0, 1.0], [np.nan, 0.0]]),
+    np.array([[0.0, 1.0], [np.inf, 0.0]]), np.array([["a", "b"], ["c", "d"]]),
+    np.array([[1 + 2j, 0], [0, 1]]), np.ones((3, 0)),
+], ids=["empty", "1-D", "3-D", "nan", "inf", "strings", "complex", "no features"])
+def test_bad_points_get_sklearns_message_word_for_word(X):
+    with pytest.raises(ValueError) as theirs:
+        sklearn_cluster.DBSCAN(eps=0.5, min_samples=1).fit(X)
+    with pytest.raises(ValueError) as ours:
+        epsjoin.DBSCAN(eps=0.5, min_samples=1).fit(X)
+    assert str(ours.value) == str(theirs.value)
+
+
 def test_memory_limit_and_unknown_params_raise(rng):
     X = rng.random((100_000, 2))
     with pytest.raises(MemoryError, match="DBSCAN"):
