@@ -233,6 +233,33 @@ class upper_pairs_sink final : public epsjoin::result_sink {
     rows_ = true;
     return table_.begin_rows(counts);
   }
+  /// Placed, the rows of the engines that stream them in blocks (the GPU engines) are cut into
+  /// the placed pairs as they come, with no table in host memory.
+  bool accepts_row_blocks() const override { return place_ != nullptr; }
+  void begin_row_blocks(std::span<const std::uint32_t> /*counts*/) override {}
+  void consume_row_block(std::size_t first_query, std::span<const std::uint64_t> offsets,
+                         std::span<const std::uint32_t> neighbors) override {
+    const auto row = [&](std::size_t r) {
+      return neighbors.subspan(offsets[r] - offsets[0], offsets[r + 1] - offsets[r]);
+    };
+    const auto keep = [&](std::size_t q, std::uint32_t j) {
+      return keep_all_ || j > q || (keep_self_ && j == q);
+    };
+    std::uint64_t n = 0;
+    for (std::size_t r = 0; r + 1 < offsets.size(); ++r) {
+      for (const std::uint32_t j : row(r)) n += keep(first_query + r, j);
+    }
+    if (n == 0) return;
+    std::int64_t* out = place_->claim(n);
+    for (std::size_t r = 0; r + 1 < offsets.size(); ++r) {
+      const std::size_t q = first_query + r;
+      for (const std::uint32_t j : row(r)) {
+        if (!keep(q, j)) continue;
+        *out++ = static_cast<std::int64_t>(q);
+        *out++ = j;
+      }
+    }
+  }
   void consume(std::span<const epsjoin::index_pair> pairs) override {
     const auto keep = [&](const epsjoin::index_pair& p) {
       return keep_all_ || p.query < p.neighbor || (keep_self_ && p.query == p.neighbor);

@@ -66,7 +66,16 @@ class counting_sink final : public result_sink, public self_slot_sink {
   }
   bool accepts_row_blocks() const override { return inner_.accepts_row_blocks(); }
   void begin_row_blocks(std::span<const std::uint32_t> counts) override {
-    pairs_.fetch_add(sum_counts(counts), std::memory_order_relaxed);
+    const std::uint64_t sum = sum_counts(counts);
+    if (budget_ != nullptr && inner_.keeps_result_in_memory() && inner_.bytes_added_per_pair() > 0) {
+      // The blocks pass through, but what the caller makes of them stays (result_sink::
+      // bytes_added_per_pair): held, as a table would be, before any of it is written.
+      const std::uint64_t ids = sum + (add_self_to_rows_ ? counts.size() : 0);
+      budget_->hold_host(
+          static_cast<std::uint64_t>(static_cast<double>(ids) * inner_.bytes_added_per_pair()),
+          "the arrays made from the rows");
+    }
+    pairs_.fetch_add(sum, std::memory_order_relaxed);
     rows_delivered_ = true;
     if (!add_self_to_rows_) return inner_.begin_row_blocks(counts);
     inner_.begin_row_blocks(plus_one(counts));
