@@ -6,8 +6,9 @@ statistics' ``h2d_point_bytes`` is 0), the CSR table is left in device memory, a
 back lives on the device too: CuPy arrays and ``cupyx.scipy.sparse.csr_matrix`` for CuPy (and
 other) inputs, torch tensors (DLPack arrays) and a sparse CSR tensor for torch inputs, so
 PyTorch alone is enough for torch inputs and CuPy for the others. Checks (NaN,
-infinity, shapes) and conversions (dtypes, layouts) run on the device, with scikit-learn's
-messages, as for host arrays.
+infinity, shapes) and conversions (dtypes, layouts) run on the device, refusing in the words
+scikit-learn's check_array has for the host copy of the array; that copy is made only to print a
+refused array in its message.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from . import _epsjoin
-from ._validation import _is_device_array
+from ._validation import (_is_device_array, features_disagree, raise_if_bad_form,
+                          raise_if_not_finite_by, raise_if_too_few)
 
 #: Device ids are the library's 32-bit ids read as int32 (CuPy's sparse matrices take no other).
 _MAX_POINTS = np.iinfo(np.int32).max
@@ -72,6 +74,9 @@ class _Cupy:
 
     def all_finite(self, A: Any) -> bool:
         return bool(self.xp.isfinite(A).all())
+
+    def to_host(self, A: Any) -> np.ndarray:
+        return self.xp.asnumpy(A)
 
     def upload(self, host: np.ndarray, like: Any) -> Any:
         with self.xp.cuda.Device(self.device_of(like)):
@@ -161,6 +166,13 @@ class _Torch:
     def all_finite(self, A: Any) -> bool:
         return bool(self.torch.isfinite(A).all())
 
+    def to_host(self, A: Any) -> np.ndarray:
+        # numpy() refuses tensors that need grad, carry a lazy conjugate or negation, or are
+        # bfloat16 (numpy has no such dtype; float32 holds its values exactly).
+        if A.dtype == self.torch.bfloat16:
+            A = A.float()
+        return A.detach().resolve_conj().resolve_neg().cpu().numpy()
+
     def upload(self, host: np.ndarray, like: Any) -> Any:
         return self.torch.from_numpy(host).to(like.device)
 
@@ -204,65 +216,42 @@ def _backend_for(X: Any) -> Any:
         ) from None
 
 
-def _check_device_points(b: Any, X: Any, name: str, min_samples: int) -> Any:
-    """X as a C-contiguous float32/float64 (n, d) device array: scikit-learn's checks, on the
-    device."""
+def _check_device_points(b: Any, X: Any, name: str, min_samples: int,
+                         estimator: Optional[str]) -> Any:
+    """X as a C-contiguous float32/float64 (n, d) device array. Refusals are check_array's for
+    the host copy of X, in its order, then the device joins' own limit."""
     A = b.asarray(X)
     dtype = b.dtype_of(A)
-    if dtype.kind == "c":
-        raise ValueError(f"Complex data not supported\n{name}={A!r}\n")
-    if A.ndim == 0:
-        raise ValueError(
-            f"Expected 2D array, got scalar array instead:\narray={A!r}.\n"
-            "Reshape your data either using array.reshape(-1, 1) if your data has a single "
-            "feature or array.reshape(1, -1) if it contains a single sample."
-        )
-    if A.ndim == 1:
-        raise ValueError(
-            f"Expected 2D array, got 1D array instead:\narray={A!r}.\n"
-            "Reshape your data either using array.reshape(-1, 1) if your data has a single "
-            "feature or array.reshape(1, -1) if it contains a single sample."
-        )
-    if A.ndim > 2:
-        raise ValueError(f"Found array with dim {A.ndim}, while dim <= 2 is required.")
+    raise_if_bad_form(dtype, A.ndim, estimator, lambda: b.to_host(A))
+    if dtype.kind == "f":
+        # On the dtype given, before a conversion loses the name scikit-learn's message gives
+        # (float16); integers hold neither NaN nor infinity, so are not read for it.
+        raise_if_not_finite_by(lambda: b.has_nan(A), lambda: b.all_finite(A), dtype, name,
+                               estimator)
+    shape = tuple(int(n) for n in A.shape)
+    raise_if_too_few(shape, min_samples, estimator)
+    if shape[0] > _MAX_POINTS:
+        raise ValueError(f"{name} has {shape[0]} points; device joins take at most {_MAX_POINTS}")
     if dtype not in (np.float32, np.float64):
         A = b.astype(A, np.float64)  # on the device, once (exact for ints below 2**53)
-        dtype = np.dtype(np.float64)
-    A = b.contiguous(A)
-    if A.shape[0] < min_samples:
-        raise ValueError(
-            f"Found array with {A.shape[0]} sample(s) (shape={tuple(A.shape)}) while a "
-            f"minimum of {min_samples} is required."
-        )
-    if A.shape[1] < 1:
-        raise ValueError(
-            f"Found array with 0 feature(s) (shape={tuple(A.shape)}) while a minimum of 1 is "
-            "required."
-        )
-    if A.shape[0] > _MAX_POINTS:
-        raise ValueError(f"{name} has {A.shape[0]} points; device joins take at most {_MAX_POINTS}")
-    if b.has_nan(A):
-        raise ValueError(f"Input {name} contains NaN.")
-    if not b.all_finite(A):
-        raise ValueError(f"Input {name} contains infinity or a value too large for {dtype!r}.")
-    return A
+    return b.contiguous(A)
 
 
-def check_device_pair(X: Any, Y: Any, *, min_samples: int = 0) -> Tuple[Any, Any, Optional[Any]]:
-    """(backend, X, Y) with both point sets checked and converted on their device."""
+def check_device_pair(X: Any, Y: Any, *, min_samples: int = 0, estimator: Optional[str] = None
+                      ) -> Tuple[Any, Any, Optional[Any]]:
+    """(backend, X, Y) with both point sets checked and converted on their device; X wholly
+    before Y, as scikit-learn checks a pair. ``estimator`` as check_points takes it."""
     if Y is not None and (_is_device_array(X) != _is_device_array(Y)):
         raise ValueError(
             "X and Y must both be on the host or both on a CUDA device; copy one of them over"
         )
     b = _backend_for(X)
-    A = _check_device_points(b, X, "X", min_samples)
+    A = _check_device_points(b, X, "X", min_samples, estimator)
     B = None
     if Y is not None:
-        B = _check_device_points(b, Y, "Y", min_samples)
+        B = _check_device_points(b, Y, "Y", min_samples, estimator)
         if A.shape[1] != B.shape[1]:
-            raise ValueError(
-                f"X has {A.shape[1]} features, but Y has {B.shape[1]} features; they must agree."
-            )
+            raise ValueError(features_disagree(A.shape[1], B.shape[1]))
         if b.device_of(A) != b.device_of(B):
             raise ValueError("X and Y lie on different CUDA devices")
         if b.dtype_of(A) != b.dtype_of(B):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
-from typing import Any, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -63,22 +63,7 @@ def check_points(
         # scikit-learn converts objects before any other check (None becomes NaN), and lets
         # numpy's own errors out.
         array = array.astype(np.float64)
-    if array.dtype.kind == "c":
-        raise ValueError(f"Complex data not supported\n{array}\n")
-    # scikit-learn prints the array with str(), numpy's abbreviated form, not repr().
-    if array.ndim < 2:
-        kind = "scalar" if array.ndim == 0 else "1D"
-        raise ValueError(f"Expected 2D array, got {kind} array instead:\narray={array}.\n"
-                         + _RESHAPE)
-    if array.dtype.kind in "USV":
-        raise ValueError(
-            "dtype='numeric' is not compatible with arrays of bytes/strings."
-            "Convert your data to numeric values explicitly instead."
-        )
-    if array.ndim > 2:
-        raise ValueError(
-            f"Found array with dim {array.ndim}, while dim <= 2 is required{_by(estimator)}."
-        )
+    raise_if_bad_form(array.dtype, array.ndim, estimator, lambda: array)
     if array.dtype not in (np.float32, np.float64) or not array.dtype.isnative:
         if array.dtype.kind == "f":
             # float16, big-endian, long double: scikit-learn names the dtype given, which the
@@ -92,16 +77,7 @@ def check_points(
             array = np.ascontiguousarray(array.astype(array.dtype.newbyteorder("=")))
     else:
         array = np.ascontiguousarray(array)
-    if array.shape[0] < min_samples:
-        raise ValueError(
-            f"Found array with {array.shape[0]} sample(s) (shape={array.shape}) while a "
-            f"minimum of {min_samples} is required{_by(estimator)}."
-        )
-    if array.shape[1] < 1:
-        raise ValueError(
-            f"Found array with 0 feature(s) (shape={array.shape}) while a minimum of 1 is "
-            f"required{_by(estimator)}."
-        )
+    raise_if_too_few(array.shape, min_samples, estimator)
     return array
 
 
@@ -114,9 +90,7 @@ def check_pair(
         return X, None
     Y = check_points(Y, "Y", min_samples=min_samples)
     if X.shape[1] != Y.shape[1]:
-        raise ValueError(
-            f"X has {X.shape[1]} features, but Y has {Y.shape[1]} features; they must agree."
-        )
+        raise ValueError(features_disagree(X.shape[1], Y.shape[1]))
     if X.dtype != Y.dtype:
         # Checked before the float32 one's copy loses the dtype scikit-learn's message names;
         # X first, as scikit-learn checks it.
@@ -125,9 +99,54 @@ def check_pair(
     return X, Y
 
 
-def _raise_if_not_finite(array: np.ndarray, name: str, estimator: Optional[str]) -> None:
+def raise_if_bad_form(dtype: np.dtype, ndim: int, estimator: Optional[str],
+                      host: Callable[[], np.ndarray]) -> None:
+    """check_array's refusals that precede its finiteness check, in its order (complex, scalar,
+    1-D, strings, n-D). ``host()`` is called only to print the array, so that a device array is
+    copied over only when it is refused."""
+    if dtype.kind == "c":
+        raise ValueError(f"Complex data not supported\n{host()}\n")
+    # scikit-learn prints the array with str(), numpy's abbreviated form, not repr().
+    if ndim < 2:
+        kind = "scalar" if ndim == 0 else "1D"
+        raise ValueError(f"Expected 2D array, got {kind} array instead:\narray={host()}.\n"
+                         + _RESHAPE)
+    if dtype.kind in "USV":
+        raise ValueError(
+            "dtype='numeric' is not compatible with arrays of bytes/strings."
+            "Convert your data to numeric values explicitly instead."
+        )
+    if ndim > 2:
+        raise ValueError(
+            f"Found array with dim {ndim}, while dim <= 2 is required{_by(estimator)}."
+        )
+
+
+def raise_if_too_few(shape: Tuple[int, ...], min_samples: int, estimator: Optional[str]) -> None:
+    """check_array's last refusals: too few samples, then no feature, for a 2-D shape."""
+    if shape[0] < min_samples:
+        raise ValueError(
+            f"Found array with {shape[0]} sample(s) (shape={shape}) while a "
+            f"minimum of {min_samples} is required{_by(estimator)}."
+        )
+    if shape[1] < 1:
+        raise ValueError(
+            f"Found array with 0 feature(s) (shape={shape}) while a minimum of 1 is "
+            f"required{_by(estimator)}."
+        )
+
+
+def features_disagree(x_features: int, y_features: int) -> str:
+    return f"X has {x_features} features, but Y has {y_features} features; they must agree."
+
+
+def raise_if_not_finite_by(any_nan: Callable[[], bool], all_finite: Callable[[], bool],
+                           dtype: np.dtype, name: str, estimator: Optional[str]) -> None:
+    """scikit-learn's NaN or infinity message, ``dtype`` being the one the caller was given.
+    The tests are callables so that a device array is reduced where it lies, and the second
+    pass runs only when the first finds nothing."""
     # NaN first: scikit-learn reports NaN wherever the array also holds an infinity.
-    if np.isnan(array).any():
+    if any_nan():
         message = f"Input {name} contains NaN."
         if estimator and name == "X":  # the paragraph scikit-learn adds for estimators
             message += (
@@ -143,10 +162,13 @@ def _raise_if_not_finite(array: np.ndarray, name: str, estimator: Optional[str])
                 "#estimators-that-handle-nan-values"
             )
         raise ValueError(message)
-    if not np.isfinite(array).all():
-        raise ValueError(
-            f"Input {name} contains infinity or a value too large for {array.dtype!r}."
-        )
+    if not all_finite():
+        raise ValueError(f"Input {name} contains infinity or a value too large for {dtype!r}.")
+
+
+def _raise_if_not_finite(array: np.ndarray, name: str, estimator: Optional[str]) -> None:
+    raise_if_not_finite_by(lambda: bool(np.isnan(array).any()),
+                           lambda: bool(np.isfinite(array).all()), array.dtype, name, estimator)
 
 
 def raise_if_not_finite(

@@ -115,7 +115,8 @@ def _torch():
 def _to_device(framework, X):
     if framework == "cupy":
         return _cupy().asarray(X)
-    return _torch().from_numpy(np.ascontiguousarray(X)).to("cuda")
+    # Not np.ascontiguousarray, which makes a 0-D array 1-D.
+    return _torch().from_numpy(np.asarray(X, order="C")).to("cuda")
 
 
 def _host_csr(graph):
@@ -247,6 +248,61 @@ def test_device_inputs_are_checked_on_the_device(rng):
     indptr, indices, _ = oracle_table(L, 1.0)
     assert_same_csr(epsjoin.neighbor_graph(cupy.asfortranarray(cupy.asarray(L)), 1.0).get(),
                     indptr, indices)
+
+
+#: Bad inputs a device array can hold, in every form check_array's messages differ by.
+BAD_ON_DEVICE = {
+    "nan": np.array([[0.0, 1.0], [np.nan, 0.0]]),
+    "nan-and-inf": np.array([[np.inf, 1.0], [np.nan, 0.0]], dtype=np.float32),
+    "inf-float64": np.array([[0.0, 1.0], [-np.inf, 0.0]]),
+    "inf-float32": np.array([[0.0, 1.0], [np.inf, 0.0]], dtype=np.float32),
+    "inf-float16": np.array([[0.0, 1.0], [np.inf, 0.0]], dtype=np.float16),
+    "1-D": np.zeros(5),
+    "1-D-long": np.arange(2000.0),
+    "1-D-int": np.arange(3, dtype=np.int32),
+    "0-D": np.array(3.0),
+    "3-D": np.zeros((2, 2, 2)),
+    "0-features": np.zeros((4, 0)),
+    "0-samples": np.empty((0, 3)),
+    "complex": np.array([[1 + 2j, 3]]),
+    "complex-1-D": np.array([1j, 2]),
+}
+
+
+def _refusal(call, *args):
+    try:
+        call(*args)
+    except (ValueError, TypeError) as error:
+        return type(error), str(error)
+    return None
+
+
+@pytest.mark.parametrize("framework", ["cupy", "torch"])
+@pytest.mark.parametrize("kind", BAD_ON_DEVICE)
+def test_device_refusals_are_sklearns_for_the_host_copy(framework, kind):
+    from epsjoin import _device
+
+    validation = pytest.importorskip("sklearn.utils.validation")
+    Xd = _to_device(framework, BAD_ON_DEVICE[kind])
+    host = _host(Xd)
+
+    def sklearn_says(name="X", estimator=None):
+        return _refusal(lambda A: validation.check_array(A, input_name=name,
+                                                         estimator=estimator), host)
+
+    for estimator in (None, "DBSCAN", "NearestNeighbors"):  # the suffix and the NaN paragraph
+        assert _refusal(lambda A: _device.check_device_pair(A, None, min_samples=1,
+                                                            estimator=estimator), Xd) == \
+            sklearn_says(estimator=estimator)
+    if kind == "0-samples":  # an empty result for the joins, as for host arrays
+        return
+    want = sklearn_says()
+    assert want is not None, "scikit-learn accepts it: not a bad input"
+    for join in (epsjoin.neighbor_graph, epsjoin.neighbor_table, epsjoin.pairs, epsjoin.count):
+        assert _refusal(lambda A: join(A, 0.1), Xd) == want
+    width = host.shape[1] if host.ndim == 2 and host.shape[1] else 2  # X itself acceptable
+    X = _to_device(framework, np.zeros((3, width)))
+    assert _refusal(lambda B: epsjoin.count(X, 0.1, B), Xd) == sklearn_says("Y")
 
 
 def test_cpu_engines_refuse_device_points():
