@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import inspect
 import numbers
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, overload
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _device, _epsjoin
+from ._join import HostPoints, PointsLike
 from ._validation import MemorySize, check_points, raise_if_not_finite, run_settings
 
 
@@ -109,7 +111,7 @@ class DBSCAN:
         min_samples: int = 5,
         *,
         engine: str = "auto",
-        precision: Any = "float64",
+        precision: npt.DTypeLike = "float64",
         n_jobs: Optional[int] = None,
         memory_limit: MemorySize = None,
         device_memory_limit: MemorySize = None,
@@ -128,7 +130,7 @@ class DBSCAN:
         self.device = device
         self.params = params
 
-    def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> "DBSCAN":
+    def fit(self, X: PointsLike, y: Any = None, sample_weight: Any = None) -> "DBSCAN":
         """Cluster `X`.
 
         Parameters
@@ -191,7 +193,14 @@ class DBSCAN:
         self.stats_ = stats
         return self
 
-    def fit_predict(self, X: Any, y: Any = None, sample_weight: Any = None) -> np.ndarray:
+    # Labels of device points are on their device (CuPy, torch), as the joins' results are: the
+    # last overload takes and returns Any for them (_join.py says why).
+    @overload
+    def fit_predict(self, X: HostPoints, y: Any = ...,
+                    sample_weight: Any = ...) -> npt.NDArray[np.int64]: ...
+    @overload
+    def fit_predict(self, X: Any, y: Any = ..., sample_weight: Any = ...) -> Any: ...
+    def fit_predict(self, X: PointsLike, y: Any = None, sample_weight: Any = None) -> Any:
         """Cluster `X` and return the labels (see :meth:`fit`).
 
         Returns
@@ -204,7 +213,7 @@ class DBSCAN:
     # scikit-learn's parameter protocol, without importing scikit-learn: clone(), Pipeline
     # and GridSearchCV need no more.
     @classmethod
-    def _get_param_names(cls) -> list:
+    def _get_param_names(cls) -> List[str]:
         signature = inspect.signature(cls.__init__)
         return sorted(name for name in signature.parameters if name != "self")
 

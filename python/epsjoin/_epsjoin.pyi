@@ -13,6 +13,9 @@ class RunSettings:
     approximate: bool
     threads: int
     device: int
+    devices: List[int]
+    devices_automatic: bool
+    devices_split: str
     host_memory_bytes: int
     device_memory_bytes: int
     params: Dict[str, str]
@@ -35,6 +38,7 @@ def neighbor_counts(
     queries: npt.NDArray[np.floating], data: Optional[npt.NDArray[np.floating]], eps: float,
     include_self: bool, per_row: bool, settings: RunSettings
 ) -> Tuple[int, Optional[npt.NDArray[np.uint64]], Dict[str, Any]]: ...
+def filled_ones(n: int, threads: int) -> npt.NDArray[np.float64]: ...
 def csr_distances(
     queries: npt.NDArray[np.floating], data: Optional[npt.NDArray[np.floating]],
     indptr: npt.NDArray[np.uint64], indices: npt.NDArray[np.uint32], threads: int
@@ -49,6 +53,9 @@ def device_neighbor_counts(
 ) -> Tuple[int, Optional[npt.NDArray[np.uint64]], Dict[str, Any]]: ...
 def dbscan(
     points: npt.NDArray[np.floating], eps: float, min_samples: int, settings: RunSettings
+) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8], Dict[str, Any]]: ...
+def dbscan_device(
+    points: Any, eps: float, min_samples: int, settings: RunSettings
 ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8], Dict[str, Any]]: ...
 def engines() -> List[Dict[str, Any]]: ...
 def build_info() -> Dict[str, Any]: ...

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Any, Literal, Mapping, Optional, Tuple, Union, overload
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse
 
 from . import _epsjoin
-from ._join import _index_views
+from ._join import Stats, _index_views
 from ._metrics import set_geometry
 from ._validation import MemorySize, check_eps, check_points, raise_if_not_finite, run_settings
+
+Counts = npt.NDArray[np.int64]
 
 
 class EpsIndex:
@@ -58,11 +61,11 @@ class EpsIndex:
 
     def __init__(
         self,
-        data: Any,
+        data: npt.ArrayLike,
         max_eps: float,
         *,
         metric: str = "euclidean",
-        precision: Any = "float64",
+        precision: npt.DTypeLike = "float64",
         n_jobs: Optional[int] = None,
         memory_limit: MemorySize = None,
         params: Optional[Mapping[str, Any]] = None,
@@ -81,7 +84,7 @@ class EpsIndex:
         except ValueError:
             raise_if_not_finite(X, None)
             raise
-        self._d = X.shape[1]
+        self._d: int = X.shape[1]
 
     @property
     def max_eps(self) -> float:
@@ -103,7 +106,7 @@ class EpsIndex:
         """Host bytes the index holds."""
         return int(self._index.memory_bytes)
 
-    def _queries(self, X: Any) -> Optional[np.ndarray]:
+    def _queries(self, X: Optional[npt.ArrayLike]) -> Optional[np.ndarray]:
         if X is None:
             return None
         Q = check_points(X, "X")
@@ -123,17 +126,34 @@ class EpsIndex:
         s.metric = self._settings.metric
         return s
 
-    def _table(self, X: Any, eps: Optional[float], include_self: bool, sort: bool,
-               n_jobs: Optional[int]) -> Any:
+    def _table(self, X: Optional[npt.ArrayLike], eps: Optional[float], include_self: bool,
+               sort: bool, n_jobs: Optional[int]) -> Any:
         Q = self._queries(X)
         if include_self and Q is not None:
             raise ValueError("include_self applies to the index's self-join (X=None) only")
         return Q, self._index.table(Q, self._eps(eps), bool(include_self), bool(sort),
                                     self._settings_for(n_jobs))
 
+    # The index holds host points and takes host queries only: no overload needs to take Any.
+    @overload
+    def neighbor_graph(self, X: Optional[npt.ArrayLike] = ..., eps: Optional[float] = ..., *,
+                       include_self: bool = ..., sort_indices: bool = ...,
+                       n_jobs: Optional[int] = ..., return_stats: Literal[False] = ...
+                       ) -> scipy.sparse.csr_matrix: ...
+    @overload
+    def neighbor_graph(self, X: Optional[npt.ArrayLike] = ..., eps: Optional[float] = ..., *,
+                       include_self: bool = ..., sort_indices: bool = ...,
+                       n_jobs: Optional[int] = ..., return_stats: Literal[True]
+                       ) -> Tuple[scipy.sparse.csr_matrix, Stats]: ...
+    @overload
+    def neighbor_graph(self, X: Optional[npt.ArrayLike] = ..., eps: Optional[float] = ..., *,
+                       include_self: bool = ..., sort_indices: bool = ...,
+                       n_jobs: Optional[int] = ..., return_stats: bool = ...
+                       ) -> Union[scipy.sparse.csr_matrix,
+                                  Tuple[scipy.sparse.csr_matrix, Stats]]: ...
     def neighbor_graph(
         self,
-        X: Any = None,
+        X: Optional[npt.ArrayLike] = None,
         eps: Optional[float] = None,
         *,
         include_self: bool = False,
@@ -155,9 +175,11 @@ class EpsIndex:
             graph.has_sorted_indices = True
         return (graph, stats) if return_stats else graph
 
+    # Any: the result's kind follows the shape of x (a list for one point, an object array of
+    # lists for many), which no hint can see.
     def query_ball_point(
         self,
-        x: Any,
+        x: npt.ArrayLike,
         r: float,
         *,
         return_sorted: Optional[bool] = None,
@@ -185,9 +207,29 @@ class EpsIndex:
         out[:] = lists
         return out.reshape(shape)
 
+    @overload
+    def count(self, X: Optional[npt.ArrayLike] = ..., eps: Optional[float] = ..., *,
+              include_self: bool = ..., per_row: Literal[False] = ..., n_jobs: Optional[int] = ...,
+              return_stats: Literal[False] = ...) -> int: ...
+    @overload
+    def count(self, X: Optional[npt.ArrayLike] = ..., eps: Optional[float] = ..., *,
+              include_self: bool = ..., per_row: Literal[True], n_jobs: Optional[int] = ...,
+              return_stats: Literal[False] = ...) -> Counts: ...
+    @overload
+    def count(self, X: Optional[npt.ArrayLike] = ..., eps: Optional[float] = ..., *,
+              include_self: bool = ..., per_row: Literal[False] = ..., n_jobs: Optional[int] = ...,
+              return_stats: Literal[True]) -> Tuple[int, Stats]: ...
+    @overload
+    def count(self, X: Optional[npt.ArrayLike] = ..., eps: Optional[float] = ..., *,
+              include_self: bool = ..., per_row: Literal[True], n_jobs: Optional[int] = ...,
+              return_stats: Literal[True]) -> Tuple[Counts, Stats]: ...
+    @overload
+    def count(self, X: Optional[npt.ArrayLike] = ..., eps: Optional[float] = ..., *,
+              include_self: bool = ..., per_row: bool = ..., n_jobs: Optional[int] = ...,
+              return_stats: bool = ...) -> Union[int, Counts, Tuple[Union[int, Counts], Stats]]: ...
     def count(
         self,
-        X: Any = None,
+        X: Optional[npt.ArrayLike] = None,
         eps: Optional[float] = None,
         *,
         include_self: bool = False,
@@ -203,5 +245,6 @@ class EpsIndex:
             raise ValueError("include_self applies to the index's self-join (X=None) only")
         total, rows, stats = self._index.counts(Q, self._eps(eps), bool(include_self),
                                                 bool(per_row), self._settings_for(n_jobs))
-        result = rows.astype(np.int64) if per_row else int(total)
+        # The extension returns rows only per row.
+        result = int(total) if rows is None else rows.astype(np.int64)
         return (result, stats) if return_stats else result

@@ -1,10 +1,12 @@
-"""The joins: CSR neighbour tables, sparse graphs, unique pairs and counts."""
+"""The joins: CSR neighbour tables, sparse graphs and unique pairs."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Mapping, Optional, Tuple, TypeVar, Union
+from typing import (TYPE_CHECKING, Any, Callable, Dict, List, Literal, Mapping, Optional, Sequence,
+                    Tuple, TypedDict, TypeVar, Union, overload)
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse
 
 from . import _device, _epsjoin
@@ -18,7 +20,46 @@ from ._validation import (
     run_settings,
 )
 
+if TYPE_CHECKING:  # typing's own from Python 3.11; only type checkers read it
+    from typing_extensions import Unpack
+
 F = TypeVar("F", bound=Callable[..., Any])
+
+# The hints type a join of host points precisely: numpy arrays and nested sequences give numpy
+# and scipy results. Points on a CUDA device give CuPy or torch results, and no static type can
+# tell them apart (CuPy arrays and torch tensors implement __array__, so they are numpy
+# ArrayLikes too): every join's last overload takes Any and returns Any, which device points and a
+# return_stats that is not a literal reach. The overloads spell out the keywords that shape the
+# result and take the others as **options: Unpack[JoinOptions], which types them once.
+HostPoints = Union[npt.NDArray[Any], Sequence[Sequence[float]]]
+# Any array-like of host points, or a CUDA array (__dlpack__ or __cuda_array_interface__).
+PointsLike = Union[npt.ArrayLike, Any]
+Boxsize = Optional[npt.ArrayLike]  # a number, or one side per feature
+Stats = Dict[str, Any]
+IntArray = npt.NDArray[np.integer[Any]]
+Indptr = npt.NDArray[np.int64]
+
+
+class RunOptions(TypedDict, total=False):
+    """The keyword options every join takes (see any join's help for their meaning)."""
+
+    engine: str
+    precision: npt.DTypeLike
+    approximate: bool
+    n_jobs: Optional[int]
+    memory_limit: MemorySize
+    device_memory_limit: MemorySize
+    device: Devices
+    devices_split: str
+    params: Optional[Mapping[str, Any]]
+
+
+class JoinOptions(RunOptions, total=False):
+    """RunOptions and the geometry of the joins that take any metric."""
+
+    metric: str
+    boxsize: Boxsize
+
 
 _RUN_OPTIONS_DOC = """\
     engine : str, default="auto"
@@ -87,7 +128,7 @@ _DISTANCE_CHUNK_VALUES = 1 << 22
 
 
 def _chunked_pair_distances(X: np.ndarray, Y: np.ndarray, indptr: np.ndarray,
-                            indices: np.ndarray, metric: str, box: list) -> np.ndarray:
+                            indices: np.ndarray, metric: str, box: List[float]) -> np.ndarray:
     data = np.empty(indices.shape[0], dtype=np.float64)
     step = max(1, _DISTANCE_CHUNK_VALUES // max(1, X.shape[1]))
     for start in range(0, data.shape[0], step):
@@ -132,16 +173,29 @@ def _index_views(indptr: np.ndarray, indices: np.ndarray, n_cols: int) -> Tuple[
     return indptr, indices
 
 
+@overload
+def neighbor_table(X: HostPoints, eps: float, Y: Optional[HostPoints] = ..., *,
+                   include_self: bool = ..., sort_indices: bool = ...,
+                   return_stats: Literal[False] = ...,
+                   **options: Unpack[JoinOptions]) -> Tuple[Indptr, IntArray]: ...
+@overload
+def neighbor_table(X: HostPoints, eps: float, Y: Optional[HostPoints] = ..., *,
+                   include_self: bool = ..., sort_indices: bool = ..., return_stats: Literal[True],
+                   **options: Unpack[JoinOptions]) -> Tuple[Indptr, IntArray, Stats]: ...
+@overload
+def neighbor_table(X: Any, eps: float, Y: Any = ..., *, include_self: bool = ...,
+                   sort_indices: bool = ..., return_stats: bool = ...,
+                   **options: Unpack[JoinOptions]) -> Any: ...
 @_with_run_options
 def neighbor_table(
-    X: Any,
+    X: PointsLike,
     eps: float,
-    Y: Any = None,
+    Y: Optional[PointsLike] = None,
     *,
     include_self: bool = False,
     sort_indices: bool = False,
     engine: str = "auto",
-    precision: Any = "float64",
+    precision: npt.DTypeLike = "float64",
     approximate: bool = False,
     n_jobs: Optional[int] = None,
     memory_limit: MemorySize = None,
@@ -151,7 +205,7 @@ def neighbor_table(
     params: Optional[Mapping[str, Any]] = None,
     return_stats: bool = False,
     metric: str = "euclidean",
-    boxsize: Any = None,
+    boxsize: Boxsize = None,
 ) -> Any:
     """Every point's neighbours within `eps` as the two arrays of a CSR table, without a copy.
 
@@ -191,7 +245,8 @@ def neighbor_table(
         indptr, indices, stats = _device.table(b, X, Y, check_eps(eps), bool(include_self),
                                                settings)
         if sort_indices:
-            indices = _device.sort_rows(b, indptr, indices, (X if Y is None else Y).shape[0])
+            searched: Any = X if Y is None else Y  # a device array, whatever X's hint says
+            indices = _device.sort_rows(b, indptr, indices, searched.shape[0])
         return (indptr, indices, stats) if return_stats else (indptr, indices)
     X, Y = check_pair(X, Y)
     _check_self(include_self, Y)
@@ -204,17 +259,30 @@ def neighbor_table(
     return (indptr, indices, stats) if return_stats else (indptr, indices)
 
 
+@overload
+def neighbor_graph(X: HostPoints, eps: float, Y: Optional[HostPoints] = ..., *, mode: str = ...,
+                   include_self: bool = ..., sort_indices: bool = ...,
+                   return_stats: Literal[False] = ...,
+                   **options: Unpack[JoinOptions]) -> scipy.sparse.csr_matrix: ...
+@overload
+def neighbor_graph(X: HostPoints, eps: float, Y: Optional[HostPoints] = ..., *, mode: str = ...,
+                   include_self: bool = ..., sort_indices: bool = ..., return_stats: Literal[True],
+                   **options: Unpack[JoinOptions]) -> Tuple[scipy.sparse.csr_matrix, Stats]: ...
+@overload
+def neighbor_graph(X: Any, eps: float, Y: Any = ..., *, mode: str = ..., include_self: bool = ...,
+                   sort_indices: bool = ..., return_stats: bool = ...,
+                   **options: Unpack[JoinOptions]) -> Any: ...
 @_with_run_options
 def neighbor_graph(
-    X: Any,
+    X: PointsLike,
     eps: float,
-    Y: Any = None,
+    Y: Optional[PointsLike] = None,
     *,
     mode: str = "connectivity",
     include_self: bool = False,
     sort_indices: bool = False,
     engine: str = "auto",
-    precision: Any = "float64",
+    precision: npt.DTypeLike = "float64",
     approximate: bool = False,
     n_jobs: Optional[int] = None,
     memory_limit: MemorySize = None,
@@ -224,7 +292,7 @@ def neighbor_graph(
     params: Optional[Mapping[str, Any]] = None,
     return_stats: bool = False,
     metric: str = "euclidean",
-    boxsize: Any = None,
+    boxsize: Boxsize = None,
 ) -> Any:
     """The eps-neighbourhood graph as a ``scipy.sparse.csr_matrix``: rows are queries.
 
@@ -307,17 +375,29 @@ def neighbor_graph(
     return (graph, stats) if return_stats else graph
 
 
+@overload
+def pairs(X: HostPoints, eps: float, Y: Optional[HostPoints] = ..., *, include_self: bool = ...,
+          sort: bool = ..., dtype: npt.DTypeLike = ..., return_stats: Literal[False] = ...,
+          **options: Unpack[JoinOptions]) -> IntArray: ...
+@overload
+def pairs(X: HostPoints, eps: float, Y: Optional[HostPoints] = ..., *, include_self: bool = ...,
+          sort: bool = ..., dtype: npt.DTypeLike = ..., return_stats: Literal[True],
+          **options: Unpack[JoinOptions]) -> Tuple[IntArray, Stats]: ...
+@overload
+def pairs(X: Any, eps: float, Y: Any = ..., *, include_self: bool = ..., sort: bool = ...,
+          dtype: npt.DTypeLike = ..., return_stats: bool = ...,
+          **options: Unpack[JoinOptions]) -> Any: ...
 @_with_run_options
 def pairs(
-    X: Any,
+    X: PointsLike,
     eps: float,
-    Y: Any = None,
+    Y: Optional[PointsLike] = None,
     *,
     include_self: bool = False,
     sort: bool = False,
-    dtype: Any = np.intp,
+    dtype: npt.DTypeLike = np.intp,
     engine: str = "auto",
-    precision: Any = "float64",
+    precision: npt.DTypeLike = "float64",
     approximate: bool = False,
     n_jobs: Optional[int] = None,
     memory_limit: MemorySize = None,
@@ -327,7 +407,7 @@ def pairs(
     params: Optional[Mapping[str, Any]] = None,
     return_stats: bool = False,
     metric: str = "euclidean",
-    boxsize: Any = None,
+    boxsize: Boxsize = None,
 ) -> Any:
     """Pairs within `eps` as an (m, 2) array.
 
@@ -385,77 +465,7 @@ def pairs(
     return (result, stats) if return_stats else result
 
 
-@_with_run_options
-def count(
-    X: Any,
-    eps: float,
-    Y: Any = None,
-    *,
-    per_row: bool = False,
-    include_self: bool = False,
-    engine: str = "auto",
-    precision: Any = "float64",
-    approximate: bool = False,
-    n_jobs: Optional[int] = None,
-    memory_limit: MemorySize = None,
-    device_memory_limit: MemorySize = None,
-    device: Devices = "auto",
-    devices_split: str = "auto",
-    params: Optional[Mapping[str, Any]] = None,
-    return_stats: bool = False,
-    metric: str = "euclidean",
-    boxsize: Any = None,
-) -> Any:
-    """Counts of neighbours within `eps`, without forming any pair.
-
-    The total counts ordered pairs: for a self-join ``(i, j)`` and ``(j, i)`` both, so twice
-    the number of unique pairs, plus ``n`` with ``include_self=True`` (which is what
-    ``cKDTree(X).count_neighbors(cKDTree(X), eps)`` counts). Per row, ``counts[i]`` is the
-    number of neighbours of ``X[i]``; with ``include_self=True`` (or against ``Y``) this is
-    ``cKDTree(Y).query_ball_point(X, eps, return_length=True)``.
-
-    Parameters
-    ----------
-    X : array-like of shape (n_queries, n_features)
-        Query points (see :func:`neighbor_table` for the dtypes used without a copy).
-    eps : float
-        The radius (inclusive).
-    Y : array-like of shape (n_points, n_features), default=None
-        Points to search; ``None`` joins X with itself.
-    per_row : bool, default=False
-        Return each query's count instead of the total. The total alone is cheaper on a GPU:
-        it is summed on the device, and several GPUs (``device``) then share the work items
-        whatever the dimension.
-    include_self : bool, default=False
-        Self-join only: count each point as its own neighbour.
-    {run_options}
-
-    Returns
-    -------
-    count : int, or ndarray of shape (n_queries,) and dtype int64 when ``per_row``
-        (on the points' device for device input).
-    stats : dict
-        Only with ``return_stats=True``.
-    """
-    if _device.any_on_device(X, Y):  # CuPy arrays, CUDA tensors: joined on their device
-        b, X, Y, settings = _on_device(X, Y, include_self, metric, boxsize,
-                                       (engine, precision, approximate, n_jobs, memory_limit,
-                                        device_memory_limit, device, params, devices_split))
-        result, stats = _device.count(b, X, Y, check_eps(eps), bool(include_self),
-                                      bool(per_row), settings)
-        return (result, stats) if return_stats else result
-    X, Y = check_pair(X, Y)
-    _check_self(include_self, Y)
-    settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
-                            device_memory_limit, device, params, devices_split)
-    set_geometry(settings, metric, boxsize, X.shape[1])
-    total, rows, stats = _run(_epsjoin.neighbor_counts, X, Y, check_eps(eps),
-                              bool(include_self), bool(per_row), settings)
-    result: Union[int, np.ndarray] = rows.view(np.int64) if per_row else int(total)
-    return (result, stats) if return_stats else result
-
-
-def engines() -> list:
+def engines() -> List[Dict[str, Any]]:
     """Every engine this build knows, as dicts: ``name``, ``processor``, ``available`` (and
     ``unavailable_reason``), ``description``, ``error_band`` and ``params`` (the keys
     ``params=`` accepts)."""

@@ -1,26 +1,54 @@
-"""Neighbour counts within several radii from one join (scipy's count_neighbors with an array r)."""
+"""The counts, without forming any pair: within one eps (per query or in total) and within
+several radii from one join (scipy's count_neighbors with an array r)."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Optional, Tuple, Union, overload
 
 import numpy as np
+import numpy.typing as npt
 
-from . import _epsjoin
-from ._join import _check_self, _run, _with_run_options
+from . import _device, _epsjoin
+from ._join import (Boxsize, HostPoints, JoinOptions, PointsLike, Stats, _check_self, _on_device,
+                    _run, _with_run_options)
 from ._metrics import set_geometry
-from ._validation import Devices, MemorySize, check_pair, run_settings
+from ._validation import Devices, MemorySize, check_eps, check_pair, run_settings
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+Counts = npt.NDArray[np.int64]
 
 
+@overload
+def count(X: HostPoints, eps: float, Y: Optional[HostPoints] = ..., *,
+          per_row: Literal[False] = ..., include_self: bool = ...,
+          return_stats: Literal[False] = ..., **options: Unpack[JoinOptions]) -> int: ...
+@overload
+def count(X: HostPoints, eps: float, Y: Optional[HostPoints] = ..., *, per_row: Literal[True],
+          include_self: bool = ..., return_stats: Literal[False] = ...,
+          **options: Unpack[JoinOptions]) -> Counts: ...
+@overload
+def count(X: HostPoints, eps: float, Y: Optional[HostPoints] = ..., *,
+          per_row: Literal[False] = ..., include_self: bool = ..., return_stats: Literal[True],
+          **options: Unpack[JoinOptions]) -> Tuple[int, Stats]: ...
+@overload
+def count(X: HostPoints, eps: float, Y: Optional[HostPoints] = ..., *, per_row: Literal[True],
+          include_self: bool = ..., return_stats: Literal[True],
+          **options: Unpack[JoinOptions]) -> Tuple[Counts, Stats]: ...
+@overload
+def count(X: Any, eps: float, Y: Any = ..., *, per_row: bool = ..., include_self: bool = ...,
+          return_stats: bool = ..., **options: Unpack[JoinOptions]) -> Any: ...
 @_with_run_options
-def count_radii(
-    X: Any,
-    radii: Any,
-    Y: Any = None,
+def count(
+    X: PointsLike,
+    eps: float,
+    Y: Optional[PointsLike] = None,
     *,
+    per_row: bool = False,
     include_self: bool = False,
     engine: str = "auto",
-    precision: Any = "float64",
+    precision: npt.DTypeLike = "float64",
     approximate: bool = False,
     n_jobs: Optional[int] = None,
     memory_limit: MemorySize = None,
@@ -30,7 +58,89 @@ def count_radii(
     params: Optional[Mapping[str, Any]] = None,
     return_stats: bool = False,
     metric: str = "euclidean",
-    boxsize: Any = None,
+    boxsize: Boxsize = None,
+) -> Any:
+    """Counts of neighbours within `eps`, without forming any pair.
+
+    The total counts ordered pairs: for a self-join ``(i, j)`` and ``(j, i)`` both, so twice
+    the number of unique pairs, plus ``n`` with ``include_self=True`` (which is what
+    ``cKDTree(X).count_neighbors(cKDTree(X), eps)`` counts). Per row, ``counts[i]`` is the
+    number of neighbours of ``X[i]``; with ``include_self=True`` (or against ``Y``) this is
+    ``cKDTree(Y).query_ball_point(X, eps, return_length=True)``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_queries, n_features)
+        Query points (see :func:`neighbor_table` for the dtypes used without a copy).
+    eps : float
+        The radius (inclusive).
+    Y : array-like of shape (n_points, n_features), default=None
+        Points to search; ``None`` joins X with itself.
+    per_row : bool, default=False
+        Return each query's count instead of the total. The total alone is cheaper on a GPU:
+        it is summed on the device, and several GPUs (``device``) then share the work items
+        whatever the dimension.
+    include_self : bool, default=False
+        Self-join only: count each point as its own neighbour.
+    {run_options}
+
+    Returns
+    -------
+    count : int, or ndarray of shape (n_queries,) and dtype int64 when ``per_row``
+        (on the points' device for device input).
+    stats : dict
+        Only with ``return_stats=True``.
+    """
+    if _device.any_on_device(X, Y):  # CuPy arrays, CUDA tensors: joined on their device
+        b, X, Y, settings = _on_device(X, Y, include_self, metric, boxsize,
+                                       (engine, precision, approximate, n_jobs, memory_limit,
+                                        device_memory_limit, device, params, devices_split))
+        result, stats = _device.count(b, X, Y, check_eps(eps), bool(include_self),
+                                      bool(per_row), settings)
+        return (result, stats) if return_stats else result
+    X, Y = check_pair(X, Y)
+    _check_self(include_self, Y)
+    settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
+                            device_memory_limit, device, params, devices_split)
+    set_geometry(settings, metric, boxsize, X.shape[1])
+    total, rows, stats = _run(_epsjoin.neighbor_counts, X, Y, check_eps(eps),
+                              bool(include_self), bool(per_row), settings)
+    result = int(total) if rows is None else rows.view(np.int64)  # rows only per row
+    return (result, stats) if return_stats else result
+
+
+# Host points only (device arrays are refused), so no overload needs to take Any.
+@overload
+def count_radii(X: npt.ArrayLike, radii: npt.ArrayLike, Y: Optional[npt.ArrayLike] = ..., *,
+                include_self: bool = ..., return_stats: Literal[False] = ...,
+                **options: Unpack[JoinOptions]) -> Counts: ...
+@overload
+def count_radii(X: npt.ArrayLike, radii: npt.ArrayLike, Y: Optional[npt.ArrayLike] = ..., *,
+                include_self: bool = ..., return_stats: Literal[True],
+                **options: Unpack[JoinOptions]) -> Tuple[Counts, Stats]: ...
+@overload
+def count_radii(X: npt.ArrayLike, radii: npt.ArrayLike, Y: Optional[npt.ArrayLike] = ..., *,
+                include_self: bool = ..., return_stats: bool = ...,
+                **options: Unpack[JoinOptions]) -> Union[Counts, Tuple[Counts, Stats]]: ...
+@_with_run_options
+def count_radii(
+    X: npt.ArrayLike,
+    radii: npt.ArrayLike,
+    Y: Optional[npt.ArrayLike] = None,
+    *,
+    include_self: bool = False,
+    engine: str = "auto",
+    precision: npt.DTypeLike = "float64",
+    approximate: bool = False,
+    n_jobs: Optional[int] = None,
+    memory_limit: MemorySize = None,
+    device_memory_limit: MemorySize = None,
+    device: Devices = "auto",
+    devices_split: str = "auto",
+    params: Optional[Mapping[str, Any]] = None,
+    return_stats: bool = False,
+    metric: str = "euclidean",
+    boxsize: Boxsize = None,
 ) -> Any:
     """Each query's neighbour count within every radius of `radii`, from one join at the largest.
 

@@ -2,20 +2,44 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, Literal, Mapping, Optional, Tuple, Union, overload
+
+import numpy.typing as npt
+import scipy.sparse
 
 from . import _device
-from ._join import _with_run_options, neighbor_graph
+from ._join import HostPoints, PointsLike, RunOptions, Stats, _with_run_options, neighbor_graph
 from ._metrics import metric_name
 from ._validation import Devices, MemorySize, check_points, raise_if_not_finite
 
 # scikit-learn's radius_neighbors_graph fits this estimator, whose name its refusals carry.
 _ESTIMATOR = "NearestNeighbors"
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
+
+# Device points reach the last overload, as the joins' do (_join.py says why).
+@overload
+def radius_neighbors_graph(X: HostPoints, radius: float, *, mode: str = ..., metric: str = ...,
+                           p: float = ..., metric_params: Optional[Mapping[str, Any]] = ...,
+                           include_self: Union[bool, str] = ...,
+                           return_stats: Literal[False] = ...,
+                           **options: Unpack[RunOptions]) -> scipy.sparse.csr_matrix: ...
+@overload
+def radius_neighbors_graph(X: HostPoints, radius: float, *, mode: str = ..., metric: str = ...,
+                           p: float = ..., metric_params: Optional[Mapping[str, Any]] = ...,
+                           include_self: Union[bool, str] = ..., return_stats: Literal[True],
+                           **options: Unpack[RunOptions]
+                           ) -> Tuple[scipy.sparse.csr_matrix, Stats]: ...
+@overload
+def radius_neighbors_graph(X: Any, radius: float, *, mode: str = ..., metric: str = ...,
+                           p: float = ..., metric_params: Optional[Mapping[str, Any]] = ...,
+                           include_self: Union[bool, str] = ..., return_stats: bool = ...,
+                           **options: Unpack[RunOptions]) -> Any: ...
 @_with_run_options
 def radius_neighbors_graph(
-    X: Any,
+    X: PointsLike,
     radius: float,
     *,
     mode: str = "connectivity",
@@ -25,7 +49,7 @@ def radius_neighbors_graph(
     include_self: Union[bool, str] = False,
     n_jobs: Optional[int] = None,
     engine: str = "auto",
-    precision: Any = "float64",
+    precision: npt.DTypeLike = "float64",
     approximate: bool = False,
     memory_limit: MemorySize = None,
     device_memory_limit: MemorySize = None,
@@ -80,7 +104,8 @@ def radius_neighbors_graph(
         if p not in (1, 2, float("inf")):
             raise ValueError(f"epsjoin computes minkowski distances for p = 1, 2 and inf only, "
                              f"got p={p!r}")
-        metric = {1: "manhattan", 2: "euclidean"}.get(p, "chebyshev")
+        by_p: Dict[float, str] = {1: "manhattan", 2: "euclidean"}
+        metric = by_p.get(p, "chebyshev")
     metric = metric_name(metric)  # ValueError for a metric epsjoin does not compute
     if metric_params:
         raise ValueError(f"metric_params are not supported, got {metric_params!r}")
