@@ -179,7 +179,7 @@ class DBSCAN:
         return self
 
     def _fit_on_device(self, X: Any) -> "DBSCAN":
-        b, A, _ = _device.check_device_pair(X, None, min_samples=1)
+        b, A, _ = _device.check_device_pair(X, None, min_samples=1, estimator="DBSCAN")
         settings = run_settings(self.engine, self.precision, False, self.n_jobs, self.memory_limit,
                                 self.device_memory_limit, self.device, self.params)
         labels, core, stats = _epsjoin.dbscan_device(A, float(self.eps), int(self.min_samples),

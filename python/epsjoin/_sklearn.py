@@ -115,7 +115,7 @@ def radius_neighbors_graph(
         include_self = mode == "connectivity"
     on_device = _device.any_on_device(X)
     if on_device:  # joined on its device; the graph is a cupyx/torch one
-        _, X, _ = _device.check_device_pair(X, None, min_samples=1)
+        _, X, _ = _device.check_device_pair(X, None, min_samples=1, estimator=_ESTIMATOR)
     else:
         X = check_points(X, min_samples=1, estimator=_ESTIMATOR)
     try:
