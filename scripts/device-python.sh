@@ -14,7 +14,8 @@
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
 #     --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
 #     -d WHEEL_DIR scipy scikit-learn joblib threadpoolctl narwhals cloudpickle pytest \
-#     iniconfig packaging pluggy pygments
+#     iniconfig packaging pluggy pygments mypy==2.4.1 ast-serialize librt mypy_extensions \
+#     pathspec typing_extensions scipy-stubs==1.17.1.5 optype
 # The device's own numpy, CuPy and PyTorch are used (the extension pins no numpy ABI: nanobind
 # talks DLPack and the buffer protocol). Exit status: pytest's.
 set -euo pipefail
