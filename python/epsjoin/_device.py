@@ -13,7 +13,7 @@ refused array in its message.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple, cast
 
 import numpy as np
 
@@ -53,7 +53,7 @@ class _Cupy:
         return self.xp.from_dlpack(array)
 
     def dtype_of(self, A: Any) -> np.dtype:
-        return np.dtype(A.dtype)
+        return cast(np.dtype, np.dtype(A.dtype))
 
     def astype(self, A: Any, dtype: Any) -> Any:
         return A.astype(dtype)
@@ -76,7 +76,7 @@ class _Cupy:
         return bool(self.xp.isfinite(A).all())
 
     def to_host(self, A: Any) -> np.ndarray:
-        return self.xp.asnumpy(A)
+        return cast(np.ndarray, self.xp.asnumpy(A))
 
     def upload(self, host: np.ndarray, like: Any) -> Any:
         with self.xp.cuda.Device(self.device_of(like)):
@@ -171,7 +171,7 @@ class _Torch:
         # bfloat16 (numpy has no such dtype; float32 holds its values exactly).
         if A.dtype == self.torch.bfloat16:
             A = A.float()
-        return A.detach().resolve_conj().resolve_neg().cpu().numpy()
+        return cast(np.ndarray, A.detach().resolve_conj().resolve_neg().cpu().numpy())
 
     def upload(self, host: np.ndarray, like: Any) -> Any:
         return self.torch.from_numpy(host).to(like.device)
@@ -269,7 +269,7 @@ def settings_on(settings: Any, b: Any, A: Any) -> Any:
 
 
 def table(b: Any, A: Any, B: Optional[Any], eps: float, include_self: bool, settings: Any
-          ) -> Tuple[Any, Any, dict]:
+          ) -> Tuple[Any, Any, Dict[str, Any]]:
     """(indptr int64, indices int32, stats): the library's table, left on the device."""
     indptr, indices, stats = _epsjoin.device_neighbor_table(
         A, B, eps, include_self, settings_on(settings, b, A))
@@ -302,7 +302,7 @@ def distances(b: Any, A: Any, B: Optional[Any], indptr: Any, indices: Any) -> An
 
 
 def graph(b: Any, A: Any, B: Optional[Any], eps: float, mode: str, include_self: bool,
-          sort_indices: bool, settings: Any) -> Tuple[Any, dict]:
+          sort_indices: bool, settings: Any) -> Tuple[Any, Dict[str, Any]]:
     indptr, indices, stats = table(b, A, B, eps, include_self, settings)
     n_cols = (A if B is None else B).shape[0]
     if sort_indices:
@@ -313,7 +313,7 @@ def graph(b: Any, A: Any, B: Optional[Any], eps: float, mode: str, include_self:
 
 
 def pairs(b: Any, A: Any, B: Optional[Any], eps: float, include_self: bool, sort: bool,
-          dtype: np.dtype, settings: Any) -> Tuple[Any, dict]:
+          dtype: np.dtype, settings: Any) -> Tuple[Any, Dict[str, Any]]:
     indptr, indices, stats = table(b, A, B, eps, include_self, settings)
     if sort:
         indices = sort_rows(b, indptr, indices, (A if B is None else B).shape[0])
@@ -326,9 +326,12 @@ def pairs(b: Any, A: Any, B: Optional[Any], eps: float, include_self: bool, sort
 
 
 def count(b: Any, A: Any, B: Optional[Any], eps: float, include_self: bool, per_row: bool,
-          settings: Any) -> Tuple[Any, dict]:
+          settings: Any) -> Tuple[Any, Dict[str, Any]]:
     """The total, or each query's count as a device array (the counts are uploaded: no table is
     ever formed, so there is none on the device to count from)."""
     total, rows, stats = _epsjoin.device_neighbor_counts(
         A, B, eps, include_self, per_row, settings_on(settings, b, A))
-    return (b.upload(rows.view(np.int64), A) if per_row else int(total)), stats
+    if not per_row:
+        return int(total), stats
+    assert rows is not None  # the extension returns the counts whenever per_row asks for them
+    return b.upload(rows.view(np.int64), A), stats

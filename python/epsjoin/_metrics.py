@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, List, Optional, cast
 
 import numpy as np
 
@@ -40,24 +40,25 @@ def set_geometry(settings: Any, metric: Any, boxsize: Any, n_features: int) -> N
 
 
 def pair_distances(X: np.ndarray, Y: np.ndarray, rows: np.ndarray, cols: np.ndarray,
-                   metric: str, box: Optional[list]) -> np.ndarray:
+                   metric: str, box: Optional[List[float]]) -> np.ndarray:
     """Distances of the pairs (X[rows], Y[cols]) in `metric` (float64), minimum image in `box`."""
     a = np.asarray(X, dtype=np.float64)[rows]
     b = np.asarray(Y, dtype=np.float64)[cols]
     if metric == "cosine":
         dot = np.einsum("ij,ij->i", a, b)
-        return 1.0 - dot / np.sqrt(np.einsum("ij,ij->i", a, a) * np.einsum("ij,ij->i", b, b))
+        return cast(np.ndarray,
+                    1.0 - dot / np.sqrt(np.einsum("ij,ij->i", a, a) * np.einsum("ij,ij->i", b, b)))
     if metric == "haversine":
         s_lat = np.sin((a[:, 0] - b[:, 0]) / 2)
         s_lon = np.sin((a[:, 1] - b[:, 1]) / 2)
         h = s_lat * s_lat + np.cos(a[:, 0]) * np.cos(b[:, 0]) * (s_lon * s_lon)
-        return 2.0 * np.arcsin(np.minimum(1.0, np.sqrt(h)))
+        return cast(np.ndarray, 2.0 * np.arcsin(np.minimum(1.0, np.sqrt(h))))
     diff = np.abs(a - b)
     if box:
         side = np.asarray(box)
         diff = np.minimum(diff, side - diff)
     if metric == "manhattan":
-        return diff.sum(axis=1)
+        return cast(np.ndarray, diff.sum(axis=1))
     if metric == "chebyshev":
-        return diff.max(axis=1, initial=0.0)
-    return np.sqrt((diff * diff).sum(axis=1))
+        return cast(np.ndarray, diff.max(axis=1, initial=0.0))
+    return cast(np.ndarray, np.sqrt((diff * diff).sum(axis=1)))

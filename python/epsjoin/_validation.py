@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 import numbers
+import operator
 import re
-from typing import Any, Callable, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -208,7 +209,7 @@ def memory_bytes(limit: MemorySize, name: str) -> int:
 _PRECISIONS = {"f64": "f64", "float64": "f64", "f32": "f32", "float32": "f32"}
 
 
-def _devices(device: Any) -> Tuple[list, bool]:
+def _devices(device: Any) -> Tuple[List[int], bool]:
     """device: an ordinal, a sequence of distinct ordinals, "all" (every visible GPU) or "auto"
     (every visible GPU, each join deciding whether spreading pays; device 0 when none is
     visible). The ordinals, and whether each join decides."""
@@ -228,8 +229,8 @@ def _devices(device: Any) -> Tuple[list, bool]:
     except TypeError:
         ordinals = None
     if (not ordinals or
-            not all(isinstance(d, numbers.Integral) and not isinstance(d, bool) and d >= 0
-                    for d in ordinals)):
+            not all(isinstance(d, numbers.Integral) and not isinstance(d, bool)
+                    and operator.index(d) >= 0 for d in ordinals)):
         raise ValueError(f"device must be a CUDA device ordinal >= 0, a list of them, 'auto' or "
                          f"'all', got {device!r}")
     if len(set(ordinals)) != len(ordinals):
