@@ -40,7 +40,9 @@ class _Cupy:
     def __init__(self) -> None:
         import cupy
 
-        self.xp = cupy
+        # Any: the checks of this package's hints must not depend on whether CuPy or torch (and
+        # their own hints) happen to be installed where mypy runs.
+        self.xp: Any = cupy
 
     def asarray(self, X: Any) -> Any:
         if isinstance(X, self.xp.ndarray):
@@ -106,13 +108,14 @@ class _Cupy:
               sorted_rows: bool) -> Any:
         import cupyx.scipy.sparse
 
+        sparse: Any = cupyx.scipy.sparse  # Any, as xp
         xp = self.xp
         if indices.shape[0] > _MAX_POINTS:
             raise MemoryError(
                 f"the graph has {indices.shape[0]} entries; cupyx.scipy.sparse.csr_matrix holds "
                 f"at most {_MAX_POINTS} (int32 indptr): use neighbor_table or count instead"
             )
-        graph = cupyx.scipy.sparse.csr_matrix(
+        graph = sparse.csr_matrix(
             (data, indices.astype(xp.int32, copy=False), indptr.astype(xp.int32)), shape=shape)
         if sorted_rows:
             graph.has_sorted_indices = True
@@ -127,7 +130,7 @@ class _Torch:
     def __init__(self) -> None:
         import torch
 
-        self.torch = torch
+        self.torch: Any = torch  # Any, as _Cupy.xp
 
     def asarray(self, X: Any) -> Any:
         return X
