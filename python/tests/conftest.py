@@ -95,3 +95,29 @@ def sigint_raises():
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
     signal.signal(signal.SIGINT, previous)
+
+
+def refusal(call, *args):
+    """(exception type, message) of what `call(*args)` refuses with, or None when it accepts."""
+    try:
+        call(*args)
+    except (ValueError, TypeError) as error:
+        return type(error), str(error)
+    return None
+
+
+KIB = 1024
+
+
+def smallest_limit(call):
+    """The smallest memory limit (to a KiB) under which `call(limit)` does not raise MemoryError."""
+    lo, hi = KIB, 1 << 30
+    assert call(hi) is not None
+    while hi - lo > KIB:
+        mid = (lo + hi) // 2
+        try:
+            call(mid)
+            hi = mid
+        except MemoryError:
+            lo = mid
+    return hi

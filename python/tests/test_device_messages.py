@@ -7,6 +7,7 @@ import pytest
 
 import epsjoin
 from epsjoin import _device
+from conftest import refusal
 
 validation = pytest.importorskip("sklearn.utils.validation")
 
@@ -104,14 +105,6 @@ JOINS = [
     lambda X, Y=None: epsjoin.pairs(X, 0.1, Y),
     lambda X, Y=None: epsjoin.count(X, 0.1, Y),
 ]
-
-
-def refusal(call, *args):
-    try:
-        call(*args)
-    except (ValueError, TypeError) as error:
-        return type(error), str(error)
-    return None
 
 
 def sklearn_refusal(X, name="X", estimator=None):

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import epsjoin
-from conftest import GPU_ENGINES, assert_same_csr, eps_for, lattice, oracle_pairs, oracle_table
+from conftest import (GPU_ENGINES, assert_same_csr, eps_for, lattice, oracle_pairs, oracle_table,
+                      refusal)
 
 
 def _gpu_missing():
@@ -269,14 +270,6 @@ BAD_ON_DEVICE = {
 }
 
 
-def _refusal(call, *args):
-    try:
-        call(*args)
-    except (ValueError, TypeError) as error:
-        return type(error), str(error)
-    return None
-
-
 @pytest.mark.parametrize("framework", ["cupy", "torch"])
 @pytest.mark.parametrize("kind", BAD_ON_DEVICE)
 def test_device_refusals_are_sklearns_for_the_host_copy(framework, kind):
@@ -287,11 +280,11 @@ def test_device_refusals_are_sklearns_for_the_host_copy(framework, kind):
     host = _host(Xd)
 
     def sklearn_says(name="X", estimator=None):
-        return _refusal(lambda A: validation.check_array(A, input_name=name,
+        return refusal(lambda A: validation.check_array(A, input_name=name,
                                                          estimator=estimator), host)
 
     for estimator in (None, "DBSCAN", "NearestNeighbors"):  # the suffix and the NaN paragraph
-        assert _refusal(lambda A: _device.check_device_pair(A, None, min_samples=1,
+        assert refusal(lambda A: _device.check_device_pair(A, None, min_samples=1,
                                                             estimator=estimator), Xd) == \
             sklearn_says(estimator=estimator)
     if kind == "0-samples":  # an empty result for the joins, as for host arrays
@@ -299,10 +292,10 @@ def test_device_refusals_are_sklearns_for_the_host_copy(framework, kind):
     want = sklearn_says()
     assert want is not None, "scikit-learn accepts it: not a bad input"
     for join in (epsjoin.neighbor_graph, epsjoin.neighbor_table, epsjoin.pairs, epsjoin.count):
-        assert _refusal(lambda A: join(A, 0.1), Xd) == want
+        assert refusal(lambda A: join(A, 0.1), Xd) == want
     width = host.shape[1] if host.ndim == 2 and host.shape[1] else 2  # X itself acceptable
     X = _to_device(framework, np.zeros((3, width)))
-    assert _refusal(lambda B: epsjoin.count(X, 0.1, B), Xd) == sklearn_says("Y")
+    assert refusal(lambda B: epsjoin.count(X, 0.1, B), Xd) == sklearn_says("Y")
 
 
 def test_cpu_engines_refuse_device_points():

@@ -6,13 +6,10 @@ import numpy as np
 import pytest
 
 import epsjoin
-from conftest import GPU_ENGINES, eps_for, lattice, oracle_pairs
+from conftest import GPU_ENGINES, KIB, eps_for, lattice, oracle_pairs, smallest_limit
 from test_gpu import _MISSING
 
 pytestmark = pytest.mark.skipif(bool(_MISSING), reason=_MISSING or "GPU present")
-
-KIB = 1024
-
 
 def sorted_rows(p):
     return p[np.lexsort((p[:, 1], p[:, 0]))]
@@ -44,19 +41,6 @@ def test_unsorted_pairs_at_ties_and_a_join_b(engine, rng):
     eps = eps_for(np.vstack([A, B]), 8, rng)
     np.testing.assert_array_equal(sorted_rows(epsjoin.pairs(A, eps, B, engine=engine)),
                                   oracle_pairs(A, eps, B))
-
-
-def smallest_limit(call):
-    lo, hi = KIB, 1 << 30
-    call(hi)
-    while hi - lo > KIB:
-        mid = (lo + hi) // 2
-        try:
-            call(mid)
-            hi = mid
-        except MemoryError:
-            lo = mid
-    return hi
 
 
 def test_streamed_pairs_need_no_table_and_keep_to_the_limit(rng):

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse
 
 import epsjoin
-from conftest import CPU_ENGINES
+from conftest import CPU_ENGINES, refusal
 
 FUNCTIONS = [
     lambda X, **kw: epsjoin.neighbor_graph(X, 0.1, **kw),
@@ -89,14 +89,6 @@ BAD_INPUTS = {
 # Zero points is an empty result for the epsjoin functions, as for cKDTree
 # (test_empty_inputs_give_empty_results), where check_array refuses it.
 EMPTY_IS_LEGAL = {"0-samples"}
-
-
-def refusal(call, X):
-    try:
-        call(X)
-    except (ValueError, TypeError) as error:
-        return type(error), str(error)
-    return None
 
 
 def sklearn_refusal(X, reference=None):

@@ -9,27 +9,10 @@ import epsjoin
 from epsjoin import _epsjoin
 from epsjoin._validation import run_settings
 
-from conftest import CPU_ENGINES, lattice
+from conftest import CPU_ENGINES, KIB, lattice, smallest_limit
 
 X = lattice(60, 2)  # 3,600 points; eps = 3 spacings: ties at exactly eps, ~27 neighbours each
 EPS = 3.0
-KIB = 1024
-
-
-def smallest_limit(call):
-    """The smallest memory limit (to a KiB) under which `call(limit)` does not raise MemoryError."""
-    lo, hi = KIB, 1 << 30
-    assert call(hi) is not None
-    while hi - lo > KIB:
-        mid = (lo + hi) // 2
-        try:
-            call(mid)
-            hi = mid
-        except MemoryError:
-            lo = mid
-    return hi
-
-
 def rows_path_pairs(limit, engine):
     # The rows cut to pairs (the path of the engines that fill rows), whatever the engine.
     settings = run_settings(engine, "float64", False, 1, limit, None, 0, {})
