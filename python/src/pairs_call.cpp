@@ -45,12 +45,6 @@ struct plain_default_init : std::allocator<T> {
 };
 using pairs_vector = std::vector<std::int64_t, plain_default_init<std::int64_t>>;
 
-/// Whether (i, j) is among the pairs returned: j > i (j >= i with self pairs) of a self-join's
-/// ordered pairs, every pair of an A x B join.
-bool kept_pair(bool self_join, bool include_self, std::uint64_t i, std::uint64_t j) {
-  return !self_join || j > i || (include_self && j == i);
-}
-
 /// A join's unique pairs: rows from the engines that fill rows (cut to their upper half
 /// afterwards), or pairs, each unordered pair once, from a self-join that finds each pair once
 /// (cpu-grid's halved patterns, super-ego) and from the engines that hand over pairs. The pairs
@@ -59,8 +53,8 @@ class upper_pairs_sink final : public epsjoin::result_sink {
  public:
   explicit upper_pairs_sink(placed_pairs* place = nullptr) : place_(place) {}
   void begin(const epsjoin::sink_info& info) override {
-    self_join_ = info.self_join;
-    include_self_ = info.include_self;
+    keep_all_ = !info.self_join;
+    keep_self_ = info.include_self;
     rows_ = false;
     batches_.clear();
     table_.begin(info);
@@ -76,36 +70,59 @@ class upper_pairs_sink final : public epsjoin::result_sink {
   void begin_row_blocks(std::span<const std::uint32_t> /*counts*/) override {}
   void consume_row_block(std::size_t first_query, std::span<const std::uint64_t> offsets,
                          std::span<const std::uint32_t> neighbors) override {
-    place([&](auto emit) {
-      for (std::size_t r = 0; r + 1 < offsets.size(); ++r) {
-        const std::size_t q = first_query + r;
-        for (std::uint64_t k = offsets[r] - offsets[0]; k < offsets[r + 1] - offsets[0]; ++k) {
-          if (kept(q, neighbors[k])) emit(q, neighbors[k]);
-        }
+    const auto row = [&](std::size_t r) {
+      return neighbors.subspan(offsets[r] - offsets[0], offsets[r + 1] - offsets[r]);
+    };
+    const auto keep = [&](std::size_t q, std::uint32_t j) {
+      return keep_all_ || j > q || (keep_self_ && j == q);
+    };
+    std::uint64_t n = 0;
+    for (std::size_t r = 0; r + 1 < offsets.size(); ++r) {
+      for (const std::uint32_t j : row(r)) n += keep(first_query + r, j);
+    }
+    if (n == 0) return;
+    std::int64_t* out = place_->claim(n);
+    for (std::size_t r = 0; r + 1 < offsets.size(); ++r) {
+      const std::size_t q = first_query + r;
+      for (const std::uint32_t j : row(r)) {
+        if (!keep(q, j)) continue;
+        *out++ = static_cast<std::int64_t>(q);
+        *out++ = j;
       }
-    });
+    }
   }
   void consume(std::span<const epsjoin::index_pair> pairs) override {
+    const auto keep = [&](const epsjoin::index_pair& p) {
+      return keep_all_ || p.query < p.neighbor || (keep_self_ && p.query == p.neighbor);
+    };
     if (place_ != nullptr) {
-      return place([&](auto emit) {
-        for (const epsjoin::index_pair& p : pairs) {
-          if (kept(p.query, p.neighbor)) emit(p.query, p.neighbor);
-        }
-      });
+      std::uint64_t n = 0;
+      for (const epsjoin::index_pair& p : pairs) n += keep(p);
+      if (n == 0) return;
+      std::int64_t* out = place_->claim(n);
+      for (const epsjoin::index_pair& p : pairs) {
+        if (!keep(p)) continue;
+        *out++ = p.query;
+        *out++ = p.neighbor;
+      }
+      return;
     }
-    std::vector<epsjoin::index_pair> batch;
-    batch.reserve(self_join_ ? pairs.size() / 2 + 1 : pairs.size());
+    std::vector<epsjoin::index_pair> kept;
+    kept.reserve(keep_all_ ? pairs.size() : pairs.size() / 2 + 1);
     for (const epsjoin::index_pair& p : pairs) {
-      if (kept(p.query, p.neighbor)) batch.push_back(p);
+      if (keep(p)) kept.push_back(p);
     }
-    add(std::move(batch));
+    add(std::move(kept));
   }
   bool wants_unordered_pairs() const override { return true; }
   void consume_unordered(std::span<const epsjoin::index_pair> pairs) override {
     if (place_ == nullptr) return add({pairs.begin(), pairs.end()});
-    place([&](auto emit) {
-      for (const epsjoin::index_pair& p : pairs) emit(p.query, p.neighbor);
-    });
+    if (pairs.empty()) return;
+    std::int64_t* out = place_->claim(pairs.size());
+    for (const epsjoin::index_pair& p : pairs) {
+      *out++ = p.query;
+      *out++ = p.neighbor;
+    }
   }
   void finish() override {
     if (rows_) table_.finish();
@@ -115,10 +132,10 @@ class upper_pairs_sink final : public epsjoin::result_sink {
   /// while collected, none when placed...
   double bytes_kept_per_pair() const override {
     const double kept = place_ != nullptr ? 0 : 8;
-    return self_join_ ? kept / 2 : kept;
+    return keep_all_ ? kept : kept / 2;
   }
   /// ... and 16 in the int64 result, whether placed, grouped or cut from rows.
-  double bytes_added_per_pair() const override { return self_join_ ? 8 : 16; }
+  double bytes_added_per_pair() const override { return keep_all_ ? 16 : 8; }
   /// True when the rows were filled (the pairs are then cut from table()).
   bool rows_delivered() const noexcept { return rows_; }
   const epsjoin::neighbor_table& table() const noexcept { return table_.table(); }
@@ -126,29 +143,13 @@ class upper_pairs_sink final : public epsjoin::result_sink {
   std::vector<std::vector<epsjoin::index_pair>> release_batches() noexcept { return std::move(batches_); }
 
  private:
-  bool kept(std::uint64_t i, std::uint64_t j) const {
-    return kept_pair(self_join_, include_self_, i, j);
-  }
-  /// The pairs `visit(emit)` emits, written into the placed pairs with one claim: visited twice,
-  /// first to count them.
-  template <class Visit>
-  void place(Visit visit) {
-    std::uint64_t n = 0;
-    visit([&n](std::uint64_t, std::uint64_t) { ++n; });
-    if (n == 0) return;
-    std::int64_t* out = place_->claim(n);
-    visit([&out](std::uint64_t i, std::uint64_t j) {
-      *out++ = static_cast<std::int64_t>(i);
-      *out++ = static_cast<std::int64_t>(j);
-    });
-  }
   void add(std::vector<epsjoin::index_pair> batch) {
     if (batch.empty()) return;
     std::lock_guard lock(mutex_);
     batches_.push_back(std::move(batch));
   }
   placed_pairs* place_;
-  bool self_join_ = false, include_self_ = false, rows_ = false;
+  bool keep_all_ = false, keep_self_ = false, rows_ = false;
   epsjoin::csr_sink table_{false};
   std::mutex mutex_;
   std::vector<std::vector<epsjoin::index_pair>> batches_;
@@ -159,7 +160,7 @@ class upper_pairs_sink final : public epsjoin::result_sink {
 void cut_rows(const epsjoin::neighbor_table& t, bool upper, bool include_self, bool sort,
               unsigned threads, pairs_vector& pairs) {
   const std::size_t n = t.n_queries();
-  auto kept = [&](std::size_t i, std::uint32_t j) { return kept_pair(upper, include_self, i, j); };
+  auto kept = [&](std::size_t i, std::uint32_t j) { return !upper || j > i || (j == i && include_self); };
   std::vector<std::uint64_t> start(n + 1, 0);  // where row i's pairs begin in the output
   for_row_blocks(n, threads, [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
