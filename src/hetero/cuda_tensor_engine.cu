@@ -6,14 +6,17 @@
 // the three designs the dissertation lists, the first (two kernels on separate streams, the
 // default) reuses both kernels unchanged, and the notes measure how far the two really overlap;
 // the second (design=blocks: one kernel whose blocks are of two kinds, hetero/fused_blocks.cuh)
-// runs the same two warps' code inside one launch. Params:
+// runs the same two warps' code inside one launch; the third (design=warps: one kernel whose
+// blocks hold warps of both kinds, hetero/shared_tiles.cuh) stages each tile of a cell's
+// candidates once in shared memory for both kinds of warps. Params:
 //   split        auto (the model: a probe of both kernels on the same items) | 0 to 1: the
 //                share of the candidates to the tensor cores (0: CUDA cores alone, 1: tensor
 //                cores alone)
 //   probe_items  work items the probe times each kernel on (default 1024)
 //   streams      two (default: both kernels at once) | one (one after the other on one stream:
 //                the baseline the overlap is measured against)
-//   design       streams (default) | blocks (from 9 dimensions; streams below)
+//   design       streams (default) | blocks (from 9 dimensions) | warps (9 to 256 dimensions);
+//                streams outside those
 //   order        design=blocks: interleaved (default: the kinds alternate along the grid) |
 //                tensor-first (the ablation)
 // and lbjoin's stage_dims and the pipeline's sort, fill, index_dims, segment_ids, chunk_ids, mode
@@ -33,12 +36,21 @@ namespace {
 struct cuda_tensor_params final : engine_params {
   double share = -1;  ///< the tensor cores' share of the candidates; negative: the model's
   std::uint32_t probe_items = 1024;
-  bool two_streams = true;
-  bool fused_blocks = false;
-  hetero::block_order order = hetero::block_order::interleaved;
+  hetero::split_design design = hetero::split_design::two_streams;
   lbjoin::kernel_choice cuda;
   row_join::row_join_params rows;
 };
+
+const char* design_name(hetero::split_design design) {
+  switch (design) {
+    case hetero::split_design::two_streams: return "streams, streams two";
+    case hetero::split_design::one_stream: return "streams, streams one";
+    case hetero::split_design::blocks_interleaved: return "blocks, interleaved";
+    case hetero::split_design::blocks_tensor_first: return "blocks, tensor first";
+    case hetero::split_design::warps: return "warps";
+  }
+  return "?";
+}
 
 class cuda_tensor_engine final : public tensor::tensor_engine {
  public:
@@ -68,22 +80,31 @@ class cuda_tensor_engine final : public tensor::tensor_engine {
     p->probe_items = static_cast<std::uint32_t>(
         reader.uint("probe_items", param_kind::tuning,
                     "work items the probe times each kernel on (default 1024)", 1024, 1, 1u << 20));
-    p->two_streams = reader.choice("streams", param_kind::ablation,
-                                   "two (both kernels at once) | one (one after the other)",
-                                   {"two", "one"}, "two") == "two";
-    p->fused_blocks =
-        reader.choice("design", param_kind::ablation,
-                      "streams (two kernels on two streams) | blocks (one kernel whose blocks are "
-                      "of the two kinds, from 9 dimensions; streams below)",
-                      {"streams", "blocks"}, "streams") == "blocks";
-    EPSJOIN_EXPECTS(!p->fused_blocks || p->two_streams,
+    const bool two_streams = reader.choice("streams", param_kind::ablation,
+                                           "two (both kernels at once) | one (one after the "
+                                           "other); design=streams",
+                                           {"two", "one"}, "two") == "two";
+    const std::string design = reader.choice(
+        "design", param_kind::ablation,
+        "streams (two kernels on two streams) | blocks (one kernel whose blocks are of the two "
+        "kinds, from 9 dimensions) | warps (one kernel whose blocks hold warps of both kinds "
+        "sharing candidates in shared memory, 9 to 256 dimensions); streams outside those",
+        {"streams", "blocks", "warps"}, "streams");
+    EPSJOIN_EXPECTS(design == "streams" || two_streams,
                     "parameter streams applies to design=streams (one kernel has one stream)");
-    if (reader.choice("order", param_kind::ablation,
+    const bool tensor_first =
+        reader.choice("order", param_kind::ablation,
                       "interleaved (the two kinds of blocks alternate along the grid) | "
                       "tensor-first (every tensor block before the CUDA blocks); design=blocks",
-                      {"interleaved", "tensor-first"}, "interleaved") == "tensor-first") {
-      EPSJOIN_EXPECTS(p->fused_blocks, "parameter order applies to design=blocks");
-      p->order = hetero::block_order::tensor_first;
+                      {"interleaved", "tensor-first"}, "interleaved") == "tensor-first";
+    EPSJOIN_EXPECTS(!tensor_first || design == "blocks", "parameter order applies to design=blocks");
+    if (design == "warps") {
+      p->design = hetero::split_design::warps;
+    } else if (design == "blocks") {
+      p->design = tensor_first ? hetero::split_design::blocks_tensor_first
+                               : hetero::split_design::blocks_interleaved;
+    } else {
+      p->design = two_streams ? hetero::split_design::two_streams : hetero::split_design::one_stream;
     }
     p->cuda = lbjoin::read_kernel_choice(reader, true);
     p->rows = row_join::read_row_join_params(reader, true, false);
@@ -92,15 +113,10 @@ class cuda_tensor_engine final : public tensor::tensor_engine {
                     "other row would come from the other cell's kernel, which may decide a pair at "
                     "eps differently");
     p->rows.lid_unicomp = false;
-    p->rows.summary =
-        concat("split ", p->share < 0 ? std::string("auto") : concat(p->share), ", design ",
-               p->fused_blocks ? (p->order == hetero::block_order::interleaved
-                                      ? "blocks, interleaved"
-                                      : "blocks, tensor first")
-                               : "streams",
-               ", streams ",
-               p->two_streams ? "two" : "one", ", sort ", p->rows.sort ? "on" : "off",
-               ", pattern full", p->rows.index_dims == 0 ? ", brute force" : "");
+    p->rows.summary = concat("split ", p->share < 0 ? std::string("auto") : concat(p->share),
+                             ", design ", design_name(p->design), ", sort ",
+                             p->rows.sort ? "on" : "off", ", pattern full",
+                             p->rows.index_dims == 0 ? ", brute force" : "");
     return p;
   }
 
@@ -113,8 +129,7 @@ class cuda_tensor_engine final : public tensor::tensor_engine {
     }
     with_precision(req.options.precision, [&]<class T>() {
       hetero::split_kernels<T> kernels(req.options.eps, req.options.approximate, p.cuda, p.share,
-                                       p.probe_items, p.two_streams, p.fused_blocks,
-                                       p.order);
+                                       p.probe_items, p.design);
       row_join::run_row_join<T>(req, p.rows, kernels);
     });
   }

@@ -25,6 +25,13 @@ struct side_clocks {
   unsigned long long tensor_start, tensor_end, cuda_start, cuda_end;
 };
 
+/// The device's global timer, in nanoseconds, for those stamps.
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
 inline constexpr unsigned fused_min_dims = 9;
 
 /// Where each kind's blocks lie in the grid.

@@ -18,12 +18,6 @@ using row_join::block_threads;
 using row_join::pass;
 using row_join::warps_per_block;
 
-__device__ __forceinline__ unsigned long long global_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
 /// Block b's kind and its index among the blocks of that kind. Interleaved, the CUDA blocks
 /// before b number floor(b * C / B) (C of B blocks), so each kind keeps its share of every stretch
 /// of the grid, and hence of every wave the scheduler puts on the SMs.

@@ -71,6 +71,10 @@ void split_kernels<T>::launch(const row_join::join_view<T>& view, const row_join
     if (fixed_share_ < 0) probe(view, host, work, out, config, stream);
     choose_cells(host, work);
   }
+  if (design_ == split_design::warps && one_kernel(view.d)) {
+    launch_warps(view, host, work, out, p, stream);
+    return;
+  }
   // Each side's items in the launch's order (heaviest first within a segment).
   std::vector<row_join::work_item> to_tensor, to_cuda;
   std::uint64_t tensor_work = 0, cuda_work = 0;
@@ -86,13 +90,13 @@ void split_kernels<T>::launch(const row_join::join_view<T>& view, const row_join
   // The stream has waited for the last launch's both sides (below), so their lists are free.
   upload(tensor_items_, to_tensor, stream);
   upload(cuda_items_, to_cuda, stream);
-  if (fused_blocks_ && view.d >= fused_min_dims) {
+  if (one_kernel(view.d)) {
     launch_fused(view, static_cast<std::uint32_t>(to_tensor.size()), tensor_work,
                  static_cast<std::uint32_t>(to_cuda.size()), cuda_work, out, p, stream);
     return;
   }
 
-  cudaStream_t side = two_streams_ ? side_.get() : stream;
+  cudaStream_t side = design_ == split_design::one_stream ? stream : side_.get();
   fork_.record(stream);
   EPSJOIN_CUDA_TRY(cudaStreamWaitEvent(side, fork_.get(), 0));
   tensor_start_.record(stream);
@@ -122,20 +126,18 @@ void split_kernels<T>::launch(const row_join::join_view<T>& view, const row_join
 }
 
 template <class T>
-void split_kernels<T>::launch_fused(const row_join::join_view<T>& view, std::uint32_t n_tensor,
-                                    std::uint64_t tensor_work, std::uint32_t n_cuda,
-                                    std::uint64_t cuda_work, const row_join::row_output& out,
-                                    row_join::pass p, cudaStream_t stream) {
-  fused_ran_ = true;
+void split_kernels<T>::reset_clocks(cudaStream_t stream) {
+  one_kernel_ran_ = true;
   if (clocks_.data() == nullptr) clocks_.reserve(1);
   // From pageable memory: the call returns once `unset` is staged.
   const side_clocks unset{~0ull, 0, ~0ull, 0};
   EPSJOIN_CUDA_TRY(
       cudaMemcpyAsync(clocks_.data(), &unset, sizeof unset, cudaMemcpyHostToDevice, stream));
-  launch_fused_blocks<T>(view, tensor_.view(), tensor_items_.data(), n_tensor, cuda_items_.data(),
-                         n_cuda, out, p, cuda_stage_dims_, order_, clocks_.data(),
-                         stream);
-  if (p != row_join::pass::count) return;
+}
+
+template <class T>
+void split_kernels<T>::add_clocks(std::uint64_t tensor_work, std::uint64_t cuda_work,
+                                  cudaStream_t stream) {
   side_clocks stamps{};
   EPSJOIN_CUDA_TRY(
       cudaMemcpyAsync(&stamps, clocks_.data(), sizeof stamps, cudaMemcpyDeviceToHost, stream));
@@ -149,6 +151,57 @@ void split_kernels<T>::launch_fused(const row_join::join_view<T>& view, std::uin
   timing_.cuda_seconds += span(stamps.cuda_start, stamps.cuda_end);
   timing_.both_seconds += span(std::min(stamps.tensor_start, stamps.cuda_start),
                                std::max(stamps.tensor_end, stamps.cuda_end));
+}
+
+template <class T>
+void split_kernels<T>::launch_fused(const row_join::join_view<T>& view, std::uint32_t n_tensor,
+                                    std::uint64_t tensor_work, std::uint32_t n_cuda,
+                                    std::uint64_t cuda_work, const row_join::row_output& out,
+                                    row_join::pass p, cudaStream_t stream) {
+  reset_clocks(stream);
+  launch_fused_blocks<T>(view, tensor_.view(), tensor_items_.data(), n_tensor, cuda_items_.data(),
+                         n_cuda, out, p, cuda_stage_dims_,
+                         design_ == split_design::blocks_interleaved ? block_order::interleaved
+                                                                     : block_order::tensor_first,
+                         clocks_.data(), stream);
+  if (p == row_join::pass::count) add_clocks(tensor_work, cuda_work, stream);
+}
+
+template <class T>
+void split_kernels<T>::launch_warps(const row_join::join_view<T>& view,
+                                    const std::vector<row_join::work_item>& host,
+                                    const std::vector<std::uint64_t>& work,
+                                    const row_join::row_output& out, row_join::pass p,
+                                    cudaStream_t stream) {
+  if (kinds_.empty()) {
+    // Fixed at the first launch, like the cells of the other designs: the kinds entered in
+    // kinds_ assume this many tensor warps a block.
+    tensor_warps_ = tensor_warps_for(model_.share, row_join::warps_per_block);
+    kinds_.assign(std::max<std::uint32_t>(n_queries_, 1), item_kind::unset);
+  }
+  const warp_tasks<row_join::work_item> tasks = build_warp_tasks<row_join::work_item>(
+      host, work, tensor_warps_, row_join::warps_per_block, kinds_);
+  const std::uint32_t n_tasks = tasks.tasks();
+  if (n_tasks == 0) return;
+  // Copied in stream order, after the last launch has read the buffers; from pageable memory,
+  // so the calls return once the vectors are staged.
+  slots_.reserve(tasks.slots.size());
+  shared_cell_.reserve(n_tasks);
+  EPSJOIN_CUDA_TRY(cudaMemcpyAsync(slots_.data(), tasks.slots.data(),
+                                   tasks.slots.size() * sizeof(row_join::work_item),
+                                   cudaMemcpyHostToDevice, stream));
+  EPSJOIN_CUDA_TRY(cudaMemcpyAsync(shared_cell_.data(), tasks.shared_cell.data(),
+                                   n_tasks * sizeof(std::uint32_t), cudaMemcpyHostToDevice,
+                                   stream));
+  reset_clocks(stream);
+  launch_shared_tiles<T>(view, tensor_.view(), slots_.data(), shared_cell_.data(), n_tasks,
+                         tensor_warps_, out, p, cuda_stage_dims_, clocks_.data(), stream);
+  if (p == row_join::pass::count) {
+    tasks_ += n_tasks;
+    shared_tasks_ += tasks.shared_tasks;
+    busy_slots_ += tasks.busy_slots;
+    add_clocks(tasks.tensor_work, tasks.cuda_work, stream);
+  }
 }
 
 template <class T>
@@ -235,22 +288,47 @@ void split_kernels<T>::probe(const row_join::join_view<T>& view,
 }
 
 template <class T>
+std::string split_kernels<T>::kernel_note() const {
+  constexpr const char* tensor_code = "meta-16q's FP16 x FP16 -> FP32 m16n8k16 tiles";
+  constexpr const char* cuda_code = "lbjoin's tiled CUDA-core";
+  if (!one_kernel_ran_) {
+    const bool one_stream = design_ == split_design::one_stream;
+    return concat("split: ", tensor_code, " kernel on the heaviest items, ", cuda_code,
+                  " kernel on the rest, ", one_stream ? "one after the other" : "on two streams at once",
+                  one_stream || design_ == split_design::two_streams
+                      ? std::string()
+                      : concat(" (the design of one kernel runs from ", fused_min_dims,
+                               design_ == split_design::warps ? concat(" to ", warps_max_dims)
+                                                              : std::string(),
+                               " dimensions)"));
+  }
+  if (design_ == split_design::warps) {
+    return concat("split: one kernel whose blocks hold warps of both kinds, ", tensor_code,
+                  " warps and ", cuda_code,
+                  " warps; a block's items of one cell share each tile of 32 candidates in "
+                  "shared memory; each side timed by its warps' own stamps");
+  }
+  return concat("split: one kernel of two kinds of blocks (",
+                design_ == split_design::blocks_interleaved ? "interleaved" : "tensor blocks first",
+                "), ", tensor_code, " warps on the heaviest items, ", cuda_code,
+                " warps on the rest; each side timed by its blocks' own stamps");
+}
+
+template <class T>
 void split_kernels<T>::report(join_stats& stats, std::uint64_t /*pairs*/) {
   const split_timing& t = timing_;
-  stats.notes.push_back(
-      {"kernel",
-       fused_ran_
-           ? concat("split: one kernel of two kinds of blocks (",
-                    order_ == block_order::interleaved ? "interleaved" : "tensor blocks first",
-                    "), meta-16q's FP16 x FP16 -> FP32 m16n8k16 tiles warps on the heaviest items, "
-                    "lbjoin's tiled CUDA-core warps on the rest; each side timed by its blocks' "
-                    "own stamps")
-           : concat("split: meta-16q's FP16 x FP16 -> FP32 m16n8k16 tiles kernel on the heaviest "
-                    "items, lbjoin's tiled CUDA-core kernel on the rest, ",
-                    two_streams_ ? "on two streams at once" : "one after the other",
-                    fused_blocks_ ? concat(" (design blocks runs from ", fused_min_dims,
-                                           " dimensions)")
-                                  : std::string())});
+  stats.notes.push_back({"kernel", kernel_note()});
+  if (design_ == split_design::warps && one_kernel_ran_) {
+    stats.notes.push_back(
+        {"split warps",
+         concat(tensor_warps_, " tensor and ", row_join::warps_per_block - tensor_warps_,
+                " CUDA-core warps a block; counting pass: ", tasks_, " tasks, ", shared_tasks_,
+                " of them on one cell's shared tiles; ",
+                tasks_ == 0 ? 0.0
+                            : 100.0 * static_cast<double>(busy_slots_) /
+                                  static_cast<double>(tasks_ * row_join::warps_per_block),
+                "% of the warps busy")});
+  }
   if (model_.probed) {
     stats.notes.push_back(
         {"split model",

@@ -9,13 +9,16 @@
 // the other's, and a row counted by one and filled by the other would not fit its place. Hence
 // cells, not positions in a launch's list (the fill's lists are cut into segments and differ from
 // the count's), and the FULL pattern only (under LID-UNICOMP a pair's count in the other row
-// comes from the other cell's kernel).
+// comes from the other cell's kernel). The third design (design=warps) divides a cell's items
+// between its blocks' two kinds of warps instead, and keeps each item's kind by its first
+// position (hetero/warp_tasks.hpp).
 //
-// Which cells: those of the heaviest work a query, until the tensor cores hold their share of
+// Which cells (designs 1 and 2): those of the heaviest work a query, until the tensor cores hold their share of
 // the candidates. The share is the engine's `split`, or the model's: a probe times each kernel on
 // the same sample of items before the counting pass and gives each side its candidates a second;
 // the share that makes both sides end together is thr_tensor / (thr_tensor + thr_cuda), and the
-// modelled time of the pass is max(W_tensor / thr_tensor, W_cuda / thr_cuda).
+// modelled time of the pass is max(W_tensor / thr_tensor, W_cuda / thr_cuda). Design 3 gives
+// the tensor cores round(8 x share) of each block's 8 warps.
 
 #include <algorithm>
 #include <cstdint>
@@ -26,6 +29,8 @@
 #include "gpu/memory.cuh"
 #include "gpu/row_join/row_join.cuh"
 #include "hetero/fused_blocks.cuh"
+#include "hetero/shared_tiles.cuh"
+#include "hetero/warp_tasks.hpp"
 #include "tensor/meta16q/meta16q_kernels.cuh"
 
 namespace epsjoin::detail::hetero {
@@ -53,25 +58,30 @@ struct split_timing {
   double both_seconds = 0;                                   ///< counting pass, fork to join
 };
 
+/// How the two kinds of cores share a launch (dissertation 7.2.2's three designs, and the
+/// ablations that measure them).
+enum class split_design {
+  two_streams,          ///< two kernels at once, on two streams
+  one_stream,           ///< the same two kernels one after the other: the overlap's baseline
+  blocks_interleaved,   ///< one kernel of two kinds of blocks, alternating along the grid
+  blocks_tensor_first,  ///< the same, every tensor block first: the ablation
+  warps,                ///< one kernel whose blocks hold warps of both kinds (shared_tiles.cuh)
+};
+
 template <class T>
 class split_kernels final : public row_join::row_join_kernel<T> {
  public:
-  /// `share`: the tensor cores' share of the candidates, or negative for the model's.
-  /// `two_streams`: the two kernels at once (else one after the other on the pipeline's stream,
-  /// the baseline that measures the overlap). `fused_blocks`: from fused_min_dims dimensions,
-  /// one kernel whose blocks are of the two kinds instead (hetero/fused_blocks.cuh), laid out
-  /// in the grid by `order`.
+  /// `share`: the tensor cores' share of the candidates, or negative for the model's. The
+  /// designs of one kernel run from fused_min_dims dimensions (warps: to warps_max_dims), the
+  /// two streams outside that.
   split_kernels(double eps, bool approximate, const lbjoin::kernel_choice& cuda, double share,
-                std::uint32_t probe_items, bool two_streams, bool fused_blocks,
-                block_order order = block_order::interleaved)
+                std::uint32_t probe_items, split_design design)
       : tensor_(eps, approximate, tensor::kernel_choice::tiles, 0),
         cuda_(cuda),
         cuda_stage_dims_(cuda.stage_dims),
         fixed_share_(share),
         probe_items_(probe_items),
-        two_streams_(two_streams),
-        fused_blocks_(fused_blocks),
-        order_(order) {}
+        design_(design) {}
 
   unsigned item_queries() const override { return 32; }
   unsigned workload_lanes() const override { return 0; }
@@ -113,16 +123,37 @@ class split_kernels final : public row_join::row_join_kernel<T> {
   void launch_fused(const row_join::join_view<T>& view, std::uint32_t n_tensor,
                     std::uint64_t tensor_work, std::uint32_t n_cuda, std::uint64_t cuda_work,
                     const row_join::row_output& out, row_join::pass p, cudaStream_t stream);
+  /// The launch's items as tasks of the kernel whose blocks hold warps of both kinds.
+  void launch_warps(const row_join::join_view<T>& view,
+                    const std::vector<row_join::work_item>& host,
+                    const std::vector<std::uint64_t>& work, const row_join::row_output& out,
+                    row_join::pass p, cudaStream_t stream);
+  bool one_kernel(int d) const {
+    if (design_ == split_design::warps) {
+      return d >= static_cast<int>(fused_min_dims) && d <= static_cast<int>(warps_max_dims);
+    }
+    return (design_ == split_design::blocks_interleaved ||
+            design_ == split_design::blocks_tensor_first) &&
+           d >= static_cast<int>(fused_min_dims);
+  }
+  std::string kernel_note() const;
+  /// Resets the clocks the one-kernel designs stamp, before a launch.
+  void reset_clocks(cudaStream_t stream);
+  /// Adds a counting launch's stamps to the timing.
+  void add_clocks(std::uint64_t tensor_work, std::uint64_t cuda_work, cudaStream_t stream);
 
   meta16q::meta_kernels<T> tensor_;
   lbjoin::lbjoin_kernels<T> cuda_;
   unsigned cuda_stage_dims_;
   double fixed_share_;
   std::uint32_t probe_items_;
-  bool two_streams_;
-  bool fused_blocks_;
-  block_order order_;
-  bool fused_ran_ = false;
+  split_design design_;
+  bool one_kernel_ran_ = false;
+  unsigned tensor_warps_ = 0;      // design warps: of a block's warps_per_block
+  std::vector<item_kind> kinds_;   // design warps: by an item's first position
+  std::uint64_t tasks_ = 0, shared_tasks_ = 0, busy_slots_ = 0;  // counting pass
+  device_buffer<row_join::work_item> slots_;
+  device_buffer<std::uint32_t> shared_cell_;
   device_buffer<side_clocks> clocks_;
   std::uint32_t n_queries_ = 0;
   split_model model_;

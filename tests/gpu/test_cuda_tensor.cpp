@@ -81,6 +81,29 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(
      {{"design", "blocks"}, {"split", "0.3"}, {"segment_ids", "64"}, {"chunk_ids", "16"}},
      scalar_type::f32});
 
+// The third design (one kernel whose blocks hold warps of both kinds sharing each cell's
+// candidate tiles in shared memory), from 9 to 256 dimensions; outside, the property cases run
+// the first.
+EPSJOIN_ENGINE_PROPERTY_TESTS(cuda_tensor_warps_f64, {"cuda-tensor", {{"design", "warps"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(cuda_tensor_warps_f32,
+                              {"cuda-tensor", {{"design", "warps"}}, scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(cuda_tensor_warps_all_cuda_f64,
+                              {"cuda-tensor", {{"design", "warps"}, {"split", "0"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(cuda_tensor_warps_all_tensor_f32,
+                              {"cuda-tensor", {{"design", "warps"}, {"split", "1"}}, scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(cuda_tensor_warps_half_records_f64,
+                              {"cuda-tensor", {{"design", "warps"}, {"split", "0.5"}, {"fill", "records"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(
+    cuda_tensor_warps_segments_f32,
+    {"cuda-tensor",
+     {{"design", "warps"}, {"split", "0.3"}, {"segment_ids", "64"}, {"chunk_ids", "16"}},
+     scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(
+    cuda_tensor_warps_segments_second_pass_f64,
+    {"cuda-tensor",
+     {{"design", "warps"}, {"split", "0.7"}, {"fill", "second-pass"}, {"segment_ids", "64"},
+      {"chunk_ids", "16"}}});
+
 epsjoin::neighbor_table run_csr(const epsjoin::dataset& pts, double eps,
                                 std::map<std::string, std::string> params,
                                 epsjoin::join_stats* stats = nullptr,
@@ -109,6 +132,10 @@ TEST(cuda_tensor, sanitizer_case_small_joins_in_every_mode) {
       {{"split", "0.5"}, {"design", "blocks"}},
       {{"split", "0.5"}, {"design", "blocks"}, {"fill", "records"}},
       {{"split", "0.5"}, {"design", "blocks"}, {"order", "tensor-first"}},
+      {{"split", "0.5"}, {"design", "warps"}},
+      {{"split", "0.5"}, {"design", "warps"}, {"fill", "records"}},
+      {{"split", "0"}, {"design", "warps"}},
+      {{"split", "1"}, {"design", "warps"}},
   };
   for (const auto& params : modes) {
     const auto table = run_csr(pts, eps, params);
@@ -171,6 +198,49 @@ TEST(cuda_tensor, the_kernel_of_two_kinds_of_blocks_times_each_side) {
   try {
     run_csr(pts, eps, {{"order", "tensor-first"}});
     FAIL() << "order=tensor-first was accepted with design=streams";
+  } catch (const epsjoin::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("order applies to design=blocks"), std::string::npos)
+        << e.what();
+  }
+}
+
+// design=warps at 16-D and 64-D: the same table, both sides busy and timed by their warps'
+// stamps, and most warps on tiles shared with the rest of their block; at 300-D, past the
+// shared tile's limit, the two streams run instead, which the kernel note says.
+TEST(cuda_tensor, the_kernel_of_two_kinds_of_warps_shares_tiles) {
+  for (const int d : {16, 64}) {
+    SCOPED_TRACE(d);
+    const auto pts = paper_expo(d, 20000);
+    const double eps = epsjoin::test::eps_for_selectivity(pts.view(), pts.view(), 50) * (1 + 1e-9);
+    const auto oracle = run_csr(pts, eps, {}, nullptr, "brute-cpu");
+    for (const char* split : {"0.5", "auto"}) {
+      epsjoin::join_stats stats;
+      const auto table = run_csr(pts, eps, {{"design", "warps"}, {"split", split}}, &stats);
+      EXPECT_EQ(table.offsets, oracle.offsets) << split;
+      EXPECT_TRUE(table.neighbors == oracle.neighbors) << split;
+      EXPECT_NE(note(stats, "kernel").find("blocks hold warps of both kinds"), std::string::npos)
+          << note(stats, "kernel");
+      const std::string warps = note(stats, "split warps");
+      EXPECT_NE(warps.find("of them on one cell's shared tiles"), std::string::npos) << warps;
+      EXPECT_EQ(warps.find(" 0 of them"), std::string::npos) << warps;
+      const std::string tensor = note(stats, "split tensor"), cuda = note(stats, "split cuda");
+      EXPECT_NE(tensor.rfind("0 candidates", 0), 0u) << tensor;
+      EXPECT_NE(cuda.rfind("0 candidates", 0), 0u) << cuda;
+      EXPECT_GT(std::stod(note(stats, "split overlap")), 0.0);
+    }
+  }
+  const auto wide = paper_expo(300, 2000);
+  const double eps = epsjoin::test::eps_for_selectivity(wide.view(), wide.view(), 10) * (1 + 1e-9);
+  epsjoin::join_stats stats;
+  const auto table = run_csr(wide, eps, {{"design", "warps"}, {"split", "0.5"}}, &stats);
+  const auto oracle = run_csr(wide, eps, {}, nullptr, "brute-cpu");
+  EXPECT_EQ(table.offsets, oracle.offsets);
+  EXPECT_TRUE(table.neighbors == oracle.neighbors);
+  EXPECT_NE(note(stats, "kernel").find("to 256 dimensions"), std::string::npos)
+      << note(stats, "kernel");
+  try {
+    run_csr(wide, eps, {{"design", "warps"}, {"order", "tensor-first"}});
+    FAIL() << "order=tensor-first was accepted with design=warps";
   } catch (const epsjoin::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("order applies to design=blocks"), std::string::npos)
         << e.what();
