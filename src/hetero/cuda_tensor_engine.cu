@@ -43,11 +43,16 @@ struct cuda_tensor_params final : engine_params {
 
 const char* design_name(hetero::split_design design) {
   switch (design) {
-    case hetero::split_design::two_streams: return "streams, streams two";
-    case hetero::split_design::one_stream: return "streams, streams one";
-    case hetero::split_design::blocks_interleaved: return "blocks, interleaved";
-    case hetero::split_design::blocks_tensor_first: return "blocks, tensor first";
-    case hetero::split_design::warps: return "warps";
+    case hetero::split_design::two_streams:
+      return "streams, streams two";
+    case hetero::split_design::one_stream:
+      return "streams, streams one";
+    case hetero::split_design::blocks_interleaved:
+      return "blocks, interleaved";
+    case hetero::split_design::blocks_tensor_first:
+      return "blocks, tensor first";
+    case hetero::split_design::warps:
+      return "warps";
   }
   return "?";
 }
@@ -97,14 +102,16 @@ class cuda_tensor_engine final : public tensor::tensor_engine {
                       "interleaved (the two kinds of blocks alternate along the grid) | "
                       "tensor-first (every tensor block before the CUDA blocks); design=blocks",
                       {"interleaved", "tensor-first"}, "interleaved") == "tensor-first";
-    EPSJOIN_EXPECTS(!tensor_first || design == "blocks", "parameter order applies to design=blocks");
+    EPSJOIN_EXPECTS(!tensor_first || design == "blocks",
+                    "parameter order applies to design=blocks");
     if (design == "warps") {
       p->design = hetero::split_design::warps;
     } else if (design == "blocks") {
       p->design = tensor_first ? hetero::split_design::blocks_tensor_first
                                : hetero::split_design::blocks_interleaved;
     } else {
-      p->design = two_streams ? hetero::split_design::two_streams : hetero::split_design::one_stream;
+      p->design =
+          two_streams ? hetero::split_design::two_streams : hetero::split_design::one_stream;
     }
     p->cuda = lbjoin::read_kernel_choice(reader, true);
     p->rows = row_join::read_row_join_params(reader, true, false);
@@ -113,10 +120,10 @@ class cuda_tensor_engine final : public tensor::tensor_engine {
                     "other row would come from the other cell's kernel, which may decide a pair at "
                     "eps differently");
     p->rows.lid_unicomp = false;
-    p->rows.summary = concat("split ", p->share < 0 ? std::string("auto") : concat(p->share),
-                             ", design ", design_name(p->design), ", sort ",
-                             p->rows.sort ? "on" : "off", ", pattern full",
-                             p->rows.index_dims == 0 ? ", brute force" : "");
+    p->rows.summary =
+        concat("split ", p->share < 0 ? std::string("auto") : concat(p->share), ", design ",
+               design_name(p->design), ", sort ", p->rows.sort ? "on" : "off", ", pattern full",
+               p->rows.index_dims == 0 ? ", brute force" : "");
     return p;
   }
 

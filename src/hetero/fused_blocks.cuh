@@ -5,8 +5,8 @@
 // along the grid, so that both share every SM from the first wave to the last, where two kernels
 // on two streams overlap only as far as the scheduler lets the second kernel's blocks in beside
 // the first's; tensor-first puts every tensor block before the CUDA blocks (the scheduler then
-// runs the kinds mostly one after the other: the ablation). The kernel holds the larger register and shared
-// memory footprint of the two for every block. Each block stamps when it starts and ends
+// runs the kinds mostly one after the other: the ablation). The kernel holds the larger register
+// and shared memory footprint of the two for every block. Each block stamps when it starts and ends
 // (%globaltimer), so each side's span and their overlap are measured inside the one launch.
 //
 // From 9 dimensions on (lbjoin's tiled warp with a staged prefix; below, the tensor cores do not

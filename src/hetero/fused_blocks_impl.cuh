@@ -33,7 +33,8 @@ __device__ __forceinline__ block_role role_of(std::uint32_t b, std::uint32_t ten
   }
   const std::uint64_t total = std::uint64_t{tensor_blocks} + cuda_blocks;
   const auto cuda_before = static_cast<std::uint32_t>(b * std::uint64_t{cuda_blocks} / total);
-  const auto cuda_through = static_cast<std::uint32_t>((b + 1) * std::uint64_t{cuda_blocks} / total);
+  const auto cuda_through =
+      static_cast<std::uint32_t>((b + 1) * std::uint64_t{cuda_blocks} / total);
   return cuda_through > cuda_before ? block_role{false, cuda_before}
                                     : block_role{true, b - cuda_before};
 }
@@ -54,8 +55,7 @@ __global__ void __launch_bounds__(block_threads, 2)
     meta16q::meta_tiles_warp<T, false, Pass, KSteps>(v, m, tensor_items, n_tensor, nullptr, out,
                                                      role.index);
   } else {
-    lbjoin::tiled_warp<T, 0, false, Pass, Prefix>(v, cuda_items, n_cuda, nullptr, out,
-                                                  role.index);
+    lbjoin::tiled_warp<T, 0, false, Pass, Prefix>(v, cuda_items, n_cuda, nullptr, out, role.index);
   }
   __syncthreads();
   if (threadIdx.x == 0) {
@@ -72,10 +72,10 @@ void launch_shape(const row_join::join_view<T>& v, const meta16q::meta_view& m,
   const std::uint32_t tensor_blocks = grid_size(n_tensor, warps_per_block);
   const std::uint32_t cuda_blocks = grid_size(n_cuda, warps_per_block);
   if (tensor_blocks + cuda_blocks == 0) return;
-  fused_blocks_kernel<T, Pass, KSteps, Prefix><<<tensor_blocks + cuda_blocks, block_threads, 0,
-                                                 stream>>>(
-      v, m, tensor_items, n_tensor, tensor_blocks, cuda_items, n_cuda, cuda_blocks,
-      order == block_order::interleaved, out, clocks);
+  fused_blocks_kernel<T, Pass, KSteps, Prefix>
+      <<<tensor_blocks + cuda_blocks, block_threads, 0, stream>>>(
+          v, m, tensor_items, n_tensor, tensor_blocks, cuda_items, n_cuda, cuda_blocks,
+          order == block_order::interleaved, out, clocks);
   EPSJOIN_CHECK_LAUNCH();
 }
 
@@ -110,8 +110,8 @@ void launch_pass(const row_join::join_view<T>& v, const meta16q::meta_view& m,
                  side_clocks* clocks, cudaStream_t stream) {
   // lbjoin's tiled launch: a 16-dimension prefix when asked for and d >= 16, else 8.
   if (stage_dims == 16 && v.d >= 16) {
-    launch_prefix<T, Pass, 16>(v, m, tensor_items, n_tensor, cuda_items, n_cuda, out, order,
-                               clocks, stream);
+    launch_prefix<T, Pass, 16>(v, m, tensor_items, n_tensor, cuda_items, n_cuda, out, order, clocks,
+                               stream);
   } else {
     launch_prefix<T, Pass, lbjoin::staged_prefix>(v, m, tensor_items, n_tensor, cuda_items, n_cuda,
                                                   out, order, clocks, stream);
@@ -129,13 +129,11 @@ void launch_fused_blocks(const row_join::join_view<T>& v, const meta16q::meta_vi
   EPSJOIN_EXPECTS(v.d >= fused_min_dims, "internal: the kernel of two kinds of blocks runs from ",
                   fused_min_dims, " dimensions");
   if (p == row_join::pass::count) {
-    fused_detail::launch_pass<T, row_join::pass::count>(v, m, tensor_items, n_tensor, cuda_items,
-                                                        n_cuda, out, stage_dims, order, clocks,
-                                                        stream);
+    fused_detail::launch_pass<T, row_join::pass::count>(
+        v, m, tensor_items, n_tensor, cuda_items, n_cuda, out, stage_dims, order, clocks, stream);
   } else {
-    fused_detail::launch_pass<T, row_join::pass::fill>(v, m, tensor_items, n_tensor, cuda_items,
-                                                       n_cuda, out, stage_dims, order, clocks,
-                                                        stream);
+    fused_detail::launch_pass<T, row_join::pass::fill>(
+        v, m, tensor_items, n_tensor, cuda_items, n_cuda, out, stage_dims, order, clocks, stream);
   }
 }
 

@@ -2,9 +2,10 @@
 
 namespace epsjoin::detail::hetero {
 
-template void launch_shared_tiles<double>(const row_join::join_view<double>&, const meta16q::meta_view&,
-                                       const row_join::work_item*, const std::uint32_t*,
-                                       std::uint32_t, unsigned, const row_join::row_output&,
-                                       row_join::pass, unsigned, side_clocks*, cudaStream_t);
+template void launch_shared_tiles<double>(const row_join::join_view<double>&,
+                                          const meta16q::meta_view&, const row_join::work_item*,
+                                          const std::uint32_t*, std::uint32_t, unsigned,
+                                          const row_join::row_output&, row_join::pass, unsigned,
+                                          side_clocks*, cudaStream_t);
 
 }  // namespace epsjoin::detail::hetero

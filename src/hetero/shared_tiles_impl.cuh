@@ -64,9 +64,8 @@ __device__ __forceinline__ void stage_tile(const row_join::join_view<T>& v,
 template <class T, int Prefix, class Decide>
 __device__ __forceinline__ void walk_shared_tiles(const row_join::join_view<T>& v,
                                                   const meta16q::meta_view& m, std::uint32_t cell,
-                                                  bool half_words, bool prefix,
-                                                  std::uint32_t* tile, T (*stage)[tile_points],
-                                                  Decide decide) {
+                                                  bool half_words, bool prefix, std::uint32_t* tile,
+                                                  T (*stage)[tile_points], Decide decide) {
   const std::uint32_t n_ranges = agents::candidate_ranges<T, false>(v, cell);
   for (std::uint32_t r = 0; r < n_ranges; ++r) {
     const auto [b, e] = agents::candidate_range<T, false>(v, cell, r, 0);
@@ -84,10 +83,9 @@ __device__ __forceinline__ void walk_shared_tiles(const row_join::join_view<T>& 
 /// 16 candidates; its B fragments from the shared words.
 template <class T, pass Pass, int KSteps, int Prefix>
 __device__ __forceinline__ void shared_tensor_warp(const row_join::join_view<T>& v,
-                                                   const meta16q::meta_view& m,
-                                                   std::uint32_t cell, const work_item& item,
-                                                   bool busy, bool prefix, std::uint32_t* tile,
-                                                   T (*stage)[tile_points],
+                                                   const meta16q::meta_view& m, std::uint32_t cell,
+                                                   const work_item& item, bool busy, bool prefix,
+                                                   std::uint32_t* tile, T (*stage)[tile_points],
                                                    const row_join::row_output& out) {
   const unsigned lane = threadIdx.x & 31;
   const unsigned frag_row = lane >> 2, acc_col = (lane & 3) * 2;
@@ -97,21 +95,22 @@ __device__ __forceinline__ void shared_tensor_warp(const row_join::join_view<T>&
   if constexpr (KSteps > 0) {
     if (busy) meta16q::hold_query_fragments<KSteps>(a_held, m, dp, rows, acc_col);
   }
-  walk_shared_tiles<T, Prefix>(v, m, cell, true, prefix, tile, stage,
-                               [&](std::uint32_t chunk, unsigned n) {
-    if (!busy) return;
-    for (unsigned first = 0; first < n; first += 16) {
-      const auto b_word = [&](int cb, unsigned ks, std::uint32_t(&bf)[2]) {
-        const std::uint32_t* at = tile + (first + cb * 8 + frag_row) * row_words + ks * 8 + (lane & 3);
-        bf[0] = at[0];
-        bf[1] = at[4];  // 8 halves on
-      };
-      float acc[4][2][2] = {};
-      meta16q::multiply_tile<KSteps>(acc, a_held, m, dp, rows, acc_col, b_word);
-      meta16q::decide_tile<T, false, Pass>(rows, acc, v, m, out, chunk + first,
-                                          min(16u, n - first), acc_col, lane, false);
-    }
-  });
+  walk_shared_tiles<T, Prefix>(
+      v, m, cell, true, prefix, tile, stage, [&](std::uint32_t chunk, unsigned n) {
+        if (!busy) return;
+        for (unsigned first = 0; first < n; first += 16) {
+          const auto b_word = [&](int cb, unsigned ks, std::uint32_t(&bf)[2]) {
+            const std::uint32_t* at =
+                tile + (first + cb * 8 + frag_row) * row_words + ks * 8 + (lane & 3);
+            bf[0] = at[0];
+            bf[1] = at[4];  // 8 halves on
+          };
+          float acc[4][2][2] = {};
+          meta16q::multiply_tile<KSteps>(acc, a_held, m, dp, rows, acc_col, b_word);
+          meta16q::decide_tile<T, false, Pass>(rows, acc, v, m, out, chunk + first,
+                                               min(16u, n - first), acc_col, lane, false);
+        }
+      });
   if (busy) meta16q::end_tile_rows<false, Pass>(rows, out, lane);
 }
 
@@ -119,17 +118,16 @@ __device__ __forceinline__ void shared_tensor_warp(const row_join::join_view<T>&
 template <class T, pass Pass, int Prefix>
 __device__ __forceinline__ void shared_cuda_warp(const row_join::join_view<T>& v,
                                                  const meta16q::meta_view& m, std::uint32_t cell,
-                                                 const work_item& item, bool busy,
-                                                 bool half_words, std::uint32_t* tile,
-                                                 T (*stage)[tile_points],
+                                                 const work_item& item, bool busy, bool half_words,
+                                                 std::uint32_t* tile, T (*stage)[tile_points],
                                                  const row_join::row_output& out) {
   // An idle warp's query is the item's first position (0 of an empty slot), which it only loads.
   lbjoin::staged_query<T, Prefix, false, Pass> query(v, out, busy ? item : work_item{0, 1, 0},
                                                      threadIdx.x & 31);
-  walk_shared_tiles<T, Prefix>(v, m, cell, half_words, true, tile, stage,
-                               [&](std::uint32_t chunk, unsigned n) {
-    if (busy) query.template compare<0, Prefix>(v, out, stage, chunk, n, false);
-  });
+  walk_shared_tiles<T, Prefix>(
+      v, m, cell, half_words, true, tile, stage, [&](std::uint32_t chunk, unsigned n) {
+        if (busy) query.template compare<0, Prefix>(v, out, stage, chunk, n, false);
+      });
   if (busy) query.finish(out);
 }
 
@@ -157,8 +155,8 @@ __global__ void __launch_bounds__(block_threads, 2)
       lbjoin::tiled_warp<T, 0, false, Pass, Prefix>(v, slots, n_slots, nullptr, out, blockIdx.x);
     }
   } else if (tensor) {
-    shared_tensor_warp<T, Pass, KSteps, Prefix>(v, m, cell, item, busy, tensor_warps < warps_per_block,
-                                                tile, stage, out);
+    shared_tensor_warp<T, Pass, KSteps, Prefix>(v, m, cell, item, busy,
+                                                tensor_warps < warps_per_block, tile, stage, out);
   } else {
     shared_cuda_warp<T, Pass, Prefix>(v, m, cell, item, busy, tensor_warps > 0, tile, stage, out);
   }
@@ -222,18 +220,17 @@ void launch_shared_tiles(const row_join::join_view<T>& v, const meta16q::meta_vi
                          std::uint32_t n_tasks, unsigned tensor_warps,
                          const row_join::row_output& out, row_join::pass p, unsigned stage_dims,
                          side_clocks* clocks, cudaStream_t stream) {
-  EPSJOIN_EXPECTS(v.d >= static_cast<int>(fused_min_dims) && v.d <= static_cast<int>(warps_max_dims),
-                  "internal: the kernel of two kinds of warps runs from ", fused_min_dims, " to ",
-                  warps_max_dims, " dimensions");
+  EPSJOIN_EXPECTS(
+      v.d >= static_cast<int>(fused_min_dims) && v.d <= static_cast<int>(warps_max_dims),
+      "internal: the kernel of two kinds of warps runs from ", fused_min_dims, " to ",
+      warps_max_dims, " dimensions");
   if (n_tasks == 0) return;
   if (p == row_join::pass::count) {
-    shared_detail::launch_pass<T, row_join::pass::count>(v, m, slots, shared_cell, n_tasks,
-                                                         tensor_warps, out, stage_dims, clocks,
-                                                         stream);
+    shared_detail::launch_pass<T, row_join::pass::count>(
+        v, m, slots, shared_cell, n_tasks, tensor_warps, out, stage_dims, clocks, stream);
   } else {
-    shared_detail::launch_pass<T, row_join::pass::fill>(v, m, slots, shared_cell, n_tasks,
-                                                        tensor_warps, out, stage_dims, clocks,
-                                                        stream);
+    shared_detail::launch_pass<T, row_join::pass::fill>(
+        v, m, slots, shared_cell, n_tasks, tensor_warps, out, stage_dims, clocks, stream);
   }
 }
 

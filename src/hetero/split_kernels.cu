@@ -294,7 +294,8 @@ std::string split_kernels<T>::kernel_note() const {
   if (!one_kernel_ran_) {
     const bool one_stream = design_ == split_design::one_stream;
     return concat("split: ", tensor_code, " kernel on the heaviest items, ", cuda_code,
-                  " kernel on the rest, ", one_stream ? "one after the other" : "on two streams at once",
+                  " kernel on the rest, ",
+                  one_stream ? "one after the other" : "on two streams at once",
                   one_stream || design_ == split_design::two_streams
                       ? std::string()
                       : concat(" (the design of one kernel runs from ", fused_min_dims,

@@ -13,12 +13,12 @@
 // between its blocks' two kinds of warps instead, and keeps each item's kind by its first
 // position (hetero/warp_tasks.hpp).
 //
-// Which cells (designs 1 and 2): those of the heaviest work a query, until the tensor cores hold their share of
-// the candidates. The share is the engine's `split`, or the model's: a probe times each kernel on
-// the same sample of items before the counting pass and gives each side its candidates a second;
-// the share that makes both sides end together is thr_tensor / (thr_tensor + thr_cuda), and the
-// modelled time of the pass is max(W_tensor / thr_tensor, W_cuda / thr_cuda). Design 3 gives
-// the tensor cores round(8 x share) of each block's 8 warps.
+// Which cells (designs 1 and 2): those of the heaviest work a query, until the tensor cores hold
+// their share of the candidates. The share is the engine's `split`, or the model's: a probe times
+// each kernel on the same sample of items before the counting pass and gives each side its
+// candidates a second; the share that makes both sides end together is thr_tensor / (thr_tensor +
+// thr_cuda), and the modelled time of the pass is max(W_tensor / thr_tensor, W_cuda / thr_cuda).
+// Design 3 gives the tensor cores round(8 x share) of each block's 8 warps.
 
 #include <algorithm>
 #include <cstdint>
@@ -149,8 +149,8 @@ class split_kernels final : public row_join::row_join_kernel<T> {
   std::uint32_t probe_items_;
   split_design design_;
   bool one_kernel_ran_ = false;
-  unsigned tensor_warps_ = 0;      // design warps: of a block's warps_per_block
-  std::vector<item_kind> kinds_;   // design warps: by an item's first position
+  unsigned tensor_warps_ = 0;     // design warps: of a block's warps_per_block
+  std::vector<item_kind> kinds_;  // design warps: by an item's first position
   std::uint64_t tasks_ = 0, shared_tasks_ = 0, busy_slots_ = 0;  // counting pass
   device_buffer<row_join::work_item> slots_;
   device_buffer<std::uint32_t> shared_cell_;

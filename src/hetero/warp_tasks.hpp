@@ -31,7 +31,7 @@ inline constexpr std::uint32_t no_shared_cell = std::numeric_limits<std::uint32_
 /// The tasks of one launch. Item stands for row_join::work_item (first, count, cell).
 template <class Item>
 struct warp_tasks {
-  std::vector<Item> slots;                ///< `slots` per task; count 0: an idle warp
+  std::vector<Item> slots;                 ///< `slots` per task; count 0: an idle warp
   std::vector<std::uint32_t> shared_cell;  ///< per task: the cell of all its items, or none
   std::uint64_t tensor_work = 0, cuda_work = 0;
   std::uint64_t shared_tasks = 0, busy_slots = 0;
@@ -57,8 +57,8 @@ warp_tasks<Item> build_warp_tasks(std::span<const Item> items, std::span<const s
                                   unsigned tensor_warps, unsigned slots,
                                   std::vector<item_kind>& kinds) {
   EPSJOIN_EXPECTS(items.size() == work.size() && tensor_warps <= slots && slots > 0,
-                  "internal: warp tasks of ", items.size(), " items, ", work.size(),
-                  " workloads, ", tensor_warps, " of ", slots, " warps");
+                  "internal: warp tasks of ", items.size(), " items, ", work.size(), " workloads, ",
+                  tensor_warps, " of ", slots, " warps");
   const unsigned cuda_warps = slots - tensor_warps;
   // The cells in the order the launch first names them (heaviest first), each with its items.
   std::vector<std::vector<std::uint32_t>> by_cell;

@@ -72,9 +72,10 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(cuda_tensor_blocks_all_cuda_f64,
                               {"cuda-tensor", {{"design", "blocks"}, {"split", "0"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(cuda_tensor_blocks_all_tensor_f64,
                               {"cuda-tensor", {{"design", "blocks"}, {"split", "1"}}});
-EPSJOIN_ENGINE_PROPERTY_TESTS(
-    cuda_tensor_blocks_tensor_first_f32,
-    {"cuda-tensor", {{"design", "blocks"}, {"order", "tensor-first"}}, scalar_type::f32});
+EPSJOIN_ENGINE_PROPERTY_TESTS(cuda_tensor_blocks_tensor_first_f32,
+                              {"cuda-tensor",
+                               {{"design", "blocks"}, {"order", "tensor-first"}},
+                               scalar_type::f32});
 EPSJOIN_ENGINE_PROPERTY_TESTS(
     cuda_tensor_blocks_segments_f32,
     {"cuda-tensor",
@@ -90,19 +91,23 @@ EPSJOIN_ENGINE_PROPERTY_TESTS(cuda_tensor_warps_f32,
 EPSJOIN_ENGINE_PROPERTY_TESTS(cuda_tensor_warps_all_cuda_f64,
                               {"cuda-tensor", {{"design", "warps"}, {"split", "0"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(cuda_tensor_warps_all_tensor_f32,
-                              {"cuda-tensor", {{"design", "warps"}, {"split", "1"}}, scalar_type::f32});
+                              {"cuda-tensor",
+                               {{"design", "warps"}, {"split", "1"}},
+                               scalar_type::f32});
 EPSJOIN_ENGINE_PROPERTY_TESTS(cuda_tensor_warps_half_records_f64,
-                              {"cuda-tensor", {{"design", "warps"}, {"split", "0.5"}, {"fill", "records"}}});
+                              {"cuda-tensor",
+                               {{"design", "warps"}, {"split", "0.5"}, {"fill", "records"}}});
 EPSJOIN_ENGINE_PROPERTY_TESTS(
     cuda_tensor_warps_segments_f32,
     {"cuda-tensor",
      {{"design", "warps"}, {"split", "0.3"}, {"segment_ids", "64"}, {"chunk_ids", "16"}},
      scalar_type::f32});
-EPSJOIN_ENGINE_PROPERTY_TESTS(
-    cuda_tensor_warps_segments_second_pass_f64,
-    {"cuda-tensor",
-     {{"design", "warps"}, {"split", "0.7"}, {"fill", "second-pass"}, {"segment_ids", "64"},
-      {"chunk_ids", "16"}}});
+EPSJOIN_ENGINE_PROPERTY_TESTS(cuda_tensor_warps_segments_second_pass_f64, {"cuda-tensor",
+                                                                           {{"design", "warps"},
+                                                                            {"split", "0.7"},
+                                                                            {"fill", "second-pass"},
+                                                                            {"segment_ids", "64"},
+                                                                            {"chunk_ids", "16"}}});
 
 epsjoin::neighbor_table run_csr(const epsjoin::dataset& pts, double eps,
                                 std::map<std::string, std::string> params,

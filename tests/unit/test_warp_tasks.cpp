@@ -1,8 +1,6 @@
 // cuda-tensor's design=warps tasks (hetero/warp_tasks.hpp), on random launches: every item in
 // exactly one slot of its kind's warps, a shared task's items all of its cell, the kinds kept
 // when the filling pass cuts the items into other launches, and the warps' proportion kept.
-#include "hetero/warp_tasks.hpp"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +8,8 @@
 #include <random>
 #include <set>
 #include <vector>
+
+#include "hetero/warp_tasks.hpp"
 
 namespace {
 
@@ -105,9 +105,9 @@ TEST(warp_tasks, kinds_are_kept_when_the_items_come_in_other_launches) {
     SCOPED_TRACE(tensor_warps);
     const auto items = random_items(rng, 300, 200);
     std::vector<item_kind> kinds(300 * 200 + 1, item_kind::unset);
-    const auto counted = check_tasks(
-        build_warp_tasks<item>(items, unit_work(items), tensor_warps, slots, kinds), items,
-        tensor_warps);
+    const auto counted =
+        check_tasks(build_warp_tasks<item>(items, unit_work(items), tensor_warps, slots, kinds),
+                    items, tensor_warps);
     std::vector<item> sorted = items;
     std::sort(sorted.begin(), sorted.end(),
               [](const item& a, const item& b) { return a.first < b.first; });
@@ -115,9 +115,9 @@ TEST(warp_tasks, kinds_are_kept_when_the_items_come_in_other_launches) {
       const std::size_t end = std::min(sorted.size(), begin + 1 + rng() % 97);
       std::vector<item> launch(sorted.begin() + begin, sorted.begin() + end);
       std::shuffle(launch.begin(), launch.end(), rng);
-      const auto filled = check_tasks(
-          build_warp_tasks<item>(launch, unit_work(launch), tensor_warps, slots, kinds), launch,
-          tensor_warps);
+      const auto filled =
+          check_tasks(build_warp_tasks<item>(launch, unit_work(launch), tensor_warps, slots, kinds),
+                      launch, tensor_warps);
       for (const auto& [first, kind] : filled) EXPECT_EQ(kind, counted.at(first)) << first;
       begin = end;
     }

@@ -137,16 +137,18 @@ struct staged_query {
       const std::uint32_t j = chunk + c;
       bool hit = active && c < m;
       if (hit) {
-        if (own_cell) hit = j > pos;
-        else if (!Halving && v.self_join) hit = j != pos;
+        if (own_cell)
+          hit = j > pos;
+        else if (!Halving && v.self_join)
+          hit = j != pos;
       }
       if (hit) {
         if constexpr (Dim > 0) {
           hit = within_staged<T, StageDims>(q, stage, c, v.eps2);
         } else {
-          hit = within_after_prefix<T, Prefix>(
-              q, stage, c, q_global, v.data_points + static_cast<std::size_t>(j) * v.d, v.d,
-              v.eps2);
+          hit = within_after_prefix<T, Prefix>(q, stage, c, q_global,
+                                               v.data_points + static_cast<std::size_t>(j) * v.d,
+                                               v.d, v.eps2);
         }
       }
       if constexpr (Pass == pass::count) {
@@ -181,8 +183,8 @@ struct staged_query {
 /// blocks of cuda-tensor's kernel of two kinds of blocks, hetero/fused_blocks.cuh).
 template <class T, int Dim, bool Halving, pass Pass, int Prefix = staged_prefix>
 __device__ __forceinline__ void tiled_warp(join_view<T> v, const work_item* items,
-                                           std::uint32_t n_items, unsigned* queue,
-                                           row_output out, std::uint32_t block) {
+                                           std::uint32_t n_items, unsigned* queue, row_output out,
+                                           std::uint32_t block) {
   constexpr int stage_dims = Dim > 0 ? Dim : Prefix;
   __shared__ T stage_all[warps_per_block][stage_dims][32];
   const unsigned lane = threadIdx.x & 31;

@@ -89,11 +89,9 @@ __device__ __forceinline__ void hold_query_fragments(std::uint32_t (&a_held)[KSt
 /// columns past the tile's candidates): from global memory in meta-16q's own kernel, from the
 /// block's shared tile in cuda-tensor's design=warps.
 template <int KSteps, class BWords>
-__device__ __forceinline__ void multiply_tile(float (&acc)[4][2][2],
-                                              const std::uint32_t (&a_held)[KSteps > 0 ? KSteps
-                                                                                       : 1][2][4],
-                                              const meta_view& m, unsigned dp, const tile_rows& r,
-                                              unsigned acc_col, BWords b_word) {
+__device__ __forceinline__ void multiply_tile(
+    float (&acc)[4][2][2], const std::uint32_t (&a_held)[KSteps > 0 ? KSteps : 1][2][4],
+    const meta_view& m, unsigned dp, const tile_rows& r, unsigned acc_col, BWords b_word) {
   const unsigned k_steps = dp / 16;
   auto multiply = [&](unsigned ks, const std::uint32_t(&a)[2][4]) {
     std::uint32_t bf[2][2];
@@ -195,8 +193,8 @@ __device__ __forceinline__ void decide_tile(tile_rows& r, const float (&acc)[4][
     if (!__any_sync(full_mask, hits != 0)) return;
 #pragma unroll
     for (int rb = 0; rb < 4; ++rb) {
-      agents::write_row_group(out, v.data_ids, r.pos[rb], (hits >> (rb * 4)) & 0xfu, chunk,
-                              acc_col, lane, r.found[rb]);
+      agents::write_row_group(out, v.data_ids, r.pos[rb], (hits >> (rb * 4)) & 0xfu, chunk, acc_col,
+                              lane, r.found[rb]);
     }
   }
 }
@@ -219,10 +217,9 @@ __device__ __forceinline__ void end_tile_rows(const tile_rows& r, const row_outp
 /// The work of one warp of block `block` (the kernel's blockIdx.x, or its place among the tensor
 /// blocks of cuda-tensor's kernel of two kinds of blocks, hetero/fused_blocks.cuh).
 template <class T, bool Halving, pass Pass, int KSteps>
-__device__ __forceinline__ void meta_tiles_warp(join_view<T> v, meta_view m,
-                                                const work_item* items, std::uint32_t n_items,
-                                                unsigned* queue, row_output out,
-                                                std::uint32_t block) {
+__device__ __forceinline__ void meta_tiles_warp(join_view<T> v, meta_view m, const work_item* items,
+                                                std::uint32_t n_items, unsigned* queue,
+                                                row_output out, std::uint32_t block) {
   constexpr unsigned tile_cols = 16;
   const unsigned lane = threadIdx.x & 31;
   const unsigned frag_row = lane >> 2, acc_col = (lane & 3) * 2;
