@@ -7,7 +7,7 @@
 #include "gpu/cuda_check.cuh"
 #include "gpu/lbjoin/kernels.cuh"
 #include "hetero/fused_blocks.cuh"
-#include "tensor/fp16/half_convert.cuh"
+#include "hetero/warp_shapes.cuh"
 #include "tensor/meta16q/meta16q_tiles_kernel.cuh"
 
 namespace epsjoin::detail::hetero {
@@ -63,61 +63,6 @@ __global__ void __launch_bounds__(block_threads, 2)
   }
 }
 
-template <class T, pass Pass, int KSteps, int Prefix>
-void launch_shape(const row_join::join_view<T>& v, const meta16q::meta_view& m,
-                  const row_join::work_item* tensor_items, std::uint32_t n_tensor,
-                  const row_join::work_item* cuda_items, std::uint32_t n_cuda,
-                  const row_join::row_output& out, block_order order, side_clocks* clocks,
-                  cudaStream_t stream) {
-  const std::uint32_t tensor_blocks = grid_size(n_tensor, warps_per_block);
-  const std::uint32_t cuda_blocks = grid_size(n_cuda, warps_per_block);
-  if (tensor_blocks + cuda_blocks == 0) return;
-  fused_blocks_kernel<T, Pass, KSteps, Prefix>
-      <<<tensor_blocks + cuda_blocks, block_threads, 0, stream>>>(
-          v, m, tensor_items, n_tensor, tensor_blocks, cuda_items, n_cuda, cuda_blocks,
-          order == block_order::interleaved, out, clocks);
-  EPSJOIN_CHECK_LAUNCH();
-}
-
-template <class T, pass Pass, int Prefix>
-void launch_prefix(const row_join::join_view<T>& v, const meta16q::meta_view& m,
-                   const row_join::work_item* tensor_items, std::uint32_t n_tensor,
-                   const row_join::work_item* cuda_items, std::uint32_t n_cuda,
-                   const row_join::row_output& out, block_order order, side_clocks* clocks,
-                   cudaStream_t stream) {
-  // The query fragments stay in registers up to 64 dimensions, as in meta-16q's own launch.
-  const unsigned k_steps = fp16::padded_dims(v.d) / 16;
-  if (k_steps <= 1) {
-    launch_shape<T, Pass, 1, Prefix>(v, m, tensor_items, n_tensor, cuda_items, n_cuda, out, order,
-                                     clocks, stream);
-  } else if (k_steps <= 2) {
-    launch_shape<T, Pass, 2, Prefix>(v, m, tensor_items, n_tensor, cuda_items, n_cuda, out, order,
-                                     clocks, stream);
-  } else if (k_steps <= 4) {
-    launch_shape<T, Pass, 4, Prefix>(v, m, tensor_items, n_tensor, cuda_items, n_cuda, out, order,
-                                     clocks, stream);
-  } else {
-    launch_shape<T, Pass, 0, Prefix>(v, m, tensor_items, n_tensor, cuda_items, n_cuda, out, order,
-                                     clocks, stream);
-  }
-}
-
-template <class T, pass Pass>
-void launch_pass(const row_join::join_view<T>& v, const meta16q::meta_view& m,
-                 const row_join::work_item* tensor_items, std::uint32_t n_tensor,
-                 const row_join::work_item* cuda_items, std::uint32_t n_cuda,
-                 const row_join::row_output& out, unsigned stage_dims, block_order order,
-                 side_clocks* clocks, cudaStream_t stream) {
-  // lbjoin's tiled launch: a 16-dimension prefix when asked for and d >= 16, else 8.
-  if (stage_dims == 16 && v.d >= 16) {
-    launch_prefix<T, Pass, 16>(v, m, tensor_items, n_tensor, cuda_items, n_cuda, out, order, clocks,
-                               stream);
-  } else {
-    launch_prefix<T, Pass, lbjoin::staged_prefix>(v, m, tensor_items, n_tensor, cuda_items, n_cuda,
-                                                  out, order, clocks, stream);
-  }
-}
-
 }  // namespace fused_detail
 
 template <class T>
@@ -128,13 +73,16 @@ void launch_fused_blocks(const row_join::join_view<T>& v, const meta16q::meta_vi
                          block_order order, side_clocks* clocks, cudaStream_t stream) {
   EPSJOIN_EXPECTS(v.d >= fused_min_dims, "internal: the kernel of two kinds of blocks runs from ",
                   fused_min_dims, " dimensions");
-  if (p == row_join::pass::count) {
-    fused_detail::launch_pass<T, row_join::pass::count>(
-        v, m, tensor_items, n_tensor, cuda_items, n_cuda, out, stage_dims, order, clocks, stream);
-  } else {
-    fused_detail::launch_pass<T, row_join::pass::fill>(
-        v, m, tensor_items, n_tensor, cuda_items, n_cuda, out, stage_dims, order, clocks, stream);
-  }
+  const std::uint32_t tensor_blocks = grid_size(n_tensor, row_join::warps_per_block);
+  const std::uint32_t cuda_blocks = grid_size(n_cuda, row_join::warps_per_block);
+  if (tensor_blocks + cuda_blocks == 0) return;
+  with_warp_shapes(p, v.d, stage_dims, [&]<row_join::pass Pass, int KSteps, int Prefix>() {
+    fused_detail::fused_blocks_kernel<T, Pass, KSteps, Prefix>
+        <<<tensor_blocks + cuda_blocks, row_join::block_threads, 0, stream>>>(
+            v, m, tensor_items, n_tensor, tensor_blocks, cuda_items, n_cuda, cuda_blocks,
+            order == block_order::interleaved, out, clocks);
+    EPSJOIN_CHECK_LAUNCH();
+  });
 }
 
 }  // namespace epsjoin::detail::hetero

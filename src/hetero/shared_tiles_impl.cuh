@@ -6,6 +6,7 @@
 #include "gpu/cuda_check.cuh"
 #include "gpu/lbjoin/kernels.cuh"
 #include "hetero/shared_tiles.cuh"
+#include "hetero/warp_shapes.cuh"
 #include "hetero/warp_tasks.hpp"
 #include "tensor/fp16/half_convert.cuh"
 #include "tensor/meta16q/meta16q_tiles_kernel.cuh"
@@ -165,53 +166,6 @@ __global__ void __launch_bounds__(block_threads, 2)
   }
 }
 
-template <class T, pass Pass, int KSteps, int Prefix>
-void launch_shape(const row_join::join_view<T>& v, const meta16q::meta_view& m,
-                  const work_item* slots, const std::uint32_t* shared_cell, std::uint32_t n_tasks,
-                  unsigned tensor_warps, const row_join::row_output& out, side_clocks* clocks,
-                  cudaStream_t stream) {
-  const std::size_t tile_bytes = tile_points * tile_row_words(v.d) * sizeof(std::uint32_t);
-  shared_tiles_kernel<T, Pass, KSteps, Prefix><<<n_tasks, block_threads, tile_bytes, stream>>>(
-      v, m, slots, shared_cell, tensor_warps, out, clocks);
-  EPSJOIN_CHECK_LAUNCH();
-}
-
-template <class T, pass Pass, int Prefix>
-void launch_prefix(const row_join::join_view<T>& v, const meta16q::meta_view& m,
-                   const work_item* slots, const std::uint32_t* shared_cell, std::uint32_t n_tasks,
-                   unsigned tensor_warps, const row_join::row_output& out, side_clocks* clocks,
-                   cudaStream_t stream) {
-  // meta-16q's own choice: the query fragments in registers up to 64 dimensions.
-  const unsigned k_steps = fp16::padded_dims(v.d) / 16;
-  if (k_steps <= 1) {
-    launch_shape<T, Pass, 1, Prefix>(v, m, slots, shared_cell, n_tasks, tensor_warps, out, clocks,
-                                     stream);
-  } else if (k_steps <= 2) {
-    launch_shape<T, Pass, 2, Prefix>(v, m, slots, shared_cell, n_tasks, tensor_warps, out, clocks,
-                                     stream);
-  } else if (k_steps <= 4) {
-    launch_shape<T, Pass, 4, Prefix>(v, m, slots, shared_cell, n_tasks, tensor_warps, out, clocks,
-                                     stream);
-  } else {
-    launch_shape<T, Pass, 0, Prefix>(v, m, slots, shared_cell, n_tasks, tensor_warps, out, clocks,
-                                     stream);
-  }
-}
-
-template <class T, pass Pass>
-void launch_pass(const row_join::join_view<T>& v, const meta16q::meta_view& m,
-                 const work_item* slots, const std::uint32_t* shared_cell, std::uint32_t n_tasks,
-                 unsigned tensor_warps, const row_join::row_output& out, unsigned stage_dims,
-                 side_clocks* clocks, cudaStream_t stream) {
-  if (stage_dims == 16 && v.d >= 16) {
-    launch_prefix<T, Pass, 16>(v, m, slots, shared_cell, n_tasks, tensor_warps, out, clocks,
-                               stream);
-  } else {
-    launch_prefix<T, Pass, lbjoin::staged_prefix>(v, m, slots, shared_cell, n_tasks, tensor_warps,
-                                                  out, clocks, stream);
-  }
-}
-
 }  // namespace shared_detail
 
 template <class T>
@@ -225,13 +179,14 @@ void launch_shared_tiles(const row_join::join_view<T>& v, const meta16q::meta_vi
       "internal: the kernel of two kinds of warps runs from ", fused_min_dims, " to ",
       warps_max_dims, " dimensions");
   if (n_tasks == 0) return;
-  if (p == row_join::pass::count) {
-    shared_detail::launch_pass<T, row_join::pass::count>(
-        v, m, slots, shared_cell, n_tasks, tensor_warps, out, stage_dims, clocks, stream);
-  } else {
-    shared_detail::launch_pass<T, row_join::pass::fill>(
-        v, m, slots, shared_cell, n_tasks, tensor_warps, out, stage_dims, clocks, stream);
-  }
+  const std::size_t tile_bytes =
+      shared_detail::tile_points * shared_detail::tile_row_words(v.d) * sizeof(std::uint32_t);
+  with_warp_shapes(p, v.d, stage_dims, [&]<row_join::pass Pass, int KSteps, int Prefix>() {
+    shared_detail::shared_tiles_kernel<T, Pass, KSteps, Prefix>
+        <<<n_tasks, row_join::block_threads, tile_bytes, stream>>>(v, m, slots, shared_cell,
+                                                                   tensor_warps, out, clocks);
+    EPSJOIN_CHECK_LAUNCH();
+  });
 }
 
 }  // namespace epsjoin::detail::hetero

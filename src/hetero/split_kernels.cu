@@ -69,7 +69,9 @@ void split_kernels<T>::launch(const row_join::join_view<T>& view, const row_join
     EPSJOIN_ENSURE(p == row_join::pass::count, error,
                    "internal: cuda-tensor fills before it counted");
     if (fixed_share_ < 0) probe(view, host, work, out, config, stream);
-    choose_cells(host, work);
+    // design=warps divides each cell's items between the kinds (launch_warps), not the cells.
+    if (!(design_ == split_design::warps && one_kernel(view.d))) choose_cells(host, work);
+    cells_chosen_ = true;
   }
   if (design_ == split_design::warps && one_kernel(view.d)) {
     launch_warps(view, host, work, out, p, stream);
@@ -207,7 +209,6 @@ void split_kernels<T>::launch_warps(const row_join::join_view<T>& view,
 template <class T>
 void split_kernels<T>::choose_cells(const std::vector<row_join::work_item>& host,
                                     const std::vector<std::uint64_t>& work) {
-  cells_chosen_ = true;
   std::uint32_t cells = 0;
   for (const row_join::work_item& item : host) cells = std::max(cells, item.cell + 1);
   tensor_cell_.assign(cells, 0);
