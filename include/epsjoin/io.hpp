@@ -107,9 +107,33 @@ void write_dataset(const std::string& path, dataset_view data,
 void write_csr(const std::string& path, const neighbor_table& table);
 neighbor_table read_csr(const std::string& path);
 
-/// @brief Throws io_error (naming the reason) unless a file can be created at `path`; run before
-///        a long join so that a bad output path fails at once, not after the join.
-void check_output_path(const std::string& path);
+/// @brief How a result reaches an output path.
+enum class output_kind {
+  /// A new name or a regular file (symlinks followed to it): written under a temporary name
+  /// beside it and renamed over it once complete, so it never looks complete when it is not.
+  file,
+  /// Standard output ("-"), a character device such as /dev/null, a FIFO or a Unix socket:
+  /// written in place and in order, with no temporary file and no rename. Formats that must
+  /// seek back (a pair .npy's count) are refused before any work.
+  stream,
+};
+
+/// @brief What an output path names, as check_output_path found it.
+struct output_target {
+  std::string path;         ///< as given
+  std::string destination;  ///< file: the regular file written (links followed); stream: what is
+                            ///< opened ("-" for standard output)
+  output_kind kind = output_kind::file;
+  std::string what;              ///< "a new file", "a regular file", "a FIFO", ... for messages
+  bool standard_output = false;  ///< the process's standard output (a summary goes elsewhere)
+};
+
+/// @brief Classifies an output path before any work and throws io_error (naming the reason) for
+///        one no result may be written to: a directory, a block device, a link that leads
+///        nowhere it can write, a folder that cannot take the temporary file. Run before a long
+///        join so that a bad output path fails at once, not after the join. Every writer below
+///        treats its path this way.
+output_target check_output_path(const std::string& path);
 
 /// @brief Removes every result file still being written (each lives under a temporary name
 ///        beside its target until it is complete). Async-signal-safe: for a program's SIGINT or
@@ -125,9 +149,11 @@ std::string pairs_npy_header(std::uint64_t n_pairs);
 /// @brief Pairs as text, one "i,j" line per pair.
 void write_pairs_csv(const std::string& path, std::span<const index_pair> pairs);
 /// @brief Cluster labels (epsjoin::dbscan's, -1 for noise): NumPy .npy of shape (n,), dtype <i8,
-///        when `path` ends in .npy, else text, one decimal label a line, in point order.
+///        when `path` ends in .npy (any case), else text, one decimal label a line, in point
+///        order.
 void write_labels(const std::string& path, std::span<const std::int64_t> labels);
-/// @brief Neighbour counts as text, one decimal count a line, in query order.
+/// @brief Neighbour counts in query order: NumPy .npy of shape (n,), dtype <u8, when `path` ends
+///        in .npy (any case), else text, one decimal count a line.
 void write_counts(const std::string& path, std::span<const std::uint64_t> counts);
 
 }  // namespace epsjoin

@@ -286,7 +286,10 @@ class callback_sink final : public result_sink {
 ///        the table need not fit in the process's memory (the kernel writes the pages back);
 ///        its space is reserved first, so a full disk fails then, with its reason. Pairs from
 ///        other engines are collected and written at finish(). Like every writer, the file
-///        appears under `path` only once complete.
+///        appears under `path` only once complete. A stream target (check_output_path: standard
+///        output, a device, a FIFO) is written in file order in place: row blocks pass
+///        straight through, rows and pairs are collected in memory (under the memory limit)
+///        and written at finish().
 class csr_file_sink final : public result_sink {
  public:
   /// @param sort_neighbors sort each row by neighbour id
@@ -304,9 +307,12 @@ class csr_file_sink final : public result_sink {
   void finish() override;
   /// Pairs delivered as pairs are collected in memory first.
   double bytes_kept_per_pair() const override { return collected_.bytes_kept_per_pair(); }
+  /// A stream's rows are collected in memory, so the table is checked against the limit.
+  bool keeps_result_in_memory() const override { return in_place_; }
 
  private:
   std::string path_;
+  bool in_place_ = false;  ///< a stream target: written in order, never mapped
   bool sort_neighbors_;
   csr_sink collected_;
   std::unique_ptr<detail::mapped_output> file_;

@@ -24,7 +24,7 @@ std::vector<std::unique_ptr<engine>> make_registry() {
   list.push_back(make_meta_1q_engine());
   list.push_back(make_cuda_tensor_engine());
 #else
-  const char* no_cuda = "this build has no CUDA (configure with nvcc present or -DEPSJOIN_CUDA=ON)";
+  const char* no_cuda = EPSJOIN_NO_CUDA_REASON;
   list.push_back(make_unavailable_engine("gpu-sj", "gpu", "GPU-SJ (paper 001)", no_cuda));
   list.push_back(make_unavailable_engine("brute-gpu", "gpu", "every pair on the GPU", no_cuda));
   list.push_back(make_unavailable_engine("lbjoin", "gpu", "load-balanced GPU join (ch. 3)", no_cuda));

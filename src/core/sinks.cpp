@@ -252,6 +252,12 @@ void callback_sink::consume(std::span<const index_pair> pairs) {
 
 pair_file_sink::pair_file_sink(std::string path, pair_file_format format, bool ordered)
     : path_(std::move(path)), format_(format), ordered_(ordered) {
+  if (const output_target target = check_output_path(path_);
+      format_ == pair_file_format::npy && target.kind == output_kind::stream) {
+    throw io_error(path_ + ": a .npy of pairs holds its pair count in its header, known only " +
+                   "when the join ends, and " + target.what + " cannot go back to it: write " +
+                   "it to a file, or write the pairs as csv");
+  }
   file_ = std::make_unique<detail::output_file>(path_);
 }
 

@@ -138,6 +138,7 @@ class cpu_rtree final : public engine {
   }
 
   void run(join_request& req) const override {
+    req.stats.threads = 1;  // whatever the resources hold: this engine never uses more
     if (req.options.precision == scalar_type::f32) {
       run_typed<float>(req);
     } else {

@@ -11,34 +11,39 @@
 #include <thread>
 
 #include "core/parallel.hpp"
+#include "core/row_copy.hpp"
 #include "epsjoin/io.hpp"
 #include "epsjoin/sink.hpp"
-#include "core/row_copy.hpp"
 #include "io/csr_format.hpp"
 #include "io/io_file.hpp"
+#include "io/output_target.hpp"
 
 namespace epsjoin {
 
 namespace detail {
 
-/// The file under its temporary name, its space reserved, mapped for writing.
+/// A file target under its temporary name, its space reserved, mapped for writing.
 class mapped_output {
  public:
   mapped_output(const std::string& path, std::uint64_t bytes)
-      : path_(path), temporary_(unfinished_name(path)), registration_(temporary_), bytes_(bytes) {
-    fd_ = ::open(temporary_.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
-    if (fd_ < 0) io_fail(path_, "cannot open for writing: ", std::strerror(errno));
+      : target_(resolve_output(path)),
+        temporary_(unfinished_name(target_.destination)),
+        registration_(temporary_),
+        bytes_(bytes) {
+    EPSJOIN_ENSURE(target_.kind == output_kind::file, error, path, ": ", target_.what,
+                   " cannot be mapped");
+    fd_ = open_temporary(target_, temporary_, O_RDWR);
     // Reserved now, so a full disk is an error here and not a SIGBUS in the middle of a row.
     if (const int err = ::posix_fallocate(fd_, 0, static_cast<off_t>(std::max<std::uint64_t>(bytes, 1)));
         err != 0) {
       discard();
-      io_fail(path_, "cannot reserve ", bytes, " bytes: ", std::strerror(err));
+      io_fail(path, "cannot reserve ", bytes, " bytes: ", std::strerror(err));
     }
     void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
     if (p == MAP_FAILED) {
       const int err = errno;
       discard();
-      io_fail(path_, "cannot map for writing: ", std::strerror(err));
+      io_fail(path, "cannot map for writing: ", std::strerror(err));
     }
     data_ = static_cast<char*>(p);
   }
@@ -56,10 +61,11 @@ class mapped_output {
     data_ = nullptr;
     const bool closed = ::close(fd_) == 0;
     fd_ = -1;
-    if (!unmapped || !closed || std::rename(temporary_.c_str(), path_.c_str()) != 0) {
+    if (!unmapped || !closed ||
+        std::rename(temporary_.c_str(), target_.destination.c_str()) != 0) {
       const int err = errno;
       ::unlink(temporary_.c_str());
-      io_fail(path_, "write failed: ", std::strerror(err));
+      io_fail(target_.path, "write failed: ", std::strerror(err));
     }
   }
 
@@ -71,21 +77,27 @@ class mapped_output {
     fd_ = -1;
     ::unlink(temporary_.c_str());
   }
-  std::string path_, temporary_;
+  output_target target_;
+  std::string temporary_;
   unfinished_output registration_;
   std::uint64_t bytes_;
   int fd_ = -1;
   char* data_ = nullptr;
 };
 
-/// The file under its temporary name, written with plain writes at given positions: what is
-/// written passes through the page cache, not the process's memory.
+/// A target written with plain writes at given positions: what is written passes through the
+/// page cache, not the process's memory. A file target is written under its temporary name; a
+/// stream target in place, where every write must start where the last one ended.
 class written_output {
  public:
-  explicit written_output(const std::string& path)
-      : path_(path), temporary_(unfinished_name(path)), registration_(temporary_) {
-    fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd_ < 0) io_fail(path_, "cannot open for writing: ", std::strerror(errno));
+  explicit written_output(const std::string& path) : target_(resolve_output(path)) {
+    if (target_.kind == output_kind::stream) {
+      fd_ = open_stream(target_);
+      return;
+    }
+    temporary_ = unfinished_name(target_.destination);
+    registration_ = std::make_unique<unfinished_output>(temporary_);
+    fd_ = open_temporary(target_, temporary_, O_WRONLY);
   }
   ~written_output() {
     if (fd_ >= 0) discard();
@@ -97,10 +109,11 @@ class written_output {
   /// error before the join writes anything); elsewhere a full disk fails the write that meets it.
   void reserve(std::uint64_t bytes) {
 #if defined(__linux__)
-    if (bytes > 0 && ::fallocate(fd_, 0, 0, static_cast<off_t>(bytes)) != 0 && errno == ENOSPC) {
+    if (target_.kind == output_kind::file && bytes > 0 &&
+        ::fallocate(fd_, 0, 0, static_cast<off_t>(bytes)) != 0 && errno == ENOSPC) {
       const int err = errno;
       discard();
-      io_fail(path_, "cannot reserve ", bytes, " bytes: ", std::strerror(err));
+      io_fail(target_.path, "cannot reserve ", bytes, " bytes: ", std::strerror(err));
     }
 #else
     (void)bytes;
@@ -108,29 +121,36 @@ class written_output {
   }
 
   void write_at(std::uint64_t at, const void* data, std::size_t bytes) {
+    EPSJOIN_ENSURE(target_.kind == output_kind::file || at == position_, error, target_.path,
+                   ": a write at byte ", at, " after ", position_, " bytes of ", target_.what,
+                   ", which cannot seek");
     const char* p = static_cast<const char*>(data);
     while (bytes > 0) {
-      const ssize_t n = ::pwrite(fd_, p, bytes, static_cast<off_t>(at));
+      const ssize_t n = target_.kind == output_kind::file
+                            ? ::pwrite(fd_, p, bytes, static_cast<off_t>(at))
+                            : ::write(fd_, p, bytes);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         const int err = n < 0 ? errno : EIO;
         discard();
-        io_fail(path_, "write failed: ", std::strerror(err));
+        io_fail(target_.path, "write failed: ", std::strerror(err));
       }
       p += n;
       at += static_cast<std::uint64_t>(n);
       bytes -= static_cast<std::size_t>(n);
     }
+    position_ = at;
   }
 
-  /// Closes and moves the file into place.
+  /// Closes, and moves a file into place.
   void commit() {
     const bool closed = ::close(fd_) == 0;
     fd_ = -1;
-    if (!closed || std::rename(temporary_.c_str(), path_.c_str()) != 0) {
+    if (!closed || (!temporary_.empty() &&
+                    std::rename(temporary_.c_str(), target_.destination.c_str()) != 0)) {
       const int err = errno;
-      ::unlink(temporary_.c_str());
-      io_fail(path_, "write failed: ", std::strerror(err));
+      if (!temporary_.empty()) ::unlink(temporary_.c_str());
+      io_fail(target_.path, "write failed: ", std::strerror(err));
     }
   }
 
@@ -138,11 +158,13 @@ class written_output {
   void discard() noexcept {
     ::close(fd_);
     fd_ = -1;
-    ::unlink(temporary_.c_str());
+    if (!temporary_.empty()) ::unlink(temporary_.c_str());
   }
-  std::string path_, temporary_;
-  unfinished_output registration_;
+  output_target target_;
+  std::string temporary_;
+  std::unique_ptr<unfinished_output> registration_;
   int fd_ = -1;
+  std::uint64_t position_ = 0;
 };
 
 }  // namespace detail
@@ -151,7 +173,7 @@ using detail::csr_header_bytes;
 
 csr_file_sink::csr_file_sink(std::string path, bool sort_neighbors)
     : path_(std::move(path)), sort_neighbors_(sort_neighbors), collected_(sort_neighbors) {
-  check_output_path(path_);
+  in_place_ = check_output_path(path_).kind == output_kind::stream;
 }
 
 csr_file_sink::~csr_file_sink() = default;
@@ -169,6 +191,8 @@ row_destination csr_file_sink::begin_rows(std::span<const std::uint32_t> counts)
   EPSJOIN_ENSURE(counts.size() == n_queries_ && !rows_, error, "csr_file_sink: begin_rows with ",
                  counts.size(), " rows for ", n_queries_, " queries, or twice");
   rows_ = true;
+  // A stream cannot take rows in any order: they are laid out in memory and written at finish.
+  if (in_place_) return collected_.begin_rows(counts);
   std::uint64_t total = 0;
   for (const std::uint32_t c : counts) total += c;
   const std::uint64_t offsets_bytes = (n_queries_ + 1) * sizeof(std::uint64_t);
@@ -189,15 +213,22 @@ void csr_file_sink::begin_row_blocks(std::span<const std::uint32_t> counts) {
                  counts.size(), " rows for ", n_queries_, " queries, or twice");
   rows_ = true;
   stream_ = std::make_unique<detail::written_output>(path_);
+  std::uint64_t total = 0;
+  for (const std::uint32_t c : counts) total += c;
+  neighbors_at_ = csr_header_bytes + (n_queries_ + 1) * sizeof(std::uint64_t);
+  stream_->reserve(neighbors_at_ + total * sizeof(std::uint32_t));
+  // Everything in file order, so that a stream, which cannot seek, takes it as a file does.
+  const auto header = detail::csr_header(n_queries_, total);
+  stream_->write_at(0, header.data(), header.size());
   // The offsets go out in pieces, computed as they are written.
   constexpr std::size_t piece = std::size_t{1} << 20;
   std::vector<std::uint64_t> offsets;
   offsets.reserve(piece);
-  std::uint64_t total = 0, at = csr_header_bytes;
+  std::uint64_t end = 0, at = csr_header_bytes;
   offsets.push_back(0);
   for (std::size_t q = 0; q < n_queries_; ++q) {
-    total += counts[q];
-    offsets.push_back(total);
+    end += counts[q];
+    offsets.push_back(end);
     if (offsets.size() == piece) {
       stream_->write_at(at, offsets.data(), offsets.size() * sizeof(std::uint64_t));
       at += offsets.size() * sizeof(std::uint64_t);
@@ -205,10 +236,6 @@ void csr_file_sink::begin_row_blocks(std::span<const std::uint32_t> counts) {
     }
   }
   stream_->write_at(at, offsets.data(), offsets.size() * sizeof(std::uint64_t));
-  neighbors_at_ = csr_header_bytes + (n_queries_ + 1) * sizeof(std::uint64_t);
-  stream_->reserve(neighbors_at_ + total * sizeof(std::uint32_t));
-  const auto header = detail::csr_header(n_queries_, total);
-  stream_->write_at(0, header.data(), header.size());
 }
 
 void csr_file_sink::consume_row_block(std::size_t, std::span<const std::uint64_t> offsets,
@@ -227,8 +254,9 @@ void csr_file_sink::finish() {
     file->commit();
     return;
   }
-  if (!rows_) {
-    // Pairs were collected: the table is built in memory and written as write_csr writes it.
+  if (file_ == nullptr) {
+    // Pairs, or rows for a stream, were collected: the table is built in memory and written as
+    // write_csr writes it.
     collected_.finish();
     write_csr(path_, collected_.table());
     return;

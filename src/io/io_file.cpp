@@ -1,10 +1,14 @@
 #include "io/io_file.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <limits>
+
+#include "io/output_target.hpp"
 
 namespace epsjoin::detail {
 
@@ -52,30 +56,47 @@ std::size_t input_file::read_some(void* dst, std::size_t bytes) {
   return got;
 }
 
-output_file::output_file(const std::string& path)
-    : path_(path), temporary_(unfinished_name(path)) {
-  registration_ = std::make_unique<unfinished_output>(temporary_);
-  file_ = std::fopen(temporary_.c_str(), "wb");
-  if (file_ == nullptr) io_fail(path_, "cannot open for writing: ", std::strerror(errno));
+output_file::output_file(const std::string& path) : target_(resolve_output(path)) {
+  int fd = -1;
+  if (target_.kind == output_kind::stream) {
+    fd = open_stream(target_);
+  } else {
+    temporary_ = unfinished_name(target_.destination);
+    registration_ = std::make_unique<unfinished_output>(temporary_);
+    fd = open_temporary(target_, temporary_, O_WRONLY);
+  }
+  file_ = ::fdopen(fd, "wb");
+  if (file_ == nullptr) {
+    const int err = errno;
+    ::close(fd);
+    discard();
+    io_fail(target_.path, "cannot open for writing: ", std::strerror(err));
+  }
 }
 
 output_file::~output_file() {
   if (file_ == nullptr) return;
   std::fclose(file_);
-  std::remove(temporary_.c_str());
+  discard();
+}
+
+void output_file::discard() noexcept {
+  if (!temporary_.empty()) ::unlink(temporary_.c_str());
 }
 
 void output_file::write_at(std::uint64_t offset, const void* src, std::size_t bytes) {
-  const bool ok = std::fseek(file_, static_cast<long>(offset), SEEK_SET) == 0 &&
+  EPSJOIN_ENSURE(can_seek(), error, target_.path, ": write_at on ", target_.what,
+                 ", which cannot seek");
+  const bool ok = ::fseeko(file_, static_cast<off_t>(offset), SEEK_SET) == 0 &&
                   std::fwrite(src, 1, bytes, file_) == bytes &&
-                  std::fseek(file_, 0, SEEK_END) == 0;
-  if (!ok) io_fail(path_, "write failed: ", std::strerror(errno));
+                  ::fseeko(file_, 0, SEEK_END) == 0;
+  if (!ok) io_fail(target_.path, "write failed: ", std::strerror(errno));
 }
 
 void output_file::write(const void* src, std::size_t bytes) {
   if (bytes == 0) return;
   if (std::fwrite(src, 1, bytes, file_) != bytes) {
-    io_fail(path_, "write failed after ", written_, " bytes: ", std::strerror(errno));
+    io_fail(target_.path, "write failed after ", written_, " bytes: ", std::strerror(errno));
   }
   written_ += bytes;
 }
@@ -88,13 +109,15 @@ void output_file::commit() {
   const bool closed = std::fclose(f) == 0;
   const int close_errno = errno;
   if (flushed && closed) {
-    if (std::rename(temporary_.c_str(), path_.c_str()) == 0) return;
+    if (temporary_.empty() || std::rename(temporary_.c_str(), target_.destination.c_str()) == 0) {
+      return;
+    }
     const int rename_errno = errno;
-    std::remove(temporary_.c_str());
-    io_fail(path_, "cannot move the finished file into place: ", std::strerror(rename_errno));
+    discard();
+    io_fail(target_.path, "cannot move the finished file into place: ", std::strerror(rename_errno));
   }
-  std::remove(temporary_.c_str());
-  io_fail(path_, "write failed: ", std::strerror(flushed ? close_errno : flush_errno));
+  discard();
+  io_fail(target_.path, "write failed: ", std::strerror(flushed ? close_errno : flush_errno));
 }
 
 }  // namespace epsjoin::detail

@@ -17,6 +17,7 @@
 
 #include "core/expects.hpp"
 #include "epsjoin/error.hpp"
+#include "epsjoin/io.hpp"
 #include "io/unfinished.hpp"
 
 namespace epsjoin::detail {
@@ -67,9 +68,11 @@ class input_file {
   std::uint64_t size_ = 0;
 };
 
-/// A file being written. It is written under a temporary name beside `path` (registered for the
-/// signal handlers, io/unfinished.hpp) and renamed to `path` by commit(), so `path` appears only
-/// complete; the destructor of an uncommitted file (an exception on the way) removes it.
+/// A result being written to an output path, as io/output_target.hpp classifies it. A file
+/// target is written under a temporary name beside it (registered for the signal handlers,
+/// io/unfinished.hpp) and renamed over it by commit(), so it appears only complete; the
+/// destructor of an uncommitted file (an exception on the way) removes it. A stream target
+/// (standard output, a device, a FIFO, a socket) is written in place, in order.
 class output_file {
  public:
   explicit output_file(const std::string& path);
@@ -78,7 +81,10 @@ class output_file {
   output_file& operator=(const output_file&) = delete;
 
   void write(const void* src, std::size_t bytes);
-  /// Overwrites bytes at `offset` (a header whose counts are known only at the end).
+  /// True when write_at may be used: a file target, not a stream.
+  bool can_seek() const noexcept { return target_.kind == output_kind::file; }
+  /// Overwrites bytes at `offset` (a header whose counts are known only at the end); file
+  /// targets only.
   void write_at(std::uint64_t offset, const void* src, std::size_t bytes);
   std::uint64_t written() const noexcept { return written_; }
   /// Flushes, closes and renames to the target; throws io_error if any byte could not be
@@ -86,7 +92,8 @@ class output_file {
   void commit();
 
  private:
-  std::string path_;
+  void discard() noexcept;
+  output_target target_;
   std::string temporary_;
   std::unique_ptr<unfinished_output> registration_;
   std::FILE* file_ = nullptr;

@@ -10,6 +10,7 @@
 
 #include "epsjoin/error.hpp"
 #include "epsjoin/io.hpp"
+#include "io/output_target.hpp"
 
 namespace epsjoin {
 
@@ -58,14 +59,6 @@ void remove_unfinished_outputs() noexcept {
   }
 }
 
-void check_output_path(const std::string& path) {
-  const std::string probe = detail::unfinished_name(path);
-  std::FILE* f = std::fopen(probe.c_str(), "wb");
-  if (f == nullptr) {
-    throw io_error(path + ": cannot write here: " + std::strerror(errno));
-  }
-  std::fclose(f);
-  ::unlink(probe.c_str());
-}
+output_target check_output_path(const std::string& path) { return detail::resolve_output(path); }
 
 }  // namespace epsjoin

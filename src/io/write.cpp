@@ -147,7 +147,22 @@ void append_number(std::string& buf, std::uint64_t value) {
 
 }  // namespace
 
+namespace {
+
+// A vector as NumPy .npy of shape (n,), with the dtype `descr` names.
+template <class T>
+void write_npy_vector(const std::string& path, const char* descr, std::span<const T> values) {
+  detail::output_file out(path);
+  const std::string header = detail::npy_vector_header(descr, values.size());
+  out.write(header.data(), header.size());
+  out.write(values.data(), values.size_bytes());
+  out.commit();
+}
+
+}  // namespace
+
 void write_counts(const std::string& path, std::span<const std::uint64_t> counts) {
+  if (format_for_path(path) == data_format::npy) return write_npy_vector(path, "<u8", counts);
   write_lines(path, counts, [](std::string& buf, std::uint64_t c) {
     append_number(buf, c);
     buf.push_back('\n');
@@ -164,14 +179,7 @@ void write_pairs_csv(const std::string& path, std::span<const index_pair> pairs)
 }
 
 void write_labels(const std::string& path, std::span<const std::int64_t> labels) {
-  if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0) {
-    detail::output_file out(path);
-    const std::string header = detail::npy_vector_header("<i8", labels.size());
-    out.write(header.data(), header.size());
-    out.write(labels.data(), labels.size_bytes());
-    out.commit();
-    return;
-  }
+  if (format_for_path(path) == data_format::npy) return write_npy_vector(path, "<i8", labels);
   write_lines(path, labels, [](std::string& buf, std::int64_t label) {
     char digits[24];
     buf.append(digits, std::to_chars(digits, digits + sizeof digits, label).ptr);

@@ -45,7 +45,7 @@ const command_spec& dbscan_command() {
            "on the GPU and merge there; cpu-grid in 1-3 dimensions clusters on its own cells of "
            "side eps/sqrt(d) with no pair join; other engines merge on the host) or host (every "
            "engine joins twice and merges its pairs on the host; the same labels)"},
-          {"threads", "N", "CPU threads (default: all hardware threads)"},
+          {"threads", "N", "CPU threads, at least 1 (default: all hardware threads)"},
           {"memory-limit", "BYTES",
            "host memory the joins and the labels may use, e.g. 8G (suffixes K, M, G, T; "
            "default: what the machine and its cgroup allow)"},
@@ -164,7 +164,10 @@ int run_dbscan(const parsed_args& args) {
   const bool as_json = args.has("json");
   const unsigned threads = read_threads(args);
   const std::size_t dim = read_input_dim(args);
-  if (!report.output.empty()) check_output_path(report.output);
+  const output_target target =
+      report.output.empty() ? output_target{} : check_output_path(report.output);
+  // With the labels on standard output, the summary goes to standard error.
+  std::FILE* const summary_out = target.standard_output ? stderr : stdout;
 
   resources res(threads);
   res.set_memory({args.get_bytes("memory-limit", 0), args.get_bytes("device-memory-limit", 0)});
@@ -192,9 +195,9 @@ int run_dbscan(const parsed_args& args) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - command_start).count();
 
   if (as_json) {
-    std::printf("%s\n", json(report).c_str());
+    std::fprintf(summary_out, "%s\n", json(report).c_str());
   } else if (!quiet) {
-    std::fputs(human(report).c_str(), stdout);
+    std::fputs(human(report).c_str(), summary_out);
   }
   return 0;
 }

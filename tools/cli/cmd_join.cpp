@@ -53,7 +53,7 @@ const command_spec& join_command() {
           {"box", "L1,L2,...",
            "periodic box, one side per dimension (scipy's boxsize): coordinates in [0, L), "
            "distances by the minimum image, eps at most L/2 (docs/metrics.md)"},
-          {"threads", "N", "CPU threads (default: all hardware threads)"},
+          {"threads", "N", "CPU threads, at least 1 (default: all hardware threads)"},
           {"devices", "auto|all|LIST",
            "CUDA devices a GPU engine spreads the join over: 'all', ordinals such as 0,1, or "
            "'auto' (the default: every visible device for a counts-only self-join modelled to "
@@ -71,14 +71,20 @@ const command_spec& join_command() {
            "the machine and its cgroup allow)"},
           {"device-memory-limit", "BYTES",
            "GPU memory the join may plan within, e.g. 20G (default: what the device has free)"},
-          {"output", "FILE", "write the result here (default: no file, counts only)"},
+          {"output", "FILE",
+           "write the result here (default: no file, counts only). A file is written beside "
+           "itself and renamed into place when complete (a symlink: beside the file it points "
+           "at). '-' (standard output; the summary then goes to stderr), a device such as "
+           "/dev/null, a FIFO or a socket is written in place, in order; --format pairs cannot "
+           "be (its header is written last). A directory is refused before any work"},
           {"format", "F",
            "csr: binary neighbour table (docs/formats.md); pairs: .npy of (i, j) uint32 rows; "
-           "csv: 'i,j' lines; count: neighbour counts only (one line per query when --output is "
-           "given). Default from the extension of --output (.npy pairs, .csv csv, else csr), "
-           "count without --output. A self-join's pair files hold each pair once, i < j. "
-           "--format csr without --output builds the table in memory and writes nothing (for "
-           "benchmarks)."},
+           "csv: 'i,j' lines; count: neighbour counts only (with --output, a .npy of uint64 "
+           "counts for a .npy name, else one line per query). Default from the extension of "
+           "--output, in any case (.npy pairs, .csv and .txt csv, else csr), count without "
+           "--output; a format the extension contradicts (csr into .npy, pairs into .csr, ...) "
+           "is refused. A self-join's pair files hold each pair once, i < j. --format csr "
+           "without --output builds the table in memory and writes nothing (for benchmarks)."},
           {"include-self", "", "self-join: also report each point as its own neighbour"},
           {"approximate", "",
            "let engines with an approximate mode (ted-join, meta-16q, meta-1q, gds-join with "
@@ -87,8 +93,10 @@ const command_spec& join_command() {
            "Exact engines ignore it"},
           {"repeat", "N",
            "run the join N times in this process (fresh result each time) and report the run "
-           "with the median time; the GPU context is made before the first run either way"},
-          {"sort", "", "csr: sort each point's neighbours by id"},
+           "with the median time; the GPU context is made before the first run either way. "
+           "With --output, every run writes the result: a file or a device such as /dev/null, "
+           "not standard output, a FIFO or a socket"},
+          {"sort", "", "csr: sort each point's neighbours by id (refused for other formats)"},
           {"json", "", "print the summary as one JSON object (fields engine, n, d, eps, pairs, "
                        "selectivity, candidates, seconds, ...) instead of text; numbers are "
                        "written shortest round-trip (0.1, not 0.10000000000000001), a "
@@ -110,9 +118,10 @@ int run_join(const parsed_args& args) {
 
   const std::string output = args.get("output");
   if (args.has("output") && output.empty()) throw usage_error{"--output needs a file name"};
-  const std::string format = args.get("format", default_output_format(output));
-  if (format != "csr" && format != "pairs" && format != "csv" && format != "count") {
-    throw usage_error{"--format must be csr, pairs, csv or count, got '" + format + "'"};
+  const std::string format = read_output_format(args, output);
+  if (args.has("sort") && format != "csr") {
+    throw usage_error{"--sort orders the rows of a CSR table (--format csr); --format " + format +
+                      " has no rows to sort"};
   }
   // A CSR without --output is built in memory and dropped: the benchmarks' end-to-end case.
   if ((format == "pairs" || format == "csv") && output.empty()) {
@@ -125,7 +134,20 @@ int run_join(const parsed_args& args) {
   const unsigned threads = read_threads(args);
   const std::size_t dim = read_input_dim(args);
   // Before the input is read and joined: a bad output path should cost nothing.
-  if (!output.empty()) check_output_path(output);
+  const output_target target = output.empty() ? output_target{} : check_output_path(output);
+  const bool stream = !output.empty() && target.kind == output_kind::stream;
+  if (stream && format == "pairs") {
+    throw error(output + ": --format pairs is a .npy whose header holds the pair count, known " +
+                "only when the join ends, and " + target.what + " cannot go back to it: name " +
+                "a file, or use --format csv");
+  }
+  if (stream && repeat > 1 && target.what != "a character device") {
+    throw usage_error{"--repeat " + std::to_string(repeat) + " would write the result " +
+                      std::to_string(repeat) + " times into " + target.what + " (" + output +
+                      "): use --repeat with a file or a device such as /dev/null"};
+  }
+  // With the result on standard output, the summary goes to standard error.
+  std::FILE* const summary_out = target.standard_output ? stderr : stdout;
 
   resources res(threads);
   res.set_memory({args.get_bytes("memory-limit", 0), args.get_bytes("device-memory-limit", 0)});
@@ -203,9 +225,9 @@ int run_join(const parsed_args& args) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - command_start).count();
 
   if (json) {
-    std::printf("%s\n", json_summary(report).c_str());
+    std::fprintf(summary_out, "%s\n", json_summary(report).c_str());
   } else if (!quiet) {
-    std::fputs(human_summary(report).c_str(), stdout);
+    std::fputs(human_summary(report).c_str(), summary_out);
   }
   return 0;
 }

@@ -1,6 +1,7 @@
 #include "engine_args.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <string_view>
@@ -36,6 +37,9 @@ std::map<std::string, std::string> read_engine_params(const parsed_args& args) {
 
 unsigned read_threads(const parsed_args& args) {
   const std::size_t threads = args.get_size("threads", 0);
+  if (args.has("threads") && threads == 0) {
+    throw usage_error{"--threads must be at least 1 (leave it out for every hardware thread)"};
+  }
   const std::size_t hardware = std::max(1u, std::thread::hardware_concurrency());
   const std::size_t most = std::min<std::size_t>(4096, 64 * hardware);
   if (threads > most) {
@@ -79,15 +83,53 @@ device_choice read_devices(const parsed_args& args) {
   return {devices, false};
 }
 
+namespace {
+
+// The lower-cased extension of the output's file name, without the dot ("" when it has none).
+std::string output_extension(const std::string& output) {
+  const std::size_t slash = output.find_last_of('/');
+  const std::size_t dot = output.find_last_of('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+  std::string ext = output.substr(dot + 1);
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext;
+}
+
+// The pair format an extension names, or "" for a name that names none.
+std::string format_of_extension(const std::string& ext) {
+  if (ext == "npy") return "pairs";
+  if (ext == "csv" || ext == "txt") return "csv";
+  if (ext == "csr") return "csr";
+  return "";
+}
+
+}  // namespace
+
 std::string default_output_format(const std::string& output) {
-  auto ends_with = [&](std::string_view ext) {
-    return output.size() >= ext.size() &&
-           output.compare(output.size() - ext.size(), ext.size(), ext) == 0;
-  };
   if (output.empty()) return "count";
-  if (ends_with(".npy")) return "pairs";
-  if (ends_with(".csv") || ends_with(".txt")) return "csv";
-  return "csr";
+  const std::string named = format_of_extension(output_extension(output));
+  return named.empty() ? "csr" : named;
+}
+
+std::string read_output_format(const parsed_args& args, const std::string& output) {
+  const std::string format = args.get("format", default_output_format(output));
+  if (format != "csr" && format != "pairs" && format != "csv" && format != "count") {
+    throw usage_error{"--format must be csr, pairs, csv or count, got '" + format + "'"};
+  }
+  const std::string ext = output_extension(output);
+  const std::string named = format_of_extension(ext);
+  // Counts are written as the extension says: a .npy of uint64, or text lines.
+  const bool counts_fit = format == "count" && (named == "pairs" || named == "csv");
+  if (!named.empty() && format != named && !counts_fit) {
+    throw usage_error{"--format " + format + " contradicts --output " + output + ": a ." + ext +
+                      " file holds " +
+                      (named == "csr"     ? std::string("a CSR table (--format csr)")
+                       : named == "pairs" ? std::string("pairs (--format pairs) or counts")
+                                          : std::string("pairs as text (--format csv) or counts")) +
+                      "; change the format or the file name"};
+  }
+  return format;
 }
 
 device_split read_device_split(const parsed_args& args) {

@@ -31,8 +31,13 @@ struct device_choice {
 /// visible, a repeated or malformed ordinal: usage errors.
 device_choice read_devices(const parsed_args& args);
 /// The --format a join writes to `output` when none is given: count without a file, pairs for
-/// .npy, csv for .csv and .txt, csr otherwise ('epsjoin join' and 'epsjoin mpi-join' alike).
+/// .npy, csv for .csv and .txt, csr for .csr and any other name, extensions in any case
+/// ('epsjoin join' and 'epsjoin mpi-join' alike).
 std::string default_output_format(const std::string& output);
+/// Reads --format (default_output_format when absent) and refuses one that is unknown or that
+/// contradicts the extension of `output`: a .csr holds a table, a .npy pairs or counts, a .csv or
+/// .txt pairs or counts as text; other names take any format.
+std::string read_output_format(const parsed_args& args, const std::string& output);
 /// --devices-split: auto (the default), items or slabs.
 device_split read_device_split(const parsed_args& args);
 /// What 'join' and 'mpi-join' both read first, before any data: exactly one of --input and

@@ -302,10 +302,12 @@ void write_rows_at(MPI_File file, MPI_Offset at, const std::vector<std::uint64_t
 }
 
 // Collective: `path` written beside itself as PATH.part, `bytes` long, by `write` on every rank,
-// then renamed once every rank is done, as the single-process writers do.
+// then renamed once every rank is done, as the single-process writers do (over the file a
+// symlink leads to, never over the link).
 template <class Write>
 void write_file(const session& s, const std::string& path, std::uint64_t bytes, Write&& write) {
-  const std::string partial = path + ".part";
+  const std::string destination = check_output_path(path).destination;
+  const std::string partial = destination + ".part";
   MPI_File file = MPI_FILE_NULL;
   check(MPI_File_open(MPI_COMM_WORLD, partial.c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY,
                       MPI_INFO_NULL, &file),
@@ -318,7 +320,7 @@ void write_file(const session& s, const std::string& path, std::uint64_t bytes, 
     throw;
   }
   check(MPI_File_close(&file), "MPI_File_close");
-  if (s.rank() == 0 && std::rename(partial.c_str(), path.c_str()) != 0) {
+  if (s.rank() == 0 && std::rename(partial.c_str(), destination.c_str()) != 0) {
     throw std::runtime_error("cannot rename " + partial + " to " + path);
   }
   check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");

@@ -235,13 +235,16 @@ int run_mpi_join(const parsed_args& args) {
   }
   const std::string output = args.get("output");
   if (args.has("output") && output.empty()) throw usage_error{"--output needs a file name"};
-  const std::string format = args.get("format", default_output_format(output));
-  if (format != "csr" && format != "count" && format != "pairs" && format != "csv") {
-    throw usage_error{"--format must be csr, pairs, csv or count for mpi-join, got '" + format +
-                      "'"};
-  }
+  const std::string format = read_output_format(args, output);
   if ((format == "pairs" || format == "csv") && output.empty()) {
     throw usage_error{"--format " + format + " needs --output FILE"};
+  }
+  // The ranks write their rows into one file at known offsets: a stream cannot take that.
+  if (format != "count" && !output.empty()) {
+    if (const output_target target = check_output_path(output); target.kind == output_kind::stream) {
+      throw error(output + ": mpi-join's ranks write --format " + format + " into a file at " +
+                  "known offsets, which " + target.what + " cannot take: name a file");
+    }
   }
   const std::size_t sample_size = args.get_size("sample", 0);  // 0: by the dimension
   if (args.has("sample") && sample_size == 0) throw usage_error{"--sample must be at least 1"};
