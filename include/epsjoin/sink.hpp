@@ -38,6 +38,9 @@ struct sink_info {
   std::size_t n_data = 0;     ///< neighbour ids are in [0, n_data)
   bool self_join = true;
   bool include_self = false;
+  /// The host memory limit the user set (`--memory-limit`), 0 when none: a sink that writes
+  /// through memory the kernel manages (a mapped file) keeps the process within it too.
+  std::uint64_t host_memory_limit = 0;
 };
 
 /// @brief Where a row-wise delivery writes: the neighbours of query q go to
@@ -320,6 +323,7 @@ class csr_file_sink final : public result_sink {
   std::uint64_t neighbors_at_ = 0;  ///< file position of the first neighbour (row blocks)
   std::vector<std::uint32_t> sorted_;
   std::size_t n_queries_ = 0;
+  std::uint64_t host_limit_ = 0;  ///< sink_info::host_memory_limit, which a mapping keeps within
   bool rows_ = false;
   std::uint64_t* offsets_ = nullptr;
   std::uint32_t* neighbors_ = nullptr;

@@ -269,6 +269,7 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
   const std::unique_ptr<const engine_params> params = e.parse_params(options.params);
   request.params = params.get();
   request.budget = memory_budget(res.memory(), read_memory_overrides(options.params));
+  request.budget.set_result_streamed(!sink.keeps_result_in_memory() && !sink.counts_only());
   counted.set_budget(&request.budget, res.threads());
   stats.engine = std::string(e.name());
   if ((data.on_device() && data.n > 0) || (queries.on_device() && queries.n > 0)) {
@@ -283,7 +284,8 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
   }
 #endif
 
-  const sink_info info{queries.n, data.n, self, self && options.include_self};
+  const sink_info info{queries.n, data.n, self, self && options.include_self,
+                       request.budget.limits().host_bytes};
   counted.begin(info);
   if (queries.n > 0 && data.n > 0 && runs_on_euclidean(options.metric) &&
       !e.computes(options.metric)) {

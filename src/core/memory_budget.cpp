@@ -143,6 +143,17 @@ void memory_budget::require_host(std::uint64_t bytes, const char* what) const {
 void memory_budget::require_host(std::uint64_t bytes, std::uint64_t available,
                                  const char* what) const {
   if (bytes <= available) return;
+  if (result_streamed_ && limits_.host_bytes > 0) {
+    // The limit that would have let it through: what it leaves less what is available, plus this.
+    const std::uint64_t enough = limits_.host_bytes - std::min(available, limits_.host_bytes) + bytes;
+    throw out_of_memory(concat(
+        what, " needs ", human_bytes(bytes), " of host memory but ", human_bytes(available),
+        " are allowed (the memory limit", charged_ > 0 ? concat(", less ", human_bytes(charged_),
+                                                                " the join holds already")
+                                                      : std::string(),
+        "); the result itself streams out and needs none, but the join needs this beside it: "
+        "raise the limit (--memory-limit) to at least ", human_bytes(enough)));
+  }
   throw out_of_memory(concat(
       what, " needs ", human_bytes(bytes), " of host memory but ", human_bytes(available),
       limits_.host_bytes > 0 ? " are allowed (the memory limit" : " are available",

@@ -78,6 +78,11 @@ class memory_budget {
   /// index's growth, CUB's scratch and other users of the device.
   std::uint64_t device_bytes(std::uint64_t free_bytes) const;
 
+  /// Tells the messages that the result streams out (a file, a callback) and needs no memory
+  /// of its own: what a refusal then names is what the join needs beside it, and the way out
+  /// is a higher limit, not writing to a file.
+  void set_result_streamed(bool streamed) noexcept { result_streamed_ = streamed; }
+
   const memory_limits& limits() const noexcept { return limits_; }
   const memory_overrides& overrides() const noexcept { return overrides_; }
   /// Host bytes held through charge_host now.
@@ -89,6 +94,7 @@ class memory_budget {
   memory_overrides overrides_;
   // Charged and given back by the thread that plans the join, never concurrently.
   std::uint64_t charged_ = 0;
+  bool result_streamed_ = false;
 };
 
 /// The overrides among a join's parameters (each engine declares the ones it honours, as

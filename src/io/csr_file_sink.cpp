@@ -17,6 +17,7 @@
 #include "io/csr_format.hpp"
 #include "io/io_file.hpp"
 #include "io/output_target.hpp"
+#include "io/resident_bound.hpp"
 
 namespace epsjoin {
 
@@ -25,7 +26,9 @@ namespace detail {
 /// A file target under its temporary name, its space reserved, mapped for writing.
 class mapped_output {
  public:
-  mapped_output(const std::string& path, std::uint64_t bytes)
+  /// `resident_limit`: the process's memory limit, which the mapping's pages are kept within
+  /// (0: none).
+  mapped_output(const std::string& path, std::uint64_t bytes, std::uint64_t resident_limit)
       : target_(resolve_output(path)),
         temporary_(unfinished_name(target_.destination)),
         registration_(temporary_),
@@ -46,6 +49,7 @@ class mapped_output {
       io_fail(path, "cannot map for writing: ", std::strerror(err));
     }
     data_ = static_cast<char*>(p);
+    bound_ = std::make_unique<resident_bound>(data_, bytes_, resident_limit);
   }
   ~mapped_output() {
     if (fd_ >= 0) discard();
@@ -57,6 +61,7 @@ class mapped_output {
 
   /// Unmaps, closes and moves the file into place.
   void commit() {
+    bound_.reset();  // the watcher stops before the mapping goes
     const bool unmapped = ::munmap(data_, bytes_) == 0;
     data_ = nullptr;
     const bool closed = ::close(fd_) == 0;
@@ -71,6 +76,7 @@ class mapped_output {
 
  private:
   void discard() noexcept {
+    bound_.reset();
     if (data_ != nullptr) ::munmap(data_, bytes_);
     data_ = nullptr;
     ::close(fd_);
@@ -83,6 +89,7 @@ class mapped_output {
   std::uint64_t bytes_;
   int fd_ = -1;
   char* data_ = nullptr;
+  std::unique_ptr<resident_bound> bound_;
 };
 
 /// A target written with plain writes at given positions: what is written passes through the
@@ -180,6 +187,7 @@ csr_file_sink::~csr_file_sink() = default;
 
 void csr_file_sink::begin(const sink_info& info) {
   n_queries_ = info.n_queries;
+  host_limit_ = info.host_memory_limit;
   rows_ = false;
   stream_.reset();
   collected_.begin(info);
@@ -197,7 +205,7 @@ row_destination csr_file_sink::begin_rows(std::span<const std::uint32_t> counts)
   for (const std::uint32_t c : counts) total += c;
   const std::uint64_t offsets_bytes = (n_queries_ + 1) * sizeof(std::uint64_t);
   file_ = std::make_unique<detail::mapped_output>(
-      path_, csr_header_bytes + offsets_bytes + total * sizeof(std::uint32_t));
+      path_, csr_header_bytes + offsets_bytes + total * sizeof(std::uint32_t), host_limit_);
   char* const base = file_->data();
   const auto header = detail::csr_header(n_queries_, total);
   std::memcpy(base, header.data(), header.size());
