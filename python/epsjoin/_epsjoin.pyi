@@ -76,7 +76,7 @@ class EpsIndex:
     ) -> None: ...
     def table(
         self, queries: Optional[npt.NDArray[np.floating]], eps: float, include_self: bool,
-        sort_indices: bool, settings: RunSettings
+        sort_indices: bool, added_per_pair: float, settings: RunSettings
     ) -> Tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32], Dict[str, Any]]: ...
     def counts(
         self, queries: Optional[npt.NDArray[np.floating]], eps: float, include_self: bool,

@@ -13,6 +13,11 @@ from ._join import Stats, _index_views
 from ._metrics import set_geometry
 from ._validation import MemorySize, check_eps, check_points, raise_if_not_finite, run_settings
 
+# Host bytes a result adds per pair after its table, charged with the table against
+# memory_limit: a graph's float64 data; query_ball_point's intp copy, list slot and int object.
+_GRAPH_DATA_BYTES = 8
+_LIST_BYTES = 8 + 8 + 28
+
 Counts = npt.NDArray[np.int64]
 
 
@@ -41,7 +46,9 @@ class EpsIndex:
     n_jobs : int, default=None
         Threads of the build; every query takes its own (``None`` or ``-1``: every core).
     memory_limit : int or str, default=None
-        Host memory the build and the queries plan within (bytes, or ``"8G"``).
+        Host memory the build and the queries plan within (bytes, or ``"8G"``). A query's
+        whole result is held to it before any of it is allocated: a graph's table with its
+        data array, ``query_ball_point``'s table with its lists.
     params : dict, default=None
         cpu-grid's parameters (``epsjoin.engines()``).
     finer_grids : int, default=0
@@ -127,12 +134,13 @@ class EpsIndex:
         return s
 
     def _table(self, X: Optional[npt.ArrayLike], eps: Optional[float], include_self: bool,
-               sort: bool, n_jobs: Optional[int]) -> Any:
+               sort: bool, n_jobs: Optional[int], added_per_pair: float) -> Any:
         Q = self._queries(X)
         if include_self and Q is not None:
             raise ValueError("include_self applies to the index's self-join (X=None) only")
+        # What the caller builds from the table is charged with it, before any is allocated.
         return Q, self._index.table(Q, self._eps(eps), bool(include_self), bool(sort),
-                                    self._settings_for(n_jobs))
+                                    float(added_per_pair), self._settings_for(n_jobs))
 
     # The index holds host points and takes host queries only: no overload needs to take Any.
     @overload
@@ -165,8 +173,9 @@ class EpsIndex:
         ``max_eps``) as a ``scipy.sparse.csr_matrix`` of shape (n_queries, n): rows are the
         queries; ``X=None`` joins the indexed points with themselves (``include_self`` adds the
         diagonal). Equal to ``epsjoin.neighbor_graph(X, eps, data)``."""
+        # The graph's float64 data array, 8 bytes a pair.
         Q, (raw_indptr, raw_indices, stats) = self._table(X, eps, include_self, sort_indices,
-                                                          n_jobs)
+                                                          n_jobs, _GRAPH_DATA_BYTES)
         rows = self.n if Q is None else Q.shape[0]
         indptr, indices = _index_views(raw_indptr, raw_indices, self.n)
         data = _epsjoin.filled_ones(indices.shape[0], self._settings_for(n_jobs).threads)
@@ -197,7 +206,8 @@ class EpsIndex:
         if return_length:
             counts = self.count(flat, r, per_row=True, n_jobs=n_jobs)
             return int(counts[0]) if single else counts.reshape(shape)
-        _, (indptr, indices, _) = self._table(flat, r, False, return_sorted is not False, n_jobs)
+        _, (indptr, indices, _) = self._table(flat, r, False, return_sorted is not False, n_jobs,
+                                              _LIST_BYTES)
         offsets = indptr.view(np.int64)
         ids = indices.astype(np.intp)
         lists = [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(len(offsets) - 1)]

@@ -6,6 +6,7 @@
 
 #include <epsjoin/index.hpp>
 
+#include "join_support.hpp"
 #include "released_call.hpp"
 
 namespace epsjoin_python {
@@ -48,10 +49,12 @@ epsjoin::join_stats index_handle::run(const std::optional<points_array>& queries
 }
 
 nb::tuple index_handle::table(std::optional<points_array> queries, double eps, bool include_self,
-                              bool sort_indices, const run_settings& s) const {
-  epsjoin::csr_sink sink(sort_indices);
+                              bool sort_indices, double added_per_pair,
+                              const run_settings& s) const {
+  epsjoin::csr_sink table(sort_indices);
+  table_then_arrays_sink sink(table, added_per_pair);
   const epsjoin::join_stats stats = run(queries, eps, include_self, s, sink);
-  return table_result(sink, queries ? queries->shape(0) : n(), stats);
+  return table_result(table, queries ? queries->shape(0) : n(), stats);
 }
 
 nb::tuple index_handle::counts(std::optional<points_array> queries, double eps, bool include_self,
@@ -71,7 +74,7 @@ void bind_index(nb::module_& m) {
       .def_prop_ro("d", &index_handle::d)
       .def_prop_ro("memory_bytes", &index_handle::memory_bytes)
       .def("table", &index_handle::table, "queries"_a.none(), "eps"_a, "include_self"_a,
-           "sort_indices"_a, "settings"_a)
+           "sort_indices"_a, "added_per_pair"_a, "settings"_a)
       .def("counts", &index_handle::counts, "queries"_a.none(), "eps"_a, "include_self"_a,
            "per_row"_a, "settings"_a);
 }

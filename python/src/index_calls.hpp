@@ -25,9 +25,10 @@ class index_handle {
   std::size_t d() const;
   std::uint64_t memory_bytes() const;
   /// (indptr [rows + 1] uint64, indices [nnz] uint32, stats dict) of `queries` (None: the
-  /// indexed points themselves) at eps.
+  /// indexed points themselves) at eps. `added_per_pair`: host bytes the caller adds per pair
+  /// afterwards (a graph's data array), checked with the table against the memory limit.
   nb::tuple table(std::optional<points_array> queries, double eps, bool include_self,
-                  bool sort_indices, const run_settings& settings) const;
+                  bool sort_indices, double added_per_pair, const run_settings& settings) const;
   /// (total, per-row counts uint64 or None, stats dict).
   nb::tuple counts(std::optional<points_array> queries, double eps, bool include_self,
                    bool per_row, const run_settings& settings) const;

@@ -58,3 +58,19 @@ def test_other_metrics_compute_distances_in_bounded_chunks(monkeypatch):
     np.testing.assert_array_equal(chunked.indptr, whole.indptr)
     np.testing.assert_array_equal(chunked.indices, whole.indices)
     np.testing.assert_array_equal(chunked.data, whole.data)
+
+
+def test_an_eps_index_graph_is_held_to_the_limit_with_its_data():
+    # EpsIndex's memory_limit used to cover its table only; the graph's data array then took the
+    # process over it (7.3 GiB allowed, 21.9 GiB used at 3M points).
+    def limited(m):
+        return epsjoin.EpsIndex(X, EPS, memory_limit=m)
+
+    nnz = epsjoin.neighbor_table(X, EPS)[1].shape[0]
+    # The table alone: what the graph was held to before.
+    table = smallest_limit(lambda m: limited(m)._table(None, None, False, False, None, 0))
+    graph = smallest_limit(lambda m: limited(m).neighbor_graph())
+    assert abs(graph - table - 8 * nnz) <= 2 * KIB
+    with pytest.raises(MemoryError):
+        limited(graph - 4 * nnz).neighbor_graph()
+    assert limited(graph).neighbor_graph().nnz == nnz
