@@ -85,21 +85,30 @@ double sample_eps(const join_options& options, std::size_t d, double engine_band
 
 namespace {
 
-/// `want` distinct ids of [0, n) (all of them when n is smaller), uniformly at random, sorted:
-/// drawn with replacement, deduplicated, and topped up until there are enough.
+/// `want` distinct ids of [0, n) (all of them when n is smaller), uniformly at random, sorted.
 std::vector<std::uint32_t> sample_ids(std::size_t n, std::size_t want, std::uint64_t seed) {
   std::vector<std::uint32_t> ids;
-  if (want >= n) {
-    ids.resize(n);
-    for (std::size_t i = 0; i < n; ++i) ids[i] = static_cast<std::uint32_t>(i);
+  ids.reserve(std::min(n, want));
+  std::mt19937_64 rng(seed);
+  if (want >= n / 8) {
+    // Selection sampling (Knuth's algorithm S): one pass, each id kept with the probability
+    // that leaves exactly `want`. Drawing with replacement would meet many duplicates here.
+    for (std::size_t i = 0; i < n && ids.size() < want; ++i) {
+      const double u = static_cast<double>(rng() >> 11) * 0x1p-53;
+      if (static_cast<double>(n - i) * u < static_cast<double>(want - ids.size())) {
+        ids.push_back(static_cast<std::uint32_t>(i));
+      }
+    }
     return ids;
   }
-  std::mt19937_64 rng(seed);
+  // Few of many: drawn with replacement, the rare duplicates dropped and drawn again.
   std::uniform_int_distribution<std::uint64_t> pick(0, n - 1);
   while (ids.size() < want) {
+    const auto old = static_cast<std::ptrdiff_t>(ids.size());
     for (std::size_t k = ids.size(); k < want; ++k)
       ids.push_back(static_cast<std::uint32_t>(pick(rng)));
-    std::sort(ids.begin(), ids.end());
+    std::sort(ids.begin() + old, ids.end());
+    std::inplace_merge(ids.begin(), ids.begin() + old, ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   }
   return ids;

@@ -50,7 +50,7 @@ struct estimate_settings {
   /// Data points a first, rough estimate joins the sample against; where the rough estimate is
   /// far below what is available, the sample is not joined against all the data (whose index
   /// would cost about as much as a small join's).
-  std::size_t gate_points = std::size_t{1} << 18;
+  std::size_t gate_points = std::size_t{1} << 16;
   /// Standard errors below the sampled mean that the lower bound lies.
   double z = 6;
 };
