@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <random>
 #include <string>
@@ -181,6 +182,17 @@ TEST(early_refusal, pairs_are_stopped_at_the_limit_as_they_arrive) {
         << what;
     EXPECT_GT(sink.received.load(), 0u);
     EXPECT_LE(sink.received.load() * 12, limit);
+    // A file takes the pairs only at its end: until then they are held, and that is what the
+    // message names (the file itself needs no memory).
+    const std::string path = testing::TempDir() + "early_refusal_pairs.csr";
+    {
+      csr_file_sink file(path);
+      const std::string held = refusal([&] { self_join(res, p.view(), opt, file); });
+      EXPECT_NE(held.find("holding the pairs until they are written needs at least "),
+                std::string::npos)
+          << held;
+    }
+    std::remove(path.c_str());
   }
 }
 
