@@ -31,7 +31,7 @@ def test_the_graph_and_the_pairs_are_held_to_the_limit_with_the_table(engine):
     assert abs(graph - table - 8 * nnz) <= 2 * KIB
     # Halfway, the refusal names what does not fit (just below, whatever the join asks for last).
     with pytest.raises(MemoryError, match=r"^(the neighbour table and the arrays made from it|"
-                                          r"the result \(so far\)) needs .* \(the memory limit"):
+                                          r"the result) needs .* \(the memory limit"):
         epsjoin.neighbor_graph(X, EPS, engine=engine, n_jobs=1, memory_limit=graph - 4 * nnz)
     # The unique pairs: 16 bytes each, nnz / 2 of them, however they are made.
     for call in (lambda m: epsjoin.pairs(X, EPS, engine=engine, n_jobs=1, memory_limit=m),

@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "core/expects.hpp"
 #include "core/memory_budget.hpp"
 #include "core/parallel.hpp"
 #include "core/self_slots.hpp"
@@ -140,10 +141,12 @@ class counting_sink final : public result_sink, public self_slot_sink {
   void admit(std::uint64_t ordered_pairs) {
     const std::uint64_t total = pairs_.fetch_add(ordered_pairs, std::memory_order_relaxed) + ordered_pairs;
     if (total > pairs_allowed_) {
-      // The message of the row path's refusal, with what has arrived so far as the lower bound.
-      budget_->require_host(
+      // What has arrived so far is only a lower bound of the result: the message says so. A
+      // sink that streams its result out holds pairs only until it can write them.
+      budget_->require_host_at_least(
           static_cast<std::uint64_t>(static_cast<double>(total) * bytes_per_pair_), available_,
-          "the result (so far)");
+          inner_.keeps_result_in_memory() ? "the result" : "holding the pairs until they are written",
+          concat("its first ", total, " pairs, when the join was stopped"));
     }
   }
   std::uint64_t sum_counts(std::span<const std::uint32_t> counts) const {

@@ -21,6 +21,7 @@
 #include "core/row_subset_sink.hpp"
 #include "core/parallel.hpp"
 #include "core/progress.hpp"
+#include "core/result_estimate.hpp"
 #include "core/row_scatter.hpp"
 #include "core/timer.hpp"
 #include "epsjoin/join.hpp"
@@ -176,6 +177,32 @@ const engine& resolve_share_engine(const join_request& request, std::string& rea
                            "can: ", engines_sharing_work_items(), ")"));
 }
 
+// The engine that counts a result estimate's sample: cpu-grid (exact, on every thread, its index
+// built in a pass over the points) where it runs the join's geometry, else the join's own.
+std::string_view sampler_for(const engine& e, const join_options& o) {
+  const engine* grid = find_engine("cpu-grid");
+  if (grid != nullptr && grid->unavailable_reason().empty() && fits_geometry(*grid, o)) {
+    return grid->name();
+  }
+  return e.name();
+}
+
+// A CPU engine counts every pair before it can size a table, and an engine that hands over pairs
+// is stopped only once they fill the memory: for a result far over the limit, minutes of work
+// before the refusal. An estimate from a sample refuses those at once (core/result_estimate.hpp).
+// The GPU engines count on the device in seconds, and a table they lay out there or stream in
+// blocks may not be held on the host at all: the exact check after their count stays theirs.
+void refuse_early(const engine& e, join_request& request, const join_options& options,
+                  const result_sink& sink) {
+  if (e.processor() != "cpu" || !sink.keeps_result_in_memory() || sink.counts_only()) return;
+  if (request.queries.n == 0 || request.data.n == 0) return;
+  const bool self_ids = request.self_join && options.include_self;
+  refuse_what_cannot_fit(request.res, request.queries, request.data, request.self_join, options,
+                         {sampler_for(e, options), e.error_band()},
+                         result_footprint::of(sink, request.queries.n, self_ids), request.budget,
+                         request.stats);
+}
+
 // Count, size the rows, then run again scattering pairs into them (see rows_by_two_passes).
 void run_two_passes(const engine& e, join_request& request, counting_sink& counted,
                     const sink_info& info) {
@@ -284,6 +311,8 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
   }
 #endif
 
+  // Before the sink is begun: nothing of the result is allocated when this refuses it.
+  if (device_rows == nullptr && !shared) refuse_early(e, request, options, sink);
   const sink_info info{queries.n, data.n, self, self && options.include_self,
                        request.budget.limits().host_bytes};
   counted.begin(info);

@@ -82,6 +82,8 @@ std::uint64_t cgroup_left() {
   return max > current ? max - current : 1;
 }
 
+}  // namespace
+
 std::string human_bytes(std::uint64_t bytes) {
   const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB"};
   double value = static_cast<double>(bytes);
@@ -95,8 +97,6 @@ std::string human_bytes(std::uint64_t bytes) {
   std::snprintf(text, sizeof text, "%.1f %s", value, units[u]);
   return text;
 }
-
-}  // namespace
 
 std::uint64_t memory_budget::host_available() const {
   std::uint64_t available = limits_.host_bytes;
@@ -143,25 +143,42 @@ void memory_budget::require_host(std::uint64_t bytes, const char* what) const {
 void memory_budget::require_host(std::uint64_t bytes, std::uint64_t available,
                                  const char* what) const {
   if (bytes <= available) return;
+  refuse_host(concat(what, " needs ", human_bytes(bytes), " of host memory"), bytes, available);
+}
+
+void memory_budget::require_host_at_least(std::uint64_t at_least, const char* what,
+                                          const std::string& basis) const {
+  require_host_at_least(at_least, host_available(), what, basis);
+}
+
+void memory_budget::require_host_at_least(std::uint64_t at_least, std::uint64_t available,
+                                          const char* what, const std::string& basis) const {
+  if (at_least <= available) return;
+  refuse_host(
+      concat(what, " needs at least ", human_bytes(at_least), " of host memory (", basis, ")"),
+      at_least, available);
+}
+
+void memory_budget::refuse_host(const std::string& needs, std::uint64_t bytes,
+                                std::uint64_t available) const {
   if (result_streamed_ && limits_.host_bytes > 0) {
     // The limit that would have let it through: what it leaves less what is available, plus this.
     const std::uint64_t enough = limits_.host_bytes - std::min(available, limits_.host_bytes) + bytes;
     throw out_of_memory(concat(
-        what, " needs ", human_bytes(bytes), " of host memory but ", human_bytes(available),
-        " are allowed (the memory limit", charged_ > 0 ? concat(", less ", human_bytes(charged_),
-                                                                " the join holds already")
-                                                      : std::string(),
+        needs, " but ", human_bytes(available), " are allowed (the memory limit",
+        charged_ > 0 ? concat(", less ", human_bytes(charged_), " the join holds already")
+                     : std::string(),
         "); the result itself streams out and needs none, but the join needs this beside it: "
         "raise the limit (--memory-limit) to at least ", human_bytes(enough)));
   }
-  throw out_of_memory(concat(
-      what, " needs ", human_bytes(bytes), " of host memory but ", human_bytes(available),
-      limits_.host_bytes > 0 ? " are allowed (the memory limit" : " are available",
-      limits_.host_bytes > 0 && charged_ > 0
-          ? concat(", less ", human_bytes(charged_), " the join holds already)")
-          : std::string(limits_.host_bytes > 0 ? ")" : ""),
-      ": write it to a file (epsjoin join --output FILE streams it), count it instead "
-      "(--format count), or raise the limit (--memory-limit)"));
+  throw out_of_memory(
+      concat(needs, " but ", human_bytes(available),
+             limits_.host_bytes > 0 ? " are allowed (the memory limit" : " are available",
+             limits_.host_bytes > 0 && charged_ > 0
+                 ? concat(", less ", human_bytes(charged_), " the join holds already)")
+                 : std::string(limits_.host_bytes > 0 ? ")" : ""),
+             ": write it to a file (epsjoin join --output FILE streams it), count it instead "
+             "(--format count), or raise the limit (--memory-limit)"));
 }
 
 std::uint64_t memory_budget::host_bytes() const {

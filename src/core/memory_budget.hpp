@@ -4,6 +4,7 @@
 // into a planner's share live here and nowhere else, so no engine has a rule of its own.
 
 #include <cstdint>
+#include <string>
 
 #include "core/params.hpp"
 #include "epsjoin/resources.hpp"
@@ -66,6 +67,14 @@ class memory_budget {
   void require_host(std::uint64_t bytes, const char* what) const;
   /// The same against `available` bytes measured earlier (a result that grows as it arrives).
   void require_host(std::uint64_t bytes, std::uint64_t available, const char* what) const;
+  /// The same for a result estimated before the work: refused when even `at_least` (a lower
+  /// bound of what it will need) does not fit host_available(); `basis` says how it was
+  /// estimated, in words for the message.
+  void require_host_at_least(std::uint64_t at_least, const char* what,
+                             const std::string& basis) const;
+  /// The same against `available` bytes measured earlier (pairs stopped as they arrive).
+  void require_host_at_least(std::uint64_t at_least, std::uint64_t available, const char* what,
+                             const std::string& basis) const;
   /// Host scratch one planner may keep for speed only (stored neighbour ranges, per-thread count
   /// arrays): 1 GiB, or a sixteenth of host_bytes() under a smaller limit. Past it, planners
   /// recompute instead of storing.
@@ -90,6 +99,10 @@ class memory_budget {
 
  private:
   friend class host_charge;
+  /// Throws the out_of_memory of every refusal: what is needed (`needs`, of which `bytes`),
+  /// what there is, what to do.
+  [[noreturn]] void refuse_host(const std::string& needs, std::uint64_t bytes,
+                                std::uint64_t available) const;
   memory_limits limits_;
   memory_overrides overrides_;
   // Charged and given back by the thread that plans the join, never concurrently.
@@ -100,6 +113,9 @@ class memory_budget {
 /// The overrides among a join's parameters (each engine declares the ones it honours, as
 /// param_reader::memory_override); absent keys leave their size to the budget.
 memory_overrides read_memory_overrides(const param_map& params);
+
+/// Bytes for a message: "512 bytes", "4.0 KiB", "185.0 GiB".
+std::string human_bytes(std::uint64_t bytes);
 
 /// Host memory of this machine as its cgroup (v2 memory.max, v1 memory.limit_in_bytes) bounds it.
 std::uint64_t machine_host_bytes();
