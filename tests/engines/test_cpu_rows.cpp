@@ -9,12 +9,10 @@
 #include <cctype>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "epsjoin/io.hpp"
@@ -23,6 +21,7 @@
 #include "support/harness.hpp"
 #include "support/seed.hpp"
 #include "support/shapes.hpp"
+#include "support/temp_dir.hpp"
 
 namespace epsjoin::test {
 namespace {
@@ -106,12 +105,6 @@ pairs rows_of(const neighbor_table& t) {
     for (std::uint32_t nb : t.row(q)) out.push_back({q, nb});
   }
   return out;
-}
-
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() /
-          ("epsjoin_rows_" + std::to_string(::getpid()) + "_" + name))
-      .string();
 }
 
 class cpu_rows : public testing::TestWithParam<std::size_t> {};

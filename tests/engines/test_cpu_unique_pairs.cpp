@@ -10,14 +10,12 @@
 #include <cctype>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <mutex>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "epsjoin/join.hpp"
@@ -25,6 +23,7 @@
 #include "support/harness.hpp"
 #include "support/seed.hpp"
 #include "support/shapes.hpp"
+#include "support/temp_dir.hpp"
 
 namespace epsjoin::test {
 namespace {
@@ -156,12 +155,6 @@ pairs csv_pairs(const std::vector<char>& csv) {
   char comma = 0;
   while (in >> q >> comma >> n) out.push_back({q, n});
   return out;
-}
-
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() /
-          ("epsjoin_unique_" + std::to_string(::getpid()) + "_" + name))
-      .string();
 }
 
 pairs sorted(pairs p) {

@@ -14,6 +14,7 @@
 
 #include "support/harness.hpp"
 #include "support/paper_data.hpp"
+#include "support/temp_dir.hpp"
 
 namespace {
 
@@ -289,12 +290,7 @@ TEST(hegjoin, calibrations_are_kept_on_disk) {
   const auto same = pts, again = pts;
   const double eps = 0.01;
   const auto oracle = run_csr(pts, eps, "brute-cpu");
-  const std::string file =
-      (std::filesystem::temp_directory_path() /
-       ("epsjoin-hegjoin-calibration-" +
-        std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + ".txt"))
-          .string();
-  std::filesystem::remove(file);
+  const std::string file = epsjoin::test::temp_path("calibration.txt");
   std::map<std::string, std::string> params = {
       {"partition", "static-queries"}, {"cpu_threads", "2"}, {"calibration_cache", file}};
   epsjoin::join_stats first, second, off;

@@ -11,6 +11,7 @@
 #include "epsjoin/epsjoin.hpp"
 #include "epsjoin/io.hpp"
 #include "support/seed.hpp"
+#include "support/temp_dir.hpp"
 
 namespace {
 
@@ -95,8 +96,7 @@ TEST(gpu_row_blocks, callback_blocks_rebuild_the_oracle_table) {
 
 TEST(gpu_row_blocks, csr_files_and_tables_in_memory_match_the_oracle) {
   const auto data = lattice(4000, 2, epsjoin::test::test_seed() + 7);
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("epsjoin-gpu-row-blocks-" + std::to_string(epsjoin::test::test_seed()));
+  const auto dir = epsjoin::test::temp_dir() / "epsjoin-gpu-row-blocks";
   std::filesystem::create_directories(dir);
   for (const bool include_self : {false, true}) {
     const epsjoin::neighbor_table expected = oracle(data, nullptr, 0.25, include_self);

@@ -10,9 +10,11 @@
 
 #include "epsjoin/build_info.hpp"
 #include "support/seed.hpp"
+#include "support/temp_dir.hpp"
 
 int main(int argc, char** argv) {
   testing::InitGoogleTest(&argc, argv);
+  epsjoin::test::install_temp_dir_cleanup();
   if (GTEST_FLAG_GET(list_tests)) return RUN_ALL_TESTS();
   if (epsjoin::cuda_devices().empty()) {
     const char* require = std::getenv("EPSJOIN_REQUIRE_GPU");
@@ -25,14 +27,12 @@ int main(int argc, char** argv) {
   }
   std::printf("epsjoin GPU tests: seed %llu\n",
               static_cast<unsigned long long>(epsjoin::test::test_seed()));
-  // hegjoin keeps its calibrations in a cache folder: a fresh one per run, so the tests neither
-  // write into the user's nor read calibrations an earlier run left there.
-  char cache[] = "/tmp/epsjoin-test-cache-XXXXXX";
-  if (mkdtemp(cache) != nullptr) setenv("EPSJOIN_CACHE_DIR", cache, 1);
+  // hegjoin keeps its calibrations in a cache folder: a fresh one per run, under $TMPDIR, so the
+  // tests neither write into the user's nor read calibrations an earlier run left there.
+  const std::filesystem::path cache = epsjoin::test::make_temp_dir("epsjoin-test-cache-");
+  setenv("EPSJOIN_CACHE_DIR", cache.c_str(), 1);
   const int status = RUN_ALL_TESTS();
-  if (std::getenv("EPSJOIN_CACHE_DIR") != nullptr) {
-    std::error_code ignored;
-    std::filesystem::remove_all(cache, ignored);
-  }
+  std::error_code ignored;
+  std::filesystem::remove_all(cache, ignored);
   return status;
 }

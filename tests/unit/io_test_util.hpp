@@ -1,9 +1,8 @@
 #pragma once
-// Helpers for the I/O tests: unique temporary files, raw bytes in and out, and a check that a
-// call throws io_error with a message naming what it must name.
+// Helpers for the I/O tests: temporary files (temp_path, in the test's own folder), raw bytes in
+// and out, and a check that a call throws io_error with a message naming what it must name.
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -14,19 +13,9 @@
 #include <utility>
 
 #include "epsjoin/error.hpp"
+#include "support/temp_dir.hpp"
 
 namespace epsjoin::test {
-
-/// A path in the test temp directory unique to this process and test, ending in `name`.
-inline std::string temp_path(std::string_view name) {
-  const auto* info = testing::UnitTest::GetInstance()->current_test_info();
-  std::string test = std::string(info->test_suite_name()) + "_" + info->name();
-  for (char& c : test) {
-    if (c == '/') c = '_';
-  }
-  return testing::TempDir() + "epsjoin_" + std::to_string(::getpid()) + "_" + test + "_" +
-         std::string(name);
-}
 
 inline void write_bytes(const std::string& path, std::string_view bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -64,7 +53,8 @@ void expect_io_error(Fn&& fn, std::initializer_list<std::string_view> needles) {
   ADD_FAILURE() << "no io_error was thrown";
 }
 
-/// RAII removal of a test file (left behind only when the test process crashes).
+/// Removes a test file at the end of its scope (the test's folder, removed when the test ends,
+/// would take it anyway).
 struct scoped_file {
   std::string path;
   explicit scoped_file(std::string p) : path(std::move(p)) {}

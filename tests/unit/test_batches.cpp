@@ -7,6 +7,7 @@
 #include "model/batch_size.hpp"
 #include "model/batches.hpp"
 #include "support/seed.hpp"
+#include "support/temp_dir.hpp"
 
 namespace {
 
@@ -92,7 +93,7 @@ TEST(batch_model, trades_pinned_allocation_against_batch_overhead) {
 
 TEST(batch_model, cache_round_trips_per_device) {
   using namespace epsjoin::detail;
-  const std::string dir = testing::TempDir() + "/epsjoin_cache_test";
+  const std::string dir = epsjoin::test::temp_path("cache");
   setenv("XDG_CACHE_HOME", dir.c_str(), 1);
   batch_model m;
   EXPECT_FALSE(load_batch_model("no such device", m));

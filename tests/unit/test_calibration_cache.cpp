@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hetero/calibration_cache.hpp"
+#include "support/temp_dir.hpp"
 
 namespace {
 
@@ -18,10 +19,7 @@ using epsjoin::dataset_view;
 using epsjoin::scalar_type;
 
 std::filesystem::path fresh_folder(const char* name) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   (std::string("epsjoin-calibration-") + name + "-" +
-                    std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
-  std::filesystem::remove_all(dir);
+  const auto dir = epsjoin::test::temp_dir() / name;
   std::filesystem::create_directories(dir);
   return dir;
 }

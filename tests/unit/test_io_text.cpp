@@ -20,6 +20,7 @@ using epsjoin::read_dataset;
 using epsjoin::read_options;
 using epsjoin::test::expect_io_error;
 using epsjoin::test::scoped_file;
+using epsjoin::test::temp_dir;
 using epsjoin::test::temp_path;
 using epsjoin::test::write_bytes;
 
@@ -200,7 +201,7 @@ TEST(io_text, dim_that_disagrees) {
 TEST(io_text, missing_file_and_directory) {
   const std::string missing = temp_path("does_not_exist.csv");
   expect_io_error([&] { read_dataset(missing); }, {missing, "cannot open"});
-  expect_io_error([&] { read_text(testing::TempDir()); }, {"directory"});
+  expect_io_error([&] { read_text(temp_dir().string()); }, {"directory"});
 }
 
 TEST(io_text, npy_read_as_text_says_so) {

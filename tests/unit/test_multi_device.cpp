@@ -19,6 +19,7 @@
 #include "epsjoin/sink.hpp"
 #include "support/harness.hpp"
 #include "support/shapes.hpp"
+#include "support/temp_dir.hpp"
 
 namespace epsjoin::test {
 namespace {
@@ -230,7 +231,7 @@ TEST(multi_device, row_blocks_and_csr_files_equal_the_oracle) {
     EXPECT_EQ(streamed.offsets, expected.offsets);
     EXPECT_EQ(streamed.neighbors, expected.neighbors);
 
-    const std::string path = testing::TempDir() + "multi_device_" + name_of(c) + ".csr";
+    const std::string path = epsjoin::test::temp_path("multi_device_" + name_of(c) + ".csr");
     {
       csr_file_sink file(path, true);
       run_shards(queries, data.view(), c.self, eps, c.devices, file);

@@ -10,6 +10,7 @@
 #include "epsjoin/error.hpp"
 #include "epsjoin/io.hpp"
 #include "support/seed.hpp"
+#include "support/temp_dir.hpp"
 
 namespace {
 
@@ -104,8 +105,7 @@ TEST(row_block_sink, blocks_that_stop_short_of_the_last_query_fail_at_finish) {
 }
 
 TEST(csr_file_sink, row_blocks_write_the_same_file_as_rows) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("epsjoin-row-blocks-" + std::to_string(epsjoin::test::test_seed()));
+  const auto dir = epsjoin::test::temp_dir() / "epsjoin-row-blocks";
   std::filesystem::create_directories(dir);
   const std::vector<std::uint32_t> counts = {2, 0, 1, 3, 0};
   const std::vector<std::uint64_t> offsets = {0, 2, 2, 3, 6, 6};
@@ -136,8 +136,7 @@ TEST(csr_file_sink, row_blocks_write_the_same_file_as_rows) {
 // Blocks of tens of MB, as the multi-device join and the GPU engines stream them: every id lands
 // at its row's place in the file.
 TEST(csr_file_sink, large_row_blocks_are_written_exactly) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("epsjoin-row-blocks-large-" + std::to_string(epsjoin::test::test_seed()));
+  const auto dir = epsjoin::test::temp_dir() / "epsjoin-row-blocks-large";
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "large.csr").string();
   std::mt19937 rng(static_cast<std::mt19937::result_type>(epsjoin::test::test_seed()));
@@ -166,8 +165,7 @@ TEST(csr_file_sink, large_row_blocks_are_written_exactly) {
 }
 
 TEST(csr_file_sink, an_unfinished_row_block_file_is_not_left_behind) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("epsjoin-row-blocks-gone-" + std::to_string(epsjoin::test::test_seed()));
+  const auto dir = epsjoin::test::temp_dir() / "epsjoin-row-blocks-gone";
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "t.csr").string();
   {

@@ -16,6 +16,7 @@
 #include "epsjoin/epsjoin.hpp"
 #include "epsjoin/io.hpp"
 #include "epsjoin/sink.hpp"
+#include "support/temp_dir.hpp"
 
 namespace {
 
@@ -182,7 +183,7 @@ std::string slurp(const std::string& path) {
 }
 
 TEST(pair_file_sink, streams_npy_with_exact_header) {
-  const std::string path = testing::TempDir() + "/epsjoin_pairs.npy";
+  const std::string path = epsjoin::test::temp_path("pairs.npy");
   {
     epsjoin::pair_file_sink sink(path, epsjoin::pair_file_format::npy);
     feed(sink);
@@ -204,7 +205,7 @@ TEST(pair_file_sink, streams_npy_with_exact_header) {
 }
 
 TEST(pair_file_sink, streams_csv_and_reports_unwritable_paths) {
-  const std::string path = testing::TempDir() + "/epsjoin_pairs.csv";
+  const std::string path = epsjoin::test::temp_path("pairs.csv");
   {
     epsjoin::pair_file_sink sink(path, epsjoin::pair_file_format::csv, true);
     feed(sink);
@@ -227,7 +228,7 @@ TEST(pair_file_sink, streams_csv_and_reports_unwritable_paths) {
 // A sink that never finishes (an error or a stop on the way) leaves nothing at its path, and
 // no temporary file beside it either.
 TEST(pair_file_sink, leaves_no_file_unless_finished) {
-  const std::string dir = testing::TempDir() + "/epsjoin_unfinished";
+  const std::string dir = epsjoin::test::temp_path("unfinished");
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::string path = dir + "/pairs.npy";
@@ -267,7 +268,7 @@ TEST(csr_file_sink, writes_what_write_csr_writes) {
     coords.push_back((i * 104729 % 4000) / 4000.0);
   }
   const epsjoin::dataset_view view{coords.data(), coords.size() / 2, 2};
-  const std::string dir = testing::TempDir() + "/epsjoin_csr_file_sink";
+  const std::string dir = epsjoin::test::temp_path("csr_file_sink");
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   for (const char* engine : {"cpu-grid", "cpu-rtree"}) {
@@ -302,7 +303,7 @@ TEST(csr_file_sink, writes_what_write_csr_writes) {
 }
 
 TEST(csr_file_sink, leaves_no_file_unless_finished) {
-  const std::string dir = testing::TempDir() + "/epsjoin_csr_unfinished";
+  const std::string dir = epsjoin::test::temp_path("csr_unfinished");
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   {
