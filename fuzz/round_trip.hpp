@@ -1,34 +1,51 @@
 #pragma once
 // Whatever a reader accepts, the writer must write so that the reader gives it back bit for bit
-// (docs/formats.md promises it for .npy, raw and text at 17 or shortest digits). The file goes to
-// /dev/shm when there is one, so the check costs memory copies, not disk writes.
+// (docs/formats.md promises it for .npy, raw and text at 17 or shortest digits).
 
-#include <unistd.h>
+#include <stdlib.h>  // mkdtemp
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <system_error>
 
 #include "check.hpp"
 #include "epsjoin/io.hpp"
 
 namespace epsjoin::fuzz {
 
+// The round trip's file, in a folder of its own made with mkdtemp: under $TMPDIR when it is set
+// (whoever set it chose where temporary files go, and scripts/run-tests.sh checks that nothing is
+// left there), else in /dev/shm when there is one, so the check costs memory copies, not disk
+// writes. The folder goes when the fuzzer exits normally; a crash leaves it with the input.
 class scratch_file {
  public:
   explicit scratch_file(const char* extension) {
-    const std::filesystem::path shm = "/dev/shm";
-    const std::filesystem::path dir =
-        std::filesystem::is_directory(shm) ? shm : std::filesystem::temp_directory_path();
-    path_ = (dir / ("epsjoin-fuzz-" + std::to_string(::getpid()) + extension)).string();
+    std::filesystem::path base = std::filesystem::temp_directory_path();
+    const char* tmpdir = std::getenv("TMPDIR");
+    if ((tmpdir == nullptr || *tmpdir == '\0') && std::filesystem::is_directory("/dev/shm")) {
+      base = "/dev/shm";
+    }
+    std::string pattern = (base / "epsjoin-fuzz-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      std::perror(("mkdtemp " + pattern).c_str());
+      std::abort();
+    }
+    dir_ = pattern;
+    path_ = (dir_ / (std::string("round-trip") + extension)).string();
   }
-  ~scratch_file() { std::remove(path_.c_str()); }
+  ~scratch_file() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
   scratch_file(const scratch_file&) = delete;
   scratch_file& operator=(const scratch_file&) = delete;
   const std::string& path() const { return path_; }
 
  private:
+  std::filesystem::path dir_;
   std::string path_;
 };
 
