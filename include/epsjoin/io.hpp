@@ -118,12 +118,16 @@ enum class output_kind {
   stream,
 };
 
+/// @brief What an output path names (after symlinks).
+enum class output_node { new_file, regular_file, standard_output, character_device, fifo, socket };
+
 /// @brief What an output path names, as check_output_path found it.
 struct output_target {
   std::string path;         ///< as given
   std::string destination;  ///< file: the regular file written (links followed); stream: what is
                             ///< opened ("-" for standard output)
   output_kind kind = output_kind::file;
+  output_node node = output_node::new_file;
   std::string what;              ///< "a new file", "a regular file", "a FIFO", ... for messages
   bool standard_output = false;  ///< the process's standard output (a summary goes elsewhere)
 };

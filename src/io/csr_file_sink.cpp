@@ -29,7 +29,7 @@ class mapped_output {
   /// `resident_limit`: the process's memory limit, which the mapping's pages are kept within
   /// (0: none).
   mapped_output(const std::string& path, std::uint64_t bytes, std::uint64_t resident_limit)
-      : target_(resolve_output(path)),
+      : target_(classify_output(path)),
         temporary_(unfinished_name(target_.destination)),
         registration_(temporary_),
         bytes_(bytes) {
@@ -97,7 +97,7 @@ class mapped_output {
 /// stream target in place, where every write must start where the last one ended.
 class written_output {
  public:
-  explicit written_output(const std::string& path) : target_(resolve_output(path)) {
+  explicit written_output(const std::string& path) : target_(classify_output(path)) {
     if (target_.kind == output_kind::stream) {
       fd_ = open_stream(target_);
       return;

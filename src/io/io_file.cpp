@@ -56,7 +56,7 @@ std::size_t input_file::read_some(void* dst, std::size_t bytes) {
   return got;
 }
 
-output_file::output_file(const std::string& path) : target_(resolve_output(path)) {
+output_file::output_file(const std::string& path) : target_(classify_output(path)) {
   int fd = -1;
   if (target_.kind == output_kind::stream) {
     fd = open_stream(target_);

@@ -56,42 +56,47 @@ void probe_beside(const std::string& path, const std::string& destination) {
   ::unlink(probe.c_str());
 }
 
-output_target stream_target(output_target t, std::string destination, const char* what) {
-  t.destination = std::move(destination);
-  t.kind = output_kind::stream;
-  t.what = what;
-  return t;
+const char* description(output_node node) {
+  switch (node) {
+    case output_node::new_file: return "a new file";
+    case output_node::regular_file: return "a regular file";
+    case output_node::standard_output: return "standard output";
+    case output_node::character_device: return "a character device";
+    case output_node::fifo: return "a FIFO";
+    case output_node::socket: return "a socket";
+  }
+  return "an output";
 }
 
-output_target file_target(output_target t, const std::string& destination, const char* what) {
-  probe_beside(t.path, destination);
-  t.destination = destination;
-  t.kind = output_kind::file;
-  t.what = what;
+output_target target_of(output_target t, std::string destination, output_node node) {
+  t.destination = std::move(destination);
+  t.node = node;
+  t.kind = node == output_node::new_file || node == output_node::regular_file ? output_kind::file
+                                                                              : output_kind::stream;
+  t.standard_output = node == output_node::standard_output;
+  t.what = description(node);
   return t;
 }
 
 // An existing node that is not a link (or what a link leads to, `at` being the link).
 output_target existing_target(output_target t, const std::string& at, const struct stat& node) {
-  if (is_stdout_node(node)) {
-    t.standard_output = true;
-    return stream_target(std::move(t), "-", "standard output");
-  }
-  const char* stream_what = S_ISCHR(node.st_mode)    ? "a character device"
-                            : S_ISFIFO(node.st_mode) ? "a FIFO"
-                            : S_ISSOCK(node.st_mode) ? "a socket"
-                                                     : nullptr;
-  if (stream_what != nullptr) {
-    if (!S_ISSOCK(node.st_mode) && ::access(at.c_str(), W_OK) != 0) {
-      io_fail(t.path, "cannot write to ", stream_what, ": ", std::strerror(errno));
+  if (is_stdout_node(node)) return target_of(std::move(t), "-", output_node::standard_output);
+  if (S_ISCHR(node.st_mode) || S_ISFIFO(node.st_mode)) {
+    if (::access(at.c_str(), W_OK) != 0) {
+      io_fail(t.path, "cannot write to ", S_ISCHR(node.st_mode) ? "a character device" : "a FIFO",
+              ": ", std::strerror(errno));
     }
-    if (S_ISSOCK(node.st_mode) && at.size() >= sizeof(sockaddr_un{}.sun_path)) {
+    return target_of(std::move(t), at,
+                     S_ISCHR(node.st_mode) ? output_node::character_device : output_node::fifo);
+  }
+  if (S_ISSOCK(node.st_mode)) {
+    if (at.size() >= sizeof(sockaddr_un{}.sun_path)) {
       io_fail(t.path, "a socket path must be shorter than ", sizeof(sockaddr_un{}.sun_path),
               " bytes to be connected to");
     }
-    return stream_target(std::move(t), at, stream_what);
+    return target_of(std::move(t), at, output_node::socket);
   }
-  if (S_ISREG(node.st_mode)) return file_target(std::move(t), at, "a regular file");
+  if (S_ISREG(node.st_mode)) return target_of(std::move(t), at, output_node::regular_file);
   if (S_ISDIR(node.st_mode)) {
     io_fail(t.path, "is a directory", at == t.path ? "" : " (where the link points)",
             "; name a file for the output");
@@ -104,20 +109,17 @@ output_target existing_target(output_target t, const std::string& at, const stru
 
 }  // namespace
 
-output_target resolve_output(const std::string& path) {
+output_target classify_output(const std::string& path) {
   output_target t;
   t.path = path;
   if (path.empty()) io_fail("''", "an output needs a file name ('-' for standard output)");
-  if (path == "-") {
-    t.standard_output = true;
-    return stream_target(std::move(t), "-", "standard output");
-  }
+  if (path == "-") return target_of(std::move(t), "-", output_node::standard_output);
   std::string at = path;
   for (int hops = 0;; ++hops) {
     struct stat node {};
     if (::lstat(at.c_str(), &node) != 0) {
       if (errno != ENOENT) io_fail(path, "cannot inspect ", at, ": ", std::strerror(errno));
-      return file_target(std::move(t), at, "a new file");
+      return target_of(std::move(t), at, output_node::new_file);
     }
     if (!S_ISLNK(node.st_mode)) return existing_target(std::move(t), at, node);
     // A device, FIFO or socket behind a link is opened through the link itself: /proc's links
@@ -131,14 +133,19 @@ output_target resolve_output(const std::string& path) {
   }
 }
 
+output_target resolve_output(const std::string& path) {
+  output_target target = classify_output(path);
+  if (target.kind == output_kind::file) probe_beside(target.path, target.destination);
+  return target;
+}
+
 int open_stream(const output_target& target) {
   if (target.destination == "-") {
     const int fd = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
     if (fd < 0) io_fail(target.path, "standard output is not open: ", std::strerror(errno));
     return fd;
   }
-  struct stat node {};
-  if (::stat(target.destination.c_str(), &node) == 0 && S_ISSOCK(node.st_mode)) {
+  if (target.node == output_node::socket) {
     const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) io_fail(target.path, "cannot make a socket: ", std::strerror(errno));
     sockaddr_un address{};

@@ -13,9 +13,13 @@
 
 namespace epsjoin::detail {
 
-/// Classifies `path` (see output_kind). Throws io_error, naming the reason, for what no result
-/// may be written to: a directory, a block device, a dangling chain of links too deep, a
-/// regular target whose folder cannot take the temporary file (probed by creating it).
+/// Classifies `path` (see output_kind) with stat calls only. Throws io_error, naming the
+/// reason, for what no result may be written to: a directory, a block device, a chain of links
+/// too deep. What writers call: they create the temporary file next, which is the probe.
+output_target classify_output(const std::string& path);
+
+/// classify_output, and for a file target the proof that its folder takes the temporary file
+/// (created and removed): check_output_path, run before any work.
 output_target resolve_output(const std::string& path);
 
 /// Opens a stream target for writing in place: standard output is duplicated, a device or FIFO

@@ -21,7 +21,12 @@ std::uint64_t margin_for(std::uint64_t limit) {
 // limit by its other memory, which dropping file pages cannot help (and would only churn).
 constexpr std::uint64_t least_worth_dropping = std::uint64_t{8} << 20;
 
-}  // namespace
+// The process's resident memory and the shared (file and shmem) part of it, in bytes; zeros
+// where /proc/self/statm cannot be read.
+struct resident_memory {
+  std::uint64_t total = 0;
+  std::uint64_t shared = 0;
+};
 
 resident_memory read_resident_memory() {
   std::FILE* f = std::fopen("/proc/self/statm", "r");
@@ -33,6 +38,8 @@ resident_memory read_resident_memory() {
   const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
   return {resident * page, shared * page};
 }
+
+}  // namespace
 
 resident_bound::resident_bound(char* data, std::uint64_t bytes, std::uint64_t limit)
     : data_(data), bytes_(bytes) {
@@ -65,7 +72,6 @@ void resident_bound::drop() {
   // of ms for a few hundred MB), and the fill races past the watcher meanwhile. The kernel's
   // own writeback cleans the pages; the process's share of them is what the limit bounds.
   (void)::madvise(data_, bytes_, MADV_DONTNEED);
-  ++drops_;
 }
 
 }  // namespace epsjoin::detail

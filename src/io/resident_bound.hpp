@@ -26,9 +26,6 @@ class resident_bound {
   resident_bound(const resident_bound&) = delete;
   resident_bound& operator=(const resident_bound&) = delete;
 
-  /// How many times the mapping's pages were dropped (for tests and notes).
-  std::uint64_t drops() const noexcept { return drops_; }
-
  private:
   void watch();
   void drop();
@@ -36,19 +33,10 @@ class resident_bound {
   char* data_;
   std::uint64_t bytes_;
   std::uint64_t trigger_ = 0;  ///< resident bytes at which the pages go
-  std::uint64_t drops_ = 0;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false;
   std::thread thread_;
 };
-
-/// The process's resident memory and the shared (file and shmem) part of it, in bytes; zeros
-/// where /proc/self/statm cannot be read.
-struct resident_memory {
-  std::uint64_t total = 0;
-  std::uint64_t shared = 0;
-};
-resident_memory read_resident_memory();
 
 }  // namespace epsjoin::detail

@@ -135,13 +135,13 @@ int run_join(const parsed_args& args) {
   const std::size_t dim = read_input_dim(args);
   // Before the input is read and joined: a bad output path should cost nothing.
   const output_target target = output.empty() ? output_target{} : check_output_path(output);
-  const bool stream = !output.empty() && target.kind == output_kind::stream;
+  const bool stream = target.kind == output_kind::stream;
   if (stream && format == "pairs") {
     throw error(output + ": --format pairs is a .npy whose header holds the pair count, known " +
                 "only when the join ends, and " + target.what + " cannot go back to it: name " +
                 "a file, or use --format csv");
   }
-  if (stream && repeat > 1 && target.what != "a character device") {
+  if (stream && repeat > 1 && target.node != output_node::character_device) {
     throw usage_error{"--repeat " + std::to_string(repeat) + " would write the result " +
                       std::to_string(repeat) + " times into " + target.what + " (" + output +
                       "): use --repeat with a file or a device such as /dev/null"};
