@@ -29,8 +29,9 @@ note() { echo "epsjoin tests: $*" >&2; }
 minutes() { printf '%d min %02d s' $(($1 / 60)) $(($1 % 60)); }
 
 # Runs "$@" with TMPDIR set to a new empty folder (under $fresh_tmp_parent, else $TMPDIR or /tmp),
-# then fails if anything was left in it (and removes it). The command runs in a subshell where
-# `set -e` holds: a function called from an `if` or `||` would run with it switched off.
+# then fails if anything was left in it (and removes it). "$@" runs in a subshell under `set -e`,
+# so a failing step inside a function stops it; call this as a plain command, not from `if`, `||`
+# or `&&`, where bash ignores `set -e` in everything it runs, this subshell included.
 in_fresh_tmpdir() {
   local tmp status=0 left
   tmp=$(mktemp -d "${fresh_tmp_parent:-${TMPDIR:-/tmp}}/epsjoin-test-run.XXXXXX")
@@ -105,8 +106,8 @@ sanitized_ctest() {
 # GPU code is not instrumented, and without a GPU its tests skip anyway).
 stage_sanitize() {
   "$root/scripts/setup.sh"
-  cmake --preset asan -S "$root"
-  cmake --build --preset asan --parallel "$(nproc)"
+  # cmake reads presets from the current folder.
+  (cd "$root" && cmake --preset asan && cmake --build --preset asan --parallel "$(nproc)")
   in_fresh_tmpdir sanitized_ctest
 }
 
@@ -115,7 +116,7 @@ stage_sanitize() {
 stage_fuzz() {
   "$root/scripts/setup.sh" --fuzz
   local fresh_tmp_parent=${TMPDIR:-/tmp}
-  [[ -d /dev/shm && -w /dev/shm ]] && fresh_tmp_parent=/dev/shm
+  if [[ -d /dev/shm && -w /dev/shm ]]; then fresh_tmp_parent=/dev/shm; fi
   in_fresh_tmpdir "$root/scripts/run-fuzz.sh" --seconds "$fuzz_seconds"
 }
 
