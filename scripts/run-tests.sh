@@ -1,20 +1,40 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds (the GPU engines too when nvcc is there), and runs the whole
-# test suite (GPU tests skip without a GPU). Prints one summary line; the whole CTest log only
-# when a test fails (it is kept in build/Testing/ctest.log either way). Arguments go to ctest.
-# Then the Python package: built CPU-only into build/python-venv (scripts/setup-python.sh says
-# why) and its tests run with pytest.
-# Both test runs get TMPDIR set to a new empty folder and fail if the tests leave anything in it:
-# a test keeps its files in its own temporary folder and removes it.
+# The whole test run, as CI runs it (.ci/run), in four stages, each with one progress line when it
+# starts and one summary line when it ends:
+#   tests     installs what is missing, builds build/ (the GPU engines too when nvcc is there)
+#             and runs the whole CTest suite (GPU tests skip without a GPU). The whole CTest log
+#             is printed only when a test fails (it is kept in build/Testing/ctest.log).
+#   python    the Python package, built CPU-only into build/python-venv (scripts/setup-python.sh
+#             says why), and its tests with pytest.
+#   sanitize  the CPU suite again, built in build-asan/ under AddressSanitizer and UBSan (every
+#             report fatal); log in build-asan/Testing/ctest.log.
+#   fuzz      each libFuzzer target for 30 s from its corpus (scripts/run-fuzz.sh, build-fuzz/).
+# Every stage runs its tests with TMPDIR set to a new empty folder and fails if they leave
+# anything in it: a test keeps its files in its own temporary folder and removes it.
+# Usage: scripts/run-tests.sh [--stages tests,python,sanitize,fuzz] [CTest arguments...]
+# The CTest arguments (-R, -L, ...) go to both CTest stages.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+stages=tests,python,sanitize,fuzz
+if [[ ${1:-} == --stages ]]; then
+  stages=$2
+  shift 2
+fi
+ctest_args=("$@")
+fuzz_seconds=30
 
-# Runs "$@" with TMPDIR set to a new empty folder, then fails if anything was left in it (and
-# removes it). The command runs in a subshell where `set -e` holds: a function called from an
-# `if` or `||` would run with it switched off.
+run_start=$SECONDS
+summaries=()
+note() { echo "epsjoin tests: $*" >&2; }
+minutes() { printf '%d min %02d s' $(($1 / 60)) $(($1 % 60)); }
+
+# Runs "$@" with TMPDIR set to a new empty folder (under $fresh_tmp_parent, else $TMPDIR or /tmp),
+# then fails if anything was left in it (and removes it). "$@" runs in a subshell under `set -e`,
+# so a failing step inside a function stops it; call this as a plain command, not from `if`, `||`
+# or `&&`, where bash ignores `set -e` in everything it runs, this subshell included.
 in_fresh_tmpdir() {
   local tmp status=0 left
-  tmp=$(mktemp -d "${TMPDIR:-/tmp}/epsjoin-test-run.XXXXXX")
+  tmp=$(mktemp -d "${fresh_tmp_parent:-${TMPDIR:-/tmp}}/epsjoin-test-run.XXXXXX")
   set +e
   (
     set -e
@@ -26,43 +46,94 @@ in_fresh_tmpdir() {
   left=$(find "$tmp" -mindepth 1 -maxdepth 1 -printf '  %f\n' | sort | head -20)
   rm -rf "$tmp"
   if [[ -n $left ]]; then
-    echo "epsjoin tests: the tests left these behind in TMPDIR (now removed):" >&2
+    note "the tests left these behind in TMPDIR (now removed):"
     echo "$left" >&2
     ((status != 0)) || status=1
   fi
   return "$status"
 }
 
-run_ctest() { ctest --output-on-failure --parallel "$(nproc)" "$@" >"$log" 2>&1; }
+# run_ctest BUILD_DIR LABEL [CTest arguments]: CTest on every core; one summary line, the whole
+# log only when a test fails.
+run_ctest() {
+  local build=$1 label=$2
+  shift 2
+  mkdir -p "$build/Testing"
+  local log=$build/Testing/ctest.log start=$SECONDS status=0
+  note "$label: running the tests ($(nproc) at a time; log in $log)"
+  (cd "$build" && ctest --output-on-failure --parallel "$(nproc)" "$@") >"$log" 2>&1 || status=$?
+  local elapsed=$((SECONDS - start)) summary skipped
+  summary=$(grep -E '[0-9]+% tests passed' "$log" | tail -1 || true)
+  skipped=$(grep -c -F '***Skipped' "$log" || true)
+  if ((status != 0)); then
+    cat "$log"
+    note "$label FAILED after ${elapsed} s: ${summary:-ctest exited with $status} (log: $log)"
+    return "$status"
+  fi
+  note "$label: ${summary}, ${skipped} skipped, ${elapsed} s (log: $log)"
+}
+
+stage_tests() {
+  "$root/scripts/setup.sh"
+  "$root/scripts/build.sh" "$root/build" -DEPSJOIN_CUDA="${EPSJOIN_CUDA:-AUTO}"
+  in_fresh_tmpdir run_ctest "$root/build" tests "${ctest_args[@]}"
+}
 
 pytest_in_tmpdir() {
-  # pytest keeps its tmp_path folders under --basetemp for inspection; they go with it here.
+  # Run from the tests' folder so the installed package, not python/epsjoin, is imported. pytest
+  # keeps its tmp_path folders under --basetemp for inspection; they go with it here.
   local status=0
+  cd "$root/python/tests"
   "$venv/bin/python" -m pytest -q -p no:cacheprovider --basetemp "$TMPDIR/pytest" . || status=$?
   rm -rf "$TMPDIR/pytest"
   return "$status"
 }
 
-"$root/scripts/setup.sh"
-"$root/scripts/build.sh" "$root/build" -DEPSJOIN_CUDA="${EPSJOIN_CUDA:-AUTO}"
-cd "$root/build"
-mkdir -p Testing
-log=$root/build/Testing/ctest.log
-echo "epsjoin: running the tests ($(nproc) at a time; log in $log)" >&2
-start=$SECONDS
-status=0
-in_fresh_tmpdir run_ctest "$@" || status=$?
-elapsed=$((SECONDS - start))
-summary=$(grep -E '[0-9]+% tests passed' "$log" | tail -1 || true)
-skipped=$(grep -c -F '***Skipped' "$log" || true)
-if ((status != 0)); then
-  cat "$log"
-  echo "epsjoin tests FAILED after ${elapsed} s: ${summary:-ctest exited with $status} (log: $log)" >&2
-  exit "$status"
-fi
-echo "epsjoin tests: ${summary}, ${skipped} skipped, ${elapsed} s (log: $log)"
-"$root/scripts/setup-python.sh"
-venv=${EPSJOIN_VENV:-$root/build/python-venv}
-# Run from the tests' folder so the installed package, not python/epsjoin, is imported.
-cd "$root/python/tests"
-in_fresh_tmpdir pytest_in_tmpdir
+stage_python() {
+  "$root/scripts/setup-python.sh"
+  venv=${EPSJOIN_VENV:-$root/build/python-venv}
+  in_fresh_tmpdir pytest_in_tmpdir
+}
+
+sanitized_ctest() {
+  # Every sanitizer report is fatal (the build says so); UBSan's also shows where it came from.
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+  run_ctest "$root/build-asan" sanitize -L cpu "${ctest_args[@]}"
+}
+
+# The CPU suite under AddressSanitizer and UBSan: CMakePresets.json's `asan` preset, build-asan/
+# (-O1 with line tables: the longest tests take a third to a quarter of their CPU time at -O0; the
+# GPU code is not instrumented, and without a GPU its tests skip anyway).
+stage_sanitize() {
+  "$root/scripts/setup.sh"
+  # cmake reads presets from the current folder.
+  (cd "$root" && cmake --preset asan && cmake --build --preset asan --parallel "$(nproc)")
+  in_fresh_tmpdir sanitized_ctest
+}
+
+# /dev/shm when there is one: the text, .npy and raw targets write and read back a file on every
+# input, 4-5x slower on a disk (fuzz_text: 3,700-5,800 executions a second against 19,000-25,000).
+stage_fuzz() {
+  "$root/scripts/setup.sh" --fuzz
+  local fresh_tmp_parent=${TMPDIR:-/tmp}
+  if [[ -d /dev/shm && -w /dev/shm ]]; then fresh_tmp_parent=/dev/shm; fi
+  in_fresh_tmpdir "$root/scripts/run-fuzz.sh" --seconds "$fuzz_seconds"
+}
+
+IFS=, read -r -a selected <<<"$stages"
+for s in "${selected[@]}"; do
+  case $s in
+    tests|python|sanitize|fuzz) ;;
+    *) echo "run-tests.sh: unknown stage '$s' (tests, python, sanitize, fuzz)" >&2; exit 2 ;;
+  esac
+done
+i=0
+for s in "${selected[@]}"; do
+  i=$((i + 1))
+  note "[$i/${#selected[@]}] $s ($(minutes $((SECONDS - run_start))) so far)"
+  start=$SECONDS
+  "stage_$s"
+  summaries+=("$s $(minutes $((SECONDS - start)))")
+done
+times=$(printf '%s, ' "${summaries[@]}")
+note "all ${#selected[@]} stages passed in $(minutes $((SECONDS - run_start))) (${times%, })"
