@@ -12,6 +12,7 @@
 /// @endcode
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -43,11 +44,26 @@ struct sink_info {
   std::uint64_t host_memory_limit = 0;
 };
 
-/// @brief Where a row-wise delivery writes: the neighbours of query q go to
-///        `neighbors + starts[q]` onwards.
+/// @brief Where a row-wise delivery writes: the neighbours of query q go to `row(q)` onwards,
+///        `neighbors + starts[q]`. A destination may keep its last rows in a second array
+///        instead (rows from `second_from` on start at `second + starts[q]`): a device of a
+///        multi-device join writes its own rows into the caller's table and the rows it
+///        computes for its halo beside it. Writers go through `row(q)`.
 struct row_destination {
   std::uint32_t* neighbors = nullptr;
   const std::uint64_t* starts = nullptr;
+  std::uint32_t* second = nullptr;
+  std::size_t second_from = SIZE_MAX;
+
+  std::uint32_t* row(std::size_t q) const noexcept {
+    return (q < second_from ? neighbors : second) + starts[q];
+  }
+  /// The same rows, each `by` ids further on (by = 1 skips a slot before every row).
+  row_destination shifted(std::ptrdiff_t by) const noexcept {
+    return {neighbors + by, starts, second == nullptr ? nullptr : second + by, second_from};
+  }
+  /// True when every row lies in `neighbors`.
+  bool one_array() const noexcept { return second_from == SIZE_MAX; }
 };
 
 /// @brief Receives a join's result batch by batch.

@@ -57,13 +57,13 @@ class counting_sink final : public result_sink, public self_slot_sink {
     pairs_.fetch_add(sum, std::memory_order_relaxed);
     if (!add_self_to_rows_) return inner_.begin_rows(counts);
     const row_destination dest = inner_.begin_rows(plus_one(counts));
-    if (engine_writes_self_slots_) return {dest.neighbors + 1, dest.starts};
+    if (engine_writes_self_slots_) return dest.shifted(1);
     // In parallel: these are the first writes to the table's pages, and faulting in gigabytes
     // of fresh memory from one thread would cost more than the join.
     parallel_for(threads_, counts.size(), std::size_t{1} << 14, [&](std::size_t b, std::size_t e, unsigned) {
-      for (std::size_t q = b; q < e; ++q) dest.neighbors[dest.starts[q]] = static_cast<std::uint32_t>(q);
+      for (std::size_t q = b; q < e; ++q) *dest.row(q) = static_cast<std::uint32_t>(q);
     });
-    return {dest.neighbors + 1, dest.starts};
+    return dest.shifted(1);
   }
   bool accepts_row_blocks() const override { return inner_.accepts_row_blocks(); }
   void begin_row_blocks(std::span<const std::uint32_t> counts) override {

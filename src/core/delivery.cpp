@@ -62,7 +62,7 @@ void delivery::query_rows_with_self_slots(std::uint64_t first, std::span<const s
     });
   }
   // The slot of row q lies just before where its neighbours go.
-  copy_query_rows(slotted_offsets_, first, piece, {destination_.neighbors - 1, destination_.starts},
+  copy_query_rows(slotted_offsets_, first, piece, destination_.shifted(-1),
                   false, threads_);
 }
 

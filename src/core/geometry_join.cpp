@@ -83,7 +83,7 @@ class plain_part_sink final : public result_sink {
       return;
     }
     std::vector<std::uint32_t>& next = plain_counts_;  // becomes each row's next free slot
-    for (const index_pair& p : extra_) rows_.neighbors[rows_.starts[p.query] + next[p.query]++] = p.neighbor;
+    for (const index_pair& p : extra_) rows_.row(p.query)[next[p.query]++] = p.neighbor;
   }
 
  private:

@@ -80,7 +80,7 @@ void copy_rows(const row_layout& layout, std::uint64_t first, std::span<const st
                const row_destination& dest, unsigned threads) {
   split_piece(first, piece.size(), threads, [&](std::uint64_t lo, std::uint64_t hi) {
     for_each_row_part(layout.offsets, lo, hi, [&](std::size_t p, std::uint64_t b, std::uint64_t e) {
-      std::uint32_t* to = dest.neighbors + dest.starts[layout.ids[p]] + (b - layout.offsets[p]);
+      std::uint32_t* to = dest.row(layout.ids[p]) + (b - layout.offsets[p]);
       copy_ids(to, piece.data() + (b - first), e - b);
     });
     end_streaming();
@@ -90,6 +90,7 @@ void copy_rows(const row_layout& layout, std::uint64_t first, std::span<const st
 bool is_contiguous(std::span<const std::uint64_t> offsets, const row_destination& dest,
                    unsigned threads, std::uint32_t slots_before_rows) {
   const std::size_t rows = offsets.empty() ? 0 : offsets.size() - 1;
+  if (!dest.one_array() && dest.second_from < rows) return false;
   std::atomic<bool> same{true};
   parallel_for(threads, rows, std::size_t{1} << 18, [&](std::size_t b, std::size_t e, unsigned) {
     if (!same.load(std::memory_order_relaxed)) return;
@@ -117,7 +118,7 @@ void copy_query_rows(std::span<const std::uint64_t> offsets, std::uint64_t first
   if (contiguous) return copy_run(dest.neighbors, first, piece, threads);
   split_piece(first, piece.size(), threads, [&](std::uint64_t lo, std::uint64_t hi) {
     for_each_row_part(offsets, lo, hi, [&](std::size_t q, std::uint64_t b, std::uint64_t e) {
-      copy_ids(dest.neighbors + dest.starts[q] + (b - offsets[q]), piece.data() + (b - first),
+      copy_ids(dest.row(q) + (b - offsets[q]), piece.data() + (b - first),
                e - b);
     });
     end_streaming();

@@ -15,10 +15,10 @@ namespace epsjoin::detail {
 
 class row_scatter_sink final : public result_sink {
  public:
-  row_scatter_sink(row_destination dest, std::span<const std::uint32_t> counts) : dest_(dest) {
+  row_scatter_sink(row_destination dest, std::span<const std::uint32_t> counts) {
     rows_.resize(counts.size());
     for (std::size_t q = 0; q < counts.size(); ++q) {
-      rows_[q] = {dest.starts[q], dest.starts[q] + counts[q]};
+      rows_[q] = {dest.row(q), dest.row(q) + counts[q]};
     }
   }
 
@@ -30,18 +30,18 @@ class row_scatter_sink final : public result_sink {
 
   void consume(std::span<const index_pair> pairs) override {
     for (const index_pair& p : pairs) {
-      const std::uint64_t at = std::atomic_ref<std::uint64_t>(rows_[p.query].cursor)
-                                   .fetch_add(1, std::memory_order_relaxed);
+      std::uint32_t* at = std::atomic_ref<std::uint32_t*>(rows_[p.query].cursor)
+                              .fetch_add(1, std::memory_order_relaxed);
       EPSJOIN_ENSURE(at < rows_[p.query].end, error, "internal: query ", p.query,
                      " got more neighbours in the second pass than it counted in the first");
-      dest_.neighbors[at] = p.neighbor;
+      *at = p.neighbor;
     }
   }
 
   /// Where query q's next neighbour goes, for an engine that writes a row itself in one run: it
   /// writes there, then reports how many with wrote(). No pair is formed and no per-pair atomic
   /// is paid. A row written this way has that one writer and receives no consume().
-  std::uint32_t* row(std::uint32_t q) const { return dest_.neighbors + rows_[q].cursor; }
+  std::uint32_t* row(std::uint32_t q) const { return rows_[q].cursor; }
   /// Starts loading query q's bookkeeping: an engine asks for it two queries ahead, since
   /// queries come in the index's order and their rows in any order.
   void prefetch(std::uint32_t q) const { __builtin_prefetch(&rows_[q], 1); }
@@ -67,9 +67,8 @@ class row_scatter_sink final : public result_sink {
  private:
   // Cursor and end side by side: a row's bookkeeping is one cache line's read, not two.
   struct row_span {
-    std::uint64_t cursor, end;
+    std::uint32_t *cursor, *end;
   };
-  row_destination dest_;
   std::vector<row_span> rows_;
 };
 

@@ -1,6 +1,7 @@
 #include "core/row_subset_sink.hpp"
 
 #include <algorithm>
+#include <atomic>
 
 #include "core/expects.hpp"
 #include "core/parallel.hpp"
@@ -98,6 +99,7 @@ void row_subset_sink::consume_total(std::uint64_t pairs) {
 
 row_destination row_subset_sink::begin_rows(std::span<const std::uint32_t> counts) {
   EPSJOIN_ENSURE(budget_ != nullptr, error, "internal: a row subset without a memory budget");
+  if (how_.table != nullptr) return place_in_table(counts);
   rows_.offsets.resize(counts.size() + 1);
   rows_.offsets[0] = 0;
   for (std::size_t q = 0; q < counts.size(); ++q) {
@@ -150,9 +152,63 @@ void row_subset_sink::lay_out_alone() {
   for (std::size_t a = 0; a < own_; ++a) counts[a] = row_length(a);
   const row_destination dest = out_.begin_rows(counts);
   parallel_for(how_.threads, own_, std::size_t{1} << 12, [&](std::size_t b, std::size_t e, unsigned) {
-    for (std::size_t a = b; a < e; ++a) copy_row(a, dest.neighbors + dest.starts[a]);
+    for (std::size_t a = b; a < e; ++a) copy_row(a, dest.row(a));
   });
   rows_delivered();
+}
+
+row_destination row_subset_sink::place_in_table(std::span<const std::uint32_t> counts) {
+  EPSJOIN_ENSURE(counts.size() >= own_, error, "internal: ", counts.size(), " rows for ", own_,
+                 " own queries");
+  std::uint64_t halo_ids = 0;
+  for (std::size_t a = own_; a < counts.size(); ++a) halo_ids += counts[a];
+  budget_->require_host(counts.size() * sizeof(std::uint64_t) + halo_ids * sizeof(std::uint32_t) +
+                            own_ * sizeof(std::uint32_t),
+                        "a device's row places in the neighbour table and its halo's rows");
+  own_counts_.assign(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(own_));
+  arrived_ = true;
+  const row_destination table =
+      how_.table->arrive_with_rows(query_ids_.first(own_), own_counts_, how_.threads);
+  EPSJOIN_ENSURE(table.one_array(), error, "internal: a caller's table in two arrays");
+  place_starts_.resize(counts.size());
+  parallel_for(how_.threads, own_, std::size_t{1} << 16, [&](std::size_t b, std::size_t e, unsigned) {
+    for (std::size_t a = b; a < e; ++a) place_starts_[a] = table.starts[query_ids_[a]];
+  });
+  std::uint64_t next = 0;
+  for (std::size_t a = own_; a < counts.size(); ++a) {
+    place_starts_[a] = next;
+    next += counts[a];
+  }
+  halo_rows_.resize(next);
+  placed_ = {table.neighbors, place_starts_.data(), halo_rows_.data(), own_};
+  return placed_;
+}
+
+void row_subset_sink::finish_in_place() {
+  if (how_.table == nullptr) return;
+  if (!arrived_) {
+    arrived_ = true;
+    how_.table->arrive_without_rows();
+    return;
+  }
+  if (placed_.neighbors == nullptr) return;
+  std::atomic<std::uint64_t> sum{0};
+  parallel_for(how_.threads, own_, std::size_t{1} << 12, [&](std::size_t b, std::size_t e, unsigned) {
+    std::uint64_t mine = 0;
+    for (std::size_t a = b; a < e; ++a) {
+      std::uint32_t* row = placed_.row(a);
+      if (!data_ids_.empty()) {
+        for (std::uint32_t k = 0; k < own_counts_[a]; ++k) row[k] = data_ids_[row[k]];
+      }
+      mine += own_counts_[a];
+    }
+    sum.fetch_add(mine, std::memory_order_relaxed);
+  });
+  pairs_.fetch_add(sum.load(), std::memory_order_relaxed);
+  place_starts_ = {};
+  halo_rows_ = {};
+  own_counts_ = {};
+  placed_ = {};
 }
 
 }  // namespace epsjoin::detail

@@ -9,6 +9,9 @@
 // self-join's local ids are both). Counts and pairs pass straight on. Rows are filled into a
 // table of this sink's own, since the engine writes every local row; the own rows then go to the
 // caller's table, by lay_out_alone() or by the multi-device join once every device has counted.
+// With a shard_table (a multi-device join into a sink that takes rows in place), the engine
+// writes the own rows straight into the caller's table instead, and only the halo rows into a
+// table here; their neighbours' local ids become the caller's afterwards (finish_in_place).
 // Unordered pairs (with `unordered`, for ids that are global across shards) between an own and
 // a halo point are found on both shards: the shard owning the smaller id keeps the pair.
 
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "core/memory_budget.hpp"
+#include "core/shard_table.hpp"
 #include "epsjoin/result.hpp"
 #include "epsjoin/sink.hpp"
 
@@ -32,6 +36,7 @@ class row_subset_sink final : public result_sink {
     bool unordered = false;
     bool standalone = false;
     unsigned threads = 1;  ///< for mapping counts and laying the rows out alone
+    shard_table* table = nullptr;  ///< the caller's table, shared by every device, or none
   };
   row_subset_sink(result_sink& out, std::span<const std::uint32_t> query_ids, std::size_t own,
                   std::span<const std::uint32_t> data_ids, options how);
@@ -72,6 +77,9 @@ class row_subset_sink final : public result_sink {
   void rows_delivered();
   /// Ordered pairs that went on to `out` (each unordered pair as two).
   std::uint64_t pairs() const noexcept { return pairs_.load(); }
+  /// With a shard_table, once the engine returned: the own rows' neighbours get the caller's
+  /// ids, and a device whose engine laid no rows out still arrives at the table.
+  void finish_in_place();
 
  private:
   std::uint32_t query_id(std::uint32_t local) const {
@@ -82,6 +90,7 @@ class row_subset_sink final : public result_sink {
   }
   void hand_on(std::span<const index_pair> pairs);
   void lay_out_alone();
+  row_destination place_in_table(std::span<const std::uint32_t> counts);
 
   result_sink& out_;
   std::span<const std::uint32_t> query_ids_;
@@ -90,6 +99,12 @@ class row_subset_sink final : public result_sink {
   options how_;
   const memory_budget* budget_ = nullptr;
   neighbor_table rows_;
+  // In place (how_.table): where each local row starts (the own in the caller's table, the halo
+  // in halo_rows_), and each own row's length.
+  std::vector<std::uint64_t> place_starts_;
+  std::vector<std::uint32_t> halo_rows_, own_counts_;
+  row_destination placed_;
+  bool arrived_ = false;
   std::atomic<std::uint64_t> pairs_{0};
   std::atomic<bool> handed_pairs_{false};
 };

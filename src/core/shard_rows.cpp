@@ -105,7 +105,7 @@ void deliver_shard_rows(join_request& request, std::span<const shard_rows> shard
     if (!s.sink->has_rows()) continue;
     parallel_for(threads, s.own, std::size_t{1} << 12, [&](std::size_t b, std::size_t e, unsigned) {
       for (std::size_t a = b; a < e; ++a) {
-        s.sink->copy_row(a, dest.neighbors + dest.starts[s.ids[a]]);
+        s.sink->copy_row(a, dest.row(s.ids[a]));
       }
     });
     s.sink->rows_delivered();

@@ -75,7 +75,7 @@ void split_join<T>::deliver_rows(const row_destination& dest,
   // A row holds the GPU's part, then (halving) the hits other rows' queries found for it, then
   // the CPU's own hits, written whole by the worker that computed the row.
   auto cpu_part = [&](std::size_t p) {
-    return dest.neighbors + dest.starts[query_ids[p]] + (gpu_counts.empty() ? 0 : gpu_counts[p]);
+    return dest.row(query_ids[p]) + (gpu_counts.empty() ? 0 : gpu_counts[p]);
   };
   // Where each of a worker's rows starts in its buffer, and the workers' rows cut into blocks
   // for one parallel loop (a loop per worker started threads 15 times over for a few rows each).

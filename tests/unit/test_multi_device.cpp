@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -254,6 +255,47 @@ TEST(multi_device, a_stop_from_the_progress_callback_stops_every_shard) {
   EXPECT_THROW(run_shards(points.view(), points.view(), true, eps, 3, counts,
                           [](double) { throw std::runtime_error("stopped by the caller"); }),
                std::runtime_error);
+}
+
+bool has_stage(const join_stats& stats, const std::string& name) {
+  return std::any_of(stats.stages.begin(), stats.stages.end(),
+                     [&](const stage_time& t) { return t.name == name; });
+}
+
+// A sink that takes rows in place gets each device's own rows written into its table by that
+// device (detail::shard_table): no shard table of its own, no pass that gathers them after.
+TEST(multi_device, rows_go_into_the_callers_table_in_place) {
+  const dataset points = make_shape(shape_kind::clusters, 4000, 2, 12);
+  const double eps = eps_clear_of_pairs(
+      points.view(), eps_for_selectivity(points.view(), points.view(), 20), 1e-12);
+  csr_sink table(true);
+  const join_stats stats = run_shards(points.view(), points.view(), true, eps, 3, table);
+  EXPECT_TRUE(has_stage(stats, "rows' ids to the caller's"));
+  EXPECT_FALSE(has_stage(stats, "devices' rows to the table"));
+  const neighbor_table expected = oracle_table(points.view(), points.view(), true, eps);
+  EXPECT_EQ(table.table().offsets, expected.offsets);
+  EXPECT_EQ(table.table().neighbors, expected.neighbors);
+}
+
+// Devices wait for each other before they write: a stop, or a table the memory limit refuses,
+// must reach every waiting device (the test would hang otherwise), and the cause is rethrown.
+TEST(multi_device, a_stop_or_a_refused_table_releases_the_waiting_devices) {
+  const dataset points = make_shape(shape_kind::uniform, 20000, 2, 5);
+  const double eps = eps_for_selectivity(points.view(), points.view(), 20);
+  csr_sink stopped;
+  std::atomic<int> reports{0};
+  EXPECT_THROW(run_shards(points.view(), points.view(), true, eps, 3, stopped,
+                          [&](double) {
+                            if (reports.fetch_add(1) > 3) throw std::runtime_error("stopped");
+                          }),
+               std::runtime_error);
+
+  csr_sink refused;
+  detail::counting_sink counted(refused);
+  detail::memory_budget tiny(memory_limits{1 << 16, 0}, {});
+  counted.set_budget(&tiny, 2);
+  counted.begin({points.n(), points.n(), true, false});
+  EXPECT_THROW(run_shards_into(points.view(), points.view(), true, eps, 3, counted), out_of_memory);
 }
 
 TEST(multi_device, dispatch_leaves_cpu_engines_on_one_shard) {

@@ -200,3 +200,60 @@ TEST(copy_run, a_layout_with_self_slots_lands_in_a_sink_that_adds_self_pairs) {
     }
   }
 }
+
+// A destination in two arrays (a device of a multi-device join: its own rows in the caller's
+// table, its halo's beside it): every writer lands each row in its own array, and a run copy is
+// never offered.
+TEST(copy_rows, a_destination_in_two_arrays_gets_each_row_in_its_array) {
+  std::mt19937_64 rng(epsjoin::test::test_seed());
+  for (std::size_t n : {1u, 7u, 500u, 3000u}) {
+    const scenario s = make_scenario(rng, n);
+    const std::size_t second_from = n / 3;
+    std::vector<std::uint64_t> starts(n);
+    std::uint64_t first_size = 0, second_size = 0;
+    for (std::size_t q = 0; q < n; ++q) {
+      std::uint64_t& size = q < second_from ? first_size : second_size;
+      starts[q] = size;
+      size += s.counts[q];
+    }
+    std::vector<std::uint32_t> first(first_size, 0xdeadbeefu), second(second_size, 0xdeadbeefu);
+    const epsjoin::row_destination dest{first.data(), starts.data(), second.data(), second_from};
+    const std::vector<std::uint64_t> at = cuts(rng, s.layout.size());
+    for (std::size_t k = 0; k + 1 < at.size(); ++k) {
+      epsjoin::detail::copy_rows({s.offsets, s.ids}, at[k],
+                                 {s.layout.data() + at[k], at[k + 1] - at[k]}, dest, 3);
+    }
+    for (std::size_t p = 0; p < n; ++p) {
+      const std::uint32_t q = s.ids[p];
+      const std::uint32_t* row = (q < second_from ? first.data() : second.data()) + starts[q];
+      ASSERT_EQ(row, dest.row(q));
+      for (std::uint64_t i = s.offsets[p]; i < s.offsets[p + 1]; ++i) {
+        ASSERT_EQ(row[i - s.offsets[p]], s.layout[i]) << "n " << n << " query " << q;
+      }
+    }
+    // The same rows in query order, copied row by row: a run copy would write past `first`.
+    std::vector<std::uint64_t> query_offsets(n + 1, 0);
+    for (std::size_t q = 0; q < n; ++q) query_offsets[q + 1] = query_offsets[q] + s.counts[q];
+    std::vector<std::uint32_t> by_query(query_offsets[n]);
+    for (std::size_t p = 0; p < n; ++p) {
+      std::copy(s.layout.begin() + static_cast<std::ptrdiff_t>(s.offsets[p]),
+                s.layout.begin() + static_cast<std::ptrdiff_t>(s.offsets[p + 1]),
+                by_query.begin() + static_cast<std::ptrdiff_t>(query_offsets[s.ids[p]]));
+    }
+    std::fill(first.begin(), first.end(), 0xdeadbeefu);
+    std::fill(second.begin(), second.end(), 0xdeadbeefu);
+    const bool contiguous = epsjoin::detail::is_contiguous(query_offsets, dest, 3);
+    EXPECT_FALSE(contiguous) << "n " << n;
+    const std::vector<std::uint64_t> query_cuts = cuts(rng, by_query.size());
+    for (std::size_t k = 0; k + 1 < query_cuts.size(); ++k) {
+      epsjoin::detail::copy_query_rows(
+          query_offsets, query_cuts[k],
+          {by_query.data() + query_cuts[k], query_cuts[k + 1] - query_cuts[k]}, dest, contiguous, 3);
+    }
+    for (std::size_t q = 0; q < n; ++q) {
+      for (std::uint64_t i = query_offsets[q]; i < query_offsets[q + 1]; ++i) {
+        ASSERT_EQ(dest.row(q)[i - query_offsets[q]], by_query[i]) << "n " << n << " query " << q;
+      }
+    }
+  }
+}
