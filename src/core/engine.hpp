@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +52,12 @@ struct join_request {
   /// When set (only for an engine whose shares_work_items() is true, counts-only sinks): the
   /// engine counts only this share of the work items, and says so in it.
   work_share* item_share = nullptr;
+  /// When set (a device of a multi-device self-join whose rows go into the caller's table in
+  /// place): the caller's id of each point. An engine that writes its rows' neighbour ids on
+  /// the device may write these instead of the points' own indices, and then sets
+  /// `caller_ids_written`; otherwise the device maps its rows' ids afterwards, on the host.
+  std::span<const std::uint32_t> caller_ids = {};
+  bool caller_ids_written = false;
 
   /// The parameters as the engine's own struct; a mismatch is a bug in dispatch, not the input.
   template <class P>

@@ -435,10 +435,13 @@ void run_on_devices(const engine& e, join_request& request) {
                        request.params};
       s.sink->set_budget(sub.budget);
       if (by_items) sub.item_share = &item_shares[g];
+      if (table && request.self_join) sub.caller_ids = s.ids.span();
       if (s.points.n > 0 && sub.data.n > 0) e.run(sub);
       stopwatch ids_clock;
-      s.sink->finish_in_place();
-      if (table && table->laid_out()) s.stats.add_stage("rows' ids to the caller's", ids_clock.seconds());
+      s.sink->finish_in_place(sub.caller_ids_written);
+      if (table && table->laid_out() && !sub.caller_ids_written) {
+        s.stats.add_stage("rows' ids to the caller's", ids_clock.seconds());
+      }
       s.seconds = shard_clock.seconds();
     } catch (...) {
       s.failure = std::current_exception();

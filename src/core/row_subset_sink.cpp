@@ -184,7 +184,7 @@ row_destination row_subset_sink::place_in_table(std::span<const std::uint32_t> c
   return placed_;
 }
 
-void row_subset_sink::finish_in_place() {
+void row_subset_sink::finish_in_place(bool ids_written) {
   if (how_.table == nullptr) return;
   if (!arrived_) {
     arrived_ = true;
@@ -197,7 +197,7 @@ void row_subset_sink::finish_in_place() {
     std::uint64_t mine = 0;
     for (std::size_t a = b; a < e; ++a) {
       std::uint32_t* row = placed_.row(a);
-      if (!data_ids_.empty()) {
+      if (!data_ids_.empty() && !ids_written) {
         for (std::uint32_t k = 0; k < own_counts_[a]; ++k) row[k] = data_ids_[row[k]];
       }
       mine += own_counts_[a];

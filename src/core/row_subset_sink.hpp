@@ -78,8 +78,9 @@ class row_subset_sink final : public result_sink {
   /// Ordered pairs that went on to `out` (each unordered pair as two).
   std::uint64_t pairs() const noexcept { return pairs_.load(); }
   /// With a shard_table, once the engine returned: the own rows' neighbours get the caller's
-  /// ids, and a device whose engine laid no rows out still arrives at the table.
-  void finish_in_place();
+  /// ids (unless the engine wrote those itself: `ids_written`, join_request::caller_ids), and a
+  /// device whose engine laid no rows out still arrives at the table.
+  void finish_in_place(bool ids_written);
 
  private:
   std::uint32_t query_id(std::uint32_t local) const {

@@ -7,6 +7,7 @@
 #include "batch/query_rows.cuh"
 #include "core/timer.hpp"
 #include "gpu/join_indexes.cuh"
+#include "gpu/row_join/caller_ids.cuh"
 #include "gpu/row_join/row_join.cuh"
 #include "gpu/row_join/work_items.cuh"
 #include "grid/device_plan.cuh"
@@ -191,10 +192,21 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
     req.item_share->candidates = ranges.candidates;
   }
 
+  // The ids the kernels write as neighbours: the points' own, or the caller's where a device of
+  // a multi-device join writes its rows into the caller's table (join_request::caller_ids).
+  device_buffer<std::uint32_t> caller_ids;
+  const std::uint32_t* written_ids = data_index.permutation.data();
+  if (!req.caller_ids.empty() && req.self_join && req.sink.accepts_rows() &&
+      !req.sink.counts_only() && req.device_rows == nullptr) {
+    caller_ids = compose_caller_ids(gpu, stream, data_index.permutation.data(),
+                                    data_index.n_points, req.caller_ids);
+    written_ids = caller_ids.data();
+    req.caller_ids_written = true;
+  }
   const join_view<T> view{queries.points.data(),
                           queries.cell_begin.data(),
                           data_index.points.data(),
-                          data_index.permutation.data(),
+                          written_ids,
                           ranges.offsets.data(),
                           ranges.ranges.data(),
                           data_index.d,
@@ -226,7 +238,7 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
   EPSJOIN_CUDA_TRY(cudaMemsetAsync(counts.data(), 0, sizeof(std::uint32_t) * nq, stream));
   row_output count_out;
   count_out.counts = counts.data();
-  count_out.query_ids = queries.permutation.data();
+  count_out.query_ids = req.self_join ? written_ids : queries.permutation.data();
   // Recording the hits during the count lets the rows be filled by a scatter instead of a
   // second pass over every candidate: worth it where candidates far outnumber results (d >= 6:
   // Expo8D 2M, the fill kernels took as long as the count).
@@ -419,7 +431,7 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
     out.row_offset = row_offset;
     out.segment_begin = seg.begin;
     out.cursor = cursor.data();
-    out.query_ids = queries.permutation.data();
+    out.query_ids = req.self_join ? written_ids : queries.permutation.data();
     launch(halving_fill ? view : fill_view, items + item_begin[k],
            item_begin[k + 1] - item_begin[k], out, pass::fill, halving_fill, on);
   };
