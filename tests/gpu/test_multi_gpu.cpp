@@ -5,6 +5,7 @@
 // unique pairs, self-joins and A x B, with ties at exactly eps (the lattice) and skewed data.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -73,6 +74,17 @@ void check_engine(const std::string& engine, const shape_case& c) {
   csr_sink table(true);
   const join_stats stats = run(engine, shard_devices(), queries, data.view(), c.self, eps, table);
   EXPECT_NE(note_of(stats, "devices_work"), "") << "the join did not spread over the devices";
+  // In place: no table gathered after the join, and a row-join engine writes the caller's ids
+  // itself (no pass maps them on the host).
+  auto staged = [&](const char* name) {
+    return std::any_of(stats.stages.begin(), stats.stages.end(),
+                       [&](const stage_time& t) { return t.name == name; });
+  };
+  EXPECT_FALSE(staged("devices' rows to the table"));
+  const bool writes_caller_ids = engine != "hegjoin" && engine != "gpu-sj" && engine != "brute-gpu";
+  if (c.self && writes_caller_ids) {
+    EXPECT_FALSE(staged("rows' ids to the caller's"));
+  }
   EXPECT_EQ(table.table().offsets, expected.offsets);
   EXPECT_EQ(table.table().neighbors, expected.neighbors);
 
