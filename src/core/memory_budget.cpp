@@ -130,7 +130,8 @@ void memory_budget::hold_host(std::uint64_t bytes, const char* what) {
   add_charge(bytes);
 }
 
-void memory_budget::require_path(std::span<const host_need> needs, std::uint64_t held) const {
+void memory_budget::require_path(std::span<const host_need> needs, std::uint64_t held,
+                                 bool at_least) const {
   std::uint64_t total = 0;
   for (const host_need& n : needs) total += n.bytes;
   // What the items may take: what is available, plus what of them is charged already.
@@ -143,7 +144,8 @@ void memory_budget::require_path(std::span<const host_need> needs, std::uint64_t
     if (n.bytes == 0) continue;
     items += concat(items.empty() ? "" : ", ", n.what, " ", human_bytes(n.bytes));
   }
-  const std::string needed = concat("the join itself needs ", human_bytes(total),
+  const std::string needed = concat("the join itself needs ", at_least ? "at least " : "",
+                                    human_bytes(total),
                                     " of host memory beside its result (", items, ") but ",
                                     human_bytes(available));
   if (limits_.host_bytes == 0) {

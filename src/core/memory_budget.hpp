@@ -86,7 +86,10 @@ class memory_budget {
   /// its result at its peak (`needs`, held together) does not fit host_available(); the message
   /// names each item, so a limit too small for the path says what the path needs. The items are
   /// charged (charge_host) as they are made; `held` bytes of them are charged already.
-  void require_path(std::span<const host_need> needs, std::uint64_t held = 0) const;
+  /// `at_least`: some of the path is not known yet, and the message says the figure is a lower
+  /// bound.
+  void require_path(std::span<const host_need> needs, std::uint64_t held = 0,
+                    bool at_least = false) const;
   /// Throws out_of_memory, before anything is allocated, when a result of `bytes` held in memory
   /// would not fit host_available(); the message says what it needs, what there is and what to do.
   void require_host(std::uint64_t bytes, const char* what) const;

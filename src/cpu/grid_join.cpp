@@ -80,7 +80,7 @@ std::uint64_t sum_of(const std::vector<host_need>& needs) {
 // The peak of the path: the sort that builds the index, or the index and the block with what
 // the join holds beside them, whichever is more; the points given are held throughout.
 void require_side(const side_budget& b, std::uint64_t sort, std::uint64_t index,
-                  std::uint64_t block, std::uint64_t held_index) {
+                  std::uint64_t block, std::uint64_t held_index, bool at_least) {
   std::vector<host_need> needs = b.held;
   const std::uint64_t after = sum_of(b.after);
   if (sort + index > index + block + after) {
@@ -90,7 +90,7 @@ void require_side(const side_budget& b, std::uint64_t sort, std::uint64_t index,
     needs.push_back({"the points in cell order", block});
     needs.insert(needs.end(), b.after.begin(), b.after.end());
   }
-  b.budget->require_path(needs, sum_of(b.held) + held_index);
+  b.budget->require_path(needs, sum_of(b.held) + held_index, at_least);
 }
 
 }  // namespace
@@ -146,8 +146,16 @@ grid_side<T> build_grid_side(dataset_view data, grid::column_stats stats, double
                            : budget->budget->account_host(bytes);
   };
   if (budget != nullptr) {
-    // Before anything is allocated: the cells are not known yet, and count for nothing here.
-    if (budget->bounded) require_side(*budget, sort, permutation, block, 0);
+    // Before anything is allocated. The non-empty cells are known only after the sort: a grid of
+    // at most n cells is taken as full (the common case, and an upper bound); past n the cells
+    // count for nothing here, and the figure is a lower bound the check below completes.
+    const std::uint64_t total_cells = side.plan.geo.total_cells;
+    const bool cells_bounded = total_cells <= data.n;
+    const std::uint64_t cells_at_most =
+        cells_bounded ? total_cells * (index_bytes_per_cell + schedule_bytes_per_cell) : 0;
+    if (budget->bounded) {
+      require_side(*budget, sort, permutation + cells_at_most, block, 0, !cells_bounded);
+    }
     side.charges.push_back(charge(permutation, "the grid index"));
     if (budget->bounded) bopt.budget = budget->budget;
   }
@@ -159,7 +167,7 @@ grid_side<T> build_grid_side(dataset_view data, grid::column_stats stats, double
     if (budget->bounded) {
       require_side(*budget, 0,
                    permutation + cells + side.index.n_cells() * schedule_bytes_per_cell, block,
-                   permutation);
+                   permutation, false);
     }
     side.charges.push_back(charge(cells, "the grid's cells"));
     side.charges.push_back(charge(block, "the points in cell order"));
