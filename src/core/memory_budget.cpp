@@ -153,11 +153,15 @@ void memory_budget::require_path(std::span<const host_need> needs, std::uint64_t
   }
   // The limit that would have let it through: what it leaves less what is available, plus this.
   const std::uint64_t enough = limits_.host_bytes - std::min(available, limits_.host_bytes) + total;
-  throw out_of_memory(concat(
-      needed, " are allowed (the memory limit", charged_ > held ? concat(", less ", human_bytes(charged_ - held), " the join holds already") : std::string(), "); ",
-      result_streamed_ ? "the result itself streams out and needs none, but the join needs this beside it: " : "",
-      "raise the limit (--memory-limit) to at least ", human_bytes(enough),
-      result_streamed_ ? "" : ", and more for the result held in memory"));
+  const std::string others_held =
+      charged_ > held ? concat(", less ", human_bytes(charged_ - held), " the join holds already")
+                      : std::string();
+  throw out_of_memory(concat(needed, " are allowed (the memory limit", others_held, "); ",
+                             result_streamed_ ? "the result itself streams out and needs none, "
+                                                "but the join needs this beside it: "
+                                              : "",
+                             "raise the limit (--memory-limit) to at least ", human_bytes(enough),
+                             result_streamed_ ? "" : ", and more for the result held in memory"));
 }
 
 host_charge::host_charge(host_charge&& other) noexcept

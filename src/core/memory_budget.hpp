@@ -65,14 +65,11 @@ class memory_budget {
   /// budget was first asked (the join's start: what it allocates since is charged, not counted
   /// twice); in both cases less what the join holds through charge_host.
   std::uint64_t host_available() const;
-  /// Host memory the engine is about to hold beside the result until the join ends (the
-  /// bookkeeping of rows written in place: row cursors, a row scatter's spans): refused as a
-  /// result over the limit is (require_host), else taken off host_available() while the
-  /// returned charge lives, so the table laid out next is checked against what is left.
+  /// Host memory the engine is about to hold beside the result while the returned charge lives
+  /// (its copy of the points, its index, its counts, the row cursors of rows written in place):
+  /// refused as a result over the limit is (require_host), else taken off host_available(), so
+  /// the table laid out next is checked against what is left.
   host_charge charge_host(std::uint64_t bytes, const char* what);
-  host_charge charge_host(std::uint64_t bytes, const std::string& what) {
-    return charge_host(bytes, what.c_str());
-  }
   /// Memory the join holds already and cannot give back (the points it was given): taken off
   /// host_available() while the returned charge lives, never refused here; a path that cannot
   /// fit beside it is refused by require_path.

@@ -112,9 +112,9 @@ template <class K>
 void sort_points(dataset_view data, const geometry& geo, unsigned threads, host_index& index,
                  build_timings& t, detail::stopwatch& clock, memory_budget* budget) {
   const std::size_t n = data.n;
-  const host_charge scratch = budget != nullptr
-                                  ? budget->charge_host(sort_bytes(n, geo), "sorting the points into cells")
-                                  : host_charge();
+  const host_charge scratch =
+      budget != nullptr ? budget->charge_host(sort_bytes(n, geo), "sorting the points into cells")
+                        : host_charge();
   auto keys = uninitialized<K>(n), keys_scratch = uninitialized<K>(n);
   auto ids = uninitialized<std::uint32_t>(n), ids_scratch = uninitialized<std::uint32_t>(n);
   if (data.type == scalar_type::f64) {

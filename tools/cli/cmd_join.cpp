@@ -72,8 +72,8 @@ const command_spec& join_command() {
            "of the points; slabs otherwise)"},
           {"memory-limit", "BYTES",
            "host memory the join may plan within, e.g. 8G (suffixes K, M, G, T; default: what "
-           "the machine and its cgroup allow). cpu-grid counts its points, index, counts and row "
-           "cursors in it and refuses a limit too small for them before the work"},
+           "the machine and its cgroup allow). cpu-grid and super-ego count their points, index, "
+           "counts and row cursors in it and refuse a limit too small for them before the work"},
           {"device-memory-limit", "BYTES",
            "GPU memory the join may plan within, e.g. 20G (default: what the device has free)"},
           {"output", "FILE",
