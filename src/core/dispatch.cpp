@@ -339,6 +339,10 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
     }
   }
   stats.pairs = counted.pairs();
+  if (request.budget.host_charged_peak() > 0) {
+    stats.notes.emplace_back("host memory charged (peak)",
+                             human_bytes(request.budget.host_charged_peak()));
+  }
   // The self pairs of a join shared by work items are share 0's.
   if (self && options.include_self && options.share.index == 0) {
     if (!counted.rows_delivered()) emit_self_pairs(sink, data.n);

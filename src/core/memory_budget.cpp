@@ -99,25 +99,69 @@ std::string human_bytes(std::uint64_t bytes) {
 }
 
 std::uint64_t memory_budget::host_available() const {
+  const std::uint64_t available = host_base();
+  return available > charged_ ? available - charged_ : 0;
+}
+
+std::uint64_t memory_budget::host_base() const {
   std::uint64_t available = limits_.host_bytes;
   if (available == 0) {
-    available = mem_available();
-    if (available == 0) available = machine_host_bytes();
-    const std::uint64_t left = cgroup_left();
-    if (left > 0) available = std::min(available, left);
+    // Read once: the join's own allocations since are charged, and would otherwise be taken
+    // off twice (once from MemAvailable, once as charges).
+    if (machine_available_ == 0) {
+      machine_available_ = mem_available();
+      if (machine_available_ == 0) machine_available_ = machine_host_bytes();
+      const std::uint64_t left = cgroup_left();
+      if (left > 0) machine_available_ = std::min(machine_available_, left);
+    }
+    available = machine_available_;
   }
-  return available > charged_ ? available - charged_ : 0;
+  return available;
 }
 
 host_charge memory_budget::charge_host(std::uint64_t bytes, const char* what) {
   require_host(bytes, what);
-  charged_ += bytes;
+  add_charge(bytes);
   return host_charge(this, bytes);
 }
 
 void memory_budget::hold_host(std::uint64_t bytes, const char* what) {
   require_host(bytes, what);
-  charged_ += bytes;
+  add_charge(bytes);
+}
+
+void memory_budget::require_path(std::span<const host_need> needs, std::uint64_t held,
+                                 bool at_least) const {
+  std::uint64_t total = 0;
+  for (const host_need& n : needs) total += n.bytes;
+  // What the items may take: what is available, plus what of them is charged already.
+  const std::uint64_t others = charged_ - std::min(held, charged_);
+  const std::uint64_t base = host_base();
+  const std::uint64_t available = base > others ? base - others : 0;
+  if (total <= available) return;
+  std::string items;
+  for (const host_need& n : needs) {
+    if (n.bytes == 0) continue;
+    items += concat(items.empty() ? "" : ", ", n.what, " ", human_bytes(n.bytes));
+  }
+  const std::string needed = concat("the join itself needs ", at_least ? "at least " : "",
+                                    human_bytes(total),
+                                    " of host memory beside its result (", items, ") but ",
+                                    human_bytes(available));
+  if (limits_.host_bytes == 0) {
+    throw out_of_memory(concat(needed, " are available: join fewer points at a time"));
+  }
+  // The limit that would have let it through: what it leaves less what is available, plus this.
+  const std::uint64_t enough = limits_.host_bytes - std::min(available, limits_.host_bytes) + total;
+  const std::string others_held =
+      charged_ > held ? concat(", less ", human_bytes(charged_ - held), " the join holds already")
+                      : std::string();
+  throw out_of_memory(concat(needed, " are allowed (the memory limit", others_held, "); ",
+                             result_streamed_ ? "the result itself streams out and needs none, "
+                                                "but the join needs this beside it: "
+                                              : "",
+                             "raise the limit (--memory-limit) to at least ", human_bytes(enough),
+                             result_streamed_ ? "" : ", and more for the result held in memory"));
 }
 
 host_charge::host_charge(host_charge&& other) noexcept

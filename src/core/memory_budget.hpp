@@ -3,7 +3,9 @@
 // resources (host and device bytes; 0 means what the machine allows); the rules that turn them
 // into a planner's share live here and nowhere else, so no engine has a rule of its own.
 
+#include <algorithm>
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "core/params.hpp"
@@ -22,6 +24,13 @@ struct memory_overrides {
 };
 
 class memory_budget;
+
+/// One item of what a join's path holds beside its result at its peak (memory_budget::
+/// require_path): "the row cursors", 80 MiB.
+struct host_need {
+  std::string what;
+  std::uint64_t bytes = 0;
+};
 
 /// Host memory an engine holds beside its result (see memory_budget::charge_host), given back
 /// when this goes.
@@ -52,16 +61,32 @@ class memory_budget {
   /// Host bytes a join may use: the user's limit, else what the machine and its cgroup allow.
   std::uint64_t host_bytes() const;
   /// Host bytes a result held in memory may take now: the user's limit when set, else what the
-  /// machine has available (MemAvailable) and its cgroup has left, whichever is less; in both
-  /// cases less what the join holds through charge_host.
+  /// machine had available (MemAvailable) and its cgroup had left, whichever is less, when this
+  /// budget was first asked (the join's start: what it allocates since is charged, not counted
+  /// twice); in both cases less what the join holds through charge_host.
   std::uint64_t host_available() const;
-  /// Host memory the engine is about to hold beside the result until the join ends (the
-  /// bookkeeping of rows written in place: row cursors, a row scatter's spans): refused as a
-  /// result over the limit is (require_host), else taken off host_available() while the
-  /// returned charge lives, so the table laid out next is checked against what is left.
+  /// Host memory the engine is about to hold beside the result while the returned charge lives
+  /// (its copy of the points, its index, its counts, the row cursors of rows written in place):
+  /// refused as a result over the limit is (require_host), else taken off host_available(), so
+  /// the table laid out next is checked against what is left.
   host_charge charge_host(std::uint64_t bytes, const char* what);
+  /// Memory the join holds already and cannot give back (the points it was given): taken off
+  /// host_available() while the returned charge lives, never refused here; a path that cannot
+  /// fit beside it is refused by require_path.
+  host_charge account_host(std::uint64_t bytes) noexcept {
+    add_charge(bytes);
+    return host_charge(this, bytes);
+  }
   /// charge_host for memory held until the join ends (the neighbour table a sink keeps).
   void hold_host(std::uint64_t bytes, const char* what);
+  /// Throws out_of_memory, before any of it is allocated, when what a join's path holds beside
+  /// its result at its peak (`needs`, held together) does not fit host_available(); the message
+  /// names each item, so a limit too small for the path says what the path needs. The items are
+  /// charged (charge_host) as they are made; `held` bytes of them are charged already.
+  /// `at_least`: some of the path is not known yet, and the message says the figure is a lower
+  /// bound.
+  void require_path(std::span<const host_need> needs, std::uint64_t held = 0,
+                    bool at_least = false) const;
   /// Throws out_of_memory, before anything is allocated, when a result of `bytes` held in memory
   /// would not fit host_available(); the message says what it needs, what there is and what to do.
   void require_host(std::uint64_t bytes, const char* what) const;
@@ -96,17 +121,28 @@ class memory_budget {
   const memory_overrides& overrides() const noexcept { return overrides_; }
   /// Host bytes held through charge_host now.
   std::uint64_t host_charged() const noexcept { return charged_; }
+  /// The most host bytes held through charge_host and hold_host at once so far.
+  std::uint64_t host_charged_peak() const noexcept { return peak_; }
 
  private:
   friend class host_charge;
   /// Throws the out_of_memory of every refusal: what is needed (`needs`, of which `bytes`),
   /// what there is, what to do.
+  /// What host_available() is before the charges.
+  std::uint64_t host_base() const;
   [[noreturn]] void refuse_host(const std::string& needs, std::uint64_t bytes,
                                 std::uint64_t available) const;
+  void add_charge(std::uint64_t bytes) noexcept {
+    charged_ += bytes;
+    peak_ = std::max(peak_, charged_);
+  }
   memory_limits limits_;
   memory_overrides overrides_;
   // Charged and given back by the thread that plans the join, never concurrently.
   std::uint64_t charged_ = 0;
+  std::uint64_t peak_ = 0;
+  // What the machine had available when first asked (no user limit); 0 until then.
+  mutable std::uint64_t machine_available_ = 0;
   bool result_streamed_ = false;
 };
 

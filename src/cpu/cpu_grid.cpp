@@ -116,6 +116,12 @@ std::unique_ptr<const engine_params> read_cpu_grid_params(param_reader& r) {
   return p;
 }
 
+// Host bytes of a point set the caller holds (none on a device).
+std::uint64_t points_bytes(const dataset_view& v) {
+  if (v.on_device()) return 0;
+  return std::uint64_t{v.n} * v.d * (v.type == scalar_type::f32 ? sizeof(float) : sizeof(double));
+}
+
 // Whether float32 copies (centred on B's column midpoints) of every coordinate are finite.
 bool fits_float(const join_request& req, const grid::column_stats& data_stats, unsigned threads) {
   const std::vector<double> center = cpu::column_centers(data_stats);
@@ -127,11 +133,15 @@ bool fits_float(const join_request& req, const grid::column_stats& data_stats, u
 // One join: B's side built at the join's eps, then the join against it.
 template <class T, distance_metric M = distance_metric::euclidean>
 void run_precision(join_request& req, const cpu_grid_params& params, const grid::column_stats& cstats,
-                   join_stats& stats) {
+                   join_stats& stats, const host_need& given) {
   stopwatch clock;
   const dataset_view data = req.self_join ? req.queries : req.data;
+  // The whole path is required of the budget before its first allocation, and charged as made.
+  cpu::side_budget budget{&req.budget, {given},
+                          cpu::join_needs<T>(req, params, cpu::grid_by_column(data.d, params)),
+                          !req.sink.counts_only()};
   const cpu::grid_side<T> side = cpu::build_grid_side<T>(data, cstats, req.options.eps, params,
-                                                         std::max(1u, req.res.threads()));
+                                                         std::max(1u, req.res.threads()), &budget);
   stats.add_stage("index", clock.seconds());
   cpu::join_against_side<T, M>(req, params, side, stats);
 }
@@ -164,26 +174,31 @@ class cpu_grid final : public engine {
     const dataset_view data = req.self_join ? req.queries : req.data;
     const grid::column_stats cstats = grid::compute_column_stats(data, threads);
     req.stats.add_stage("index", clock.seconds());
+    // The points the caller gave are held through the whole join: the process holds them and
+    // its limit bounds it, so they are in the budget with what the join makes.
+    const host_need given{req.self_join ? "the points given" : "the points given (both sets)",
+                          points_bytes(req.queries) + (req.self_join ? 0 : points_bytes(req.data))};
+    const host_charge given_charge = req.budget.account_host(given.bytes);
     if (req.options.metric != distance_metric::euclidean) {
       if (req.options.precision == scalar_type::f32) {
         req.stats.notes.emplace_back("precision", concat("float64: ", to_string(req.options.metric),
                                                          " is computed in float64"));
       }
       if (req.options.metric == distance_metric::manhattan) {
-        run_precision<double, distance_metric::manhattan>(req, params, cstats, req.stats);
+        run_precision<double, distance_metric::manhattan>(req, params, cstats, req.stats, given);
       } else {
-        run_precision<double, distance_metric::chebyshev>(req, params, cstats, req.stats);
+        run_precision<double, distance_metric::chebyshev>(req, params, cstats, req.stats, given);
       }
       return;
     }
     if (req.options.precision == scalar_type::f32) {
       if (fits_float(req, cstats, threads)) {
-        run_precision<float>(req, params, cstats, req.stats);
+        run_precision<float>(req, params, cstats, req.stats, given);
         return;
       }
       req.stats.notes.emplace_back("precision", "float64: coordinates exceed the float32 range");
     }
-    run_precision<double>(req, params, cstats, req.stats);
+    run_precision<double>(req, params, cstats, req.stats, given);
   }
 };
 

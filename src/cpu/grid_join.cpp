@@ -14,6 +14,7 @@
 #include "core/delivery.hpp"
 #include "core/expects.hpp"
 #include "core/parallel.hpp"
+#include "core/memory_budget.hpp"
 #include "core/progress.hpp"
 #include "core/row_cursors.hpp"
 #include "core/row_scatter.hpp"
@@ -57,9 +58,73 @@ bool fits_float(const grid::column_stats& stats, const std::vector<double>& cent
   return true;
 }
 
+bool grid_by_column(std::size_t d, const cpu_grid_params& params) {
+  // Columns for d <= 8 unless rows are asked for (columns cannot hold more dimensions).
+  return d <= soa_max_dims && params.layout != cpu_grid_params::layout_kind::rows;
+}
+
+namespace {
+
+// Host bytes a grid index keeps per non-empty cell (its id and first point), and what a join's
+// schedule keeps per cell (its ranges' place, a task or more): the schedule is planned later,
+// from the cells, and charged then at its true size.
+constexpr std::uint64_t index_bytes_per_cell = sizeof(std::uint64_t) + sizeof(std::uint32_t);
+constexpr std::uint64_t schedule_bytes_per_cell = 2 * sizeof(std::uint32_t) + sizeof(grid_task);
+
+std::uint64_t sum_of(const std::vector<host_need>& needs) {
+  std::uint64_t sum = 0;
+  for (const host_need& n : needs) sum += n.bytes;
+  return sum;
+}
+
+// The peak of the path: the sort that builds the index, or the index and the block with what
+// the join holds beside them, whichever is more; the points given are held throughout.
+void require_side(const side_budget& b, std::uint64_t sort, std::uint64_t index,
+                  std::uint64_t block, std::uint64_t held_index, bool at_least) {
+  std::vector<host_need> needs = b.held;
+  const std::uint64_t after = sum_of(b.after);
+  if (sort + index > index + block + after) {
+    needs.push_back({"sorting the points into cells", sort + index});
+  } else {
+    needs.push_back({"the grid index and its schedule", index});
+    needs.push_back({"the points in cell order", block});
+    needs.insert(needs.end(), b.after.begin(), b.after.end());
+  }
+  b.budget->require_path(needs, sum_of(b.held) + held_index, at_least);
+}
+
+}  // namespace
+
+template <class T>
+std::vector<host_need> join_needs(const join_request& req, const cpu_grid_params& params,
+                                  bool by_column) {
+  const std::uint64_t n = req.queries.n;
+  const delivery out(req.sink, 1, req.self_join && params.pattern != grid::access_pattern::full);
+  std::vector<host_need> needs;
+  if (!req.self_join) {
+    needs.push_back({"the query points in cell order and their index",
+                     block_bytes<T>(n, req.queries.d, by_column) + n * sizeof(std::uint32_t)});
+  }
+  if (out.form() == delivery_form::counts) {
+    needs.push_back({"the counts", n * sizeof(std::uint32_t)});
+  } else if (out.form() == delivery_form::rows) {
+    // Counted by position, then by query; filled halved (the counts by position and a cursor
+    // a row) or under FULL (the counts by query and a row scatter's spans): the costlier of the
+    // two unless the fill is fixed, since the table's size, which decides under fill=auto, is
+    // known only after the count.
+    const bool only_halved = req.self_join && params.pattern != grid::access_pattern::full &&
+                             params.fill == cpu_grid_params::fill_kind::halved;
+    needs.push_back({"the counts", n * sizeof(std::uint32_t)});
+    needs.push_back({"the row cursors", only_halved ? row_cursors::bytes_for(n)
+                                                    : row_scatter_sink::bytes_for(n)});
+  }
+  return needs;
+}
+
 template <class T>
 grid_side<T> build_grid_side(dataset_view data, grid::column_stats stats, double eps,
-                             const cpu_grid_params& params, unsigned threads) {
+                             const cpu_grid_params& params, unsigned threads,
+                             const side_budget* budget) {
   grid_side<T> side;
   side.eps = eps;
   side.input = data;
@@ -72,11 +137,41 @@ grid_side<T> build_grid_side(dataset_view data, grid::column_stats stats, double
   bopt.threads = threads;
   bopt.copy_points = false;  // the engine keeps its own layout, below
   bopt.masks = params.masks;
+  const bool by_column = grid_by_column(data.d, params);
+  const std::uint64_t permutation = data.n * sizeof(std::uint32_t);
+  const std::uint64_t block = block_bytes<T>(data.n, data.d, by_column);
+  const std::uint64_t sort = grid::sort_bytes(data.n, side.plan.geo);
+  auto charge = [&](std::uint64_t bytes, const char* what) {
+    return budget->bounded ? budget->budget->charge_host(bytes, what)
+                           : budget->budget->account_host(bytes);
+  };
+  if (budget != nullptr) {
+    // Before anything is allocated. The non-empty cells are known only after the sort: a grid of
+    // at most n cells is taken as full (the common case, and an upper bound); past n the cells
+    // count for nothing here, and the figure is a lower bound the check below completes.
+    const std::uint64_t total_cells = side.plan.geo.total_cells;
+    const bool cells_bounded = total_cells <= data.n;
+    const std::uint64_t cells_at_most =
+        cells_bounded ? total_cells * (index_bytes_per_cell + schedule_bytes_per_cell) : 0;
+    if (budget->bounded) {
+      require_side(*budget, sort, permutation + cells_at_most, block, 0, !cells_bounded);
+    }
+    side.charges.push_back(charge(permutation, "the grid index"));
+    if (budget->bounded) bopt.budget = budget->budget;
+  }
   side.index =
       grid::build_host_index(data, side.plan.geo, side.plan.dim_order, bopt, &side.timings);
-  // Columns for d <= 8 unless rows are asked for (columns cannot hold more dimensions).
-  const bool by_column =
-      data.d <= soa_max_dims && params.layout != cpu_grid_params::layout_kind::rows;
+  if (budget != nullptr) {
+    // Again with the cells, before the block: a grid of many cells has a large schedule too.
+    const std::uint64_t cells = side.index.n_cells() * index_bytes_per_cell;
+    if (budget->bounded) {
+      require_side(*budget, 0,
+                   permutation + cells + side.index.n_cells() * schedule_bytes_per_cell, block,
+                   permutation, false);
+    }
+    side.charges.push_back(charge(cells, "the grid's cells"));
+    side.charges.push_back(charge(block, "the points in cell order"));
+  }
   side.center = column_centers(stats);
   side.block = gather_block<T>(data, side.index.permutation, side.plan.dim_order, side.center,
                                by_column, threads);
@@ -98,13 +193,25 @@ void join_against_side(join_request& req, const cpu_grid_params& params, const g
   const point_block<T>& dblock = side.block;
   const bool by_column = dblock.by_column;
   grid::build_timings bt = side.timings;
+  // A count of the pairs fits any limit by recomputing (stored ranges, per-thread counts): its
+  // memory is counted in the budget, not refused.
+  const bool bounded = !req.sink.counts_only();
+  auto charge = [&](std::uint64_t bytes, const char* what) {
+    return bounded ? req.budget.charge_host(bytes, what) : req.budget.account_host(bytes);
+  };
   std::unique_ptr<grid::host_index> query_index;
   point_block<T> qblock_own;
+  std::vector<host_charge> query_charges;
   if (!self) {
     grid::build_options bopt;
     bopt.threads = threads;
     bopt.copy_points = false;
     bopt.masks = false;
+    if (bounded) bopt.budget = &req.budget;
+    query_charges.push_back(
+        charge(req.queries.n * sizeof(std::uint32_t), "the query points' index"));
+    query_charges.push_back(charge(
+        block_bytes<T>(req.queries.n, req.queries.d, by_column), "the query points in cell order"));
     query_index = std::make_unique<grid::host_index>(
         grid::build_host_index(req.queries, plan.geo, plan.dim_order, bopt, &bt));
     qblock_own = gather_block<T>(req.queries, query_index->permutation, plan.dim_order,
@@ -119,6 +226,7 @@ void join_against_side(join_request& req, const cpu_grid_params& params, const g
   // or each query's row written in place (`rows`, FULL pattern only: a query's task owns its row).
   struct pass_result {
     std::vector<std::uint32_t> counts;
+    host_charge counts_charge;  // the counts' bytes in the budget, while they live
     std::uint64_t candidates = 0, rechecks = 0, gathered = 0;
     std::size_t tasks = 0, stored_ranges = 0;
     bool avx2 = false;
@@ -128,6 +236,12 @@ void join_against_side(join_request& req, const cpu_grid_params& params, const g
   // Progress: a pass reports from 0 to 1; `span` places it within the whole join.
   const auto shown = std::make_shared<std::atomic<double>>(0.0);
   std::optional<grid_schedule> planned;
+  host_charge planned_charge;
+  // What the join charges after its first schedule (its counts, its row cursors): the ranges a
+  // schedule stores for speed leave it room.
+  std::uint64_t still_needed = 0;
+  for (const host_need& n : join_needs<T>(req, params, by_column)) still_needed += n.bytes;
+  if (!self) still_needed -= query_charges[0].bytes() + query_charges[1].bytes();
   grid::access_pattern planned_pattern = grid::access_pattern::full;
   auto run_pass = [&](grid::access_pattern pattern, bool count_only, row_scatter_sink* rows,
                       const row_cursors* shared, double span_begin,
@@ -137,7 +251,11 @@ void join_against_side(join_request& req, const cpu_grid_params& params, const g
     join_request pass_req{req.res,  req.queries, req.data,  req.self_join, pass_options,
                           req.sink, req.stats,   req.budget, req.params};
     plan_settings settings;
-    settings.range_budget_bytes = req.budget.host_scratch_bytes();
+    // Stored ranges are for speed only: within the scratch share and what the budget has left
+    // once the join's later needs are set aside.
+    const std::uint64_t left = req.budget.host_available();
+    settings.range_budget_bytes =
+        std::min(req.budget.host_scratch_bytes(), left > still_needed ? left - still_needed : 0);
     settings.halved = self && pattern != grid::access_pattern::full;
     settings.pattern = self ? pattern : grid::access_pattern::full;
     settings.lookup = params.lookup;
@@ -153,8 +271,11 @@ void join_against_side(join_request& req, const cpu_grid_params& params, const g
     // every cell's neighbour ranges) costs as much as a sparse join's distances.
     if (!planned || planned_pattern != settings.pattern) {
       planned.reset();
+      planned_charge = {};
       planned.emplace(plan_schedule(queries, data_index, settings));
       planned_pattern = settings.pattern;
+      planned_charge = charge(planned->bytes(), "the schedule");
+      still_needed = 0;
     }
     const grid_schedule& schedule = *planned;
 
@@ -181,13 +302,18 @@ void join_against_side(join_request& req, const cpu_grid_params& params, const g
     std::vector<std::uint32_t>& counts = result.counts;
     std::vector<std::vector<std::uint32_t>> private_counts;
     std::vector<worker_state<T>> workers(threads);
+    host_charge private_charge;
     if (count_only) {
+      result.counts_charge = charge(queries.n_points() * sizeof(std::uint32_t), "the counts");
       counts.assign(queries.n_points(), 0);
       in.counts = counts.data();
       // A halved join counts both sides of a pair, the candidate's in cells other threads may be
-      // counting too: a private array per thread when they fit, atomic adds otherwise.
-      if (settings.halved && threads > 1 &&
-          std::uint64_t{threads} * queries.n_points() * 4 <= req.budget.host_scratch_bytes()) {
+      // counting too: a private array per thread when they fit (the scratch share, and what the
+      // budget has left: they are for speed only), atomic adds otherwise.
+      const std::uint64_t private_bytes = std::uint64_t{threads} * queries.n_points() * 4;
+      if (settings.halved && threads > 1 && private_bytes <= req.budget.host_scratch_bytes() &&
+          private_bytes <= req.budget.host_available()) {
+        private_charge = req.budget.charge_host(private_bytes, "the per-thread counts");
         private_counts.resize(threads);
         parallel_for(threads, threads, 1, [&](std::size_t w, std::size_t, unsigned) {
           private_counts[w].assign(queries.n_points(), 0);
@@ -259,6 +385,8 @@ void join_against_side(join_request& req, const cpu_grid_params& params, const g
     pass_result counted = run_pass(params.pattern, true, nullptr, nullptr, 0, count_pass_share);
     candidates += counted.candidates;
     rechecks += counted.rechecks;
+    host_charge by_query_charge =
+        req.budget.charge_host(req.queries.n * sizeof(std::uint32_t), "the counts by query");
     std::vector<std::uint32_t> by_query(req.queries.n, 0);
     parallel_for(threads, counted.counts.size(), std::size_t{1} << 16,
                  [&](std::size_t begin, std::size_t end, unsigned) {
@@ -277,6 +405,7 @@ void join_against_side(join_request& req, const cpu_grid_params& params, const g
     const row_destination dest = rows_out.lay_out(by_query);
     if (halved) {
       by_query = {};
+      by_query_charge = {};
       const host_charge cursors = req.budget.charge_host(
           row_cursors::bytes_for(queries.permutation.size()), "the row cursors");
       const row_cursors shared(dest, queries.permutation, threads > 1, threads);
@@ -287,6 +416,7 @@ void join_against_side(join_request& req, const cpu_grid_params& params, const g
       pattern_note = concat(pattern_note, " (count and fill)");
     } else {
       counted.counts = {};
+      counted.counts_charge = {};
       const host_charge spans =
           req.budget.charge_host(row_scatter_sink::bytes_for(by_query.size()), "the row cursors");
       row_scatter_sink rows(dest, by_query);
@@ -326,7 +456,10 @@ void join_against_side(join_request& req, const cpu_grid_params& params, const g
 
 #define EPSJOIN_GRID_SIDE(T)                                                                     \
   template grid_side<T> build_grid_side<T>(dataset_view, grid::column_stats, double,           \
-                                           const cpu_grid_params&, unsigned);
+                                           const cpu_grid_params&, unsigned,                   \
+                                           const side_budget*);                                \
+  template std::vector<host_need> join_needs<T>(const join_request&, const cpu_grid_params&,   \
+                                                bool);
 EPSJOIN_GRID_SIDE(float)
 EPSJOIN_GRID_SIDE(double)
 #undef EPSJOIN_GRID_SIDE

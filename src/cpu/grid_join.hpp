@@ -36,6 +36,20 @@ struct cpu_grid_params final : engine_params {
   enum class fill_kind { automatic, halved, full } fill = fill_kind::automatic;
 };
 
+/// The budget a side is built within (cpu-grid's join; an eps_index accounts for its own).
+struct side_budget {
+  memory_budget* budget = nullptr;
+  /// Held throughout, charged already (the points given).
+  std::vector<host_need> held;
+  /// What the join then holds beside the side and its result at its peak (the counts, the row
+  /// cursors, the query side): checked with the side's own needs before any is allocated, and
+  /// charged by the join as it makes them.
+  std::vector<host_need> after;
+  /// False for a count of the pairs (no result delivered), which the planners fit to any limit
+  /// by recomputing instead of storing: its memory is then counted in the budget, not refused.
+  bool bounded = true;
+};
+
 /// The indexed side of a join: what a build at one radius costs and every join against it reuses.
 template <class T>
 struct grid_side {
@@ -49,12 +63,25 @@ struct grid_side {
   /// The indexed points as given: read again only by float32's float64 re-checks (an eps_index
   /// of float64 leaves `data` null, as nothing reads it then).
   dataset_view input;
+  /// The index and the block in the budget they were built within (side_budget), while alive.
+  std::vector<host_charge> charges;
 };
 
-/// Plans B's grid at radius `eps` from its column statistics and builds the side.
+/// Plans B's grid at radius `eps` from its column statistics and builds the side. With a
+/// budget, the path's peak (the side's sort, or the side with `budget->after`) is required of it
+/// before the sort and again once the cells are known, and the side's memory is charged to it.
 template <class T>
 grid_side<T> build_grid_side(dataset_view data, grid::column_stats stats, double eps,
-                             const cpu_grid_params& params, unsigned threads);
+                             const cpu_grid_params& params, unsigned threads,
+                             const side_budget* budget = nullptr);
+
+/// What a join against a side built for `data` holds beside the side and its result at its
+/// peak, by the form it delivers (the `after` of side_budget).
+template <class T>
+std::vector<host_need> join_needs(const join_request& req, const cpu_grid_params& params,
+                                  bool by_column);
+/// Whether cpu-grid keeps B's points by column (else by row).
+bool grid_by_column(std::size_t d, const cpu_grid_params& params);
 
 /// Joins `req` (its options.eps at most side.eps; req.data, or req.queries in a self-join, the
 /// points the side was built from) against `side`, delivering to req.sink, and adds its stages

@@ -40,6 +40,12 @@ struct point_block {
   const T* row(std::size_t i) const noexcept { return values.get() + i * d; }
 };
 
+/// Host bytes of a block of n points of d dimensions (gather_block's one allocation).
+template <class T>
+constexpr std::uint64_t block_bytes(std::uint64_t n, std::uint64_t d, bool by_column) {
+  return (by_column ? (n + column_pad) * d : n * d) * sizeof(T);
+}
+
 /// Gathers input rows permutation[0..n) into a block with columns in `dim_order`. For T = float
 /// and float64 input, `center[column]` is subtracted first (keeps offset data accurate) and the
 /// rounding measured; pass the same centers for both sides of an A x B join.

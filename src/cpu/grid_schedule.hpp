@@ -86,6 +86,16 @@ struct grid_schedule {
   std::uint64_t stored_ranges = 0;
   std::uint64_t lookups_rows = 0;  // rows probed while planning
 
+  /// Host bytes it holds (what a join charges the memory budget for it).
+  std::uint64_t bytes() const noexcept {
+    std::uint64_t b = tasks.capacity() * sizeof(grid_task) +
+                      (chunk_begin.capacity() + first.capacity() + count.capacity()) *
+                          sizeof(std::uint32_t) +
+                      stored.capacity() * sizeof(std::vector<point_range>);
+    for (const auto& block : stored) b += block.capacity() * sizeof(point_range);
+    return b;
+  }
+
   /// The ranges of query cell c, from storage or looked up into `scratch`.
   std::span<const point_range> ranges(std::size_t c, const grid::host_index& queries,
                                       const grid::host_index& data, const plan_settings& s,

@@ -4,6 +4,7 @@
 #include <bit>
 
 #include "core/expects.hpp"
+#include "core/memory_budget.hpp"
 #include "core/parallel.hpp"
 #include "core/timer.hpp"
 #include "grid/radix_sort.hpp"
@@ -109,8 +110,11 @@ void build_masks(unsigned threads, host_index& index) {
 // Cell ids of every point, sorted with the point ids; then the cells and the permutation.
 template <class K>
 void sort_points(dataset_view data, const geometry& geo, unsigned threads, host_index& index,
-                 build_timings& t, detail::stopwatch& clock) {
+                 build_timings& t, detail::stopwatch& clock, memory_budget* budget) {
   const std::size_t n = data.n;
+  const host_charge scratch =
+      budget != nullptr ? budget->charge_host(sort_bytes(n, geo), "sorting the points into cells")
+                        : host_charge();
   auto keys = uninitialized<K>(n), keys_scratch = uninitialized<K>(n);
   auto ids = uninitialized<std::uint32_t>(n), ids_scratch = uninitialized<std::uint32_t>(n);
   if (data.type == scalar_type::f64) {
@@ -195,9 +199,9 @@ host_index build_host_index(dataset_view data, const geometry& geo, std::span<co
 
   // Ids below 2^32 sort as 32-bit keys: half the bytes to move.
   if (geo.total_cells < (std::uint64_t{1} << 32)) {
-    sort_points<std::uint32_t>(data, geo, threads, index, t, clock);
+    sort_points<std::uint32_t>(data, geo, threads, index, t, clock, options.budget);
   } else {
-    sort_points<std::uint64_t>(data, geo, threads, index, t, clock);
+    sort_points<std::uint64_t>(data, geo, threads, index, t, clock, options.budget);
   }
 
   if (options.copy_points) {

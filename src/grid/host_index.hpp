@@ -21,6 +21,10 @@
 #include "epsjoin/dataset.hpp"
 #include "grid/geometry.hpp"
 
+namespace epsjoin::detail {
+class memory_budget;
+}
+
 namespace epsjoin::detail::grid {
 
 struct build_timings {
@@ -71,7 +75,16 @@ struct build_options {
   unsigned threads = 1;
   bool copy_points = true;  ///< fill `points` (engines with their own layout may skip it)
   bool masks = true;        ///< fill `masks`
+  /// Charged with the sort's keys and ids while they live (sort_bytes), when given.
+  memory_budget* budget = nullptr;
 };
+
+/// Host bytes the build's sort of `n` points holds at once: cell ids and point ids with their
+/// radix sort's scratch (32-bit ids below 2^32 cells, else 64-bit).
+inline std::uint64_t sort_bytes(std::uint64_t n, const geometry& geo) {
+  const std::uint64_t key = geo.total_cells < (std::uint64_t{1} << 32) ? 4 : 8;
+  return n * (2 * key + 2 * sizeof(std::uint32_t));
+}
 
 /// Builds the index of `data` for geometry `geo` (planned for `data`, or for another set when
 /// `data` holds query points: those outside the grid are then counted in `outside` and left out).

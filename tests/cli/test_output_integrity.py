@@ -5,7 +5,9 @@ with a message that says why; memory limits are accepted as byte counts.
 
 usage: test_output_integrity.py PATH/TO/epsjoin   (standard library only; run by CTest)
 """
+import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -42,13 +44,22 @@ class BadPaths(unittest.TestCase):
         self.assertEqual(p.returncode, 2, p.stderr)
 
     def test_an_in_memory_table_over_the_limit_is_refused(self):
+        # The join's own memory (1.2 MiB: its points, index, counts, row cursors) fits 2M; the
+        # table (2.1 MiB) does not fit beside it.
         p = run("join", "--generate", "uniform:2:20000", "--eps", "0.02", "--engine", "cpu-grid",
-                "--format", "csr", "--memory-limit", "64K")
+                "--format", "csr", "--memory-limit", "2M")
         self.assertEqual(p.returncode, 1, p.stderr)
         lines = [l for l in p.stderr.splitlines() if l.strip()]
         self.assertEqual(len(lines), 1, p.stderr)
         self.assertIn("the neighbour table needs", lines[0])
-        self.assertIn("64.0 KiB are allowed", lines[0])
+        self.assertIn("are allowed (the memory limit", lines[0])
+        # Under 64K not even the join's own memory fits: that is refused first, with its items.
+        p = run("join", "--generate", "uniform:2:20000", "--eps", "0.02", "--engine", "cpu-grid",
+                "--format", "csr", "--memory-limit", "64K")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertRegex(p.stderr, r"the join itself needs [0-9.]+ MiB of host memory beside its "
+                                   r"result \(the points given 312.5 KiB, ")
+        self.assertIn("64.0 KiB are allowed", p.stderr)
         # Counting the same join needs no table.
         ok = run("join", "--generate", "uniform:2:20000", "--eps", "0.02", "--engine", "cpu-grid",
                  "--format", "count", "--memory-limit", "64K", "--json")
@@ -142,6 +153,36 @@ class FileWithinLimit(unittest.TestCase):
             self.assertRegex(p.stderr, r"raise the limit \(--memory-limit\) to at least [0-9.]+ MiB")
             self.assertNotIn("write it to a file", p.stderr)
             self.assertEqual(leftovers(d), [])
+
+
+    def test_a_limit_below_the_join_s_own_memory_is_refused_before_the_work(self):
+        # The row cursors (15.3 MiB), all that was charged before, fit 32M; the rest of the path
+        # (the points, their cell-ordered copy, the index, the counts) does not. The refusal
+        # comes before the index is built, with the path's figure, and that figure is enough.
+        with tempfile.TemporaryDirectory() as d:
+            args = ["join", "--generate", "uniform:2:1000000:seed=5", "--eps", "0.004",
+                    "--engine", "cpu-grid", "--threads", "1", "--quiet", "--output"]
+            target = os.path.join(d, "t.csr")
+            limit = 32 << 20
+            code, err, peak = peak_rss_bytes([*args, target, "--memory-limit", str(limit)])
+            self.assertEqual(code, 1, err)
+            self.assertRegex(err, r"the join itself needs [0-9.]+ MiB of host memory beside its "
+                                  r"result \(the points given 15.3 MiB, the grid index and its "
+                                  r"schedule [0-9.]+ MiB, the points in cell order 15.3 MiB, "
+                                  r"the counts 3.8 MiB, the row cursors 15.3 MiB\)")
+            self.assertIn("32.0 MiB are allowed (the memory limit); the result itself streams "
+                          "out and needs none", err)
+            # Nothing of the path was allocated: the generated points and the program only.
+            self.assertLess(peak, limit, f"peak {peak >> 20} MiB")
+            self.assertEqual(leftovers(d), [])
+            needed = float(re.search(r"to at least ([0-9.]+) MiB", err).group(1))
+            enough = math.ceil(needed) << 20
+            code, err, peak = peak_rss_bytes([*args, target, "--memory-limit", str(enough)])
+            self.assertEqual(code, 0, err)
+            # Beyond the charged path: the program (5 MiB), the allocator's slack and the file
+            # pages the watcher lets through between looks (24-34 MiB in all on a 2-core machine
+            # at load 11); the slack of the test above, 64 MiB, in bytes rather than a ratio.
+            self.assertLess(peak, enough + (64 << 20), f"peak {peak >> 20} MiB")
 
 
 class Interrupt(unittest.TestCase):

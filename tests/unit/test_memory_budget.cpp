@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+#include <string>
+
 #include "core/engine.hpp"
 #include "core/memory_budget.hpp"
 #include "epsjoin/epsjoin.hpp"
@@ -106,8 +110,9 @@ TEST(memory_budget, cpu_grid_under_a_tiny_host_limit_counts_the_same) {
 }
 
 
-// The neighbour table's size is known once the rows are counted: a table larger than the limit
-// is refused then, with what it needs and what to do, before any of it is allocated.
+// The neighbour table's size is known once the rows are counted: a table larger than what the
+// limit leaves beside the join's own memory is refused then, with what it needs and what to do,
+// before any of it is allocated.
 TEST(memory_budget, an_in_memory_table_over_the_limit_is_refused_before_allocation) {
   const std::vector<double> coords = lattice(3000);
   const dataset_view view{coords.data(), coords.size() / 2, 2};
@@ -115,7 +120,9 @@ TEST(memory_budget, an_in_memory_table_over_the_limit_is_refused_before_allocati
   opt.eps = 0.05;
   opt.engine = "cpu-grid";
   resources res(2);
-  res.set_memory({4096, 0});
+  // cpu-grid's path needs 117 KiB here (its points, index, counts and row cursors); its table,
+  // about 300 KiB, is what does not fit.
+  res.set_memory({256 * 1024, 0});
   csr_sink table;
   try {
     self_join(res, view, opt, table);
@@ -123,7 +130,7 @@ TEST(memory_budget, an_in_memory_table_over_the_limit_is_refused_before_allocati
   } catch (const out_of_memory& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("the neighbour table needs"), std::string::npos) << what;
-    EXPECT_NE(what.find("4.0 KiB are allowed"), std::string::npos) << what;
+    EXPECT_NE(what.find("are allowed (the memory limit, less "), std::string::npos) << what;
     EXPECT_NE(what.find("--output FILE"), std::string::npos) << what;
   }
   EXPECT_EQ(table.table().offsets.size(), 0u) << "the table was allocated before the refusal";
@@ -252,8 +259,9 @@ TEST(memory_budget, charges_come_off_what_is_available_while_they_live) {
 }
 
 // The rows an engine writes in place need their cursors (8 bytes a row) or a row scatter's
-// spans (16) beside the table: a limit that holds the table but not both is refused with the
-// budget's message before the fill, not by a failed allocation; exactly enough goes through.
+// spans (16) beside the table and the rest of the engine's path (its points and their copies,
+// its index, its counts): a limit that holds the table and the cursors alone is refused before
+// the work with the path's figure, which names the cursors; room for the path goes through.
 TEST(memory_budget, row_cursors_beside_an_in_memory_table_are_charged) {
   const int n = 1000;
   const std::vector<double> coords = lattice(n);
@@ -274,24 +282,147 @@ TEST(memory_budget, row_cursors_beside_an_in_memory_table_are_charged) {
     opt.engine = c.engine;
     opt.params = c.params;
     resources res(2);
-    res.set_memory({table + c.bookkeeping - 1, 0});
+    res.set_memory({table + c.bookkeeping, 0});
     csr_sink refused;
     try {
       self_join(res, view, opt, refused);
       FAIL() << "expected out_of_memory";
     } catch (const out_of_memory& e) {
       const std::string what = e.what();
-      EXPECT_NE(what.find("the row cursors needs"), std::string::npos) << what;
-      EXPECT_NE(what.find("(the memory limit, less 7.8 KiB the join holds already)"),
+      EXPECT_NE(what.find("the join itself needs"), std::string::npos) << what;
+      EXPECT_NE(what.find(concat("the row cursors ", human_bytes(c.bookkeeping), ")")),
                 std::string::npos)
           << what;
     }
-    res.set_memory({table + c.bookkeeping, 0});
+    EXPECT_EQ(refused.table().offsets.size(), 0u);
+    // The path at 1000 points is under 96 KiB for both (cpu-grid's schedule has a cell a point).
+    res.set_memory({table + c.bookkeeping + 96 * 1024, 0});
     csr_sink kept;
     const join_stats stats = self_join(res, view, opt, kept);
     EXPECT_EQ(stats.pairs, 0u);
     EXPECT_EQ(kept.table().offsets.size(), static_cast<std::size_t>(n) + 1);
   }
+}
+
+// A CSR table in memory that notes what the join had charged to its budget when the rows were
+// laid out (after the count, before the fill's cursors).
+class watched_table final : public result_sink {
+ public:
+  void begin(const sink_info& info) override { table.begin(info); }
+  void consume(std::span<const index_pair> pairs) override { table.consume(pairs); }
+  bool accepts_rows() const override { return true; }
+  row_destination begin_rows(std::span<const std::uint32_t> counts) override {
+    charged_at_rows = budget->host_charged();
+    return table.begin_rows(counts);
+  }
+  void finish() override { table.finish(); }
+  csr_sink table;
+  const memory_budget* budget = nullptr;
+  std::uint64_t charged_at_rows = 0;
+};
+
+// cpu-grid's and super-ego's paths charge every sizeable buffer where it is made and give it
+// back with it: the points they were given, their index and sorted copy, their counts while the
+// rows are laid out, and the row cursors on top during the fill; nothing is left charged after.
+TEST(memory_budget, cpu_engines_charge_their_buffers_while_they_live_and_give_them_back) {
+  const std::size_t n = 20000;
+  const std::vector<double> coords = lattice(static_cast<int>(n));
+  const dataset_view view{coords.data(), n, 2};
+  const engine* grid = find_engine("cpu-grid");
+  ASSERT_NE(grid, nullptr);
+  for (const char* fill : {"halved", "full"}) {
+    SCOPED_TRACE(fill);
+    join_options opt;
+    opt.eps = 0.02;
+    opt.engine = "cpu-grid";
+    opt.params = {{"fill", fill}};
+    const auto params = grid->parse_params(opt.params);
+    resources res(2);
+    join_stats stats;
+    memory_limits limits;
+    limits.host_bytes = 256 * mib;
+    watched_table sink;
+    join_request req{res, view, view, true, opt, sink, stats, memory_budget(limits, {}),
+                     params.get()};
+    sink.budget = &req.budget;
+    sink.begin({n, n, true, false, limits.host_bytes});
+    EXPECT_EQ(req.budget.host_charged(), 0u);
+    grid->run(req);
+    sink.finish();
+    ASSERT_GT(sink.table.table().neighbors.size(), n);
+    const std::uint64_t given = n * 2 * sizeof(double);
+    const std::uint64_t index = n * sizeof(std::uint32_t);  // the permutation, cells beside
+    const std::uint64_t block = n * 2 * sizeof(double);     // float64 columns
+    const std::uint64_t counts = 2 * n * sizeof(std::uint32_t);  // by position and by query
+    EXPECT_GE(sink.charged_at_rows, given + index + block + counts);
+    // The cursors (8 bytes a row halved, 16 under FULL) came on top of what stayed charged.
+    const std::uint64_t cursors = std::string(fill) == "halved" ? 8 * n : 16 * n;
+    EXPECT_GE(req.budget.host_charged_peak(), given + index + block + cursors);
+    EXPECT_EQ(req.budget.host_charged(), 0u);
+  }
+  // super-ego alike: its points in EGO order (rows, columns, ids) and its counts (8 bytes a
+  // query, 4 by position, 4 by query) while the rows are laid out, then the cursors.
+  const engine* ego = find_engine("super-ego");
+  ASSERT_NE(ego, nullptr);
+  join_options opt;
+  opt.eps = 0.02;
+  opt.engine = "super-ego";
+  const auto params = ego->parse_params(opt.params);
+  resources res(2);
+  join_stats stats;
+  memory_limits limits;
+  limits.host_bytes = 256 * mib;
+  watched_table sink;
+  join_request req{res, view, view, true, opt, sink, stats, memory_budget(limits, {}),
+                   params.get()};
+  sink.budget = &req.budget;
+  sink.begin({n, n, true, false, limits.host_bytes});
+  ego->run(req);
+  sink.finish();
+  ASSERT_GT(sink.table.table().neighbors.size(), n);
+  const std::uint64_t given = n * 2 * sizeof(double);
+  const std::uint64_t sorted = 2 * n * 2 * sizeof(double) + n * sizeof(std::uint32_t);
+  EXPECT_GE(sink.charged_at_rows, given + sorted + 16 * n);
+  EXPECT_GE(req.budget.host_charged_peak(), given + sorted + 12 * n + 8 * n);
+  EXPECT_EQ(req.budget.host_charged(), 0u);
+}
+
+// A limit that holds what the result needs (nothing: it streams to a file) and the row cursors,
+// but not the rest of cpu-grid's path, is refused before the index is built, with the path's
+// figure and its items: the cursors alone were charged before, and the join ran past the limit.
+TEST(memory_budget, a_limit_too_small_for_the_path_is_refused_with_what_the_path_needs) {
+  const std::size_t n = 20000;
+  const std::vector<double> coords = lattice(static_cast<int>(n));
+  const dataset_view view{coords.data(), n, 2};
+  join_options opt;
+  opt.eps = 0.02;
+  opt.engine = "cpu-grid";
+  resources res(1);
+  // Above the row cursors (16 bytes a row under FULL) and the points given, below the path.
+  res.set_memory({40 * n, 0});
+  const std::string path = testing::TempDir() + "memory_budget_path.csr";
+  csr_file_sink file(path);
+  try {
+    self_join(res, view, opt, file);
+    FAIL() << "expected out_of_memory";
+  } catch (const out_of_memory& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("the join itself needs "), std::string::npos) << what;
+    EXPECT_NE(what.find("beside its result (the points given 312.5 KiB, "), std::string::npos)
+        << what;
+    EXPECT_NE(what.find("the points in cell order 312.8 KiB, the counts 78.1 KiB, the row "
+                        "cursors 312.5 KiB) but 781.2 KiB are allowed (the memory limit); the "
+                        "result itself streams out and needs none"),
+              std::string::npos)
+        << what;
+  }
+  EXPECT_FALSE(std::ifstream(path).good());
+  // What it said is enough.
+  res.set_memory({64 * n + 64 * 1024, 0});
+  csr_file_sink enough(path);
+  const join_stats stats = self_join(res, view, opt, enough);
+  EXPECT_GT(stats.pairs, n);
+  std::remove(path.c_str());
 }
 
 }  // namespace

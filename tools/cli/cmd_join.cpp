@@ -6,6 +6,10 @@
 #include <memory>
 #include <vector>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include "commands.hpp"
 #include "engine_args.hpp"
 #include "epsjoin/error.hpp"
@@ -68,7 +72,8 @@ const command_spec& join_command() {
            "of the points; slabs otherwise)"},
           {"memory-limit", "BYTES",
            "host memory the join may plan within, e.g. 8G (suffixes K, M, G, T; default: what "
-           "the machine and its cgroup allow)"},
+           "the machine and its cgroup allow). cpu-grid and super-ego count their points, index, "
+           "counts and row cursors in it and refuse a limit too small for them before the work"},
           {"device-memory-limit", "BYTES",
            "GPU memory the join may plan within, e.g. 20G (default: what the device has free)"},
           {"output", "FILE",
@@ -151,6 +156,13 @@ int run_join(const parsed_args& args) {
 
   resources res(threads);
   res.set_memory({args.get_bytes("memory-limit", 0), args.get_bytes("device-memory-limit", 0)});
+#if defined(__GLIBC__)
+  // Under a limit, every block of 1 MiB or more is mapped on its own and unmapped when freed.
+  // glibc otherwise serves blocks up to the largest one freed so far from its heap, where a
+  // freed array stays resident beside the next phase's: 16 MiB over the join's charged memory
+  // at 2M points (bench/RESULTS.md, Outputs and memory limits).
+  if (res.memory().host_bytes > 0) (void)::mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
   if (const device_choice devices = read_devices(args); !devices.devices.empty()) {
     res.set_devices(devices.devices);
     res.set_devices_automatic(devices.automatic);

@@ -20,6 +20,7 @@
 #include "core/builtin_engines.hpp"
 #include "core/delivery.hpp"
 #include "core/expects.hpp"
+#include "core/memory_budget.hpp"
 #include "core/parallel.hpp"
 #include "core/progress.hpp"
 #include "core/row_cursors.hpp"
@@ -30,6 +31,7 @@
 #include "cpu/super_ego/ego_join.hpp"
 #include "cpu/super_ego/ego_output.hpp"
 #include "cpu/super_ego/ego_prepare.hpp"
+#include "cpu/super_ego/parallel_sort.hpp"
 
 namespace epsjoin::detail {
 
@@ -192,6 +194,8 @@ template <class T>
 join_counters join_rows(join_request& req, const join_inputs<T>& in, const super_ego_params& p) {
   const unsigned threads = std::max(1u, req.res.threads());
   stopwatch clock;
+  const host_charge counted = req.budget.charge_host(
+      req.queries.n * sizeof(std::uint64_t), "the counts");
   count_sink per_query(true);
   per_query.begin({req.queries.n, req.data.n, req.self_join, false});
   const auto shown = std::make_shared<std::atomic<double>>(0.0);
@@ -202,7 +206,11 @@ join_counters join_rows(join_request& req, const join_inputs<T>& in, const super
   join_counters total = join_dispatch<T>(count_req, in, p);
   per_query.finish();
   // A query has fewer neighbours than there are points, and ids are 32-bit.
+  host_charge by_query_charge =
+      req.budget.charge_host(req.queries.n * sizeof(std::uint32_t), "the counts by query");
   std::vector<std::uint32_t> by_query(per_query.per_point().begin(), per_query.per_point().end());
+  const host_charge by_position_charge =
+      req.budget.charge_host(in.a.n * sizeof(std::uint32_t), "the counts by position");
   std::vector<std::uint32_t> by_position(in.a.n);
   parallel_for(threads, in.a.n, std::size_t{1} << 16,
                [&](std::size_t begin, std::size_t end, unsigned) {
@@ -213,6 +221,7 @@ join_counters join_rows(join_request& req, const join_inputs<T>& in, const super
   delivery out(req.sink, threads);
   const row_destination dest = out.lay_out(by_query);
   by_query = {};
+  by_query_charge = {};
   const host_charge cursors = req.budget.charge_host(row_cursors::bytes_for(in.a.n),
                                                      "the row cursors");
   const row_cursors rows(dest, std::span<const std::uint32_t>(in.a.ids.data(), in.a.n),
@@ -233,12 +242,80 @@ join_counters join_rows(join_request& req, const join_inputs<T>& in, const super
   return total;
 }
 
+// Host bytes of a point set the caller holds (none on a device).
+std::uint64_t points_bytes(const dataset_view& v) {
+  if (v.on_device()) return 0;
+  return std::uint64_t{v.n} * v.d * size_of(v.type);
+}
+
+// super-ego's memory beside its result, phase by phase: the caller's points throughout; the
+// copies in the computation's type, each sorted into EGO order (its sort keys and their radix
+// scratch, 16 bytes each, then a second copy while it is gathered, beside its columns); then
+// both sets (rows, columns, ids) with the counts and row cursors of a rows sink.
+template <class T>
+struct ego_memory {
+  std::uint64_t values_a, values_b, set_a, set_b, sort_a, sort_b, rows_peak, counts, cursors;
+
+  ego_memory(const join_request& req, std::size_t d) {
+    const std::uint64_t na = req.queries.n, nb = req.self_join ? 0 : req.data.n;
+    const std::uint64_t t = sizeof(T);
+    values_a = na * d * t;
+    values_b = nb * d * t;
+    // rows, columns (padded) and ids once sorted
+    set_a = 2 * values_a + (na > 0 ? simd_pad * d * t : 0) + na * sizeof(std::uint32_t);
+    set_b = 2 * values_b + (nb > 0 ? simd_pad * d * t : 0) + nb * sizeof(std::uint32_t);
+    // Keys and their scratch with the order they give, or the order, the new rows, the
+    // columns and the ids beside the old rows, whichever is more.
+    auto sort_extra = [](std::uint64_t n, std::uint64_t set) {
+      return std::max(n * (2 * sizeof(key_index) + sizeof(std::uint32_t)),
+                      set + n * sizeof(std::uint32_t));
+    };
+    sort_a = sort_extra(na, set_a);
+    sort_b = sort_extra(nb, set_b);
+    const delivery out(req.sink, 1, req.self_join);
+    counts = cursors = rows_peak = 0;
+    if (out.form() == delivery_form::rows) {
+      // The counts a query (8 bytes) and by position (4) stay to the end; the counts by query
+      // (4) beside them until the rows are laid out, then the cursors (8) in their place.
+      counts = na * (sizeof(std::uint64_t) + sizeof(std::uint32_t));
+      cursors = row_cursors::bytes_for(na);
+      rows_peak = counts + std::max<std::uint64_t>(na * sizeof(std::uint32_t), cursors);
+    }
+  }
+};
+
 template <class T>
 void run_typed(join_request& req, const super_ego_params& p) {
   const unsigned threads = req.res.threads();
   stopwatch clock;
+  // The caller's points are held throughout; the path's peak is required of the budget before
+  // the first copy, and each part charged as it is made. A count of the pairs is charged but
+  // never refused (its output recomputes nothing it could not hold).
+  const std::uint64_t given = points_bytes(req.queries) +
+                              (req.self_join ? 0 : points_bytes(req.data));
+  const host_charge given_charge = req.budget.account_host(given);
+  const bool bounded = !req.sink.counts_only();
+  const ego_memory<T> m(req, req.queries.n > 0 ? req.queries.d : req.data.d);
+  if (bounded) {
+    const std::uint64_t sorting_a = m.values_a + m.values_b + m.sort_a;
+    const std::uint64_t sorting_b = m.set_a + m.values_b + m.sort_b;
+    const std::uint64_t joining = m.set_a + m.set_b + m.rows_peak;
+    std::vector<host_need> needs{{"the points given", given}};
+    if (std::max(sorting_a, sorting_b) > joining) {
+      needs.push_back({"sorting the points into EGO order", std::max(sorting_a, sorting_b)});
+    } else {
+      needs.push_back({"the points in EGO order", m.set_a + m.set_b});
+      needs.push_back({"the counts", m.counts});
+      needs.push_back({"the row cursors", m.cursors});
+    }
+    req.budget.require_path(needs, given);
+  }
+  auto charge = [&](std::uint64_t bytes, const char* what) {
+    return bounded ? req.budget.charge_host(bytes, what) : req.budget.account_host(bytes);
+  };
   const std::vector<std::size_t> order =
       dimension_order(req.queries, req.data, req.options.eps, p.reorder, threads);
+  host_charge values = charge(m.values_a + m.values_b, "the points in EGO order");
   prepared<T> prep = prepare_points<T>(req.queries, req.data, req.self_join, order,
                                        req.options.eps, threads);
 
@@ -261,7 +338,16 @@ void run_typed(join_request& req, const super_ego_params& p) {
   req.stats.add_stage("prepare", clock.seconds());
 
   clock.restart();
-  index_points(prep, p.sort, threads);
+  host_charge sets;
+  {
+    // The sort's scratch while it runs (set A's, the larger of the two in turn); then each set
+    // as it stays: rows, columns and ids.
+    const host_charge sorting = charge(std::max(m.sort_a, m.sort_b + m.set_a - m.values_a),
+                                       "sorting the points into EGO order");
+    index_points(prep, p.sort, threads);
+  }
+  values = {};
+  sets = charge(m.set_a + m.set_b, "the points in EGO order");
   const sorted_points<T>& a = prep.a;
   const sorted_points<T>& b = req.self_join ? prep.a : prep.b;
   const ego_tree<T> tree_a = build_tree(a, prep.geometry, p.leaf, threads);
