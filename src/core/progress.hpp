@@ -1,6 +1,6 @@
 #pragma once
 // Progress over a whole join: engines report each pass from 0 to 1; a join of several passes
-// places each pass on one scale, and what the caller sees never goes back.
+// places each pass on one scale, and what the caller sees never goes back (it may repeat).
 
 #include <algorithm>
 #include <atomic>
@@ -24,7 +24,9 @@ inline std::function<void(double)> progress_span(const std::function<void(double
     double before = shown->load(std::memory_order_relaxed);
     while (at > before && !shown->compare_exchange_weak(before, at)) {
     }
-    if (at > before) report(at);
+    // Reported even when it did not move: the callback is also how the caller cancels (a pass
+    // that reports 0 throughout, such as the result estimate's, must still hear Ctrl-C).
+    report(std::max(at, before));
   };
 }
 
