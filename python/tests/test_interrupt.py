@@ -20,27 +20,30 @@ BOUND = 1.5
 ONE_CELL = "X = np.random.default_rng(7).random((30_000, 16)); eps = 0.88"
 
 
-def interrupt(setup, call, delay=1.0):
-    """Runs `setup` then `call` in a new Python, sends SIGINT `delay` seconds into the call, and
-    returns the seconds until the call raised KeyboardInterrupt, with the child's stderr."""
-    code = textwrap.dedent(f"""
+def interrupt(setup, call, delay="1.0"):
+    """Runs `setup` then `call` in a new Python, sends SIGINT `delay` seconds into the call (an
+    expression evaluated after `setup`), and returns the seconds until the call raised
+    KeyboardInterrupt."""
+    code = textwrap.dedent("""
         import signal, sys, time
         import numpy as np
         import epsjoin
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        {setup}
-        print("calling", flush=True)
+        SETUP
+        print("calling", DELAY, flush=True)
         try:
-            {call}
+            CALL
             print("returned", flush=True)
         except KeyboardInterrupt:
             print("interrupted", flush=True)
-        """)
+        """).replace("SETUP", textwrap.dedent(setup).strip()).replace("DELAY", delay)
+    code = code.replace("CALL", call)
     child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
     try:
-        assert child.stdout.readline().strip() == "calling", child.stderr.read()
-        time.sleep(delay)
+        first = child.stdout.readline().split()
+        assert first[:1] == ["calling"], child.stderr.read()
+        time.sleep(float(first[1]))
         sent = time.perf_counter()
         child.send_signal(signal.SIGINT)
         said = child.stdout.readline().strip()
@@ -85,4 +88,17 @@ def test_dbscan_in_many_dimensions():
 def test_pairs_on_super_ego():
     latency = interrupt("X = np.random.default_rng(7).random((20_000, 256))",
                         'epsjoin.pairs(X, 5.9, engine="super-ego", n_jobs=1)')
+    assert latency < BOUND
+
+
+def test_sorted_table():
+    # The rows' sort comes after the join, in the sink's finish: about twice the join's time. The
+    # signal comes once a join without the sort would have ended, so in the sort.
+    setup = textwrap.dedent("""
+        X = np.random.default_rng(7).random((50_000, 2))
+        start = time.perf_counter()
+        epsjoin.neighbor_table(X, 0.06, n_jobs=1)
+        join_seconds = time.perf_counter() - start""")
+    latency = interrupt(setup, "epsjoin.neighbor_table(X, 0.06, sort_indices=True, n_jobs=1)",
+                        delay="1.2 * join_seconds + 0.2")
     assert latency < BOUND

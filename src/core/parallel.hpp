@@ -61,7 +61,8 @@ class others_running {
 /// between its chunks, inside them where the body calls cancellation_point(), and while it waits
 /// for the other workers' last chunks. The first exception thrown by any worker (or by
 /// `progress`) stops the hand-out of new chunks, stops the bodies at their next
-/// cancellation_point(), and is rethrown here.
+/// cancellation_point(), and is rethrown here. A loop without a callback, inside another loop's
+/// body or a progress_scope, asks the enclosing one between its chunks and stops with it.
 template <class Body>
 void parallel_for(unsigned threads, std::size_t n, std::size_t grain, Body&& body,
                   const std::function<void(double)>& progress = {}) {
@@ -79,7 +80,7 @@ void parallel_for(unsigned threads, std::size_t n, std::size_t grain, Body&& bod
 
   auto work = [&](unsigned worker) {
     loop_watch watch(worker == 0 && progress ? &progress : nullptr, done, n, failed);
-    const loop_watch_scope scope(progress ? &watch : nullptr);
+    const loop_watch_scope scope(&watch);
     if (worker != 0) others.enter();
     try {
       for (;;) {
@@ -89,7 +90,9 @@ void parallel_for(unsigned threads, std::size_t n, std::size_t grain, Body&& bod
         const std::size_t end = std::min(n, begin + grain);
         body(begin, end, worker);
         done.fetch_add(end - begin, std::memory_order_relaxed);
-        if (progress) watch.report_if_due();
+        // Reports when due; a loop without a callback asks the enclosing one's (or the
+        // progress_scope's), and stops with it.
+        watch.check();
       }
       // The others' last chunks may take a while: Ctrl-C is still heard meanwhile.
       if (worker == 0 && progress) others.wait_until_none(failed, [&] { watch.report_if_due(); });

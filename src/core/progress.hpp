@@ -13,6 +13,11 @@ namespace epsjoin::detail {
 /// count computes half the distances (LID-UNICOMP) and writes nothing.
 inline constexpr double count_pass_share = 0.25;
 
+/// Where a join's engine ends on the caller's scale: the sink's finish (which sorts the rows)
+/// comes after it, and only the join, once everything is done, says 1. The reports in between
+/// repeat 0.99: they are how Ctrl-C is heard there.
+inline constexpr double engine_share = 0.99;
+
 /// `report` for a pass that spans [begin, end] of the whole join; `shown` (shared by the passes
 /// of one join) keeps the reported fraction from going back. Empty when `report` is.
 inline std::function<void(double)> progress_span(const std::function<void(double)>& report,
