@@ -160,4 +160,24 @@ TEST(parallel, a_nested_loop_stops_with_the_loop_around_it) {
   EXPECT_NO_THROW(epsjoin::detail::cancellation_point());
 }
 
+// A join's serial stretches (the sink's row sort): loops without a callback of their own ask the
+// scope's between the caller's chunks.
+TEST(parallel, loops_without_a_callback_stop_in_a_progress_scope) {
+  using namespace std::chrono;
+  const auto start = steady_clock::now();
+  EXPECT_THROW(
+      {
+        const epsjoin::detail::progress_scope heard(stop_after{start + milliseconds(200)});
+        parallel_for(2, 1000, 1, [&](std::size_t, std::size_t, unsigned) {
+          std::this_thread::sleep_for(milliseconds(10));
+        });
+      },
+      std::runtime_error);
+  EXPECT_LT(seconds_since(start), 0.5);
+  // Without the scope the same loop runs to its end.
+  std::atomic<std::size_t> ran{0};
+  parallel_for(2, 20, 1, [&](std::size_t, std::size_t, unsigned) { ++ran; });
+  EXPECT_EQ(ran.load(), 20u);
+}
+
 }  // namespace
