@@ -1,5 +1,6 @@
 """Ctrl-C within half a second in the slowest calls (issue 43, part 4), each in a Python of its
-own: the call starts, SIGINT comes a second later, and KeyboardInterrupt must reach the caller
+own: the call starts, SIGINT comes a second later (in the sorted table's row sort, after its
+join), and KeyboardInterrupt must reach the caller
 soon after, the interpreter then exiting cleanly with nothing leaked (nanobind says "leaked" on
 stderr for an instance left alive).
 
