@@ -82,7 +82,8 @@ struct join_options {
   /// An engine rejects keys it does not know with invalid_argument, so typos are not ignored.
   std::map<std::string, std::string> params;
   /// Called now and then with the fraction of the work done, in [0, 1]; may be empty.
-  /// Called from the thread that runs the join, about ten times a second. It is also the way
+  /// Called from the thread that runs the join, about ten times a second, also where the
+  /// fraction does not move (it repeats; 1 comes once, last). It is also the way
   /// to cancel: an exception it throws stops the join, which frees what it holds and rethrows
   /// it from self_join / join (the Python package turns Ctrl-C into KeyboardInterrupt so).
   std::function<void(double)> progress;

@@ -9,7 +9,7 @@ import numpy.typing as npt
 import scipy.sparse
 
 from . import _epsjoin
-from ._join import Stats, _index_views
+from ._join import Stats, _converted, _index_views
 from ._metrics import set_geometry
 from ._validation import MemorySize, check_eps, check_points, raise_if_not_finite, run_settings
 
@@ -209,7 +209,7 @@ class EpsIndex:
         _, (indptr, indices, _) = self._table(flat, r, False, return_sorted is not False, n_jobs,
                                               _LIST_BYTES)
         offsets = indptr.view(np.int64)
-        ids = indices.astype(np.intp)
+        ids = _converted(indices, np.intp)
         lists = [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(len(offsets) - 1)]
         if single:
             return lists[0]

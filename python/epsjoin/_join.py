@@ -140,6 +140,19 @@ def _chunked_pair_distances(X: np.ndarray, Y: np.ndarray, indptr: np.ndarray,
     return data
 
 
+# Rows a chunk of _converted: 32 MiB of int64 pairs, some milliseconds.
+_CONVERT_CHUNK_ROWS = 1 << 21
+
+
+def _converted(a: np.ndarray, dtype: npt.DTypeLike) -> np.ndarray:
+    """a.astype(dtype) in chunks of rows: Ctrl-C is heard between them (one astype of a billion
+    pairs is seconds in one C call, which no signal interrupts)."""
+    out = np.empty(a.shape, dtype=dtype)
+    for start in range(0, a.shape[0], _CONVERT_CHUNK_ROWS):
+        out[start:start + _CONVERT_CHUNK_ROWS] = a[start:start + _CONVERT_CHUNK_ROWS]
+    return out
+
+
 def _euclidean_only_on_device(metric: str, boxsize: Any) -> None:
     # The other metrics and periodic boxes transform or re-check the points on the host.
     if metric != "euclidean" or boxsize is not None:
@@ -461,7 +474,7 @@ def pairs(
     result, stats = _run(_epsjoin.pairs_from_rows, X, Y, check_eps(eps), bool(include_self),
                          bool(sort), settings)
     if result.dtype != dtype:
-        result = result.astype(dtype)
+        result = _converted(result, dtype)
     return (result, stats) if return_stats else result
 
 

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/auto_select.hpp"
+#include "core/cancellation.hpp"
 #include "core/counting_sink.hpp"
 #include "core/device_points.hpp"
 #include "core/device_rows.hpp"
@@ -280,8 +281,11 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
   counting_sink counted(sink);
   // The progress the caller sees never goes back, whatever an engine's passes report.
   join_options run_options = options;
-  run_options.progress = progress_span(options.progress, 0, 1,
-                                       std::make_shared<std::atomic<double>>(0.0));
+  const auto shown = std::make_shared<std::atomic<double>>(0.0);
+  run_options.progress = progress_span(options.progress, 0, engine_share, shown);
+  // Ctrl-C also between and around the engine's reporting loops: the sink's finish sorts the
+  // rows (10 s of a 256M-pair graph, unheard before), the planning, the layout.
+  const progress_scope heard(run_options.progress);
   join_request request{res, queries, data, self, run_options, counted, stats, {}, nullptr};
   const bool shared = options.share.count > 1;
   const engine& e = shared ? resolve_share_engine(request, stats.engine_reason)
@@ -349,6 +353,7 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
     stats.self_pairs = data.n;
   }
   counted.finish();
+  if (options.progress) progress_span(options.progress, 0, 1, shown)(1.0);
 #ifdef EPSJOIN_HAS_CUDA
   if (auto* device_sink = dynamic_cast<device_csr_sink*>(&sink);
       device_sink != nullptr && !device_sink->has_table()) {

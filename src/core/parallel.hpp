@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <exception>
 #include <functional>
@@ -10,18 +12,57 @@
 #include <span>
 #include <vector>
 
+#include "core/cancellation.hpp"
 #include "core/thread_pool.hpp"
 #include "core/timer.hpp"
 
 namespace epsjoin::detail {
 
+/// How many of a parallel_for's workers other than the caller are inside the loop, so that the
+/// caller, done with its own chunks, can keep reporting progress until they are done.
+class others_running {
+ public:
+  void enter() {
+    std::lock_guard lock(mutex_);
+    ++running_;
+  }
+  void leave() {
+    {
+      std::lock_guard lock(mutex_);
+      --running_;
+    }
+    none_.notify_all();
+  }
+  /// Returns once no other worker is inside the loop, or `failed` is set; `poll()` every 50 ms
+  /// meanwhile (what it throws, this throws).
+  template <class Poll>
+  void wait_until_none(const std::atomic<bool>& failed, Poll&& poll) {
+    std::unique_lock lock(mutex_);
+    while (running_ > 0 && !failed.load(std::memory_order_relaxed)) {
+      if (!none_.wait_for(lock, std::chrono::milliseconds(50), [&] { return running_ == 0; })) {
+        lock.unlock();
+        poll();
+        lock.lock();
+      }
+    }
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable none_;
+  unsigned running_ = 0;
+};
+
 /// Calls body(begin, end, worker) on chunks of `grain` items taken in increasing order from a
 /// shared counter, on `threads` workers (the process's kept threads, thread_pool.hpp: a worker
 /// that is busy elsewhere leaves its chunks to the others, so every worker number in [0,
 /// threads) is used by at most one thread, but not every one need be used); worker 0 is the
-/// calling thread, which alone calls
-/// `progress(fraction_done)` (at most ten times a second). The first exception thrown by any
-/// worker stops the hand-out of new chunks and is rethrown here.
+/// calling thread, which alone calls `progress(fraction_done)` (at most ten times a second):
+/// between its chunks, inside them where the body calls cancellation_point(), and while it waits
+/// for the other workers' last chunks. The first exception thrown by any worker (or by
+/// `progress`) stops the hand-out of new chunks, stops the bodies at their next
+/// cancellation_point(), and is rethrown here. A loop without a callback, inside another loop's
+/// body or a progress_scope, asks the enclosing one between its chunks and stops with it.
 template <class Body>
 void parallel_for(unsigned threads, std::size_t n, std::size_t grain, Body&& body,
                   const std::function<void(double)>& progress = {}) {
@@ -35,28 +76,34 @@ void parallel_for(unsigned threads, std::size_t n, std::size_t grain, Body&& bod
   std::atomic<bool> failed{false};
   std::exception_ptr first_error;
   std::mutex error_mutex;
+  others_running others;
 
   auto work = [&](unsigned worker) {
-    stopwatch since_report;
+    loop_watch watch(worker == 0 && progress ? &progress : nullptr, done, n, failed);
+    const loop_watch_scope scope(&watch);
+    if (worker != 0) others.enter();
     try {
       for (;;) {
-        if (failed.load(std::memory_order_relaxed)) return;
+        if (failed.load(std::memory_order_relaxed)) break;
         const std::size_t begin = next.fetch_add(grain, std::memory_order_relaxed);
-        if (begin >= n) return;
+        if (begin >= n) break;
         const std::size_t end = std::min(n, begin + grain);
         body(begin, end, worker);
-        const std::size_t finished = done.fetch_add(end - begin, std::memory_order_relaxed) +
-                                     (end - begin);
-        if (worker == 0 && progress && since_report.seconds() > 0.1) {
-          progress(static_cast<double>(finished) / static_cast<double>(n));
-          since_report.restart();
-        }
+        done.fetch_add(end - begin, std::memory_order_relaxed);
+        // Reports when due; a loop without a callback asks the enclosing one's (or the
+        // progress_scope's), and stops with it.
+        watch.check();
       }
+      // The others' last chunks may take a while: Ctrl-C is still heard meanwhile.
+      if (worker == 0 && progress) others.wait_until_none(failed, [&] { watch.report_if_due(); });
     } catch (...) {
+      // A loop_stopped of this loop comes after its first error, which stays the one rethrown;
+      // one of an enclosing loop's (a nested loop without progress) stops this loop too.
       std::lock_guard lock(error_mutex);
       if (!first_error) first_error = std::current_exception();
       failed = true;
     }
+    if (worker != 0) others.leave();
   };
 
   run_on_workers(workers, work);

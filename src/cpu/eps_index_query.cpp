@@ -6,6 +6,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/cancellation.hpp"
 #include "core/counting_sink.hpp"
 #include "core/metric_join.hpp"
 #include "core/point_checks.hpp"
@@ -113,7 +114,10 @@ join_stats run_query(const eps_index_state& s, resources& res, dataset_view quer
   memory_budget budget = budget_of(res, s.options);
   counting_sink counted(sink);
   counted.set_budget(&budget, threads);
-  options.progress = progress_span(qo.progress, 0, 1, std::make_shared<std::atomic<double>>(0.0));
+  const auto shown = std::make_shared<std::atomic<double>>(0.0);
+  options.progress = progress_span(qo.progress, 0, engine_share, shown);
+  // Ctrl-C also outside the join's reporting loops (the sink's finish sorts the rows).
+  const progress_scope heard(options.progress);
   const sink_info info{stats.n_queries, s.n, self, options.include_self};
   counted.begin(info);
   if (stats.n_queries > 0 && s.n > 0) {
@@ -141,6 +145,7 @@ join_stats run_query(const eps_index_state& s, resources& res, dataset_view quer
     stats.self_pairs = s.n;
   }
   counted.finish();
+  if (qo.progress) progress_span(qo.progress, 0, 1, shown)(1.0);
   stats.seconds = total.seconds();
   return stats;
 }

@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/cancellation.hpp"
 #include "core/emitter.hpp"
 #include "core/row_cursors.hpp"
 #include "core/row_scatter.hpp"
@@ -110,6 +111,10 @@ class grid_executor {
   }
 
  private:
+  // Queries between cancellation points: a query's candidates take microseconds, its row's first
+  // write into a fresh table a huge page's zeroing (milliseconds on a busy machine).
+  static constexpr std::uint32_t cancel_every = 8;
+
   // Candidates as one query loop sees them: a point set, its input ids, and ranges of it. With
   // `Halved` the first range starts with the query's own cell at own_begin.
   struct candidates {
@@ -168,12 +173,18 @@ class grid_executor {
         Set g = gather(w, total);
         const point_range all{0, total};
         const candidates cand{g, w.gathered_ids.data(), {&all, 1}, 0};
-        for (std::uint32_t q = t.q_begin; q < t.q_end; ++q) query(q, own_begin, cand, w);
+        for (std::uint32_t q = t.q_begin; q < t.q_end; ++q) {
+          if (q % cancel_every == 0) cancellation_point();
+          query(q, own_begin, cand, w);
+        }
       }
     }
     if (!gathered) {
       const candidates cand{c_, di.permutation.data(), w.spans, own_begin};
-      for (std::uint32_t q = t.q_begin; q < t.q_end; ++q) query(q, own_begin, cand, w);
+      for (std::uint32_t q = t.q_begin; q < t.q_end; ++q) {
+        if (q % cancel_every == 0) cancellation_point();
+        query(q, own_begin, cand, w);
+      }
     }
 
     if constexpr (!Counts && Halved) {

@@ -157,7 +157,7 @@ class tree_join {
       }
     };
     t.query(bgi::intersects(b), boost::make_function_output_iterator(std::ref(refine)));
-    if (++done_ % 1024 == 0) report_progress();
+    if (++done_ % 64 == 0) report_progress();  // a query may meet many candidates: Ctrl-C
   }
 
   // Over the K indexed dims: the exact test when K == d, a necessary condition otherwise.
