@@ -106,6 +106,14 @@ stage_python() {
   local version
   version=$(cd / && "$venv/bin/python" -c 'import epsjoin; print(epsjoin.__version__)')
   note "python: installed $(basename "${wheels[0]}") (epsjoin $version) into $venv"
+  # One version: the installed package's is CMakeLists.txt's, and the program's when it is built.
+  local cmake_version program_version=""
+  cmake_version=$(sed -n 's/^project(epsjoin VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
+  if [[ -x $root/build/epsjoin ]]; then program_version=$("$root/build/epsjoin" --version); fi
+  if [[ $version != "$cmake_version" || ( -n $program_version && $program_version != "epsjoin $version" ) ]]; then
+    note "python: epsjoin.__version__ is $version; CMakeLists.txt says $cmake_version, build/epsjoin --version '${program_version:-not built}'"
+    return 1
+  fi
   in_fresh_tmpdir pytest_in_tmpdir
 }
 
