@@ -13,7 +13,8 @@
 # Python from 3.12 on (nanobind's stable ABI); an older one, a wheel for itself alone. The build
 # tools come from PyPI into build/wheel-venv-X.Y (python/requirements-wheel.txt). Each variant
 # keeps its CMake folder (build/python/cpu-TAG, build/python/cu13-TAG) and uses ccache when it is
-# there, so a second build is incremental. A wheel of the same variant in DIST is replaced.
+# there, so a second build is incremental. A wheel in DIST of the same variant and Python tag
+# is replaced.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dist=$root/dist
@@ -94,10 +95,12 @@ build_variant() {
   local built=("$raw"/*.whl)
   [[ $distname == epsjoin ]] || rename_distribution "${built[0]}" "$distname"
   built=("$raw"/*.whl)
-  rm -f "$dist/${distname//-/_}"-*.whl
+  # NAME-VERSION-PYTAG-ABITAG-PLATFORM.whl: the older wheel for the same Python goes.
+  local pytag wheel
+  pytag=$(basename "${built[0]}" | cut -d- -f3-4)
+  rm -f "$dist/${distname//-/_}"-*-"$pytag"-*.whl
   auditwheel repair "${repair[@]}" -w "$dist" "${built[0]}"
-  local wheel
-  wheel=$(ls -t "$dist/${distname//-/_}"-*.whl | head -n1)
+  wheel=$(ls -t "$dist/${distname//-/_}"-*-"$pytag"-*.whl | head -n1)
   auditwheel show "$wheel"
   if [[ $wheel == *-abi3-* ]]; then
     abi3audit --strict --report "$wheel" || { note "abi3audit found symbols outside the stable ABI"; return 1; }

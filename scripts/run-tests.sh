@@ -94,21 +94,21 @@ pytest_in_tmpdir() {
 # the GPU engines here, and nvcc would compile every CUDA source again), in a venv made anew each
 # run, so nothing of the source tree or of an earlier install is imported.
 stage_python() {
-  local python=${PYTHON:-python3} start=$SECONDS wheels
+  local python=${PYTHON:-python3} start=$SECONDS version cmake_version program_version=""
+  cmake_version=$(sed -n 's/^project(epsjoin VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
   "$root/scripts/build-wheels.sh" --cpu
   note "python: CPU wheel built in $((SECONDS - start)) s"
-  wheels=("$root"/dist/epsjoin-*.whl)
   venv=${EPSJOIN_VENV:-$root/build/wheel-test-venv}
   "$python" -m venv --clear "$venv"
-  # Satisfied pins come from pip's cache, without network.
+  # Satisfied pins come from pip's cache, without network. Then the wheel from dist/ alone (pip
+  # picks the one for this Python, and no index can offer another epsjoin).
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    -r "$root/python/requirements-test.txt" "${wheels[0]}"
-  local version
+    -r "$root/python/requirements-test.txt"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-index \
+    --find-links "$root/dist" "epsjoin==$cmake_version"
   version=$(cd / && "$venv/bin/python" -c 'import epsjoin; print(epsjoin.__version__)')
-  note "python: installed $(basename "${wheels[0]}") (epsjoin $version) into $venv"
+  note "python: installed epsjoin $version from dist/ into $venv ($("$venv/bin/python" --version))"
   # One version: the installed package's is CMakeLists.txt's, and the program's when it is built.
-  local cmake_version program_version=""
-  cmake_version=$(sed -n 's/^project(epsjoin VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
   if [[ -x $root/build/epsjoin ]]; then program_version=$("$root/build/epsjoin" --version); fi
   if [[ $version != "$cmake_version" || ( -n $program_version && $program_version != "epsjoin $version" ) ]]; then
     note "python: epsjoin.__version__ is $version; CMakeLists.txt says $cmake_version, build/epsjoin --version '${program_version:-not built}'"
