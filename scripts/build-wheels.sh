@@ -88,7 +88,8 @@ build_variant() {
   mkdir -p "$raw" "$dist"
   local what="EPSJOIN_CUDA=$cuda"
   [[ $cuda == OFF ]] || what+=", architectures $cuda_archs"
-  note "building the $variant wheel with $("$python" --version) ($what); CMake's and Ninja's progress follows"
+  note "building the $variant wheel with $("$python" --version) ($what)"
+  note "CMake's and Ninja's progress follows"
   # -v shows scikit-build-core's CMake and Ninja output: minutes of progress lines, not silence.
   EPSJOIN_CUDA=$cuda "$venv/bin/python" -m pip wheel -v --disable-pip-version-check \
     --no-build-isolation --no-deps -w "$raw" "${settings[@]}" "${launcher[@]}" "$root"
@@ -103,7 +104,8 @@ build_variant() {
   wheel=$(ls -t "$dist/${distname//-/_}"-*-"$pytag"-*.whl | head -n1)
   auditwheel show "$wheel"
   if [[ $wheel == *-abi3-* ]]; then
-    abi3audit --strict --report "$wheel" || { note "abi3audit found symbols outside the stable ABI"; return 1; }
+    abi3audit --strict --report "$wheel" ||
+      { note "abi3audit found symbols outside the stable ABI"; return 1; }
   fi
   local bytes mib
   bytes=$(stat -c %s "$wheel")

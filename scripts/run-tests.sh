@@ -110,8 +110,10 @@ stage_python() {
   note "python: installed epsjoin $version from dist/ into $venv ($("$venv/bin/python" --version))"
   # One version: the installed package's is CMakeLists.txt's, and the program's when it is built.
   if [[ -x $root/build/epsjoin ]]; then program_version=$("$root/build/epsjoin" --version); fi
-  if [[ $version != "$cmake_version" || ( -n $program_version && $program_version != "epsjoin $version" ) ]]; then
-    note "python: epsjoin.__version__ is $version; CMakeLists.txt says $cmake_version, build/epsjoin --version '${program_version:-not built}'"
+  if [[ $version != "$cmake_version" ||
+        ( -n $program_version && $program_version != "epsjoin $version" ) ]]; then
+    note "python: epsjoin.__version__ is $version; CMakeLists.txt says $cmake_version," \
+         "build/epsjoin --version '${program_version:-not built}'"
     return 1
   fi
   in_fresh_tmpdir pytest_in_tmpdir

@@ -1,4 +1,4 @@
-"""The public API's type hints, checked by mypy (requirements-dev.txt and requirements-test.txt have it).
+"""The public API's type hints, checked by mypy (in requirements-dev.txt and -test.txt).
 
 typing_usage.py assigns typical calls to the types their hints promise; every module of the
 package is checked with it, strictly (the internal helpers too: a wrong hint there misleads the
