@@ -7,15 +7,17 @@
 # (pytest runs in the tests folder: every test there unless PYTEST ARGS name files, e.g.
 # `-- test_gpu.py` or `-- --ignore=test_gpu.py`.)
 #
-# Here (no GPU needed), build the wheel for the device's Python (3.12) and sm_90, and fetch the
-# cp312 wheels of what the device lacks (scipy, scikit-learn and its needs, pytest and its needs):
-#   EPSJOIN_CUDA=ON python3.12 -m pip wheel --no-build-isolation --no-deps -w WHEEL_DIR \
-#     -Ccmake.define.CMAKE_CUDA_ARCHITECTURES=90 .
+# Here (no GPU needed), build the CUDA wheel for the device's Python (3.12: a cp312-abi3 wheel),
+# all architectures or, quicker, sm_90 alone (docs/wheels.md):
+#   PYTHON=python3.12 scripts/build-wheels.sh --cuda --dist WHEEL_DIR
+#   EPSJOIN_WHEEL_CUDA_ARCHITECTURES=90-real PYTHON=python3.12 scripts/build-wheels.sh --cuda \
+#     --dist WHEEL_DIR
+# The device's python3 has numpy, scipy, scikit-learn and pytest; test_typing.py's mypy and
+# scipy-stubs are not there: fetch them as cp312 wheels, or pass `-- --ignore=test_typing.py`:
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
 #     --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
-#     -d WHEEL_DIR scipy scikit-learn joblib threadpoolctl narwhals cloudpickle pytest \
-#     iniconfig packaging pluggy pygments mypy==2.4.1 ast-serialize librt mypy_extensions \
-#     pathspec typing_extensions scipy-stubs==1.17.1.5 optype
+#     -d WHEEL_DIR mypy==2.4.1 ast-serialize librt mypy_extensions pathspec typing_extensions \
+#     scipy-stubs==1.17.1.5 optype
 # The device's own numpy, CuPy and PyTorch are used (the extension pins no numpy ABI: nanobind
 # talks DLPack and the buffer protocol). Exit status: pytest's.
 set -euo pipefail

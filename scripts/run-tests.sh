@@ -4,8 +4,9 @@
 #   tests     installs what is missing, builds build/ (the GPU engines too when nvcc is there)
 #             and runs the whole CTest suite (GPU tests skip without a GPU). The whole CTest log
 #             is printed only when a test fails (it is kept in build/Testing/ctest.log).
-#   python    the Python package, built CPU-only into build/python-venv (scripts/setup-python.sh
-#             says why), and its tests with pytest.
+#   python    the CPU wheel, built once (scripts/build-wheels.sh --cpu: dist/, its own kept CMake
+#             folder and ccache), installed into a new venv (build/wheel-test-venv) with the test
+#             requirements, and python/tests run with pytest against that install.
 #   sanitize  the CPU suite again, built in build-asan/ under AddressSanitizer and UBSan (every
 #             report fatal); log in build-asan/Testing/ctest.log.
 #   fuzz      each libFuzzer target for 30 s from its corpus (scripts/run-fuzz.sh, build-fuzz/).
@@ -89,9 +90,32 @@ pytest_in_tmpdir() {
   return "$status"
 }
 
+# The tests run against what a user installs: the CPU wheel (CPU-only as there is no GPU to test
+# the GPU engines here, and nvcc would compile every CUDA source again), in a venv made anew each
+# run, so nothing of the source tree or of an earlier install is imported.
 stage_python() {
-  "$root/scripts/setup-python.sh"
-  venv=${EPSJOIN_VENV:-$root/build/python-venv}
+  local python=${PYTHON:-python3} start=$SECONDS version cmake_version program_version=""
+  cmake_version=$(sed -n 's/^project(epsjoin VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
+  "$root/scripts/build-wheels.sh" --cpu
+  note "python: CPU wheel built in $((SECONDS - start)) s"
+  venv=${EPSJOIN_VENV:-$root/build/wheel-test-venv}
+  "$python" -m venv --clear "$venv"
+  # Satisfied pins come from pip's cache, without network. Then the wheel from dist/ alone (pip
+  # picks the one for this Python, and no index can offer another epsjoin).
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    -r "$root/python/requirements-test.txt"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-index \
+    --find-links "$root/dist" "epsjoin==$cmake_version"
+  version=$(cd / && "$venv/bin/python" -c 'import epsjoin; print(epsjoin.__version__)')
+  note "python: installed epsjoin $version from dist/ into $venv ($("$venv/bin/python" --version))"
+  # One version: the installed package's is CMakeLists.txt's, and the program's when it is built.
+  if [[ -x $root/build/epsjoin ]]; then program_version=$("$root/build/epsjoin" --version); fi
+  if [[ $version != "$cmake_version" ||
+        ( -n $program_version && $program_version != "epsjoin $version" ) ]]; then
+    note "python: epsjoin.__version__ is $version; CMakeLists.txt says $cmake_version," \
+         "build/epsjoin --version '${program_version:-not built}'"
+    return 1
+  fi
   in_fresh_tmpdir pytest_in_tmpdir
 }
 

@@ -27,7 +27,8 @@ if command -v ccache >/dev/null; then
   export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
 fi
 export EPSJOIN_CUDA=${EPSJOIN_CUDA:-OFF}
-# No build isolation: the pinned nanobind and scikit-build-core above build it, offline.
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-build-isolation \
+# No build isolation: the pinned nanobind and scikit-build-core above build it, offline. -v shows
+# CMake's and Ninja's progress through the minutes a first build takes.
+"$venv/bin/python" -m pip install -v --disable-pip-version-check --no-build-isolation \
   "${config[@]}" "${editable[@]}" "$root"
 echo "epsjoin: Python package installed in $venv (EPSJOIN_CUDA=$EPSJOIN_CUDA)" >&2

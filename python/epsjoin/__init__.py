@@ -25,12 +25,11 @@ the options ``engine``, ``precision``, ``n_jobs``, ``memory_limit``, ``device``,
 
 from ._dbscan import DBSCAN
 from ._epsjoin import CudaError, UnavailableError
+from ._epsjoin import __version__ as __version__
 from ._index import EpsIndex
 from ._join import build_info, engines, neighbor_graph, neighbor_table, pairs
 from ._radii import count, count_radii
 from ._sklearn import radius_neighbors_graph
-
-__version__ = "0.1.0"
 
 __all__ = [
     "CudaError",

@@ -4,6 +4,8 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 import numpy.typing as npt
 
+__version__: str
+
 class UnavailableError(RuntimeError): ...
 class CudaError(RuntimeError): ...
 

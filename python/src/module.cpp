@@ -78,6 +78,9 @@ void raise_as(PyObject* type, const Error& e) {
 
 NB_MODULE(_epsjoin, m) {
   m.doc() = "epsjoin's C++ core; use the functions of the epsjoin package instead.";
+  // The library's version (CMakeLists.txt's project version, the one `epsjoin --version` prints),
+  // so epsjoin.__version__ cannot disagree with the library it loaded.
+  m.attr("__version__") = epsjoin::build().version;
 
   static nb::object unavailable_error =
       nb::exception<epsjoin::unavailable>(m, "UnavailableError", PyExc_RuntimeError);

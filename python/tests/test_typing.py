@@ -1,4 +1,4 @@
-"""The public API's type hints, checked by mypy (python/requirements-dev.txt has it).
+"""The public API's type hints, checked by mypy (in requirements-dev.txt and -test.txt).
 
 typing_usage.py assigns typical calls to the types their hints promise; every module of the
 package is checked with it, strictly (the internal helpers too: a wrong hint there misleads the
@@ -7,7 +7,7 @@ next reader as surely as a public one).
 
 import os
 
-import mypy.api  # no skip: the suite runs where requirements-dev.txt was installed
+import mypy.api  # no skip: the suite runs where requirements-test.txt was installed
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE = os.path.join(os.path.dirname(HERE), "epsjoin")
