@@ -117,6 +117,10 @@ def peak_rss_bytes(args):
         return proc.returncode, err.read().decode(), usage.ru_maxrss * 1024
 
 
+# Under AddressSanitizer (run-tests.sh's sanitize stage) the shadow memory and the quarantine of
+# freed blocks count in the RSS: a peak measured there says nothing of the limit.
+@unittest.skipIf(os.environ.get("EPSJOIN_SANITIZED") == "1",
+                 "peak RSS is not measured under AddressSanitizer")
 class FileWithinLimit(unittest.TestCase):
     """A CSR file filled through a mapping keeps the process within --memory-limit: its pages
     are written back and dropped as they fill, and the file is the same bytes."""
