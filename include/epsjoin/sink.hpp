@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "epsjoin/dataset.hpp"
 #include "epsjoin/result.hpp"
 
 namespace epsjoin {
@@ -66,105 +67,165 @@ struct row_destination {
   bool one_array() const noexcept { return second_from == SIZE_MAX; }
 };
 
+/// @brief The shape of result a sink wants.
+enum class result_form {
+  pairs,         ///< every ordered pair (i, j), in batches (`consume`)
+  unique_pairs,  ///< a self-join's unordered pairs once each (`consume_rows` or `consume`)
+  counts,        ///< each query's number of neighbours (`consume_counts`)
+  total,         ///< only the number of pairs (`consume_counts`, its total or its counts)
+  table,         ///< whole rows: a CSR neighbour table (rows, row blocks, a device table, pairs)
+};
+
+/// @brief What a sink takes and what it keeps, declared once (`result_sink::request`): the
+///        engines and dispatch read it to choose how results reach the sink.
+struct sink_request {
+  result_form form = result_form::pairs;
+  /// total: the queries counted are those below this id (a shard of a larger join drops the
+  /// rest). An engine that counts on a device may then sum there and hand over the sum alone.
+  std::size_t total_below = SIZE_MAX;
+  /// table: the sink lays out rows that the engine writes in place (`row_delivery::in_place`):
+  /// the fast path into a CSR table, where no pair is ever materialised.
+  bool rows_in_place = false;
+  /// table: the sink takes blocks of complete rows in query order (`row_delivery::blocks`).
+  /// Engines that lay their rows out in query order (the GPU engines, when the table fits in
+  /// device memory) then stream it with bounded host memory.
+  bool row_blocks = false;
+  /// table: the sink wants the whole table in device memory (a `row_segment` on the device).
+  bool device_table = false;
+  /// True when the sink keeps the whole result in host memory (a table or a pair list), so a
+  /// result larger than the memory limit is refused before anything is allocated.
+  bool keeps_result_in_memory = false;
+  /// Host bytes the sink keeps per pair it receives through `consume` (after `begin`): pairs
+  /// beyond the memory limit stop the join with a clear error, not the machine.
+  double bytes_kept_per_pair = 0;
+  /// Host bytes the sink's caller adds per pair once the join returns (a graph's float64 data
+  /// array, pairs cut from the table): a result kept in memory is checked with them against
+  /// the memory limit, so one that could not be completed is refused before any of it is made.
+  double bytes_added_per_pair = 0;
+
+  /// True when only neighbour counts are wanted: engines that count without materialising
+  /// pairs then call `consume_counts` instead of `consume`.
+  bool counts_only() const noexcept {
+    return form == result_form::counts || form == result_form::total;
+  }
+  /// For the total form, the id below which queries are counted; otherwise std::nullopt.
+  std::optional<std::size_t> total_only_below() const noexcept {
+    return form == result_form::total ? std::optional<std::size_t>(total_below) : std::nullopt;
+  }
+  /// True when, in a self-join, each unordered pair is kept once: an engine that finds each pair
+  /// once may hand it over once (`row_segment::unordered`); one that cannot still uses `consume`
+  /// (the sink keeps one orientation), or rows when the sink also takes them.
+  /// Ignored in A x B joins.
+  bool unordered_pairs() const noexcept { return form == result_form::unique_pairs; }
+};
+
+/// @brief How a table's rows follow the counts an engine handed over (`count_batch::rows`).
+enum class row_delivery {
+  none,      ///< no rows follow: the counts are the result (counts and total forms)
+  in_place,  ///< the engine writes every row at the destination `consume_counts` returns
+  blocks,    ///< blocks of complete rows in query order follow (`sink_request::row_blocks`)
+};
+
+/// @brief Neighbour counts, as an engine hands them over (`result_sink::consume_counts`).
+struct count_batch {
+  /// queries[k] has counts[k] more neighbours (ids may repeat; counts add up). Empty, with
+  /// `rows` set: counts[q] is query q's number of neighbours, for every query, handed over once.
+  std::span<const std::uint32_t> queries = {};
+  std::span<const std::uint32_t> counts = {};
+  /// Total form: more ordered pairs of the queries below `sink_request::total_below`, summed
+  /// where they were counted (on a device) instead of query by query.
+  std::uint64_t total = 0;
+  /// Table form: how the rows of these counts follow.
+  row_delivery rows = row_delivery::none;
+};
+
+/// @brief Rows of neighbours, as an engine hands them over (`result_sink::consume_rows`).
+///
+/// Row r belongs to query first_query + r, or to queries[r] when `queries` is given. Its
+/// neighbours are neighbors[offsets[r] - offsets[0] .. offsets[r + 1] - offsets[0]), offsets
+/// being positions in the whole table; without `offsets` each row holds one neighbour (a batch
+/// of pairs, queries[r] and neighbors[r]). The spans are valid only during the call, unless
+/// `owner` keeps them.
+struct row_segment {
+  std::size_t first_query = 0;
+  std::span<const std::uint32_t> queries = {};
+  std::span<const std::uint64_t> offsets = {};
+  std::span<const std::uint32_t> neighbors = {};
+  /// Self-join, unique-pairs form: each (q, n), q < n, stands for (n, q) as well. Self pairs
+  /// (q, q) never come this way.
+  bool unordered = false;
+  /// Where the spans lie; device memory is that of CUDA device `device`.
+  memory_space space = memory_space::host;
+  int device = 0;
+  /// Owns device arrays that a sink may keep past the call (the whole table, for a sink whose
+  /// request names `device_table`).
+  std::shared_ptr<void> owner = {};
+
+  /// The number of rows.
+  std::size_t size() const noexcept {
+    return queries.empty() ? (offsets.empty() ? 0 : offsets.size() - 1) : queries.size();
+  }
+};
+
 /// @brief Receives a join's result batch by batch.
 ///
-/// `consume` and `consume_counts` may be called concurrently from several threads between
-/// `begin` and `finish`; implementations synchronise themselves.
+/// A sink says once what it takes (`request`); the engines deliver only in the forms it names:
+/// - pairs (`consume`), which any sink takes;
+/// - counts (`consume_counts`): the result of the counts and total forms, or, for a table, every
+///   query's count once, before its rows;
+/// - rows (`consume_rows`): unordered pairs of the unique-pairs form, blocks of complete rows in
+///   query order, or the whole table in device memory.
+/// `consume`, `consume_counts` (but for a table's counts) and `consume_rows` (but for blocks,
+/// which come from one thread) may be called concurrently from several threads between `begin`
+/// and `finish`; implementations synchronise themselves.
 class result_sink {
  public:
   virtual ~result_sink() = default;
+  /// @brief What the sink takes and keeps; the same for the whole join (read after `begin`).
+  virtual sink_request request() const { return {}; }
   /// @brief Called once, before any batch.
   virtual void begin(const sink_info& info) { (void)info; }
   /// @brief A batch of ordered pairs; the span is only valid during the call.
   virtual void consume(std::span<const index_pair> pairs) = 0;
-  /// @brief True when, in a self-join, the sink keeps each unordered pair once (the unique-pairs
-  ///        sinks). An engine that finds each pair once may then hand it over once, through
-  ///        `consume_unordered`, instead of both orientations through `consume`; an engine that
-  ///        cannot still uses `consume` (the sink keeps one orientation), or rows when the sink
-  ///        also `accepts_rows()`: unordered pairs come first where an engine can give them.
-  ///        Ignored in A x B joins.
-  virtual bool wants_unordered_pairs() const { return false; }
-  /// @brief Self-join only, for a sink that `wants_unordered_pairs()`: each (i, j), i < j,
-  ///        stands for both (i, j) and (j, i). Self pairs (i, i) never come this way. May be
-  ///        called concurrently, and mixed with `consume`.
-  virtual void consume_unordered(std::span<const index_pair> pairs);
-  /// @brief True when only neighbour counts are wanted: engines that can count without
-  ///        materialising pairs then call `consume_counts` instead of `consume`.
-  virtual bool counts_only() const { return false; }
-  /// @brief counts[k] more neighbours for query queries[k] (ids may repeat; counts add up).
-  virtual void consume_counts(std::span<const std::uint32_t> queries,
-                              std::span<const std::uint32_t> counts);
-  /// @brief For a counts-only sink that keeps only the number of pairs, not each query's count:
-  ///        the queries it counts are those below the returned id (the others it drops). An
-  ///        engine that counts on a device may then sum there and hand over the sum alone
-  ///        (`consume_total`) instead of bringing every query's count to the host. std::nullopt
-  ///        (the default): the sink wants the counts query by query.
-  virtual std::optional<std::size_t> total_only_below() const { return std::nullopt; }
-  /// @brief `pairs` more ordered pairs of the queries below total_only_below(), for a sink
-  ///        that gave that id; may be called concurrently, and mixed with `consume_counts`.
-  virtual void consume_total(std::uint64_t pairs);
-  /// @brief True when the sink can take whole rows in place (`begin_rows`).
-  virtual bool accepts_rows() const { return false; }
-  /// @brief Row-wise delivery, for engines that know each query's neighbour count before they
-  ///        find the neighbours (the fast path into a CSR table: no pair is ever materialised).
-  ///        counts[q] is the number of neighbours query q will get; the engine then writes every
-  ///        row completely at the returned destination (rows concurrently, in any order) before
-  ///        `finish`. Called at most once, and then instead of `consume`.
-  virtual row_destination begin_rows(std::span<const std::uint32_t> counts);
-  /// @brief True when the sink can take the table as blocks of complete rows in query order
-  ///        (`begin_row_blocks`, `consume_row_block`). Engines that lay their rows out in query
-  ///        order (the GPU engines, when the table fits in device memory) then stream it with
-  ///        bounded host memory; the others use rows or pairs, which such a sink takes too.
-  virtual bool accepts_row_blocks() const { return false; }
-  /// @brief Row-block delivery: query q will get counts[q] neighbours. Called at most once, and
-  ///        then instead of `begin_rows` and `consume`.
-  virtual void begin_row_blocks(std::span<const std::uint32_t> counts);
-  /// @brief The complete rows of queries [first_query, first_query + offsets.size() - 1): row
-  ///        first_query + i is neighbors[offsets[i] - offsets[0] .. offsets[i + 1] - offsets[0]),
-  ///        offsets being positions in the whole table. Blocks come from one thread, in increasing
-  ///        query order, each starting where the last ended, and together cover every query
-  ///        (rows may be empty). The spans are valid only during the call.
-  virtual void consume_row_block(std::size_t first_query, std::span<const std::uint64_t> offsets,
-                                 std::span<const std::uint32_t> neighbors);
+  /// @brief Neighbour counts. With `rows` set (table form; called at most once, and then
+  ///        instead of `consume`), counts[q] is the number of neighbours query q will get, and
+  ///        for `row_delivery::in_place` the engine then writes every row completely at the
+  ///        returned destination (rows concurrently, in any order) before `finish`; otherwise the
+  ///        destination is empty.
+  virtual row_destination consume_counts(const count_batch& counts);
+  /// @brief Rows: see `row_segment`. Blocks come in increasing query order, each starting where
+  ///        the last ended, and together cover every query (rows may be empty); a table in
+  ///        device memory comes whole, once, instead of any other delivery (self pairs in it
+  ///        when asked for).
+  virtual void consume_rows(const row_segment& rows);
   /// @brief Called once, after the last batch.
   virtual void finish() {}
-  /// @brief True when the sink keeps the whole result in host memory (a table or a pair list),
-  ///        so a result larger than the memory limit is refused before anything is allocated.
-  virtual bool keeps_result_in_memory() const { return false; }
-  /// @brief Host bytes the sink keeps per pair it receives through `consume` (after `begin`);
-  ///        pairs beyond the memory limit stop the join with a clear error, not the machine.
-  virtual double bytes_kept_per_pair() const { return 0; }
-  /// @brief Host bytes the sink's caller adds per pair once the join returns (a graph's float64
-  ///        data array, pairs cut from the table): a result kept in memory is checked with them
-  ///        against the memory limit, so one that could not be completed is refused before any
-  ///        of it is allocated.
-  virtual double bytes_added_per_pair() const { return 0; }
-  /// @brief True when the sink wants the table in device memory (`device_csr_sink`).
-  virtual bool accepts_device_table() const { return false; }
-  /// @brief The whole table, in device memory (self pairs in it when asked for), instead of any
-  ///        other delivery; called at most once, before `finish`.
-  virtual void consume_device_table(device_csr table);
 };
 
 /// @brief Builds the CSR `neighbor_table` in memory.
 class csr_sink final : public result_sink {
  public:
   /// @param sort_neighbors sort each row by neighbour id (otherwise row order is unspecified)
-  explicit csr_sink(bool sort_neighbors = false) : sort_neighbors_(sort_neighbors) {}
+  /// @param bytes_added_per_pair what the caller makes of the table after the join, per pair
+  ///        (`sink_request::bytes_added_per_pair`: a graph's data array, pairs cut from it)
+  explicit csr_sink(bool sort_neighbors = false, double bytes_added_per_pair = 0)
+      : sort_neighbors_(sort_neighbors), added_per_pair_(bytes_added_per_pair) {}
   void begin(const sink_info& info) override;
   void consume(std::span<const index_pair> pairs) override;
-  bool accepts_rows() const override { return true; }
-  row_destination begin_rows(std::span<const std::uint32_t> counts) override;
+  /// Pairs are kept 8 bytes a pair while collected, 4 in the table they are sorted into.
+  sink_request request() const override {
+    return {.form = result_form::table, .rows_in_place = true, .keeps_result_in_memory = true,
+            .bytes_kept_per_pair = 12, .bytes_added_per_pair = added_per_pair_};
+  }
+  row_destination consume_counts(const count_batch& counts) override;
   void finish() override;
-  bool keeps_result_in_memory() const override { return true; }
-  /// 8 bytes a pair while collected, 4 in the table they are sorted into.
-  double bytes_kept_per_pair() const override { return 12; }
   const neighbor_table& table() const noexcept { return table_; }
   neighbor_table release() noexcept { return std::move(table_); }
 
  private:
   void sort_rows();
   bool sort_neighbors_;
+  double added_per_pair_ = 0;
   bool rows_delivered_ = false;
   std::size_t n_queries_ = 0;
   std::mutex mutex_;
@@ -185,14 +246,15 @@ class device_csr_sink final : public result_sink {
       : host_(sort_neighbors), sort_(sort_neighbors) {}
   void begin(const sink_info& info) override { host_.begin(info); }
   void consume(std::span<const index_pair> pairs) override { host_.consume(pairs); }
-  bool accepts_rows() const override { return true; }
-  row_destination begin_rows(std::span<const std::uint32_t> counts) override {
-    return host_.begin_rows(counts);
+  sink_request request() const override {
+    sink_request wanted = host_.request();
+    wanted.device_table = true;
+    return wanted;
   }
-  bool keeps_result_in_memory() const override { return true; }
-  double bytes_kept_per_pair() const override { return host_.bytes_kept_per_pair(); }
-  bool accepts_device_table() const override { return true; }
-  void consume_device_table(device_csr table) override { table_ = std::move(table); }
+  row_destination consume_counts(const count_batch& counts) override {
+    return host_.consume_counts(counts);
+  }
+  void consume_rows(const row_segment& rows) override;
   void finish() override { host_.finish(); }
   /// @brief True once the table is on the device (after the join).
   bool has_table() const noexcept { return table_.owner != nullptr; }
@@ -210,7 +272,7 @@ class device_csr_sink final : public result_sink {
 };
 
 /// @brief Hands the CSR table to a callback as blocks of complete rows, in increasing query
-///        order (see `result_sink::consume_row_block`), each row sorted by id when asked. Engines
+///        order (see `result_sink::consume_rows`), each row sorted by id when asked. Engines
 ///        that fill the table in query order stream it through in blocks of at most 64 MiB of
 ///        ids; for the others the table is built in memory first (as `csr_sink` builds it, under
 ///        the same memory limit) and handed over in such blocks at `finish`.
@@ -221,16 +283,15 @@ class row_block_sink final : public result_sink {
   explicit row_block_sink(callback on_block, bool sort_neighbors = false);
   void begin(const sink_info& info) override;
   void consume(std::span<const index_pair> pairs) override { collected_.consume(pairs); }
-  bool accepts_rows() const override { return true; }
-  row_destination begin_rows(std::span<const std::uint32_t> counts) override;
-  bool accepts_row_blocks() const override { return true; }
-  void begin_row_blocks(std::span<const std::uint32_t> counts) override;
-  void consume_row_block(std::size_t first_query, std::span<const std::uint64_t> offsets,
-                         std::span<const std::uint32_t> neighbors) override;
+  /// Keeps the rows and pairs it may have to collect in memory; blocks pass straight through.
+  sink_request request() const override {
+    sink_request wanted = collected_.request();
+    wanted.row_blocks = true;
+    return wanted;
+  }
+  row_destination consume_counts(const count_batch& counts) override;
+  void consume_rows(const row_segment& rows) override;
   void finish() override;
-  /// True for the rows and pairs it may have to collect; blocks pass straight through.
-  bool keeps_result_in_memory() const override { return true; }
-  double bytes_kept_per_pair() const override { return collected_.bytes_kept_per_pair(); }
 
  private:
   callback on_block_;
@@ -247,12 +308,13 @@ class unique_pairs_sink final : public result_sink {
  public:
   void begin(const sink_info& info) override;
   void consume(std::span<const index_pair> pairs) override;
-  bool wants_unordered_pairs() const override { return true; }
-  void consume_unordered(std::span<const index_pair> pairs) override;
-  void finish() override;
-  bool keeps_result_in_memory() const override { return true; }
   /// A self-join keeps one pair of each two it receives.
-  double bytes_kept_per_pair() const override { return keep_all_ ? 8 : 4; }
+  sink_request request() const override {
+    return {.form = result_form::unique_pairs, .keeps_result_in_memory = true,
+            .bytes_kept_per_pair = keep_all_ ? 8.0 : 4.0};
+  }
+  void consume_rows(const row_segment& rows) override;
+  void finish() override;
   const std::vector<index_pair>& pairs() const noexcept { return pairs_; }
 
  private:
@@ -268,14 +330,11 @@ class count_sink final : public result_sink {
   explicit count_sink(bool per_point = false) : per_point_(per_point) {}
   void begin(const sink_info& info) override;
   void consume(std::span<const index_pair> pairs) override;
-  bool counts_only() const override { return true; }
-  void consume_counts(std::span<const std::uint32_t> queries,
-                      std::span<const std::uint32_t> counts) override;
   /// Without per-point counts, the total of every query is all this sink keeps.
-  std::optional<std::size_t> total_only_below() const override {
-    return per_point_ ? std::nullopt : std::optional<std::size_t>(SIZE_MAX);
+  sink_request request() const override {
+    return {.form = per_point_ ? result_form::counts : result_form::total};
   }
-  void consume_total(std::uint64_t pairs) override;
+  row_destination consume_counts(const count_batch& counts) override;
   void finish() override;
   /// @brief Ordered pairs received (self pairs included when asked for).
   std::uint64_t total() const noexcept { return total_.load(); }
@@ -316,20 +375,20 @@ class csr_file_sink final : public result_sink {
   ~csr_file_sink() override;
   void begin(const sink_info& info) override;
   void consume(std::span<const index_pair> pairs) override;
-  bool accepts_rows() const override { return true; }
-  row_destination begin_rows(std::span<const std::uint32_t> counts) override;
-  /// Blocks are appended with plain writes: memory stays bounded by a block.
-  bool accepts_row_blocks() const override { return true; }
-  void begin_row_blocks(std::span<const std::uint32_t> counts) override;
-  void consume_row_block(std::size_t first_query, std::span<const std::uint64_t> offsets,
-                         std::span<const std::uint32_t> neighbors) override;
+  /// Blocks are appended with plain writes: memory stays bounded by a block. Pairs delivered as
+  /// pairs are collected in memory first, and so is a stream's table.
+  sink_request request() const override {
+    return {.form = result_form::table, .rows_in_place = true, .row_blocks = true,
+            .keeps_result_in_memory = in_place_,
+            .bytes_kept_per_pair = collected_.request().bytes_kept_per_pair};
+  }
+  row_destination consume_counts(const count_batch& counts) override;
+  void consume_rows(const row_segment& rows) override;
   void finish() override;
-  /// Pairs delivered as pairs are collected in memory first.
-  double bytes_kept_per_pair() const override { return collected_.bytes_kept_per_pair(); }
-  /// A stream's rows are collected in memory, so the table is checked against the limit.
-  bool keeps_result_in_memory() const override { return in_place_; }
 
  private:
+  row_destination begin_rows(std::span<const std::uint32_t> counts);
+  void begin_row_blocks(std::span<const std::uint32_t> counts);
   std::string path_;
   bool in_place_ = false;  ///< a stream target: written in order, never mapped
   bool sort_neighbors_;
@@ -362,8 +421,10 @@ class pair_file_sink final : public result_sink {
   ~pair_file_sink() override;
   void begin(const sink_info& info) override;
   void consume(std::span<const index_pair> pairs) override;
-  bool wants_unordered_pairs() const override { return !ordered_; }
-  void consume_unordered(std::span<const index_pair> pairs) override;
+  sink_request request() const override {
+    return {.form = ordered_ ? result_form::pairs : result_form::unique_pairs};
+  }
+  void consume_rows(const row_segment& rows) override;
   void finish() override;
   std::uint64_t written() const noexcept { return written_; }
 

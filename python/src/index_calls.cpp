@@ -51,9 +51,8 @@ epsjoin::join_stats index_handle::run(const std::optional<points_array>& queries
 nb::tuple index_handle::table(std::optional<points_array> queries, double eps, bool include_self,
                               bool sort_indices, double added_per_pair,
                               const run_settings& s) const {
-  epsjoin::csr_sink table(sort_indices);
-  table_then_arrays_sink sink(table, added_per_pair);
-  const epsjoin::join_stats stats = run(queries, eps, include_self, s, sink);
+  epsjoin::csr_sink table(sort_indices, added_per_pair);
+  const epsjoin::join_stats stats = run(queries, eps, include_self, s, table);
   return table_result(table, queries ? queries->shape(0) : n(), stats);
 }
 

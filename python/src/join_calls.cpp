@@ -55,9 +55,8 @@ void distance_rows(const T* a, const T* b, std::size_t d, const std::uint64_t* s
 nb::tuple neighbor_table(points_array queries, std::optional<points_array> data, double eps,
                          bool include_self, bool sort_indices, const run_settings& settings,
                          double added_bytes_per_pair) {
-  epsjoin::csr_sink table(sort_indices);
-  table_then_arrays_sink sink(table, added_bytes_per_pair);
-  const epsjoin::join_stats stats = run_join(queries, data, eps, include_self, settings, sink);
+  epsjoin::csr_sink table(sort_indices, added_bytes_per_pair);
+  const epsjoin::join_stats stats = run_join(queries, data, eps, include_self, settings, table);
   return table_result(table, queries.shape(0), stats);
 }
 

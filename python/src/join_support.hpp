@@ -41,29 +41,6 @@ epsjoin::join_stats run_join(const points_array& queries, const std::optional<po
                            });
 }
 
-/// A CSR table that its caller turns into more arrays after the join (a graph's data array, the
-/// pairs cut from it): the memory limit is checked for all of them before the table is
-/// allocated (result_sink::bytes_added_per_pair).
-class table_then_arrays_sink final : public epsjoin::result_sink {
- public:
-  table_then_arrays_sink(epsjoin::csr_sink& table, double added_per_pair)
-      : table_(table), added_per_pair_(added_per_pair) {}
-  void begin(const epsjoin::sink_info& info) override { table_.begin(info); }
-  void consume(std::span<const epsjoin::index_pair> pairs) override { table_.consume(pairs); }
-  bool accepts_rows() const override { return true; }
-  epsjoin::row_destination begin_rows(std::span<const std::uint32_t> counts) override {
-    return table_.begin_rows(counts);
-  }
-  void finish() override { table_.finish(); }
-  bool keeps_result_in_memory() const override { return true; }
-  double bytes_kept_per_pair() const override { return table_.bytes_kept_per_pair(); }
-  double bytes_added_per_pair() const override { return added_per_pair_; }
-
- private:
-  epsjoin::csr_sink& table_;
-  double added_per_pair_;
-};
-
 /// Results of gigabytes: not zeroed before they are written, in the library's huge-page blocks
 /// (a page fault per 2 MiB, not per 4 KiB).
 template <class T>

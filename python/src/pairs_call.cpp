@@ -59,17 +59,29 @@ class upper_pairs_sink final : public epsjoin::result_sink {
     batches_.clear();
     table_.begin(info);
   }
-  bool accepts_rows() const override { return true; }
-  epsjoin::row_destination begin_rows(std::span<const std::uint32_t> counts) override {
-    rows_ = true;
-    return table_.begin_rows(counts);
-  }
   /// Placed, the rows of the engines that stream them in blocks (the GPU engines) are cut into
-  /// the placed pairs as they come, with no table in host memory.
-  bool accepts_row_blocks() const override { return place_ != nullptr; }
-  void begin_row_blocks(std::span<const std::uint32_t> /*counts*/) override {}
-  void consume_row_block(std::size_t first_query, std::span<const std::uint64_t> offsets,
-                         std::span<const std::uint32_t> neighbors) override {
+  /// the placed pairs as they come, with no table in host memory. Per ordered pair the budget
+  /// counts (a self-join keeps half of them): 8 bytes a kept pair while collected, none when
+  /// placed, and 16 in the int64 result, whether placed, grouped or cut from rows.
+  epsjoin::sink_request request() const override {
+    const double kept = place_ != nullptr ? 0 : 8;
+    return {.form = epsjoin::result_form::unique_pairs,
+            .rows_in_place = true,
+            .row_blocks = place_ != nullptr,
+            .keeps_result_in_memory = true,
+            .bytes_kept_per_pair = keep_all_ ? kept : kept / 2,
+            .bytes_added_per_pair = keep_all_ ? 16.0 : 8.0};
+  }
+  epsjoin::row_destination consume_counts(const epsjoin::count_batch& counts) override {
+    if (counts.rows == epsjoin::row_delivery::blocks) return {};
+    rows_ = true;
+    return table_.consume_counts(counts);
+  }
+  void consume_rows(const epsjoin::row_segment& rows) override {
+    if (rows.unordered) return keep_unordered(rows.queries, rows.neighbors);
+    const std::size_t first_query = rows.first_query;
+    const std::span<const std::uint64_t> offsets = rows.offsets;
+    const std::span<const std::uint32_t> neighbors = rows.neighbors;
     const auto row = [&](std::size_t r) {
       return neighbors.subspan(offsets[r] - offsets[0], offsets[r + 1] - offsets[r]);
     };
@@ -114,28 +126,22 @@ class upper_pairs_sink final : public epsjoin::result_sink {
     }
     add(std::move(kept));
   }
-  bool wants_unordered_pairs() const override { return true; }
-  void consume_unordered(std::span<const epsjoin::index_pair> pairs) override {
-    if (place_ == nullptr) return add({pairs.begin(), pairs.end()});
-    if (pairs.empty()) return;
-    std::int64_t* out = place_->claim(pairs.size());
-    for (const epsjoin::index_pair& p : pairs) {
-      *out++ = p.query;
-      *out++ = p.neighbor;
+  void keep_unordered(std::span<const std::uint32_t> is, std::span<const std::uint32_t> js) {
+    if (place_ == nullptr) {
+      std::vector<epsjoin::index_pair> pairs(is.size());
+      for (std::size_t k = 0; k < is.size(); ++k) pairs[k] = {is[k], js[k]};
+      return add(std::move(pairs));
+    }
+    if (is.empty()) return;
+    std::int64_t* out = place_->claim(is.size());
+    for (std::size_t k = 0; k < is.size(); ++k) {
+      *out++ = is[k];
+      *out++ = js[k];
     }
   }
   void finish() override {
     if (rows_) table_.finish();
   }
-  bool keeps_result_in_memory() const override { return true; }
-  /// Per ordered pair the budget counts (a self-join keeps half of them): 8 bytes a kept pair
-  /// while collected, none when placed...
-  double bytes_kept_per_pair() const override {
-    const double kept = place_ != nullptr ? 0 : 8;
-    return keep_all_ ? kept : kept / 2;
-  }
-  /// ... and 16 in the int64 result, whether placed, grouped or cut from rows.
-  double bytes_added_per_pair() const override { return keep_all_ ? 16 : 8; }
   /// True when the rows were filled (the pairs are then cut from table()).
   bool rows_delivered() const noexcept { return rows_; }
   const epsjoin::neighbor_table& table() const noexcept { return table_.table(); }
@@ -264,10 +270,10 @@ nb::tuple pairs_from_rows(points_array queries, std::optional<points_array> data
   }
   once = once && (placed != nullptr || settings.threads == 1);
   upper_pairs_sink once_sink(placed.get());
-  epsjoin::csr_sink rows_sink(false);  // rows sorted after the cut, half the work
-  // The cut: 16 bytes a kept pair, half the ordered pairs of a self-join.
-  table_then_arrays_sink rows_then_pairs(rows_sink, data.has_value() ? 16 : 8);
-  epsjoin::result_sink& sink = once ? static_cast<epsjoin::result_sink&>(once_sink) : rows_then_pairs;
+  // Rows sorted after the cut, half the work. The cut: 16 bytes a kept pair, half the ordered
+  // pairs of a self-join.
+  epsjoin::csr_sink rows_sink(false, data.has_value() ? 16 : 8);
+  epsjoin::result_sink& sink = once ? static_cast<epsjoin::result_sink&>(once_sink) : rows_sink;
   const epsjoin::join_stats stats = run_join(queries, data, eps, include_self, settings, sink);
   auto pairs = std::make_unique<pairs_vector>();
   released_pass([&] {

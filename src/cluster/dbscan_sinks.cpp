@@ -30,11 +30,14 @@ void neighbour_count_sink::consume(std::span<const index_pair> pairs) {
   for (const index_pair& p : pairs) add(counts_[p.query], 1);
 }
 
-void neighbour_count_sink::consume_counts(std::span<const std::uint32_t> queries,
-                                          std::span<const std::uint32_t> counts) {
-  EPSJOIN_ENSURE(queries.size() == counts.size(), error, "consume_counts: ", queries.size(),
-                 " query ids but ", counts.size(), " counts");
+row_destination neighbour_count_sink::consume_counts(const count_batch& batch) {
+  const std::span<const std::uint32_t> queries = batch.queries, counts = batch.counts;
+  EPSJOIN_ENSURE(batch.rows == row_delivery::none && batch.total == 0 &&
+                     queries.size() == counts.size(),
+                 error, "neighbour_count_sink: ", queries.size(), " query ids but ",
+                 counts.size(), " counts, or a total");
   for (std::size_t k = 0; k < queries.size(); ++k) add(counts_[queries[k]], counts[k]);
+  return {};
 }
 
 void core_merge_sink::consume(std::span<const index_pair> pairs) {
@@ -46,14 +49,17 @@ void core_merge_sink::consume(std::span<const index_pair> pairs) {
                [&](std::size_t b, std::size_t e, unsigned) { merge(pairs.subspan(b, e - b)); });
 }
 
-void core_merge_sink::consume_unordered(std::span<const index_pair> pairs) {
-  if (pairs.size() < split_batch_pairs || threads_ <= 1) {
-    merge_unordered(pairs);
+void core_merge_sink::consume_rows(const row_segment& rows) {
+  EPSJOIN_ENSURE(rows.unordered && rows.offsets.empty() && rows.space == memory_space::host,
+                 error, "core_merge_sink: rows other than unordered pairs");
+  const std::span<const std::uint32_t> is = rows.queries, js = rows.neighbors;
+  if (is.size() < split_batch_pairs || threads_ <= 1) {
+    merge_unordered(is, js);
     return;
   }
-  parallel_for(threads_, pairs.size(), std::size_t{1} << 16,
+  parallel_for(threads_, is.size(), std::size_t{1} << 16,
                [&](std::size_t b, std::size_t e, unsigned) {
-                 merge_unordered(pairs.subspan(b, e - b));
+                 merge_unordered(is.subspan(b, e - b), js.subspan(b, e - b));
                });
 }
 
@@ -74,14 +80,15 @@ void core_merge_sink::merge(std::span<const index_pair> pairs) const {
   }
 }
 
-void core_merge_sink::merge_unordered(std::span<const index_pair> pairs) const {
+void core_merge_sink::merge_unordered(std::span<const std::uint32_t> is,
+                                      std::span<const std::uint32_t> js) const {
   constexpr std::size_t ahead = 16;
-  for (std::size_t k = 0; k < pairs.size(); ++k) {
-    if (k + ahead < pairs.size()) {
-      sets_.prefetch(pairs[k + ahead].query);
-      sets_.prefetch(pairs[k + ahead].neighbor);
+  for (std::size_t k = 0; k < is.size(); ++k) {
+    if (k + ahead < is.size()) {
+      sets_.prefetch(is[k + ahead]);
+      sets_.prefetch(js[k + ahead]);
     }
-    const auto [i, j] = pairs[k];
+    const std::uint32_t i = is[k], j = js[k];
     const bool i_core = sets_.is_member(i), j_core = sets_.is_member(j);
     if (i_core && j_core) {
       sets_.unite(i, j);

@@ -16,10 +16,9 @@ namespace epsjoin::detail {
 class neighbour_count_sink final : public result_sink {
  public:
   explicit neighbour_count_sink(std::span<std::uint32_t> counts) : counts_(counts) {}
-  bool counts_only() const override { return true; }
+  sink_request request() const override { return {.form = result_form::counts}; }
   void consume(std::span<const index_pair> pairs) override;
-  void consume_counts(std::span<const std::uint32_t> queries,
-                      std::span<const std::uint32_t> counts) override;
+  row_destination consume_counts(const count_batch& counts) override;
 
  private:
   std::span<std::uint32_t> counts_;
@@ -40,12 +39,12 @@ class core_merge_sink final : public result_sink {
   core_merge_sink(concurrent_union_find sets, std::span<std::uint32_t> min_core, unsigned threads)
       : sets_(sets), min_core_(min_core), threads_(threads) {}
   void consume(std::span<const index_pair> pairs) override;
-  bool wants_unordered_pairs() const override { return true; }
-  void consume_unordered(std::span<const index_pair> pairs) override;
+  sink_request request() const override { return {.form = result_form::unique_pairs}; }
+  void consume_rows(const row_segment& rows) override;
 
  private:
   void merge(std::span<const index_pair> pairs) const;
-  void merge_unordered(std::span<const index_pair> pairs) const;
+  void merge_unordered(std::span<const std::uint32_t> is, std::span<const std::uint32_t> js) const;
   concurrent_union_find sets_;
   std::span<std::uint32_t> min_core_;
   unsigned threads_;

@@ -13,6 +13,7 @@
 #include "core/self_slots.hpp"
 #include "epsjoin/result.hpp"
 #include "epsjoin/sink.hpp"
+#include "results/handover.hpp"
 
 namespace epsjoin::detail {
 
@@ -33,21 +34,59 @@ class counting_sink final : public result_sink, public self_slot_sink {
     inner_.begin(info);
     // Pairs kept in memory cannot be sized before they arrive: they are bounded as they come,
     // against what is available when the join starts.
-    bytes_per_pair_ = inner_.bytes_kept_per_pair() + inner_.bytes_added_per_pair();
+    const sink_request wanted = inner_.request();
+    bytes_per_pair_ = wanted.bytes_kept_per_pair + wanted.bytes_added_per_pair;
     if (budget_ != nullptr && bytes_per_pair_ > 0) {
       available_ = budget_->host_available();
       pairs_allowed_ = static_cast<std::uint64_t>(static_cast<double>(available_) / bytes_per_pair_);
     }
   }
-  bool accepts_rows() const override { return inner_.accepts_rows(); }
+  sink_request request() const override { return inner_.request(); }
   void leave_self_slots_to_engine() override { engine_writes_self_slots_ = add_self_to_rows_; }
-  row_destination begin_rows(std::span<const std::uint32_t> counts) override {
+  row_destination consume_counts(const count_batch& batch) override {
+    if (batch.rows == row_delivery::in_place) return begin_rows(batch.counts);
+    if (batch.rows == row_delivery::blocks) {
+      begin_row_blocks(batch.counts);
+      return {};
+    }
+    std::uint64_t sum = batch.total;
+    for (std::uint32_t c : batch.counts) sum += c;
+    pairs_.fetch_add(sum, std::memory_order_relaxed);
+    return inner_.consume_counts(batch);
+  }
+  void consume_rows(const row_segment& rows) override {
+    if (rows.unordered) {
+      // Each stands for two ordered pairs: `pairs` and the budget count ordered pairs as before.
+      admit(2 * rows.size());
+      inner_.consume_rows(rows);
+    } else if (rows.space == memory_space::device) {
+      // The whole table; the engine put the self pairs in, as for rows.
+      pairs_.fetch_add(rows.neighbors.size() - (add_self_to_rows_ ? rows.size() : 0),
+                       std::memory_order_relaxed);
+      rows_delivered_ = true;
+      inner_.consume_rows(rows);
+    } else {
+      row_block(rows.first_query, rows.offsets, rows.neighbors);
+    }
+  }
+  /// True when the engine delivered rows (and so the self pairs are already in them).
+  bool rows_delivered() const { return rows_delivered_; }
+  void consume(std::span<const index_pair> pairs) override {
+    admit(pairs.size());
+    inner_.consume(pairs);
+  }
+  void finish() override { inner_.finish(); }
+  std::uint64_t pairs() const { return pairs_.load(); }
+
+ private:
+  row_destination begin_rows(std::span<const std::uint32_t> counts) {
     const std::uint64_t sum = sum_counts(counts);
-    if (budget_ != nullptr && inner_.keeps_result_in_memory()) {
+    const sink_request wanted = inner_.request();
+    if (budget_ != nullptr && wanted.keeps_result_in_memory) {
       // The table's exact size is known here, before any of it is allocated. Held: what the
       // engine keeps beside it (row cursors) must fit in what is left.
       const std::uint64_t ids = sum + (add_self_to_rows_ ? counts.size() : 0);
-      const double added = inner_.bytes_added_per_pair();
+      const double added = wanted.bytes_added_per_pair;
       budget_->hold_host((counts.size() + 1) * sizeof(std::uint64_t) + ids * sizeof(std::uint32_t) +
                              static_cast<std::uint64_t>(static_cast<double>(ids) * added),
                          added > 0 ? "the neighbour table and the arrays made from it"
@@ -55,8 +94,8 @@ class counting_sink final : public result_sink, public self_slot_sink {
     }
     rows_delivered_ = true;
     pairs_.fetch_add(sum, std::memory_order_relaxed);
-    if (!add_self_to_rows_) return inner_.begin_rows(counts);
-    const row_destination dest = inner_.begin_rows(plus_one(counts));
+    if (!add_self_to_rows_) return lay_out_rows(inner_, counts);
+    const row_destination dest = lay_out_rows(inner_, plus_one(counts));
     if (engine_writes_self_slots_) return dest.shifted(1);
     // In parallel: these are the first writes to the table's pages, and faulting in gigabytes
     // of fresh memory from one thread would cost more than the join.
@@ -65,25 +104,25 @@ class counting_sink final : public result_sink, public self_slot_sink {
     });
     return dest.shifted(1);
   }
-  bool accepts_row_blocks() const override { return inner_.accepts_row_blocks(); }
-  void begin_row_blocks(std::span<const std::uint32_t> counts) override {
+  void begin_row_blocks(std::span<const std::uint32_t> counts) {
     const std::uint64_t sum = sum_counts(counts);
-    if (budget_ != nullptr && inner_.keeps_result_in_memory() && inner_.bytes_added_per_pair() > 0) {
+    const sink_request wanted = inner_.request();
+    if (budget_ != nullptr && wanted.keeps_result_in_memory && wanted.bytes_added_per_pair > 0) {
       // The blocks pass through, but what the caller makes of them stays (result_sink::
       // bytes_added_per_pair): held, as a table would be, before any of it is written.
       const std::uint64_t ids = sum + (add_self_to_rows_ ? counts.size() : 0);
       budget_->hold_host(
-          static_cast<std::uint64_t>(static_cast<double>(ids) * inner_.bytes_added_per_pair()),
+          static_cast<std::uint64_t>(static_cast<double>(ids) * wanted.bytes_added_per_pair),
           "the arrays made from the rows");
     }
     pairs_.fetch_add(sum, std::memory_order_relaxed);
     rows_delivered_ = true;
-    if (!add_self_to_rows_) return inner_.begin_row_blocks(counts);
-    inner_.begin_row_blocks(plus_one(counts));
+    if (!add_self_to_rows_) return epsjoin::detail::begin_row_blocks(inner_, counts);
+    epsjoin::detail::begin_row_blocks(inner_, plus_one(counts));
   }
-  void consume_row_block(std::size_t first_query, std::span<const std::uint64_t> offsets,
-                         std::span<const std::uint32_t> neighbors) override {
-    if (!add_self_to_rows_) return inner_.consume_row_block(first_query, offsets, neighbors);
+  void row_block(std::size_t first_query, std::span<const std::uint64_t> offsets,
+                 std::span<const std::uint32_t> neighbors) {
+    if (!add_self_to_rows_) return hand_row_block(inner_, first_query, offsets, neighbors);
     // Each row gains its query in front: row i moves by first_query + i (whole-table positions).
     block_offsets_.resize(offsets.size());
     block_ids_.resize(neighbors.size() + offsets.size() - 1);
@@ -95,47 +134,8 @@ class counting_sink final : public result_sink, public self_slot_sink {
       std::copy(neighbors.begin() + static_cast<std::ptrdiff_t>(offsets[i] - offsets[0]),
                 neighbors.begin() + static_cast<std::ptrdiff_t>(offsets[i + 1] - offsets[0]), row + 1);
     }
-    inner_.consume_row_block(first_query, block_offsets_, block_ids_);
+    hand_row_block(inner_, first_query, block_offsets_, block_ids_);
   }
-  /// True when the engine delivered rows (and so the self pairs are already in them).
-  bool rows_delivered() const { return rows_delivered_; }
-  void consume(std::span<const index_pair> pairs) override {
-    admit(pairs.size());
-    inner_.consume(pairs);
-  }
-  bool wants_unordered_pairs() const override { return inner_.wants_unordered_pairs(); }
-  /// Each stands for two ordered pairs: `pairs` and the budget count ordered pairs as before.
-  void consume_unordered(std::span<const index_pair> pairs) override {
-    admit(2 * pairs.size());
-    inner_.consume_unordered(pairs);
-  }
-  bool counts_only() const override { return inner_.counts_only(); }
-  void consume_counts(std::span<const std::uint32_t> queries,
-                      std::span<const std::uint32_t> counts) override {
-    std::uint64_t sum = 0;
-    for (std::uint32_t c : counts) sum += c;
-    pairs_.fetch_add(sum, std::memory_order_relaxed);
-    inner_.consume_counts(queries, counts);
-  }
-  std::optional<std::size_t> total_only_below() const override {
-    return inner_.total_only_below();
-  }
-  void consume_total(std::uint64_t pairs) override {
-    pairs_.fetch_add(pairs, std::memory_order_relaxed);
-    inner_.consume_total(pairs);
-  }
-  bool accepts_device_table() const override { return inner_.accepts_device_table(); }
-  void consume_device_table(device_csr table) override {
-    // The engine put the self pairs in, as for rows.
-    pairs_.fetch_add(table.n_pairs - (add_self_to_rows_ ? table.n_queries : 0),
-                     std::memory_order_relaxed);
-    rows_delivered_ = true;
-    inner_.consume_device_table(std::move(table));
-  }
-  void finish() override { inner_.finish(); }
-  std::uint64_t pairs() const { return pairs_.load(); }
-
- private:
   result_sink& inner_;
   std::atomic<std::uint64_t> pairs_{0};
   void admit(std::uint64_t ordered_pairs) {
@@ -145,7 +145,8 @@ class counting_sink final : public result_sink, public self_slot_sink {
       // sink that streams its result out holds pairs only until it can write them.
       budget_->require_host_at_least(
           static_cast<std::uint64_t>(static_cast<double>(total) * bytes_per_pair_), available_,
-          inner_.keeps_result_in_memory() ? "the result" : "holding the pairs until they are written",
+          inner_.request().keeps_result_in_memory ? "the result"
+                                                   : "holding the pairs until they are written",
           concat("its first ", total, " pairs, when the join was stopped"));
     }
   }

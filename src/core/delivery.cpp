@@ -21,14 +21,14 @@ void delivery::counts(std::span<const std::uint32_t> ids,
       block_ids.push_back(ids[k]);
       block_counts.push_back(counts[k]);
     }
-    if (!block_ids.empty()) sink_->consume_counts(block_ids, block_counts);
+    if (!block_ids.empty()) hand_counts(*sink_, block_ids, block_counts);
   });
 }
 
 row_destination delivery::lay_out(std::span<const std::uint32_t> counts_by_query) {
   EPSJOIN_ENSURE(form_ == delivery_form::rows, error,
                  "internal: rows laid out for a sink that does not take rows");
-  destination_ = sink_->begin_rows(counts_by_query);
+  destination_ = lay_out_rows(*sink_, counts_by_query);
   return destination_;
 }
 

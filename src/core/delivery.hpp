@@ -12,6 +12,7 @@
 #include "core/emitter.hpp"
 #include "core/row_copy.hpp"
 #include "epsjoin/sink.hpp"
+#include "results/handover.hpp"
 
 namespace epsjoin::detail {
 
@@ -30,10 +31,11 @@ class delivery {
   delivery(result_sink& sink, unsigned threads, bool finds_each_pair_once = false)
       : sink_(&sink),
         threads_(threads == 0 ? 1 : threads),
-        once_(!sink.counts_only() && finds_each_pair_once && sink.wants_unordered_pairs()),
-        form_(sink.counts_only()              ? delivery_form::counts
-              : once_ || !sink.accepts_rows() ? delivery_form::pairs
-                                              : delivery_form::rows) {}
+        wanted_(sink.request()),
+        once_(!wanted_.counts_only() && finds_each_pair_once && wanted_.unordered_pairs()),
+        form_(wanted_.counts_only()               ? delivery_form::counts
+              : once_ || !wanted_.rows_in_place ? delivery_form::pairs
+                                                : delivery_form::rows) {}
 
   delivery_form form() const noexcept { return form_; }
   result_sink& sink() const noexcept { return *sink_; }
@@ -45,10 +47,10 @@ class delivery {
   /// those below the returned id. An engine whose counts are on a device may then sum them
   /// there and hand over the sum (`total`); std::nullopt: the counts query by query.
   std::optional<std::size_t> total_only_below() const {
-    return form_ == delivery_form::counts ? sink_->total_only_below() : std::nullopt;
+    return form_ == delivery_form::counts ? wanted_.total_only_below() : std::nullopt;
   }
   /// `pairs` more pairs of the queries below total_only_below().
-  void total(std::uint64_t pairs) const { sink_->consume_total(pairs); }
+  void total(std::uint64_t pairs) const { hand_total(*sink_, pairs); }
   /// Rows form: the sink lays out rows of counts_by_query[q] neighbours; where row q starts.
   /// Called once, before rows().
   row_destination lay_out(std::span<const std::uint32_t> counts_by_query);
@@ -83,14 +85,14 @@ class delivery {
   /// row by row (slot first) into a sink whose rows do not lie as the layout does.
   void query_rows_with_self_slots(std::uint64_t first, std::span<const std::uint32_t> piece);
   /// Rows form, for an engine that fills its rows in query order: true when the sink takes
-  /// them as blocks of complete rows (`result_sink::consume_row_block`), which bounds memory.
-  bool takes_row_blocks() const { return form_ == delivery_form::rows && sink_->accepts_row_blocks(); }
+  /// them as blocks of complete rows (`row_delivery::blocks`), which bounds memory.
+  bool takes_row_blocks() const { return form_ == delivery_form::rows && wanted_.row_blocks; }
   void begin_row_blocks(std::span<const std::uint32_t> counts_by_query) const {
-    sink_->begin_row_blocks(counts_by_query);
+    epsjoin::detail::begin_row_blocks(*sink_, counts_by_query);
   }
   void row_block(std::size_t first_query, std::span<const std::uint64_t> offsets,
                  std::span<const std::uint32_t> neighbors) const {
-    sink_->consume_row_block(first_query, offsets, neighbors);
+    hand_row_block(*sink_, first_query, offsets, neighbors);
   }
   /// A per-thread buffer of pairs for the pairs form (flush it before it goes).
   pair_emitter emitter() const { return pair_emitter(*sink_); }
@@ -108,6 +110,7 @@ class delivery {
  private:
   result_sink* sink_;
   unsigned threads_;
+  sink_request wanted_;
   bool once_;
   delivery_form form_;
   row_destination destination_;

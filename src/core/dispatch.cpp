@@ -23,9 +23,9 @@
 #include "core/parallel.hpp"
 #include "core/progress.hpp"
 #include "core/result_estimate.hpp"
-#include "core/row_scatter.hpp"
 #include "core/timer.hpp"
 #include "epsjoin/join.hpp"
+#include "results/handover.hpp"
 
 namespace epsjoin {
 
@@ -155,7 +155,7 @@ const engine& resolve_engine(const join_request& request, std::string& reason) {
 // first engine that can (the GPU's before the CPU's).
 const engine& resolve_share_engine(const join_request& request, std::string& reason) {
   const join_options& o = request.options;
-  EPSJOIN_EXPECTS(request.sink.counts_only(), "a share of the work items (join_options::share) ",
+  EPSJOIN_EXPECTS(request.sink.request().counts_only(), "a share of the work items (join_options::share) ",
                   "is counted only: it needs a counts-only sink (--format count)");
   EPSJOIN_EXPECTS(o.metric == distance_metric::euclidean && o.box.empty(),
                   "a share of the work items (join_options::share) is counted in the euclidean "
@@ -195,47 +195,14 @@ std::string_view sampler_for(const engine& e, const join_options& o) {
 // blocks may not be held on the host at all: the exact check after their count stays theirs.
 void refuse_early(const engine& e, join_request& request, const join_options& options,
                   const result_sink& sink) {
-  if (e.processor() != "cpu" || !sink.keeps_result_in_memory() || sink.counts_only()) return;
+  const sink_request wanted = sink.request();
+  if (e.processor() != "cpu" || !wanted.keeps_result_in_memory || wanted.counts_only()) return;
   if (request.queries.n == 0 || request.data.n == 0) return;
   const bool self_ids = request.self_join && options.include_self;
   refuse_what_cannot_fit(request.res, request.queries, request.data, request.self_join, options,
                          {sampler_for(e, options), e.error_band()},
                          result_footprint::of(sink, request.queries.n, self_ids), request.budget,
                          request.stats);
-}
-
-// Count, size the rows, then run again scattering pairs into them (see rows_by_two_passes).
-void run_two_passes(const engine& e, join_request& request, counting_sink& counted,
-                    const sink_info& info) {
-  stopwatch clock;
-  join_stats count_stats = request.stats;
-  count_sink per_query(true);
-  per_query.begin(info);
-  auto shown = std::make_shared<std::atomic<double>>(0.0);
-  join_options count_options = request.options;
-  join_options fill_options = request.options;
-  count_options.progress = progress_span(request.options.progress, 0, count_pass_share, shown);
-  fill_options.progress = progress_span(request.options.progress, count_pass_share, 1, shown);
-  join_request count_request{request.res,   request.queries, request.data, request.self_join,
-                             count_options, per_query,       count_stats,  request.budget,
-                             request.params};
-  e.run(count_request);
-  per_query.finish();
-  // A query has fewer neighbours than there are points, and ids are 32-bit.
-  std::vector<std::uint32_t> counts(per_query.per_point().begin(), per_query.per_point().end());
-  const row_destination dest = counted.begin_rows(counts);
-  request.stats.add_stage("count pass", clock.seconds());
-
-  const host_charge spans =
-      request.budget.charge_host(row_scatter_sink::bytes_for(counts.size()), "the row cursors");
-  row_scatter_sink scatter(dest, counts);
-  scatter.begin(info);
-  join_request fill_request{request.res,  request.queries, request.data,   request.self_join,
-                            fill_options, scatter,         request.stats,  request.budget,
-                            request.params};
-  e.run(fill_request);
-  scatter.finish();
-  scatter.check_complete();
 }
 
 // The sink of a join whose rows go to a device_row_consumer: nothing may arrive.
@@ -300,7 +267,8 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
   const std::unique_ptr<const engine_params> params = e.parse_params(options.params);
   request.params = params.get();
   request.budget = memory_budget(res.memory(), read_memory_overrides(options.params));
-  request.budget.set_result_streamed(!sink.keeps_result_in_memory() && !sink.counts_only());
+  const sink_request wanted = sink.request();
+  request.budget.set_result_streamed(!wanted.keeps_result_in_memory && !wanted.counts_only());
   counted.set_budget(&request.budget, res.threads());
   stats.engine = std::string(e.name());
   if ((data.on_device() && data.n > 0) || (queries.on_device() && queries.n > 0)) {
@@ -310,7 +278,7 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
                     "(or copy them to the host first)");
   }
 #ifndef EPSJOIN_HAS_CUDA
-  if (sink.accepts_device_table()) {
+  if (wanted.device_table) {
     throw unavailable("a result in device memory (device_csr_sink) needs epsjoin built with CUDA");
   }
 #endif
@@ -335,9 +303,6 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
                      "' counted every work item instead of its share");
     } else if (spreads_over_devices(e, request)) {
       run_on_devices(e, request);
-    } else if (device_rows == nullptr && e.rows_by_two_passes() && counted.accepts_rows() &&
-        !counted.counts_only()) {
-      run_two_passes(e, request, counted, info);
     } else {
       e.run(request);
     }
@@ -362,7 +327,7 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
     stopwatch upload;
     neighbor_table host = device_sink->release_host_table();
     if (host.offsets.empty()) host.offsets.assign(queries.n + 1, 0);
-    device_sink->consume_device_table(upload_table(res, host));
+    hand_device_table(*device_sink, upload_table(res, host));
     stats.h2d_result_bytes = host.offsets.size() * sizeof(std::uint64_t) +
                              host.neighbors.size() * sizeof(std::uint32_t);
     stats.add_stage("result upload", upload.seconds());

@@ -5,15 +5,17 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "epsjoin/sink.hpp"
+#include "results/handover.hpp"
 
 namespace epsjoin::detail {
 
 class pair_emitter {
  public:
   /// What a flushed batch is: ordered pairs (`result_sink::consume`), or unordered pairs of a
-  /// self-join, each (i, j) with i < j standing for both orientations (`consume_unordered`).
+  /// self-join, each (i, j) with i < j standing for both orientations (`hand_unordered`).
   enum class pair_kind { ordered, unordered };
   explicit pair_emitter(result_sink& sink, std::size_t capacity = std::size_t{1} << 15,
                         pair_kind kind = pair_kind::ordered)
@@ -47,7 +49,7 @@ class pair_emitter {
     if (size_ == 0) return;
     const std::span<const index_pair> batch(buffer_.get(), size_);
     if (kind_ == pair_kind::unordered) {
-      sink_->consume_unordered(batch);
+      hand_unordered(*sink_, batch, queries_, neighbors_);
     } else {
       sink_->consume(batch);
     }
@@ -60,6 +62,7 @@ class pair_emitter {
   std::size_t capacity_;
   std::unique_ptr<index_pair[]> buffer_;
   std::size_t size_ = 0;
+  std::vector<std::uint32_t> queries_, neighbors_;  // an unordered batch, as rows
 };
 
 }  // namespace epsjoin::detail

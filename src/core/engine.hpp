@@ -83,11 +83,6 @@ class engine {
   virtual bool takes_periodic_box() const { return false; }
   /// Empty when the engine can run on this machine; otherwise why not.
   virtual std::string unavailable_reason() const { return {}; }
-  /// True when, for a sink that takes rows, dispatch should run the engine twice: once
-  /// counting each query's neighbours, once scattering its pairs into the sized rows. Worth it
-  /// when counting is cheap next to sorting |R| pairs; engines that write rows themselves
-  /// leave it false and call `sink.begin_rows`.
-  virtual bool rows_by_two_passes() const { return false; }
   /// True when the engine can hand its rows to a device_row_consumer (join_request::device_rows)
   /// instead of the sink: the row_join engines.
   virtual bool takes_device_rows() const { return false; }

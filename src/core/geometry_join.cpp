@@ -8,6 +8,7 @@
 #include "core/metric_join.hpp"
 #include "core/periodic_join.hpp"
 #include "core/timer.hpp"
+#include "results/handover.hpp"
 
 namespace epsjoin::detail {
 
@@ -63,17 +64,20 @@ class plain_part_sink final : public result_sink {
     for (const index_pair& p : extra_) ++extra_counts_[p.query];
   }
   void consume(std::span<const index_pair> pairs) override { inner_.consume(pairs); }
-  bool counts_only() const override { return inner_.counts_only(); }
-  void consume_counts(std::span<const std::uint32_t> queries,
-                      std::span<const std::uint32_t> counts) override {
-    inner_.consume_counts(queries, counts);
+  // Counts go on query by query (never as a total), pairs in both orientations, rows in place
+  // when the caller takes them.
+  sink_request request() const override {
+    const sink_request inner = inner_.request();
+    if (inner.counts_only()) return {.form = result_form::counts};
+    return {.form = inner.rows_in_place ? result_form::table : result_form::pairs,
+            .rows_in_place = inner.rows_in_place};
   }
-  bool accepts_rows() const override { return inner_.accepts_rows() && !inner_.counts_only(); }
-  row_destination begin_rows(std::span<const std::uint32_t> counts) override {
-    plain_counts_.assign(counts.begin(), counts.end());
+  row_destination consume_counts(const count_batch& batch) override {
+    if (batch.rows == row_delivery::none) return inner_.consume_counts(batch);
+    plain_counts_.assign(batch.counts.begin(), batch.counts.end());
     std::vector<std::uint32_t> widened = plain_counts_;
     for (std::size_t q = 0; q < extra_counts_.size(); ++q) widened[q] += extra_counts_[q];
-    rows_ = inner_.begin_rows(widened);
+    rows_ = lay_out_rows(inner_, widened);
     return rows_;
   }
   /// After the plain join: the pairs through images go after each row's own, or as pairs.
@@ -160,7 +164,8 @@ void run_periodic(const engine& e, join_request& request, result_sink& counted) 
   image_options.include_self = false;
   image_options.eps = periodic_engine_radius(o, request.data.d, e.error_band());
 
-  const bool rows = counted.accepts_rows() && !counted.counts_only();
+  const sink_request wanted = counted.request();
+  const bool rows = wanted.rows_in_place && !wanted.counts_only();
   pair_collector through_images(request.budget);
   if (rows) {
     join_images(e, request, image_options, through_images);

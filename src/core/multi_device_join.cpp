@@ -252,11 +252,12 @@ bool spreads_over_devices(const engine& e, const join_request& request) {
                    !request.queries.on_device();
   if (!can || !request.res.devices_automatic()) return can;
   // Automatic: only a join that can gain is worth the sample that decides (run_on_devices).
-  return request.self_join && request.sink.counts_only() && request.data.n >= spread_min_points;
+  return request.self_join && request.sink.request().counts_only() &&
+         request.data.n >= spread_min_points;
 }
 
 bool shares_items_across_devices(const engine& e, const join_request& request) {
-  const bool can = request.sink.counts_only() && e.shares_work_items();
+  const bool can = request.sink.request().counts_only() && e.shares_work_items();
   // Automatic: A x B keeps dealing the queries out (each device indexes and delivers only its
   // share of them); a self-join's slabs are planned first and their halo decides.
   switch (request.res.split()) {
@@ -267,7 +268,8 @@ bool shares_items_across_devices(const engine& e, const join_request& request) {
                      "the work-items split of several devices counts only (--format count) and "
                      "needs a row-join engine (lbjoin, gds-join, ted-join, meta-16q, meta-1q, "
                      "cuda-tensor); this join ",
-                     request.sink.counts_only() ? "runs " : "wants pairs or rows from ", e.name());
+                     request.sink.request().counts_only() ? "runs " : "wants pairs or rows from ",
+                     e.name());
       return true;
     case device_split::automatic:
       break;
@@ -289,7 +291,7 @@ void run_on_devices(const engine& e, join_request& request) {
   // planned (2-D, two H100s, uniform 50M S 4976: items 2.04x one device where slabs gave 1.63x;
   // 200M S 500: 1.42x against 0.86x, the cut and the gathers costing more than the count).
   const bool items_for_total = by_items && res.split() == device_split::automatic &&
-                               request.sink.total_only_below().has_value();
+                               request.sink.request().total_only_below().has_value();
   double sample_seconds = 0;
   std::optional<partition_plan> plan;
   if (res.devices_automatic() && request.self_join) {
@@ -369,9 +371,9 @@ void run_on_devices(const engine& e, join_request& request) {
   // blocks of rows (a CSR file, written with plain writes) keeps the gathered delivery: mapped
   // and faulted in by every device instead, 100M points at S 50 took 9.1 s of an 11.4 s join.
   std::optional<shard_table> table;
-  if (!by_items && request.sink.accepts_rows() && !request.sink.counts_only() &&
-      !request.sink.accepts_row_blocks()) {
-    table.emplace(request.sink, request.queries.n, n_shards, threads);
+  const sink_request wanted = request.sink.request();
+  if (!by_items && wanted.rows_in_place && !wanted.counts_only() && !wanted.row_blocks) {
+    table.emplace(request.sink, request.queries.n, n_shards);
   }
   // Sharing items, every device joins all the points: one upload split over the devices and
   // peer copies for the rest, rather than every device uploading everything (bench/peer_copy:

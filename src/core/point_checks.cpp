@@ -9,6 +9,7 @@
 
 #include "core/expects.hpp"
 #include "core/parallel.hpp"
+#include "results/handover.hpp"
 
 namespace epsjoin::detail {
 
@@ -50,11 +51,11 @@ void emit_self_pairs(result_sink& sink, std::size_t n) {
   std::vector<index_pair> pairs;
   for (std::size_t begin = 0; begin < n; begin += chunk) {
     const std::size_t end = std::min(n, begin + chunk);
-    if (sink.counts_only()) {
+    if (sink.request().counts_only()) {
       ids.resize(end - begin);
       ones.assign(end - begin, 1);
       for (std::size_t i = begin; i < end; ++i) ids[i - begin] = static_cast<std::uint32_t>(i);
-      sink.consume_counts(ids, ones);
+      hand_counts(sink, ids, ones);
     } else {
       pairs.clear();
       for (std::size_t i = begin; i < end; ++i) {

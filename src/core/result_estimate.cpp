@@ -17,8 +17,9 @@ namespace epsjoin::detail {
 
 result_footprint result_footprint::of(const result_sink& sink, std::size_t n_queries,
                                       bool self_ids) {
-  return {n_queries, self_ids ? n_queries : 0, sink.accepts_rows(), sink.bytes_kept_per_pair(),
-          sink.bytes_added_per_pair()};
+  const sink_request wanted = sink.request();
+  return {n_queries, self_ids ? n_queries : 0, wanted.rows_in_place, wanted.bytes_kept_per_pair,
+          wanted.bytes_added_per_pair};
 }
 
 std::uint64_t result_footprint::bytes(double pairs) const {

@@ -26,7 +26,7 @@ namespace epsjoin::detail {
 struct result_footprint {
   std::size_t n_queries = 0;
   std::uint64_t self_ids = 0;  ///< the self slots a table gets (a self-join with its self pairs)
-  bool rows = false;           ///< the sink takes rows in place (result_sink::accepts_rows)
+  bool rows = false;           ///< the sink takes rows in place (sink_request::rows_in_place)
   double kept_per_pair = 0;    ///< result_sink::bytes_kept_per_pair
   double added_per_pair = 0;   ///< result_sink::bytes_added_per_pair
 

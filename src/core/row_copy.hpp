@@ -47,7 +47,7 @@ std::uint64_t lay_out_offsets(std::span<const std::uint32_t> counts, std::uint32
 /// `threads` threads.
 void sort_rows(std::span<const std::uint64_t> offsets, std::uint32_t* neighbors, unsigned threads);
 
-/// A row block (`result_sink::consume_row_block`) with each row sorted by id, in `scratch`.
+/// A row block (`row_delivery::blocks`) with each row sorted by id, in `scratch`.
 std::span<const std::uint32_t> sorted_row_block(std::span<const std::uint64_t> offsets,
                                                 std::span<const std::uint32_t> neighbors,
                                                 std::vector<std::uint32_t>& scratch);

@@ -5,6 +5,7 @@
 
 #include "core/expects.hpp"
 #include "core/parallel.hpp"
+#include "results/handover.hpp"
 
 namespace epsjoin::detail {
 
@@ -40,26 +41,45 @@ void row_subset_sink::consume(std::span<const index_pair> pairs) {
   hand_on(mapped);
 }
 
-void row_subset_sink::consume_unordered(std::span<const index_pair> pairs) {
-  std::vector<index_pair> kept;
-  kept.reserve(pairs.size());
-  for (const index_pair& p : pairs) {
-    const bool first_own = p.query < own_, second_own = p.neighbor < own_;
+void row_subset_sink::consume_rows(const row_segment& rows) {
+  EPSJOIN_ENSURE(rows.unordered && rows.offsets.empty() && rows.space == memory_space::host,
+                 error, "internal: a shard's rows other than unordered pairs");
+  std::vector<std::uint32_t> firsts, seconds;
+  firsts.reserve(rows.queries.size());
+  seconds.reserve(rows.queries.size());
+  for (std::size_t k = 0; k < rows.queries.size(); ++k) {
+    const std::uint32_t i = rows.queries[k], j = rows.neighbors[k];
+    const bool first_own = i < own_, second_own = j < own_;
     if (!first_own && !second_own) continue;
-    const std::uint32_t a = query_id(p.query), b = query_id(p.neighbor);
+    const std::uint32_t a = query_id(i), b = query_id(j);
     // Both own: found here only. One own: found on the other point's shard too.
     const std::uint32_t own_id = first_own ? a : b, other_id = first_own ? b : a;
     if ((first_own && second_own) || own_id < other_id) {
-      kept.push_back({std::min(a, b), std::max(a, b)});
+      firsts.push_back(std::min(a, b));
+      seconds.push_back(std::max(a, b));
     }
   }
-  pairs_.fetch_add(2 * kept.size(), std::memory_order_relaxed);
-  if (kept.empty()) return;
+  pairs_.fetch_add(2 * firsts.size(), std::memory_order_relaxed);
+  if (firsts.empty()) return;
   handed_pairs_.store(true, std::memory_order_relaxed);
-  out_.consume_unordered(kept);
+  out_.consume_rows({.queries = firsts, .neighbors = seconds, .unordered = true});
 }
 
-void row_subset_sink::consume_counts(std::span<const std::uint32_t> queries,
+row_destination row_subset_sink::consume_counts(const count_batch& batch) {
+  if (batch.rows != row_delivery::none) {
+    EPSJOIN_ENSURE(batch.rows == row_delivery::in_place, error,
+                   "internal: a shard's rows delivered other than in place");
+    return begin_rows(batch.counts);
+  }
+  if (batch.total > 0) {
+    pairs_.fetch_add(batch.total, std::memory_order_relaxed);
+    hand_total(out_, batch.total);
+  }
+  hand_counts_on(batch.queries, batch.counts);
+  return {};
+}
+
+void row_subset_sink::hand_counts_on(std::span<const std::uint32_t> queries,
                                      std::span<const std::uint32_t> counts) {
   // A chunk at a time on the sink's threads, each chunk's own rows mapped into small buffers and
   // handed on (every sink takes concurrent calls): an engine delivers all its rows' counts in
@@ -79,22 +99,29 @@ void row_subset_sink::consume_counts(std::span<const std::uint32_t> queries,
       mine += counts[k];
     }
     sum.fetch_add(mine, std::memory_order_relaxed);
-    if (!ids.empty()) out_.consume_counts(ids, kept);
+    if (!ids.empty()) hand_counts(out_, ids, kept);
   });
   pairs_.fetch_add(sum.load(), std::memory_order_relaxed);
 }
 
-std::optional<std::size_t> row_subset_sink::total_only_below() const {
-  const std::optional<std::size_t> below = out_.total_only_below();
-  // Only the total of all the caller's queries maps to a total of the own points: ids below
-  // another bound are scattered through the own points.
-  if (!below || *below < SIZE_MAX) return std::nullopt;
-  return own_;
-}
-
-void row_subset_sink::consume_total(std::uint64_t pairs) {
-  pairs_.fetch_add(pairs, std::memory_order_relaxed);
-  out_.consume_total(pairs);
+sink_request row_subset_sink::request() const {
+  const sink_request out = out_.request();
+  sink_request own{.keeps_result_in_memory = out.keeps_result_in_memory,
+                   .bytes_kept_per_pair = out.bytes_kept_per_pair,
+                   .bytes_added_per_pair = out.bytes_added_per_pair};
+  if (out.counts_only()) {
+    // Only the total of all the caller's queries maps to a total of the own points: ids below
+    // another bound are scattered through the own points.
+    const bool whole_total = out.form == result_form::total && out.total_below == SIZE_MAX;
+    own.form = whole_total ? result_form::total : result_form::counts;
+    own.total_below = whole_total ? own_ : SIZE_MAX;
+    return own;
+  }
+  own.form = how_.unordered && out.unordered_pairs() ? result_form::unique_pairs
+             : out.rows_in_place                      ? result_form::table
+                                                      : result_form::pairs;
+  own.rows_in_place = out.rows_in_place;
+  return own;
 }
 
 row_destination row_subset_sink::begin_rows(std::span<const std::uint32_t> counts) {
@@ -150,7 +177,7 @@ void row_subset_sink::hand_on(std::span<const index_pair> pairs) {
 void row_subset_sink::lay_out_alone() {
   std::vector<std::uint32_t> counts(own_);
   for (std::size_t a = 0; a < own_; ++a) counts[a] = row_length(a);
-  const row_destination dest = out_.begin_rows(counts);
+  const row_destination dest = lay_out_rows(out_, counts);
   parallel_for(how_.threads, own_, std::size_t{1} << 12, [&](std::size_t b, std::size_t e, unsigned) {
     for (std::size_t a = b; a < e; ++a) copy_row(a, dest.row(a));
   });
@@ -192,19 +219,18 @@ void row_subset_sink::finish_in_place(bool ids_written) {
     return;
   }
   if (placed_.neighbors == nullptr) return;
-  std::atomic<std::uint64_t> sum{0};
-  parallel_for(how_.threads, own_, std::size_t{1} << 12, [&](std::size_t b, std::size_t e, unsigned) {
-    std::uint64_t mine = 0;
-    for (std::size_t a = b; a < e; ++a) {
-      std::uint32_t* row = placed_.row(a);
-      if (!data_ids_.empty() && !ids_written) {
-        for (std::uint32_t k = 0; k < own_counts_[a]; ++k) row[k] = data_ids_[row[k]];
-      }
-      mine += own_counts_[a];
-    }
-    sum.fetch_add(mine, std::memory_order_relaxed);
-  });
-  pairs_.fetch_add(sum.load(), std::memory_order_relaxed);
+  std::uint64_t sum = 0;
+  for (const std::uint32_t c : own_counts_) sum += c;
+  pairs_.fetch_add(sum, std::memory_order_relaxed);
+  if (!data_ids_.empty() && !ids_written) {
+    parallel_for(how_.threads, own_, std::size_t{1} << 12,
+                 [&](std::size_t b, std::size_t e, unsigned) {
+                   for (std::size_t a = b; a < e; ++a) {
+                     std::uint32_t* row = placed_.row(a);
+                     for (std::uint32_t k = 0; k < own_counts_[a]; ++k) row[k] = data_id(row[k]);
+                   }
+                 });
+  }
   place_starts_ = {};
   halo_rows_ = {};
   own_counts_ = {};

@@ -43,23 +43,15 @@ class row_subset_sink final : public result_sink {
 
   void begin(const sink_info& info) override;
   void finish() override;
-  bool counts_only() const override { return out_.counts_only(); }
-  bool wants_unordered_pairs() const override {
-    return how_.unordered && out_.wants_unordered_pairs();
-  }
-  double bytes_kept_per_pair() const override { return out_.bytes_kept_per_pair(); }
-  double bytes_added_per_pair() const override { return out_.bytes_added_per_pair(); }
-  bool keeps_result_in_memory() const override { return out_.keeps_result_in_memory(); }
+  /// `out`'s, but for the own points: where `out` keeps only the total of all its queries,
+  /// the own points' total is passed on (they are local ids [0, own)); unique pairs only with
+  /// `unordered`; no row blocks or device table.
+  sink_request request() const override;
   void consume(std::span<const index_pair> pairs) override;
-  void consume_unordered(std::span<const index_pair> pairs) override;
-  void consume_counts(std::span<const std::uint32_t> queries,
-                      std::span<const std::uint32_t> counts) override;
-  /// The own points are local ids [0, own): where `out` keeps only the total of all its
-  /// queries, theirs is the total to pass on.
-  std::optional<std::size_t> total_only_below() const override;
-  void consume_total(std::uint64_t pairs) override;
-  bool accepts_rows() const override { return out_.accepts_rows() && !out_.counts_only(); }
-  row_destination begin_rows(std::span<const std::uint32_t> counts) override;
+  /// Unordered pairs (with `unordered`).
+  void consume_rows(const row_segment& rows) override;
+  /// Counts, a total, or rows in place.
+  row_destination consume_counts(const count_batch& counts) override;
 
   /// The budget the rows kept here are checked against (required before rows can arrive).
   void set_budget(const memory_budget& budget) { budget_ = &budget; }
@@ -90,6 +82,9 @@ class row_subset_sink final : public result_sink {
     return data_ids_.empty() ? local : data_ids_[local];
   }
   void hand_on(std::span<const index_pair> pairs);
+  void hand_counts_on(std::span<const std::uint32_t> queries,
+                      std::span<const std::uint32_t> counts);
+  row_destination begin_rows(std::span<const std::uint32_t> counts);
   void lay_out_alone();
   row_destination place_in_table(std::span<const std::uint32_t> counts);
 

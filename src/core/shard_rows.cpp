@@ -7,6 +7,7 @@
 #include "core/fresh_array.hpp"
 #include "core/parallel.hpp"
 #include "epsjoin/sink.hpp"
+#include "results/handover.hpp"
 
 namespace epsjoin::detail {
 
@@ -17,7 +18,7 @@ namespace {
 constexpr std::uint64_t default_block_ids = std::uint64_t{1} << 24;
 
 // The devices' rows as blocks of complete rows in query order, for a sink that streams them (a
-// CSR file: plain writes, memory bounded by a block). Laid out whole instead (begin_rows), a
+// CSR file: plain writes, memory bounded by a block). Laid out whole instead (rows in place), a
 // file is mapped and each device's copy faults its pages in: on 4 H100s, 100M points at S 50,
 // that copy took 9.1 s of an 11.4 s join.
 void deliver_row_blocks(join_request& request, std::span<const shard_rows> shards,
@@ -42,7 +43,7 @@ void deliver_row_blocks(join_request& request, std::span<const shard_rows> shard
   for (std::uint32_t c : counts) longest = std::max(longest, c);
   const std::uint64_t forced = request.budget.overrides().segment_ids;
   const std::uint64_t block_ids = forced > 0 ? forced : default_block_ids;
-  request.sink.begin_row_blocks(counts);
+  begin_row_blocks(request.sink, counts);
   fresh_array<std::uint32_t> neighbors(std::max<std::uint64_t>(block_ids, longest));
   std::vector<std::uint64_t> offsets;
   std::uint64_t position = 0;
@@ -62,7 +63,7 @@ void deliver_row_blocks(join_request& request, std::span<const shard_rows> shard
           }
         });
     const std::uint64_t ids = offsets.back() - position;
-    request.sink.consume_row_block(first, offsets, {neighbors.data(), ids});
+    hand_row_block(request.sink, first, offsets, {neighbors.data(), ids});
     position = offsets.back();
     first = end;
   }
@@ -96,11 +97,11 @@ void deliver_shard_rows(join_request& request, std::span<const shard_rows> shard
       for (std::size_t a = b; a < e; ++a) counts[s.ids[a]] = s.sink->row_length(a);
     });
   }
-  if (request.sink.accepts_row_blocks()) {
+  if (request.sink.request().row_blocks) {
     deliver_row_blocks(request, shards, counts, threads);
     return;
   }
-  const row_destination dest = request.sink.begin_rows(counts);
+  const row_destination dest = lay_out_rows(request.sink, counts);
   for (const shard_rows& s : shards) {
     if (!s.sink->has_rows()) continue;
     parallel_for(threads, s.own, std::size_t{1} << 12, [&](std::size_t b, std::size_t e, unsigned) {

@@ -2,12 +2,12 @@
 
 #include "core/expects.hpp"
 #include "core/parallel.hpp"
+#include "results/handover.hpp"
 
 namespace epsjoin::detail {
 
-shard_table::shard_table(result_sink& out, std::size_t n_queries, std::size_t devices,
-                         unsigned threads)
-    : out_(out), threads_(threads), counts_(n_queries, 0), waiting_for_(devices) {}
+shard_table::shard_table(result_sink& out, std::size_t n_queries, std::size_t devices)
+    : out_(out), counts_(n_queries, 0), waiting_for_(devices) {}
 
 row_destination shard_table::arrive_with_rows(std::span<const std::uint32_t> ids,
                                               std::span<const std::uint32_t> counts,
@@ -50,7 +50,7 @@ bool shard_table::lay_out_if_last(std::unique_lock<std::mutex>& lock) {
   // The sink may refuse the table (the memory limit): the device laying it out rethrows that,
   // and the waiting ones stop. Under the lock, so no device returns before the table is there.
   try {
-    table_ = out_.begin_rows(counts_);
+    table_ = lay_out_rows(out_, counts_);
     laid_out_ = true;
   } catch (...) {
     layout_failure_ = std::current_exception();

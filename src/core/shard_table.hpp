@@ -24,8 +24,8 @@ struct stopped_elsewhere {};
 
 class shard_table {
  public:
-  /// `out` takes rows (accepts_rows); the devices' own queries cover [0, n_queries) once.
-  shard_table(result_sink& out, std::size_t n_queries, std::size_t devices, unsigned threads);
+  /// `out` takes rows in place; the devices' own queries cover [0, n_queries) once.
+  shard_table(result_sink& out, std::size_t n_queries, std::size_t devices);
 
   /// A device's own rows: ids[a] is the caller's id of its own query a and counts[a] its
   /// neighbours, for a in [0, ids.size()). Blocks until every device has arrived, then returns
@@ -47,7 +47,6 @@ class shard_table {
   bool lay_out_if_last(std::unique_lock<std::mutex>& lock);
 
   result_sink& out_;
-  unsigned threads_;
   std::vector<std::uint32_t> counts_;  // by the caller's id, filled by each device for its own
   mutable std::mutex mutex_;
   std::condition_variable all_arrived_;

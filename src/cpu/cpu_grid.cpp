@@ -139,7 +139,7 @@ void run_precision(join_request& req, const cpu_grid_params& params, const grid:
   // The whole path is required of the budget before its first allocation, and charged as made.
   cpu::side_budget budget{&req.budget, {given},
                           cpu::join_needs<T>(req, params, cpu::grid_by_column(data.d, params)),
-                          !req.sink.counts_only()};
+                          !req.sink.request().counts_only()};
   const cpu::grid_side<T> side = cpu::build_grid_side<T>(data, cstats, req.options.eps, params,
                                                          std::max(1u, req.res.threads()), &budget);
   stats.add_stage("index", clock.seconds());

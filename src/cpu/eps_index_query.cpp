@@ -80,7 +80,7 @@ join_stats run_query(const eps_index_state& s, resources& res, dataset_view quer
                   "; build the eps_index at the largest eps you will query");
   EPSJOIN_EXPECTS(self || !qo.include_self,
                   "include_self applies to an eps_index's self_join, not to a query");
-  EPSJOIN_EXPECTS(!sink.accepts_device_table(), "an eps_index delivers to host sinks; take a ",
+  EPSJOIN_EXPECTS(!sink.request().device_table, "an eps_index delivers to host sinks; take a ",
                   "csr_sink and copy the table to the device");
   join_options options = s.metric;
   options.eps = eps;

@@ -195,7 +195,7 @@ void join_against_side(join_request& req, const cpu_grid_params& params, const g
   grid::build_timings bt = side.timings;
   // A count of the pairs fits any limit by recomputing (stored ranges, per-thread counts): its
   // memory is counted in the budget, not refused.
-  const bool bounded = !req.sink.counts_only();
+  const bool bounded = !req.sink.request().counts_only();
   auto charge = [&](std::uint64_t bytes, const char* what) {
     return bounded ? req.budget.charge_host(bytes, what) : req.budget.account_host(bytes);
   };

@@ -2,7 +2,7 @@
 // as CSV, over thread counts and memory limits, with and without self pairs, self-joins and
 // A x B, ties at exactly eps (lattices), duplicates, N = 0, 1 and 2. A self-join whose pattern
 // finds each pair once (cpu-grid's halved patterns, super-ego) hands each unordered pair over
-// once, through consume_unordered; a sink that records what arrives checks that it did, and
+// once, as unordered rows; a sink that records what arrives checks that it did, and
 // that nothing arrived twice. The statistics still count ordered pairs.
 #include <gtest/gtest.h>
 
@@ -92,10 +92,12 @@ class recording_sink final : public result_sink {
     keep_all_ = !info.self_join;
     table_.begin(info);
   }
-  bool accepts_rows() const override { return rows_; }
-  row_destination begin_rows(std::span<const std::uint32_t> counts) override {
+  sink_request request() const override {
+    return {.form = result_form::unique_pairs, .rows_in_place = rows_};
+  }
+  row_destination consume_counts(const count_batch& counts) override {
     rows_delivered = true;
-    return table_.begin_rows(counts);
+    return table_.consume_counts(counts);
   }
   void finish() override {
     if (!rows_delivered) return;
@@ -112,14 +114,14 @@ class recording_sink final : public result_sink {
       if (p.query != p.neighbor) ++ordered_non_self;
     }
   }
-  bool wants_unordered_pairs() const override { return true; }
-  void consume_unordered(std::span<const index_pair> batch) override {
+  void consume_rows(const row_segment& rows) override {
+    ASSERT_TRUE(rows.unordered && rows.offsets.empty());
     std::lock_guard lock(mutex_);
-    for (const index_pair& p : batch) {
-      if (!(p.query < p.neighbor)) ++not_min_max;
-      kept.push_back(p);
+    for (std::size_t k = 0; k < rows.queries.size(); ++k) {
+      if (!(rows.queries[k] < rows.neighbors[k])) ++not_min_max;
+      kept.push_back({rows.queries[k], rows.neighbors[k]});
     }
-    unordered += batch.size();
+    unordered += rows.queries.size();
   }
   pairs kept;
   std::uint64_t ordered_non_self = 0, unordered = 0, not_min_max = 0;

@@ -155,8 +155,9 @@ TEST(early_refusal, a_result_that_fits_is_never_refused_by_the_estimate) {
 class kept_pairs final : public result_sink {
  public:
   void consume(std::span<const index_pair> pairs) override { received += pairs.size(); }
-  bool keeps_result_in_memory() const override { return true; }
-  double bytes_kept_per_pair() const override { return 12; }
+  sink_request request() const override {
+    return {.keeps_result_in_memory = true, .bytes_kept_per_pair = 12};
+  }
   std::atomic<std::uint64_t> received{0};
 };
 

@@ -124,8 +124,11 @@ TEST(gpu_row_blocks, csr_files_and_tables_in_memory_match_the_oracle) {
 // the engines must place the rows (and, with self pairs, the slot before each) one by one.
 class reversed_rows_sink final : public epsjoin::result_sink {
  public:
-  bool accepts_rows() const override { return true; }
-  epsjoin::row_destination begin_rows(std::span<const std::uint32_t> counts) override {
+  epsjoin::sink_request request() const override {
+    return {.form = epsjoin::result_form::table, .rows_in_place = true};
+  }
+  epsjoin::row_destination consume_counts(const epsjoin::count_batch& batch) override {
+    const std::span<const std::uint32_t> counts = batch.counts;
     counts_.assign(counts.begin(), counts.end());
     starts_.assign(counts.size(), 0);
     std::uint64_t at = 0;

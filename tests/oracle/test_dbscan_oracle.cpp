@@ -21,6 +21,7 @@
 #include "support/harness.hpp"
 #include "support/seed.hpp"
 #include "support/shapes.hpp"
+#include "results/handover.hpp"
 
 namespace {
 
@@ -384,7 +385,7 @@ void check_merge_sink_on_one_huge_batch(bool unordered) {
     // Each unordered pair once, as (min, max), as cpu-grid and super-ego hand them over.
     std::erase_if(pairs, [](const index_pair& p) { return p.query > p.neighbor; });
     ASSERT_GE(pairs.size(), std::size_t{1} << 20);
-    sink.consume_unordered(pairs);
+    epsjoin::detail::hand_unordered(sink, pairs);
   } else {
     sink.consume(pairs);
   }

@@ -152,14 +152,15 @@ class table_with_added_bytes final : public result_sink {
   explicit table_with_added_bytes(double added) : added_(added) {}
   void begin(const sink_info& info) override { table_.begin(info); }
   void consume(std::span<const index_pair> pairs) override { table_.consume(pairs); }
-  bool accepts_rows() const override { return true; }
-  row_destination begin_rows(std::span<const std::uint32_t> counts) override {
-    return table_.begin_rows(counts);
+  sink_request request() const override {
+    sink_request wanted = table_.request();
+    wanted.bytes_added_per_pair = added_;
+    return wanted;
+  }
+  row_destination consume_counts(const count_batch& counts) override {
+    return table_.consume_counts(counts);
   }
   void finish() override { table_.finish(); }
-  bool keeps_result_in_memory() const override { return true; }
-  double bytes_kept_per_pair() const override { return table_.bytes_kept_per_pair(); }
-  double bytes_added_per_pair() const override { return added_; }
   const neighbor_table& table() const { return table_.table(); }
 
  private:
@@ -310,10 +311,12 @@ class watched_table final : public result_sink {
  public:
   void begin(const sink_info& info) override { table.begin(info); }
   void consume(std::span<const index_pair> pairs) override { table.consume(pairs); }
-  bool accepts_rows() const override { return true; }
-  row_destination begin_rows(std::span<const std::uint32_t> counts) override {
+  sink_request request() const override {
+    return {.form = result_form::table, .rows_in_place = true};
+  }
+  row_destination consume_counts(const count_batch& counts) override {
     charged_at_rows = budget->host_charged();
-    return table.begin_rows(counts);
+    return table.consume_counts(counts);
   }
   void finish() override { table.finish(); }
   csr_sink table;
@@ -324,67 +327,62 @@ class watched_table final : public result_sink {
 // cpu-grid's and super-ego's paths charge every sizeable buffer where it is made and give it
 // back with it: the points they were given, their index and sorted copy, their counts while the
 // rows are laid out, and the row cursors on top during the fill; nothing is left charged after.
-TEST(memory_budget, cpu_engines_charge_their_buffers_while_they_live_and_give_them_back) {
-  const std::size_t n = 20000;
-  const std::vector<double> coords = lattice(static_cast<int>(n));
-  const dataset_view view{coords.data(), n, 2};
-  const engine* grid = find_engine("cpu-grid");
-  ASSERT_NE(grid, nullptr);
-  for (const char* fill : {"halved", "full"}) {
-    SCOPED_TRACE(fill);
-    join_options opt;
-    opt.eps = 0.02;
-    opt.engine = "cpu-grid";
-    opt.params = {{"fill", fill}};
-    const auto params = grid->parse_params(opt.params);
-    resources res(2);
-    join_stats stats;
-    memory_limits limits;
-    limits.host_bytes = 256 * mib;
-    watched_table sink;
-    join_request req{res, view, view, true, opt, sink, stats, memory_budget(limits, {}),
-                     params.get()};
-    sink.budget = &req.budget;
-    sink.begin({n, n, true, false, limits.host_bytes});
-    EXPECT_EQ(req.budget.host_charged(), 0u);
-    grid->run(req);
-    sink.finish();
-    ASSERT_GT(sink.table.table().neighbors.size(), n);
-    const std::uint64_t given = n * 2 * sizeof(double);
-    const std::uint64_t index = n * sizeof(std::uint32_t);  // the permutation, cells beside
-    const std::uint64_t block = n * 2 * sizeof(double);     // float64 columns
-    const std::uint64_t counts = 2 * n * sizeof(std::uint32_t);  // by position and by query
-    EXPECT_GE(sink.charged_at_rows, given + index + block + counts);
-    // The cursors (8 bytes a row halved, 16 under FULL) came on top of what stayed charged.
-    const std::uint64_t cursors = std::string(fill) == "halved" ? 8 * n : 16 * n;
-    EXPECT_GE(req.budget.host_charged_peak(), given + index + block + cursors);
-    EXPECT_EQ(req.budget.host_charged(), 0u);
-  }
-  // super-ego alike: its points in EGO order (rows, columns, ids) and its counts (8 bytes a
-  // query, 4 by position, 4 by query) while the rows are laid out, then the cursors.
-  const engine* ego = find_engine("super-ego");
-  ASSERT_NE(ego, nullptr);
+// What a CPU engine had charged when the rows were laid out, its peak, and what it still held
+// when it returned, for a self-join of `view` into a table in memory under a 256 MiB limit.
+struct charges_seen {
+  std::uint64_t at_rows = 0, peak = 0, after = 0;
+};
+
+charges_seen charges_of(const std::string& engine_name, const param_map& params,
+                        dataset_view view) {
+  const engine* e = find_engine(engine_name);
+  EXPECT_NE(e, nullptr);
+  if (e == nullptr) return {};
   join_options opt;
   opt.eps = 0.02;
-  opt.engine = "super-ego";
-  const auto params = ego->parse_params(opt.params);
+  opt.engine = engine_name;
+  opt.params = params;
+  const auto parsed = e->parse_params(opt.params);
   resources res(2);
   join_stats stats;
   memory_limits limits;
   limits.host_bytes = 256 * mib;
   watched_table sink;
   join_request req{res, view, view, true, opt, sink, stats, memory_budget(limits, {}),
-                   params.get()};
+                   parsed.get()};
   sink.budget = &req.budget;
-  sink.begin({n, n, true, false, limits.host_bytes});
-  ego->run(req);
-  sink.finish();
-  ASSERT_GT(sink.table.table().neighbors.size(), n);
-  const std::uint64_t given = n * 2 * sizeof(double);
-  const std::uint64_t sorted = 2 * n * 2 * sizeof(double) + n * sizeof(std::uint32_t);
-  EXPECT_GE(sink.charged_at_rows, given + sorted + 16 * n);
-  EXPECT_GE(req.budget.host_charged_peak(), given + sorted + 12 * n + 8 * n);
+  sink.begin({view.n, view.n, true, false, limits.host_bytes});
   EXPECT_EQ(req.budget.host_charged(), 0u);
+  e->run(req);
+  sink.finish();
+  EXPECT_GT(sink.table.table().neighbors.size(), view.n);
+  return {sink.charged_at_rows, req.budget.host_charged_peak(), req.budget.host_charged()};
+}
+
+TEST(memory_budget, cpu_engines_charge_their_buffers_while_they_live_and_give_them_back) {
+  const std::size_t n = 20000;
+  const std::vector<double> coords = lattice(static_cast<int>(n));
+  const dataset_view view{coords.data(), n, 2};
+  const std::uint64_t given = n * 2 * sizeof(double);
+  for (const char* fill : {"halved", "full"}) {
+    SCOPED_TRACE(fill);
+    const charges_seen seen = charges_of("cpu-grid", {{"fill", fill}}, view);
+    const std::uint64_t index = n * sizeof(std::uint32_t);  // the permutation, cells beside
+    const std::uint64_t block = n * 2 * sizeof(double);     // float64 columns
+    const std::uint64_t counts = 2 * n * sizeof(std::uint32_t);  // by position and by query
+    EXPECT_GE(seen.at_rows, given + index + block + counts);
+    // The cursors (8 bytes a row halved, 16 under FULL) came on top of what stayed charged.
+    const std::uint64_t cursors = std::string(fill) == "halved" ? 8 * n : 16 * n;
+    EXPECT_GE(seen.peak, given + index + block + cursors);
+    EXPECT_EQ(seen.after, 0u);
+  }
+  // super-ego alike: its points in EGO order (rows, columns, ids) and its counts (8 bytes a
+  // query, 4 by position, 4 by query) while the rows are laid out, then the cursors.
+  const charges_seen seen = charges_of("super-ego", {}, view);
+  const std::uint64_t sorted = 2 * n * 2 * sizeof(double) + n * sizeof(std::uint32_t);
+  EXPECT_GE(seen.at_rows, given + sorted + 16 * n);
+  EXPECT_GE(seen.peak, given + sorted + 12 * n + 8 * n);
+  EXPECT_EQ(seen.after, 0u);
 }
 
 // A limit that holds what the result needs (nothing: it streams to a file) and the row cursors,

@@ -21,6 +21,7 @@
 #include "support/harness.hpp"
 #include "support/shapes.hpp"
 #include "support/temp_dir.hpp"
+#include "results/handover.hpp"
 
 namespace epsjoin::test {
 namespace {
@@ -180,8 +181,8 @@ TEST(multi_device, self_pairs_reach_every_form_once) {
         ids.push_back(i);
         ones.push_back(1);
       }
-      if (counted.counts_only()) {
-        counted.consume_counts(ids, ones);
+      if (counted.request().counts_only()) {
+        epsjoin::detail::hand_counts(counted, ids, ones);
       } else {
         counted.consume(self);
       }

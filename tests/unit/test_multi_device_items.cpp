@@ -17,6 +17,7 @@
 #include "epsjoin/sink.hpp"
 #include "support/harness.hpp"
 #include "support/shapes.hpp"
+#include "results/handover.hpp"
 
 namespace epsjoin::test {
 namespace {
@@ -62,7 +63,7 @@ class sharing_brute final : public detail::engine {
       ids.push_back(static_cast<std::uint32_t>(q));
       counts.push_back(found);
     }
-    req.sink.consume_counts(ids, counts);
+    epsjoin::detail::hand_counts(req.sink, ids, counts);
   }
 
  private:

@@ -23,6 +23,7 @@
 #include "epsjoin/io.hpp"
 #include "epsjoin/sink.hpp"
 #include "unit/io_test_util.hpp"
+#include "results/handover.hpp"
 
 namespace {
 
@@ -82,7 +83,7 @@ const std::vector<std::uint32_t> ids = {4, 1, 0, 2, 0, 1};
 void write_by_rows(const std::string& path) {
   epsjoin::csr_file_sink sink(path, true);
   sink.begin({5, 5, true, false});
-  const epsjoin::row_destination dest = sink.begin_rows(counts);
+  const epsjoin::row_destination dest = epsjoin::detail::lay_out_rows(sink, counts);
   std::copy(ids.begin(), ids.end(), dest.neighbors);
   sink.finish();
 }
@@ -90,9 +91,9 @@ void write_by_rows(const std::string& path) {
 void write_by_blocks(const std::string& path) {
   epsjoin::csr_file_sink sink(path, true);
   sink.begin({5, 5, true, false});
-  sink.begin_row_blocks(counts);
-  sink.consume_row_block(0, {offsets.data(), 3}, {ids.data(), 2});
-  sink.consume_row_block(2, {offsets.data() + 2, 4}, {ids.data() + 2, 4});
+  epsjoin::detail::begin_row_blocks(sink, counts);
+  epsjoin::detail::hand_row_block(sink, 0, {offsets.data(), 3}, {ids.data(), 2});
+  epsjoin::detail::hand_row_block(sink, 2, {offsets.data() + 2, 4}, {ids.data() + 2, 4});
   sink.finish();
 }
 
@@ -172,7 +173,7 @@ TEST(output_target, a_fifo_gets_the_file_bytes_and_stays_a_fifo) {
   fifo_reader reader(dir / "table.fifo");
   epsjoin::csr_sink table(true);
   table.begin({5, 5, true, false});
-  std::copy(ids.begin(), ids.end(), table.begin_rows(counts).neighbors);
+  std::copy(ids.begin(), ids.end(), epsjoin::detail::lay_out_rows(table, counts).neighbors);
   table.finish();
   epsjoin::write_csr(dir / "table.fifo", table.table());
   EXPECT_EQ(reader.take(), reference);

@@ -11,6 +11,7 @@
 #include "epsjoin/io.hpp"
 #include "support/seed.hpp"
 #include "support/temp_dir.hpp"
+#include "results/handover.hpp"
 
 namespace {
 
@@ -77,17 +78,17 @@ TEST(row_block_sink, streamed_blocks_are_checked_and_sorted) {
   epsjoin::row_block_sink sink(got.callback(), true);
   sink.begin({4, 4, true, false});
   const std::vector<std::uint32_t> counts = {2, 0, 1, 3};
-  sink.begin_row_blocks(counts);
+  epsjoin::detail::begin_row_blocks(sink, counts);
   const std::vector<std::uint64_t> first = {0, 2, 2};
   const std::vector<std::uint32_t> first_ids = {3, 1};
-  sink.consume_row_block(0, first, first_ids);
+  epsjoin::detail::hand_row_block(sink, 0, first, first_ids);
   // Query 3 before query 2: refused.
   const std::vector<std::uint64_t> skipped = {3, 6};
   const std::vector<std::uint32_t> skipped_ids = {2, 1, 0};
-  EXPECT_THROW(sink.consume_row_block(3, skipped, skipped_ids), epsjoin::error);
+  EXPECT_THROW(epsjoin::detail::hand_row_block(sink, 3, skipped, skipped_ids), epsjoin::error);
   const std::vector<std::uint64_t> rest = {2, 3, 6};
   const std::vector<std::uint32_t> rest_ids = {0, 2, 1, 0};
-  sink.consume_row_block(2, rest, rest_ids);
+  epsjoin::detail::hand_row_block(sink, 2, rest, rest_ids);
   sink.finish();
   EXPECT_EQ(got.table.offsets, (epsjoin::offset_vector{0, 2, 2, 3, 6}));
   EXPECT_EQ(got.table.neighbors, (epsjoin::id_vector{1, 3, 0, 0, 1, 2}));
@@ -98,9 +99,9 @@ TEST(row_block_sink, blocks_that_stop_short_of_the_last_query_fail_at_finish) {
   epsjoin::row_block_sink sink(got.callback());
   sink.begin({3, 3, true, false});
   const std::vector<std::uint32_t> counts = {0, 0, 0};
-  sink.begin_row_blocks(counts);
+  epsjoin::detail::begin_row_blocks(sink, counts);
   const std::vector<std::uint64_t> offsets = {0, 0};
-  sink.consume_row_block(0, offsets, {});
+  epsjoin::detail::hand_row_block(sink, 0, offsets, {});
   EXPECT_THROW(sink.finish(), epsjoin::error);
 }
 
@@ -114,16 +115,16 @@ TEST(csr_file_sink, row_blocks_write_the_same_file_as_rows) {
   {
     epsjoin::csr_file_sink sink(by_rows, true);
     sink.begin({5, 5, true, false});
-    const epsjoin::row_destination dest = sink.begin_rows(counts);
+    const epsjoin::row_destination dest = epsjoin::detail::lay_out_rows(sink, counts);
     std::copy(ids.begin(), ids.end(), dest.neighbors);
     sink.finish();
   }
   {
     epsjoin::csr_file_sink sink(by_blocks, true);
     sink.begin({5, 5, true, false});
-    sink.begin_row_blocks(counts);
-    sink.consume_row_block(0, {offsets.data(), 3}, {ids.data(), 2});
-    sink.consume_row_block(2, {offsets.data() + 2, 4}, {ids.data() + 2, 4});
+    epsjoin::detail::begin_row_blocks(sink, counts);
+    epsjoin::detail::hand_row_block(sink, 0, {offsets.data(), 3}, {ids.data(), 2});
+    epsjoin::detail::hand_row_block(sink, 2, {offsets.data() + 2, 4}, {ids.data() + 2, 4});
     sink.finish();
   }
   const epsjoin::neighbor_table a = epsjoin::read_csr(by_rows), b = epsjoin::read_csr(by_blocks);
@@ -150,11 +151,11 @@ TEST(csr_file_sink, large_row_blocks_are_written_exactly) {
   {
     epsjoin::csr_file_sink sink(path);
     sink.begin({n, n, true, false});
-    sink.begin_row_blocks(counts);
+    epsjoin::detail::begin_row_blocks(sink, counts);
     // Two blocks, about 20 MB and 4 MB.
     const std::size_t cut = n * 5 / 6;
-    sink.consume_row_block(0, {offsets.data(), cut + 1}, {ids.data(), offsets[cut]});
-    sink.consume_row_block(cut, {offsets.data() + cut, n - cut + 1},
+    epsjoin::detail::hand_row_block(sink, 0, {offsets.data(), cut + 1}, {ids.data(), offsets[cut]});
+    epsjoin::detail::hand_row_block(sink, cut, {offsets.data() + cut, n - cut + 1},
                            {ids.data() + offsets[cut], offsets[n] - offsets[cut]});
     sink.finish();
   }
@@ -172,7 +173,7 @@ TEST(csr_file_sink, an_unfinished_row_block_file_is_not_left_behind) {
     epsjoin::csr_file_sink sink(path);
     sink.begin({2, 2, true, false});
     const std::vector<std::uint32_t> counts = {1, 1};
-    sink.begin_row_blocks(counts);
+    epsjoin::detail::begin_row_blocks(sink, counts);
     // Destroyed without finish(), as when a join fails.
   }
   EXPECT_TRUE(std::filesystem::is_empty(dir));

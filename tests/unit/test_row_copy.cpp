@@ -8,6 +8,7 @@
 
 #include "core/row_copy.hpp"
 #include "support/seed.hpp"
+#include "results/handover.hpp"
 
 namespace {
 
@@ -59,7 +60,7 @@ TEST(copy_rows, pieces_land_in_their_rows_in_order) {
     const scenario s = make_scenario(rng, n);
     epsjoin::csr_sink sink;
     sink.begin({n, 1000, false, false});
-    const epsjoin::row_destination dest = sink.begin_rows(s.counts);
+    const epsjoin::row_destination dest = epsjoin::detail::lay_out_rows(sink, s.counts);
     const epsjoin::detail::row_layout layout{s.offsets, s.ids};
     const auto c = cuts(rng, s.layout.size());
     for (std::size_t k = 0; k + 1 < c.size(); ++k) {

@@ -17,6 +17,7 @@
 #include "epsjoin/io.hpp"
 #include "epsjoin/sink.hpp"
 #include "support/temp_dir.hpp"
+#include "results/handover.hpp"
 
 namespace {
 
@@ -52,9 +53,9 @@ TEST(csr_sink, builds_sorted_symmetric_rows) {
 TEST(csr_sink, takes_rows_in_place_and_sorts_them) {
   epsjoin::csr_sink sink(true);
   sink.begin({4, 4, true, false});
-  ASSERT_TRUE(sink.accepts_rows());
+  ASSERT_TRUE(sink.request().rows_in_place);
   const std::vector<std::uint32_t> counts = {2, 0, 3, 1};
-  const epsjoin::row_destination dest = sink.begin_rows(counts);
+  const epsjoin::row_destination dest = epsjoin::detail::lay_out_rows(sink, counts);
   const std::vector<std::vector<std::uint32_t>> rows = {{3, 2}, {}, {1, 0, 3}, {2}};
   std::vector<std::thread> writers;
   for (std::size_t q = 0; q < rows.size(); ++q) {
@@ -89,12 +90,12 @@ TEST(csr_sink, a_join_without_pairs_gives_an_empty_table) {
 TEST(csr_sink, refuses_pairs_after_rows_and_rows_of_the_wrong_size) {
   epsjoin::csr_sink sink;
   sink.begin({3, 3, true, false});
-  EXPECT_THROW(sink.begin_rows(std::vector<std::uint32_t>{1, 1}), epsjoin::error);
-  sink.begin_rows(std::vector<std::uint32_t>{0, 0, 0});
+  EXPECT_THROW(epsjoin::detail::lay_out_rows(sink, std::vector<std::uint32_t>{1, 1}), epsjoin::error);
+  epsjoin::detail::lay_out_rows(sink, std::vector<std::uint32_t>{0, 0, 0});
   EXPECT_THROW(sink.consume(batch_a), epsjoin::error);
   epsjoin::count_sink counts;
-  EXPECT_FALSE(counts.accepts_rows());
-  EXPECT_THROW(counts.begin_rows(std::vector<std::uint32_t>{}), epsjoin::error);
+  EXPECT_FALSE(counts.request().rows_in_place);
+  EXPECT_THROW(epsjoin::detail::lay_out_rows(counts, std::vector<std::uint32_t>{}), epsjoin::error);
 }
 
 TEST(unique_pairs_sink, keeps_each_pair_once_and_matches_csr) {
@@ -126,7 +127,7 @@ TEST(count_sink, counts_pairs_and_counts_the_same) {
   by_counts.begin({5, 5, true, false});
   const std::vector<std::uint32_t> ids = {0, 1, 2, 3, 4, 0};
   const std::vector<std::uint32_t> counts = {1, 1, 1, 1, 1, 1};
-  by_counts.consume_counts(ids, counts);
+  epsjoin::detail::hand_counts(by_counts, ids, counts);
   by_counts.finish();
   EXPECT_EQ(by_counts.per_point(), sink.per_point());
   EXPECT_EQ(by_counts.total(), sink.total());
@@ -135,31 +136,31 @@ TEST(count_sink, counts_pairs_and_counts_the_same) {
 TEST(count_sink, takes_a_total_only_when_it_keeps_no_counts_per_point) {
   epsjoin::count_sink total_only;
   total_only.begin({5, 5, true, false});
-  ASSERT_EQ(total_only.total_only_below(), SIZE_MAX);
-  total_only.consume_total(7);
+  ASSERT_EQ(total_only.request().total_only_below(), SIZE_MAX);
+  epsjoin::detail::hand_total(total_only, 7);
   const std::vector<std::uint32_t> ids = {0, 4}, counts = {2, 3};
-  total_only.consume_counts(ids, counts);
+  epsjoin::detail::hand_counts(total_only, ids, counts);
   EXPECT_EQ(total_only.total(), 12u);
 
   epsjoin::count_sink per_point(true);
   per_point.begin({5, 5, true, false});
-  EXPECT_FALSE(per_point.total_only_below());
-  EXPECT_THROW(per_point.consume_total(1), epsjoin::error);
+  EXPECT_FALSE(per_point.request().total_only_below());
+  EXPECT_THROW(epsjoin::detail::hand_total(per_point, 1), epsjoin::error);
   epsjoin::csr_sink pairs;
-  EXPECT_FALSE(pairs.total_only_below());
-  EXPECT_THROW(pairs.consume_total(1), epsjoin::error);
+  EXPECT_FALSE(pairs.request().total_only_below());
+  EXPECT_THROW(epsjoin::detail::hand_total(pairs, 1), epsjoin::error);
 }
 
 TEST(count_sink, totals_pass_through_dispatch_and_a_shard_of_own_points) {
   epsjoin::count_sink total_only;
   epsjoin::detail::counting_sink counted(total_only);
-  EXPECT_EQ(counted.total_only_below(), SIZE_MAX);
+  EXPECT_EQ(counted.request().total_only_below(), SIZE_MAX);
   // A shard of 3 own points (caller's ids 7, 2, 9) and 2 halo points: its total is its own
   // points' counts, which are the local ids below 3.
   const std::vector<std::uint32_t> shard_ids = {7, 2, 9, 4, 5};
   epsjoin::detail::row_subset_sink shard(counted, shard_ids, 3, shard_ids, {});
-  EXPECT_EQ(shard.total_only_below(), 3u);
-  shard.consume_total(11);
+  EXPECT_EQ(shard.request().total_only_below(), 3u);
+  epsjoin::detail::hand_total(shard, 11);
   EXPECT_EQ(shard.pairs(), 11u);
   EXPECT_EQ(counted.pairs(), 11u);
   EXPECT_EQ(total_only.total(), 11u);
@@ -167,19 +168,56 @@ TEST(count_sink, totals_pass_through_dispatch_and_a_shard_of_own_points) {
   // Where the caller counts query by query, the shard does too.
   epsjoin::count_sink per_point(true);
   epsjoin::detail::row_subset_sink by_query(per_point, shard_ids, 3, shard_ids, {});
-  EXPECT_FALSE(by_query.total_only_below());
+  EXPECT_FALSE(by_query.request().total_only_below());
 }
 
 TEST(result_sink, pair_sinks_refuse_counts) {
   epsjoin::csr_sink sink;
   sink.begin({1, 1, true, false});
   const std::vector<std::uint32_t> one = {0};
-  EXPECT_THROW(sink.consume_counts(one, one), epsjoin::error);
+  EXPECT_THROW(epsjoin::detail::hand_counts(sink, one, one), epsjoin::error);
 }
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// The protocol: each sink takes the batches its request names and refuses the others with an
+// error that names the broken request, rather than dropping them.
+TEST(result_sink, each_sink_refuses_batches_its_request_does_not_name) {
+  const std::vector<std::uint32_t> ids = {0, 1}, counts = {1, 1};
+  const std::vector<std::uint64_t> offsets = {0, 1, 2};
+  const epsjoin::row_segment block{.offsets = offsets, .neighbors = ids};
+  const epsjoin::row_segment unordered{.queries = ids, .neighbors = ids, .unordered = true};
+  epsjoin::csr_sink table;
+  table.begin({2, 2, true, false});
+  EXPECT_THROW(table.consume_rows(block), epsjoin::error);
+  EXPECT_THROW(table.consume_counts({.queries = ids, .counts = counts}), epsjoin::error);
+  epsjoin::unique_pairs_sink pairs;
+  pairs.begin({2, 2, true, false});
+  EXPECT_THROW(pairs.consume_rows(block), epsjoin::error);
+  EXPECT_THROW(epsjoin::detail::lay_out_rows(pairs, counts), epsjoin::error);
+  epsjoin::count_sink per_point(true);
+  per_point.begin({2, 2, true, false});
+  EXPECT_THROW(per_point.consume_rows(unordered), epsjoin::error);
+  EXPECT_THROW(epsjoin::detail::lay_out_rows(per_point, counts), epsjoin::error);
+  epsjoin::device_csr_sink on_device;
+  on_device.begin({2, 2, true, false});
+  EXPECT_THROW(on_device.consume_rows(block), epsjoin::error);  // host rows, not a device table
+}
+
+// Unordered pairs arrive as one-neighbour rows; each stands for both orientations, and the
+// dispatch wrapper counts it twice.
+TEST(result_sink, unordered_pairs_reach_a_unique_pairs_sink_as_rows) {
+  epsjoin::unique_pairs_sink kept;
+  epsjoin::detail::counting_sink counted(kept);
+  counted.begin({5, 5, true, false});
+  const std::vector<index_pair> found = {{3, 4}, {0, 2}, {0, 1}};
+  epsjoin::detail::hand_unordered(counted, found);
+  counted.finish();
+  EXPECT_EQ(counted.pairs(), 6u);
+  EXPECT_EQ(kept.pairs(), (std::vector<index_pair>{{0, 1}, {0, 2}, {3, 4}}));
 }
 
 TEST(pair_file_sink, streams_npy_with_exact_header) {
@@ -310,7 +348,7 @@ TEST(csr_file_sink, leaves_no_file_unless_finished) {
     epsjoin::csr_file_sink sink(dir + "/t.csr");
     sink.begin({3, 3, true, false});
     const std::vector<std::uint32_t> counts = {1, 0, 1};
-    const epsjoin::row_destination dest = sink.begin_rows(counts);
+    const epsjoin::row_destination dest = epsjoin::detail::lay_out_rows(sink, counts);
     dest.neighbors[dest.starts[0]] = 2;
   }
   EXPECT_TRUE(std::filesystem::is_empty(dir));

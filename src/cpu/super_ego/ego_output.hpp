@@ -13,12 +13,13 @@
 #include "cpu/super_ego/ego_simd.hpp"
 #include "cpu/super_ego/sorted_points.hpp"
 #include "epsjoin/sink.hpp"
+#include "results/handover.hpp"
 
 namespace epsjoin::detail::ego {
 
 /// Hands every match to the sink as ordered pairs of the caller's ids; both directions in a
 /// self-join, or, with `once` (a sink that keeps unordered pairs), each self-join pair once as
-/// (min, max) through `consume_unordered`. (Its own buffer rather than the core pair_emitter: a
+/// (min, max) as unordered rows (`hand_unordered`). (Its own buffer rather than the core pair_emitter: a
 /// row's pairs are written with one capacity check instead of one per pair.)
 template <class T>
 class pair_output {
@@ -59,7 +60,7 @@ class pair_output {
     if (size_ == 0) return;
     const std::span<const index_pair> batch(buffer_.data(), size_);
     if (once_) {
-      sink_->consume_unordered(batch);
+      hand_unordered(*sink_, batch, once_queries_, once_neighbors_);
     } else {
       sink_->consume(batch);
     }
@@ -74,6 +75,7 @@ class pair_output {
   bool once_;
   std::vector<index_pair> buffer_;
   std::size_t size_ = 0;
+  std::vector<std::uint32_t> once_queries_, once_neighbors_;
 };
 
 /// Writes a CSR table's rows in place, laid out by a count pass: a position i's matches go into
@@ -148,8 +150,8 @@ class count_output {
   void add_row(std::size_t i, std::size_t m) { rows_[i - a0_] += static_cast<std::uint32_t>(m); }
   void flush() {
     if (size_ == 0) return;
-    sink_->consume_counts(std::span<const std::uint32_t>(ids_.data(), size_),
-                          std::span<const std::uint32_t>(counts_.data(), size_));
+    hand_counts(*sink_, std::span<const std::uint32_t>(ids_.data(), size_),
+                std::span<const std::uint32_t>(counts_.data(), size_));
     size_ = 0;
   }
 

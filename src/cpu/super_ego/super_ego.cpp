@@ -294,7 +294,7 @@ void run_typed(join_request& req, const super_ego_params& p) {
   const std::uint64_t given = points_bytes(req.queries) +
                               (req.self_join ? 0 : points_bytes(req.data));
   const host_charge given_charge = req.budget.account_host(given);
-  const bool bounded = !req.sink.counts_only();
+  const bool bounded = !req.sink.request().counts_only();
   const ego_memory<T> m(req, req.queries.n > 0 ? req.queries.d : req.data.d);
   if (bounded) {
     const std::uint64_t sorting_a = m.values_a + m.values_b + m.sort_a;

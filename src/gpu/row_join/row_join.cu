@@ -12,6 +12,7 @@
 #include "gpu/row_join/work_items.cuh"
 #include "grid/device_plan.cuh"
 #include "grid/plan.hpp"
+#include "results/handover.hpp"
 
 namespace epsjoin::detail::row_join {
 
@@ -145,7 +146,8 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
   work_source<T> every_item;
   std::optional<share_source<T>> share;
   if (req.item_share != nullptr) {
-    EPSJOIN_EXPECTS(source == nullptr && req.sink.counts_only() && req.device_rows == nullptr,
+    EPSJOIN_EXPECTS(source == nullptr && req.sink.request().counts_only() &&
+                        req.device_rows == nullptr,
                     "internal: a share of the items is for a counts-only join on the device alone");
     source = &share.emplace(*req.item_share);
   }
@@ -196,8 +198,8 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
   // a multi-device join writes its rows into the caller's table (join_request::caller_ids).
   device_buffer<std::uint32_t> caller_ids;
   const std::uint32_t* written_ids = data_index.permutation.data();
-  if (!req.caller_ids.empty() && req.self_join && req.sink.accepts_rows() &&
-      !req.sink.counts_only() && req.device_rows == nullptr) {
+  if (!req.caller_ids.empty() && req.self_join && req.sink.request().rows_in_place &&
+      !req.sink.request().counts_only() && req.device_rows == nullptr) {
     caller_ids = compose_caller_ids(gpu, stream, data_index.permutation.data(),
                                     data_index.n_points, req.caller_ids);
     written_ids = caller_ids.data();
@@ -243,7 +245,7 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
   // second pass over every candidate: worth it where candidates far outnumber results (d >= 6:
   // Expo8D 2M, the fill kernels took as long as the count).
   const bool want_records =
-      kernel.can_record() && !req.sink.counts_only() &&
+      kernel.can_record() && !req.sink.request().counts_only() &&
       (s.fill == fill_mode::records || (s.fill == fill_mode::automatic && view.d >= 6));
   device_buffer<unsigned long long> record_count(1);
   if (want_records) {
@@ -441,9 +443,10 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
                             *on_device, req.stats, req.options.progress);
     return row_join_result::done;
   }
-  if (by_query && req.sink.accepts_device_table()) {
-    req.sink.consume_device_table(
-        fill_device_table(gpu, *by_query, fill, req.self_join && req.options.include_self, req.stats));
+  if (by_query && req.sink.request().device_table) {
+    hand_device_table(req.sink, fill_device_table(gpu, *by_query, fill,
+                                                  req.self_join && req.options.include_self,
+                                                  req.stats));
     return row_join_result::done;
   }
   if (by_query) {
