@@ -40,8 +40,8 @@ def assert_same_clustering(got, X, eps, min_samples):
     for i in np.flatnonzero(~is_core & (labels != -1)):
         mates = core[labels[core] == labels[i]]
         assert (((X64[mates] - X64[i]) ** 2).sum(axis=1) <= eps * eps).any(), i
-    # Clusters numbered in the order of their first point.
-    seen = labels[labels != -1]
+    # Clusters numbered in the order of their first core point, as scikit-learn numbers them.
+    seen = labels[core]
     _, first = np.unique(seen, return_index=True)
     np.testing.assert_array_equal(seen[np.sort(first)], np.arange(len(first)))
     return want

@@ -13,6 +13,10 @@ void add(std::uint32_t& count, std::uint32_t more) {
   std::atomic_ref<std::uint32_t>(count).fetch_add(more, std::memory_order_relaxed);
 }
 
+void add(double& sum, double more) {
+  std::atomic_ref<double>(sum).fetch_add(more, std::memory_order_relaxed);
+}
+
 void lower_to(std::uint32_t& value, std::uint32_t candidate) {
   std::atomic_ref<std::uint32_t> ref(value);
   std::uint32_t now = ref.load(std::memory_order_relaxed);
@@ -35,6 +39,17 @@ void neighbour_count_sink::consume_counts(std::span<const std::uint32_t> queries
   EPSJOIN_ENSURE(queries.size() == counts.size(), error, "consume_counts: ", queries.size(),
                  " query ids but ", counts.size(), " counts");
   for (std::size_t k = 0; k < queries.size(); ++k) add(counts_[queries[k]], counts[k]);
+}
+
+void weighted_count_sink::consume(std::span<const index_pair> pairs) {
+  for (const index_pair& p : pairs) add(sums_[p.query], weights_[p.neighbor]);
+}
+
+void weighted_count_sink::consume_unordered(std::span<const index_pair> pairs) {
+  for (const auto& [i, j] : pairs) {
+    add(sums_[i], weights_[j]);
+    add(sums_[j], weights_[i]);
+  }
 }
 
 void core_merge_sink::consume(std::span<const index_pair> pairs) {
