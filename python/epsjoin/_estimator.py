@@ -140,6 +140,8 @@ def check_weights(sample_weight: Any, n: int) -> Optional[np.ndarray]:
         raise ValueError(f"sample_weight.shape == {w.shape}, expected {(n,)}!")
     if not np.isfinite(w).all():
         raise ValueError("Input sample_weight contains NaN or infinity.")
+    if n and not w.any():
+        raise ValueError("Sample weights must contain at least one non-zero number.")
     return np.ascontiguousarray(w)
 
 

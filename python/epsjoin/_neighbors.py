@@ -14,7 +14,7 @@ from ._estimator import (HAVE_SKLEARN, BaseEstimator, TransformerMixin, as_confi
                          check_is_fitted, check_search_parameters, int64_indices, library_metric,
                          rows_of, validated)
 from ._join import neighbor_graph
-from ._validation import MemorySize
+from ._validation import Devices, MemorySize
 
 _MODES = ("connectivity", "distance")
 
@@ -77,7 +77,7 @@ class RadiusNeighbors(BaseEstimator):
         precision: npt.DTypeLike = "float64",
         memory_limit: MemorySize = None,
         device_memory_limit: MemorySize = None,
-        device: int = 0,
+        device: Devices = "auto",
         params: Optional[Mapping[str, Any]] = None,
     ) -> None:
         self.radius = radius
@@ -211,7 +211,7 @@ class RadiusNeighborsTransformer(TransformerMixin, RadiusNeighbors):
         precision: npt.DTypeLike = "float64",
         memory_limit: MemorySize = None,
         device_memory_limit: MemorySize = None,
-        device: int = 0,
+        device: Devices = "auto",
         params: Optional[Mapping[str, Any]] = None,
     ) -> None:
         super().__init__(radius, metric=metric, p=p, metric_params=metric_params,

@@ -158,14 +158,21 @@ def test_sparse_interface(interface):
 
 
 def test_float32_kept():
+    # float32 points give float32 distances, whatever the metric (scikit-learn 1.9 gives float32
+    # for cosine and float64 for euclidean); indices are int64 as scikit-learn's.
     X = blobs(n=150)[0].astype(np.float32)
-    ours = epsjoin.RadiusNeighbors(radius=0.5).fit(X)
-    theirs = sk_neighbors.NearestNeighbors(radius=0.5).fit(X)
-    dist, ind = ours.radius_neighbors(X[:10])
-    sk_dist, sk_ind = theirs.radius_neighbors(X[:10])
-    assert dist[0].dtype == sk_dist[0].dtype == np.float32
-    assert ind[0].dtype == sk_ind[0].dtype == np.int64
-    graph = ours.radius_neighbors_graph(X[:10], mode="distance")
-    assert graph.dtype == theirs.radius_neighbors_graph(X[:10], mode="distance").dtype
+    for metric in ["euclidean", "cosine", "manhattan"]:
+        ours = epsjoin.RadiusNeighbors(radius=0.5, metric=metric).fit(X)
+        theirs = sk_neighbors.NearestNeighbors(radius=0.5, metric=metric).fit(X)
+        dist, ind = ours.radius_neighbors(X[:10])
+        sk_dist, sk_ind = theirs.radius_neighbors(X[:10])
+        assert dist[0].dtype == np.float32
+        assert ind[0].dtype == sk_ind[0].dtype == np.int64
+        for i in range(10):
+            np.testing.assert_allclose(np.sort(dist[i]), np.sort(sk_dist[i]), rtol=1e-5,
+                                       atol=1e-6)
+        graph = ours.radius_neighbors_graph(X[:10], mode="distance")
+        assert graph.dtype == np.float32 and graph.indices.dtype == np.int64
+        assert ours.radius_neighbors_graph(X[:10]).dtype == np.float64  # ones, as scikit-learn's
     fitted = epsjoin.DBSCAN(eps=0.5).fit(X)
     assert fitted.components_.dtype == np.float32

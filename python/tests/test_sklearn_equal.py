@@ -42,6 +42,8 @@ def clear_eps(D, eps, band):
 
 
 def distances(X, metric, p):
+    # pairwise_distances knows chebyshev, not the trees' other name for it.
+    metric = "chebyshev" if metric == "infinity" else metric
     return pairwise_distances(X, metric=metric, **({"p": p} if p is not None else {}))
 
 
@@ -57,10 +59,14 @@ def expected_labels(sk_labels, core, D, eps):
 
 
 def sklearn_dbscan(X, eps, min_samples, metric, p, weights=None):
+    # scikit-learn's DBSCAN knows neither NearestNeighbors' "infinity" nor p = inf, which
+    # epsjoin takes as chebyshev.
+    if metric == "infinity" or p == np.inf:
+        metric, p = "chebyshev", None
     kwargs = {"p": p} if p is not None else {}
     ref = SkDBSCAN(eps=eps, min_samples=min_samples, metric=metric, **kwargs).fit(
         X, sample_weight=weights)
-    core = np.zeros(len(X), dtype=bool)
+    core = np.zeros(X.shape[0], dtype=bool)
     core[ref.core_sample_indices_] = True
     return ref.labels_, core
 
@@ -150,7 +156,9 @@ def test_dbscan_precomputed(rng, sparse, weighted):
 
 
 def sklearn_neighbors(metric, p, radius):
-    tree = "brute" if metric == "cosine" else "ball_tree"  # exact distances where it can
+    # Exact distances where it can: kd_tree (ball_tree drops chebyshev ties at exactly radius in
+    # scikit-learn 1.9), ball_tree for haversine, brute for cosine.
+    tree = {"cosine": "brute", "haversine": "ball_tree"}.get(metric, "kd_tree")
     return NearestNeighbors(radius=radius, metric=metric, p=2 if p is None else p,
                             algorithm=tree)
 
