@@ -115,8 +115,8 @@ def pipelines_agree(step, X):
     theirs = make_pipeline(sk_neighbors.RadiusNeighborsTransformer(radius=radius,
                                                                    algorithm="kd_tree"),
                            clone(step))
-    return ours.fit_transform(X) if hasattr(step, "transform") else ours.fit_predict(X), (
-        theirs.fit_transform(X) if hasattr(step, "transform") else theirs.fit_predict(X))
+    method = "fit_transform" if hasattr(step, "fit_transform") else "fit_predict"
+    return getattr(ours, method)(X), getattr(theirs, method)(X)
 
 
 def test_pipeline_into_sklearn_dbscan_and_optics():

@@ -277,3 +277,31 @@ def test_gpu_radius_neighbors_equal_sklearn(rng):
     want.sort_indices()
     np.testing.assert_array_equal(graph.indices, want.indices)
     np.testing.assert_allclose(graph.data, want.data, rtol=1e-12)
+
+
+@pytest.mark.parametrize("metric", ["cosine", "haversine", "manhattan"])
+def test_prefix_queries_of_the_fitted_points(rng, metric):
+    # X[:k] starts where X does: the library took such queries for the data itself and read the
+    # data's terms past the queries' end (cosine, haversine, periodic boxes).
+    X = make_blobs_like(rng, metric)
+    radius = 0.3
+    ours = epsjoin.RadiusNeighbors(radius=radius, metric=metric).fit(X)
+    theirs = sklearn_neighbors(metric, None, radius).fit(X)
+    for engine in ["brute-cpu", "cpu-grid", "super-ego"]:
+        ours.set_params(engine=engine)
+        assert_same_rows(ours.radius_neighbors(X[:7]), theirs.radius_neighbors(X[:7]), False,
+                         1e-6)
+    box = 1.5
+    Y = rng.random((200, 2)) * box
+    got = epsjoin.neighbor_graph(Y[:9], 0.3, Y, boxsize=box, mode="distance")
+    want = epsjoin.neighbor_graph(Y[:9].copy(), 0.3, Y, boxsize=box, mode="distance")
+    got.sort_indices()
+    want.sort_indices()
+    np.testing.assert_array_equal(got.indices, want.indices)
+    np.testing.assert_array_equal(got.data, want.data)
+
+
+def make_blobs_like(rng, metric):
+    # Centred blobs: vectors of every direction, which the cosine radius 0.3 cuts through.
+    X = rng.standard_normal((150, 2)) + rng.standard_normal((4, 2))[rng.integers(0, 4, 150)] * 3
+    return np.column_stack([np.tanh(X[:, 0]), X[:, 1] % np.pi]) if metric == "haversine" else X
