@@ -7,11 +7,10 @@ from typing import Any, Mapping, Optional, overload
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse
 
 from . import _dbscan_graph, _device, _epsjoin
 from ._estimator import (HAVE_SKLEARN, BaseEstimator, ClusterMixin, check_search_parameters,
-                         check_weights, library_metric, validated)
+                         check_weights, is_sparse, library_metric, validated)
 from ._join import HostPoints, PointsLike
 from ._validation import MemorySize, raise_if_not_finite, run_settings
 
@@ -207,7 +206,7 @@ class DBSCAN(ClusterMixin, BaseEstimator):
         return self
 
     def _fit_points(self, X: Any, metric: Optional[str], weights: Optional[np.ndarray]) -> Any:
-        dense = X.toarray() if scipy.sparse.issparse(X) else X
+        dense = X.toarray() if is_sparse(X) else X
         settings = run_settings(self.engine, self.precision, False, self.n_jobs, self.memory_limit,
                                 self.device_memory_limit, self.device, self.params)
         settings.metric = metric
@@ -254,7 +253,7 @@ class DBSCAN(ClusterMixin, BaseEstimator):
 
     if HAVE_SKLEARN:
         def __sklearn_tags__(self) -> Any:
-            tags = super().__sklearn_tags__()
+            tags = super().__sklearn_tags__()  # type: ignore[misc]
             tags.input_tags.pairwise = self.metric == "precomputed"
             tags.input_tags.sparse = True
             return tags

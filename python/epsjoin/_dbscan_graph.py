@@ -16,14 +16,14 @@ def neighbourhoods(D: Any, eps: float) -> scipy.sparse.csr_matrix:
     as scikit-learn reads one: stored entries are distances (explicit zeros included), missing
     ones are beyond any radius, and each point is its own neighbour at the distance stored on
     the diagonal, 0 where none is."""
-    if scipy.sparse.issparse(D):
+    G: Optional[scipy.sparse.csr_matrix] = None
+    if bool(scipy.sparse.issparse(D)):  # bool(): no narrowing of D to a bare sparse base
         G = scipy.sparse.csr_matrix(D, copy=True)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", scipy.sparse.SparseEfficiencyWarning)
             G.setdiag(G.diagonal())
         data = G.data
     else:
-        G = None
         data = np.asarray(D)
     if (data < 0).any():
         raise ValueError("Negative values in data passed to precomputed distance matrix.")

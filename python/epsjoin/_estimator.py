@@ -4,7 +4,7 @@ installed), input checks, metric names and the sparse interface of their graphs.
 from __future__ import annotations
 
 import inspect
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 import scipy.sparse
@@ -12,56 +12,73 @@ import scipy.sparse
 from ._metrics import metric_name
 from ._validation import check_points
 
-try:
-    from sklearn import get_config
-    from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
-    from sklearn.utils.validation import check_is_fitted, validate_data
 
-    HAVE_SKLEARN = True
-except ImportError:  # the estimators work without scikit-learn; its contract needs it
-    HAVE_SKLEARN = False
+# Stand-ins for scikit-learn's base classes where it is not installed; mypy sees them in any case
+# (scikit-learn has no type hints).
+class _BaseEstimator:
+    """scikit-learn's parameter protocol: enough for clone(), Pipeline and repr."""
 
-    class BaseEstimator:  # type: ignore[no-redef]
-        """scikit-learn's parameter protocol: enough for clone(), Pipeline and repr."""
+    @classmethod
+    def _get_param_names(cls) -> List[str]:
+        signature = inspect.signature(cls.__init__)
+        return sorted(name for name in signature.parameters
+                      if name not in ("self", "args", "kwargs"))
 
-        @classmethod
-        def _get_param_names(cls) -> List[str]:
-            signature = inspect.signature(cls.__init__)
-            return sorted(name for name in signature.parameters
-                          if name not in ("self", "args", "kwargs"))
+    def get_params(self, deep: bool = True) -> Dict[str, Any]:
+        return {name: getattr(self, name) for name in self._get_param_names()}
 
-        def get_params(self, deep: bool = True) -> Dict[str, Any]:
-            return {name: getattr(self, name) for name in self._get_param_names()}
+    def set_params(self, **params: Any) -> Any:
+        valid = self._get_param_names()
+        for name, value in params.items():
+            if name not in valid:
+                raise ValueError(f"Invalid parameter {name!r} for estimator {self!r}. "
+                                 f"Valid parameters are: {valid!r}.")
+            setattr(self, name, value)
+        return self
 
-        def set_params(self, **params: Any) -> Any:
-            valid = self._get_param_names()
-            for name, value in params.items():
-                if name not in valid:
-                    raise ValueError(f"Invalid parameter {name!r} for estimator {self!r}. "
-                                     f"Valid parameters are: {valid!r}.")
-                setattr(self, name, value)
-            return self
+    def __repr__(self) -> str:
+        signature = inspect.signature(type(self).__init__)
+        defaults = {name: p.default for name, p in signature.parameters.items()}
+        changed = [f"{name}={value!r}" for name, value in self.get_params().items()
+                   if value is not defaults.get(name) and value != defaults.get(name)]
+        return f"{type(self).__name__}({', '.join(changed)})"
 
-        def __repr__(self) -> str:
-            signature = inspect.signature(type(self).__init__)
-            defaults = {name: p.default for name, p in signature.parameters.items()}
-            changed = [f"{name}={value!r}" for name, value in self.get_params().items()
-                       if value is not defaults.get(name) and value != defaults.get(name)]
-            return f"{type(self).__name__}({', '.join(changed)})"
+class _ClusterMixin:
+    def fit_predict(self, X: Any, y: Any = None, sample_weight: Any = None) -> Any:
+        self.fit(X, sample_weight=sample_weight)  # type: ignore[attr-defined]
+        return self.labels_  # type: ignore[attr-defined]
 
-    class ClusterMixin:  # type: ignore[no-redef]
-        def fit_predict(self, X: Any, y: Any = None, **kwargs: Any) -> Any:
-            self.fit(X, **kwargs)  # type: ignore[attr-defined]
-            return self.labels_  # type: ignore[attr-defined]
+class _TransformerMixin:
+    def fit_transform(self, X: Any, y: Any = None) -> Any:
+        return self.fit(X).transform(X)  # type: ignore[attr-defined]
 
-    class TransformerMixin:  # type: ignore[no-redef]
-        def fit_transform(self, X: Any, y: Any = None, **fit_params: Any) -> Any:
-            return self.fit(X, **fit_params).transform(X)  # type: ignore[attr-defined]
+def _check_is_fitted(estimator: Any, attributes: Any = None) -> None:
+    if not any(k.endswith("_") and not k.startswith("__") for k in vars(estimator)):
+        raise AttributeError(f"This {type(estimator).__name__} instance is not fitted yet. "
+                             "Call 'fit' with appropriate arguments first.")
 
-    def check_is_fitted(estimator: Any, attributes: Any = None) -> None:  # type: ignore[misc]
-        if not any(k.endswith("_") and not k.startswith("__") for k in vars(estimator)):
-            raise AttributeError(f"This {type(estimator).__name__} instance is not fitted yet. "
-                                 "Call 'fit' with appropriate arguments first.")
+
+HAVE_SKLEARN: bool
+if TYPE_CHECKING:
+    BaseEstimator = _BaseEstimator
+    ClusterMixin = _ClusterMixin
+    TransformerMixin = _TransformerMixin
+    check_is_fitted = _check_is_fitted
+
+    def validate_data(_estimator: Any, /, X: Any, **kwargs: Any) -> Any: ...
+    def get_config() -> Dict[str, Any]: ...
+else:
+    try:
+        from sklearn import get_config
+        from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
+        from sklearn.utils.validation import check_is_fitted, validate_data
+
+        HAVE_SKLEARN = True
+    except ImportError:  # the estimators work without scikit-learn; its contract needs it
+        HAVE_SKLEARN = False
+        BaseEstimator, ClusterMixin = _BaseEstimator, _ClusterMixin
+        TransformerMixin, check_is_fitted = _TransformerMixin, _check_is_fitted
+
 
 _ALGORITHMS = ("auto", "ball_tree", "kd_tree", "brute")
 
@@ -108,10 +125,13 @@ def validated(estimator: Any, X: Any, *, reset: bool, sparse: bool = False,
     feature_names_in_): float32 or float64, C-contiguous; CSR where `sparse` allows it."""
     name = type(estimator).__name__
     if HAVE_SKLEARN:
+        # "numeric" first, as scikit-learn's estimators check: its refusals word for word.
         X = validate_data(estimator, X, reset=reset, accept_sparse="csr" if sparse else False,
-                          dtype=[np.float64, np.float32], order="C")
+                          dtype="numeric", order="C")
+        if X.dtype not in (np.float32, np.float64):
+            X = X.astype(np.float64)  # C order kept, sparse stays sparse
     else:
-        if sparse and scipy.sparse.issparse(X):
+        if sparse and is_sparse(X):
             X = scipy.sparse.csr_matrix(X, dtype=np.float64)
         else:
             X = check_points(X, min_samples=1, estimator=name)
@@ -124,6 +144,12 @@ def validated(estimator: Any, X: Any, *, reset: bool, sparse: bool = False,
         raise ValueError(f"Precomputed matrix must be square. Input is a {X.shape[0]}x"
                          f"{X.shape[1]} matrix.")
     return X
+
+
+def is_sparse(X: Any) -> bool:
+    """Whether X is a scipy sparse matrix or array."""
+    # Not scipy's issparse: its type guard would narrow X to a base without the methods used.
+    return bool(scipy.sparse.issparse(X))
 
 
 def check_weights(sample_weight: Any, n: int) -> Optional[np.ndarray]:
@@ -148,13 +174,14 @@ def check_weights(sample_weight: Any, n: int) -> Optional[np.ndarray]:
 def as_configured(graph: Any) -> Any:
     """A scipy sparse result in the interface scikit-learn's ``set_config(sparse_interface=)``
     asks for ("spmatrix", the default, or "sparray"); others (device graphs) as they are."""
-    if not scipy.sparse.issparse(graph):
+    if not is_sparse(graph):
         return graph
     wanted = get_config().get("sparse_interface", "spmatrix") if HAVE_SKLEARN else "spmatrix"
+    fmt: str = graph.format
     if wanted == "sparray" and scipy.sparse.isspmatrix(graph):
-        return getattr(scipy.sparse, graph.format + "_array")(graph)
+        return getattr(scipy.sparse, fmt + "_array")(graph)
     if wanted == "spmatrix" and not scipy.sparse.isspmatrix(graph):
-        return getattr(scipy.sparse, graph.format + "_matrix")(graph)
+        return getattr(scipy.sparse, fmt + "_matrix")(graph)
     return graph
 
 

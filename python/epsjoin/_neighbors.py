@@ -3,7 +3,7 @@ RadiusNeighborsTransformer), computed by epsjoin's joins."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -11,8 +11,8 @@ import scipy.sparse
 
 from . import _device
 from ._estimator import (HAVE_SKLEARN, BaseEstimator, TransformerMixin, as_configured,
-                         check_is_fitted, check_search_parameters, int64_indices, library_metric,
-                         rows_of, validated)
+                         check_is_fitted, check_search_parameters, int64_indices, is_sparse,
+                         library_metric, rows_of, validated)
 from ._join import neighbor_graph
 from ._validation import Devices, MemorySize
 
@@ -99,7 +99,7 @@ class RadiusNeighbors(BaseEstimator):
         made dense) to search later; returns the estimator."""
         check_search_parameters(self)
         self.effective_metric_ = library_metric(self.metric, self.p, self.metric_params)
-        self.effective_metric_params_: dict = {}
+        self.effective_metric_params_: Dict[str, Any] = {}
         if _device.any_on_device(X):
             _, self._fit_X, _ = _device.check_device_pair(X, None, min_samples=1,
                                                           estimator=type(self).__name__)
@@ -136,7 +136,7 @@ class RadiusNeighbors(BaseEstimator):
         if sort_results and not return_distance:
             raise ValueError("return_distance must be True if sort_results is True.")
         graph = self._graph(X, radius, "distance", sort_results)
-        if not scipy.sparse.issparse(graph):
+        if not is_sparse(graph):
             graph = _on_host(graph)
         dist, ind = rows_of(graph)
         return (dist, ind) if return_distance else ind
@@ -168,7 +168,7 @@ class RadiusNeighbors(BaseEstimator):
             precision=self.precision, memory_limit=self.memory_limit,
             device_memory_limit=self.device_memory_limit, device=self.device,
             params=self.params)
-        if not scipy.sparse.issparse(graph):  # a device graph, as the join gives it
+        if not is_sparse(graph):  # a device graph, as the join gives it
             return graph
         if mode == "distance":
             graph.data = graph.data.astype(fit_X.dtype, copy=False)
@@ -178,7 +178,7 @@ class RadiusNeighbors(BaseEstimator):
 
     if HAVE_SKLEARN:
         def __sklearn_tags__(self) -> Any:
-            tags = super().__sklearn_tags__()
+            tags = super().__sklearn_tags__()  # type: ignore[misc]
             tags.input_tags.sparse = True
             return tags
 
@@ -246,7 +246,7 @@ class RadiusNeighborsTransformer(TransformerMixin, RadiusNeighbors):
 
 
 def _dense(X: Any) -> np.ndarray:
-    return X.toarray() if scipy.sparse.issparse(X) else X
+    return cast(np.ndarray, X.toarray() if is_sparse(X) else X)
 
 
 def _sort_rows_by_distance(graph: scipy.sparse.csr_matrix) -> None:
@@ -262,7 +262,7 @@ def _sort_rows_by_distance(graph: scipy.sparse.csr_matrix) -> None:
 def _on_host(graph: Any) -> scipy.sparse.csr_matrix:
     """A device graph (cupyx or torch CSR) as a scipy one."""
     if hasattr(graph, "get"):
-        return graph.get()
+        return cast(scipy.sparse.csr_matrix, graph.get())
     crow = graph.crow_indices().cpu().numpy()
     return scipy.sparse.csr_matrix((graph.values().cpu().numpy(),
                                     graph.col_indices().cpu().numpy(), crow),
