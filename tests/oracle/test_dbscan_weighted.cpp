@@ -100,7 +100,7 @@ TEST_P(dbscan_weighted, weights_and_metrics_match_brute_force) {
     for (std::size_t d : {1, 2, 3, 6}) {
       const dataset points = test::make_shape(test::shape_kind::clusters, 400, d, seed + d);
       for (int lowest : {0, -3}) {
-        const std::vector<double> w = quarter_weights(points.n, seed + d + 7, lowest);
+        const std::vector<double> w = quarter_weights(points.n(), seed + d + 7, lowest);
         for (std::size_t min_samples : {1, 3, 8}) {
           const double eps = 0.03 * std::sqrt(double(d));
           SCOPED_TRACE(testing::Message() << engine << " metric=" << to_string(m) << " d=" << d
@@ -127,7 +127,7 @@ TEST_P(dbscan_weighted, ties_at_exactly_eps) {
   // Lattice points 0.25 apart, eps 0.25: neighbours at exactly eps count with their weights.
   const std::string engine = GetParam();
   const dataset points = test::make_shape(test::shape_kind::lattice, 300, 2, test::test_seed());
-  const std::vector<double> w = quarter_weights(points.n, test::test_seed(), -2);
+  const std::vector<double> w = quarter_weights(points.n(), test::test_seed(), -2);
   for (std::size_t min_samples : {1, 2, 3, 5}) {
     resources res(2);
     dbscan_options o;
