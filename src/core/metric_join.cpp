@@ -304,7 +304,9 @@ metric_filter_sink::metric_filter_sink(result_sink& inner, const join_options& o
   if (joins_enclosing_ball(metric_)) return;  // L1 and L-infinity need no per-row terms
   const bool degrees = options.angles == angle_unit::degrees;
   query_terms_ = row_terms(metric_, degrees, queries_, queries.n, d_, threads);
-  if (!same_rows(queries, data)) data_terms_ = row_terms(metric_, degrees, data_, data.n, d_, threads);
+  if (!same_rows(queries, data)) {
+    data_terms_ = row_terms(metric_, degrees, data_, data.n, d_, threads);
+  }
   data_terms_of_ = same_rows(queries, data) ? query_terms_.data() : data_terms_.data();
 }
 

@@ -1,9 +1,9 @@
 // DBSCAN (epsjoin::dbscan) on every CPU engine against a brute-force DBSCAN written here: its own
 // distance, its own neighbour lists, a breadth-first search over the core points. Because the
 // border rule (the core neighbour of smallest index) and the numbering (clusters in the order of
-// their smallest core point, as scikit-learn's) are fixed, the whole label vector must match, which covers the core
-// points, the noise, the clusters as partitions of the core points and every border point's
-// cluster at once.
+// their smallest core point, as scikit-learn's) are fixed, the whole label vector must match,
+// which covers the core points, the noise, the clusters as partitions of the core points and
+// every border point's cluster at once.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -107,16 +107,17 @@ TEST_P(dbscan_weighted, weights_and_metrics_match_brute_force) {
           // library's squares could round apart); ties are tested on the lattice below.
           const double eps = test::eps_clear_of_pairs(
               points.view(), test::eps_for_selectivity(points.view(), points.view(), 6.0), 1e-9);
-          SCOPED_TRACE(testing::Message() << engine << " metric=" << to_string(m) << " d=" << d
-                                          << " lowest=" << lowest << " min_samples="
-                                          << min_samples << " seed=" << seed);
+          SCOPED_TRACE(testing::Message()
+                       << engine << " metric=" << to_string(m) << " d=" << d << " lowest=" << lowest
+                       << " min_samples=" << min_samples << " seed=" << seed);
           resources res(3);
           dbscan_options o;
           o.engine = engine;
           o.metric = m;
           o.sample_weight = w;
           const dbscan_result r = dbscan(res, points, eps, min_samples, o);
-          const std::vector<std::int64_t> want = brute_labels(points.view(), eps, min_samples, w, m);
+          const std::vector<std::int64_t> want =
+              brute_labels(points.view(), eps, min_samples, w, m);
           EXPECT_EQ(r.labels, want);
           telling += std::ranges::max(want) >= 1 && std::ranges::min(want) == -1;
           EXPECT_EQ(r.merge, "host");
@@ -146,7 +147,8 @@ TEST_P(dbscan_weighted, ties_at_exactly_eps) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(cpu, dbscan_weighted, testing::Values("auto", "cpu-grid", "super-ego", "brute-cpu"),
+INSTANTIATE_TEST_SUITE_P(cpu, dbscan_weighted,
+                         testing::Values("auto", "cpu-grid", "super-ego", "brute-cpu"),
                          [](const testing::TestParamInfo<std::string>& param_info) {
                            std::string name(param_info.param);
                            std::replace(name.begin(), name.end(), '-', '_');
