@@ -19,11 +19,13 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "epsjoin/dataset.hpp"
+#include "epsjoin/options.hpp"
 #include "epsjoin/resources.hpp"
 #include "epsjoin/stats.hpp"
 
@@ -37,6 +39,14 @@ struct dbscan_options {
   scalar_type precision = scalar_type::f64;
   /// Engine-specific parameters, as in `join_options::params`.
   std::map<std::string, std::string> params;
+  /// The distance, as in `join_options::metric` (docs/metrics.md). The cell merge and the
+  /// device merge are Euclidean only; other metrics take the two joins into host sinks.
+  distance_metric metric = distance_metric::euclidean;
+  /// [host] [n] weight of each point, or empty for 1 each (scikit-learn's sample_weight): a
+  /// point is core when the weights of the points within eps, its own included, sum to at least
+  /// min_samples. Weights may be negative or 0 and must be finite. Weighted counts take the two
+  /// joins into host sinks (8 more bytes a point), on any engine.
+  std::span<const double> sample_weight;
   /// Called now and then with the fraction done over both passes, in [0, 1]; may be empty.
   std::function<void(double)> progress;
   /// Whether a row-filling GPU engine (lbjoin, gds-join, ted-join, meta-16q, meta-1q) may merge
@@ -56,8 +66,9 @@ struct dbscan_options {
 /// @brief The clustering and what it cost.
 struct dbscan_result {
   /// [n] the cluster of each point, or -1 for noise. Clusters are numbered 0, 1, ... in the
-  /// order of their smallest point index (the first point of the input in each cluster, core or
-  /// border), so labels read in input order first meet 0, then 1, and so on.
+  /// order of their smallest core point index, as scikit-learn numbers them: the core points
+  /// read in input order first meet 0, then 1, and so on (a border point before its cluster's
+  /// first core point may carry a larger number than clusters met later).
   std::vector<std::int64_t> labels;
   /// [n] 1 for a core point (at least min_samples points, itself included, within eps), else 0.
   std::vector<std::uint8_t> core;
@@ -91,10 +102,12 @@ struct dbscan_result {
 /// @brief DBSCAN of `points` with radius `eps` and density threshold `min_samples`.
 ///
 /// A point is core when at least `min_samples` points (itself included, as scikit-learn counts)
-/// lie within `eps` (squared distance <= eps^2). Core points within eps of each other share a
+/// lie within `eps` (squared distance <= eps^2), or with `options.sample_weight` when their
+/// weights sum to at least `min_samples`. Core points within eps of each other share a
 /// cluster. A non-core point with a core point within eps is a border point: it joins the
 /// cluster of its core neighbour of smallest index, so every engine and every run gives the same
-/// labels. Other points are noise (-1). Host memory beyond the joins' own: 17 bytes a point
+/// labels (scikit-learn gives it the cluster of smallest number among its core neighbours'; the
+/// two differ only for a border point within eps of two clusters). Other points are noise (-1). Host memory beyond the joins' own: 17 bytes a point
 /// (9 on the device merge, which takes 25 bytes a point of device memory). The cell merge
 /// builds no join index; it plans within 42 + 8 d bytes a point and 24 + 16 d a non-empty cell
 /// (at most one a point) and runs the joins instead where that does not fit.
@@ -103,7 +116,8 @@ struct dbscan_result {
 /// @param eps         the radius (never its square); finite and > 0
 /// @param min_samples at least 1
 /// @param options     engine, precision, parameters, progress
-/// @throws invalid_argument for a bad eps, min_samples of 0, or anything `self_join` rejects;
+/// @throws invalid_argument for a bad eps, min_samples of 0, sample weights that are not finite or
+///         not one a point, or anything `self_join` rejects;
 ///         unavailable for an engine not built in or without its device.
 dbscan_result dbscan(resources& res, dataset_view points, double eps, std::size_t min_samples,
                      const dbscan_options& options = {});

@@ -13,6 +13,8 @@ program). Functions:
 - :func:`neighbor_table`: the library's CSR arrays themselves, without a copy.
 - :class:`DBSCAN`: scikit-learn's DBSCAN estimator (``fit``, ``labels_``, ...) on two joins,
   without storing any neighbourhood.
+- :class:`RadiusNeighbors`, :class:`RadiusNeighborsTransformer`: scikit-learn's
+  ``NearestNeighbors`` radius queries and ``RadiusNeighborsTransformer``.
 - :class:`EpsIndex`: the points' grid built once at a largest eps and queried many times, at
   any eps up to it (scipy's ``cKDTree`` style: ``query_ball_point``, ``count``,
   ``neighbor_graph``).
@@ -23,13 +25,36 @@ the options ``engine``, ``precision``, ``n_jobs``, ``memory_limit``, ``device``,
 ``return_stats``. The GIL is released while the library works, and Ctrl-C stops a join.
 """
 
-from ._dbscan import DBSCAN
+from typing import TYPE_CHECKING, Any, List
+
 from ._epsjoin import CudaError, UnavailableError
 from ._epsjoin import __version__ as __version__
 from ._index import EpsIndex
 from ._join import build_info, engines, neighbor_graph, neighbor_table, pairs
 from ._radii import count, count_radii
 from ._sklearn import radius_neighbors_graph
+
+if TYPE_CHECKING:
+    from ._dbscan import DBSCAN
+    from ._neighbors import RadiusNeighbors, RadiusNeighborsTransformer
+
+# The estimators' module imports scikit-learn's base classes where it is installed, which costs
+# more than the rest of the package: loaded on first use, so `import epsjoin` does not pay it.
+_ESTIMATORS = {"DBSCAN": "_dbscan", "RadiusNeighbors": "_neighbors",
+               "RadiusNeighborsTransformer": "_neighbors"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _ESTIMATORS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module("." + _ESTIMATORS[name], __name__), name)
+
+
+def __dir__() -> List[str]:
+    return sorted([*globals(), *_ESTIMATORS])
+
 
 __all__ = [
     "CudaError",
@@ -43,5 +68,7 @@ __all__ = [
     "neighbor_graph",
     "neighbor_table",
     "pairs",
+    "RadiusNeighbors",
+    "RadiusNeighborsTransformer",
     "radius_neighbors_graph",
 ]

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import inspect
 import numbers
-from typing import Any, Dict, List, Mapping, Optional, overload
+from typing import Any, Mapping, Optional, overload
 
 import numpy as np
 import numpy.typing as npt
 
-from . import _device, _epsjoin
+from . import _dbscan_graph, _device, _epsjoin
+from ._estimator import (HAVE_SKLEARN, BaseEstimator, ClusterMixin, check_search_parameters,
+                         check_weights, is_sparse, library_metric, validated)
 from ._join import HostPoints, PointsLike
-from ._validation import MemorySize, check_points, raise_if_not_finite, run_settings
+from ._validation import MemorySize, raise_if_not_finite, run_settings
 
 
 def _check_parameters(eps: Any, min_samples: Any) -> None:
@@ -30,46 +31,65 @@ def _check_parameters(eps: Any, min_samples: Any) -> None:
         )
 
 
-class DBSCAN:
-    """Density-based clustering (DBSCAN) of Euclidean points, computed by epsjoin.
+class DBSCAN(ClusterMixin, BaseEstimator):
+    """Density-based clustering (DBSCAN), computed by epsjoin.
 
-    A drop-in for ``sklearn.cluster.DBSCAN`` with the Euclidean metric: the same parameters
-    ``eps`` and ``min_samples``, the same ``fit``/``fit_predict`` and the same fitted
-    attributes. A point is a core sample when at least ``min_samples`` points, itself included,
-    lie within ``eps`` (inclusive: ``distance <= eps``); core samples within ``eps`` of each
-    other share a cluster; a non-core point with a core sample within ``eps`` is a border point
-    of that cluster; other points are noise (label ``-1``).
+    A drop-in for ``sklearn.cluster.DBSCAN``: the same parameters, ``fit``/``fit_predict``,
+    fitted attributes and labels. A point is a core sample when at least ``min_samples`` points,
+    itself included, lie within ``eps`` (inclusive: ``distance <= eps``), or with
+    ``sample_weight`` when their weights sum to at least ``min_samples``; core samples within
+    ``eps`` of each other share a cluster; a non-core point with a core sample within ``eps`` is
+    a border point of that cluster; other points are noise (label ``-1``). Where scikit-learn is
+    installed this is a scikit-learn estimator (``GridSearchCV``, ``clone``, pipelines,
+    ``check_estimator``); without it, it works alone.
 
     Unlike scikit-learn, no neighbourhood is ever stored: two joins (a count, then a merge into
     a concurrent union-find) run in memory linear in the number of points beyond the join's own
     index; cpu-grid in one to three dimensions (``"auto"`` on the CPU) runs no join but
-    clusters on its own cells of side ``eps / sqrt(d)``. The core samples, the noise and the clusters as sets of core samples are the same
-    as scikit-learn's. A border point within ``eps`` of core samples of two clusters joins the
-    cluster of its core neighbour of smallest index, the same on every engine and every run
-    (scikit-learn's choice depends on its search order). Clusters are numbered ``0, 1, ...`` in
-    the order of their first point in ``X``.
+    clusters on its own cells of side ``eps / sqrt(d)`` (Euclidean and unweighted only).
+    Clusters are numbered ``0, 1, ...`` in the order of their first core sample in ``X``, as
+    scikit-learn numbers them; the core samples, the noise and the clusters are scikit-learn's.
+    A border point within ``eps`` of core samples of two clusters joins the cluster of its core
+    neighbour of smallest index, the same on every engine and every run; scikit-learn gives it
+    the cluster of smallest label among its core neighbours'. Only such points can differ.
 
     Parameters
     ----------
     eps : float, default=0.5
         The neighbourhood radius (never its square); finite and > 0.
     min_samples : int, default=5
-        Points within ``eps`` (the point itself included) that make a core sample; at least 1.
+        Points within ``eps`` (the point itself included), or their total weight, that make a
+        core sample; at least 1.
+    metric : str, default="euclidean"
+        ``"euclidean"`` (``"l2"``), ``"manhattan"`` (``"cityblock"``, ``"l1"``), ``"chebyshev"``
+        (``"infinity"``), ``"cosine"``, ``"haversine"`` (radians, two features: latitude,
+        longitude), ``"minkowski"`` with ``p`` 1, 2 or inf, or ``"precomputed"``: ``X`` is then
+        a square distance matrix, dense or a sparse radius-neighbours graph (missing entries
+        are no neighbours; each point is its own), and no join runs. Another metric, or a
+        callable, raises ``ValueError``.
+    metric_params : dict, default=None
+        Only ``{"p": ...}`` for ``"minkowski"``.
+    algorithm : {"auto", "ball_tree", "kd_tree", "brute"}, default="auto"
+        Accepted for scikit-learn's sake and checked; the engine decides how to search.
+    leaf_size : int, default=30
+        Accepted and checked as scikit-learn does; it changes nothing here.
+    p : float, default=None
+        Minkowski's power with ``metric="minkowski"``: 1, 2 (``None``) or inf.
+    n_jobs : int, default=None
+        CPU threads; ``None`` or ``-1`` means every core (unlike scikit-learn, where ``None``
+        means one).
     engine : str, default="auto"
         An engine name from :func:`epsjoin.engines` or ``"auto"``; both joins run on it. A GPU
         engine raises :class:`epsjoin.UnavailableError` where there is no GPU or no CUDA build.
     precision : {"float64", "float32"}, default="float64"
         Arithmetic of the distance computation (``X`` may be either dtype).
-    n_jobs : int, default=None
-        CPU threads; ``None`` or ``-1`` means every core (unlike scikit-learn, where ``None``
-        means one).
     memory_limit, device_memory_limit : int or str, default=None
         Host and GPU memory the joins plan within, in bytes or as ``"8G"``, ``"512M"``;
         ``None`` means what the machine allows. Too little raises ``MemoryError``.
     device : int, default=0
         CUDA device ordinal for GPU engines. A CuPy array or CUDA tensor is clustered on its
         own device, with a GPU engine that merges there (``"auto"``, lbjoin, gds-join,
-        ted-join, meta-16q, meta-1q); the points never leave it.
+        ted-join, meta-16q, meta-1q), Euclidean and unweighted; the points never leave it.
     params : dict, default=None
         Engine parameters (see :func:`epsjoin.engines`); an unknown key raises ``ValueError``.
 
@@ -82,19 +102,20 @@ class DBSCAN:
         Indices of the core samples, ascending.
     components_ : ndarray of shape (n_core_samples, n_features)
         A copy of each core sample (``X`` as used: float32 stays float32, other dtypes become
-        float64).
+        float64; rows of a sparse ``X`` stay sparse).
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Only when ``X`` has string column names (a pandas DataFrame).
     stats_ : dict
         The run: ``engine``, ``merge`` (``"device"`` where the GPU engine merged on the GPU,
-        ``"cells"`` where cpu-grid clustered on its cells, else ``"host"``), ``n_clusters``,
-        ``n_core``, ``n_border``, ``n_noise``, ``pairs`` (ordered neighbour pairs ``i != j``;
-        0 for ``"cells"``, whose counts stop at ``min_samples``), ``stages`` (seconds of ``count``, ``merge``,
-        ``label``), ``seconds``, ``notes`` (the engine's notes as strings; for the device merge
-        ``h2d_point_bytes``, 0 for points already on the device) and the inputs ``n``, ``d``,
-        ``eps``, ``min_samples``, ``precision``.
+        ``"cells"`` where cpu-grid clustered on its cells, ``"precomputed"`` for precomputed
+        distances, else ``"host"``), ``n_clusters``, ``n_core``, ``n_border``, ``n_noise``,
+        ``pairs`` (ordered neighbour pairs ``i != j``; 0 for ``"cells"``, whose counts stop at
+        ``min_samples``), ``stages`` (seconds of ``count``, ``merge``, ``label``), ``seconds``,
+        ``notes`` (the engine's notes as strings; for the device merge ``h2d_point_bytes``, 0
+        for points already on the device) and the inputs ``n``, ``d``, ``eps``,
+        ``min_samples``, ``precision``.
 
     Examples
     --------
@@ -110,9 +131,14 @@ class DBSCAN:
         eps: float = 0.5,
         min_samples: int = 5,
         *,
+        metric: str = "euclidean",
+        metric_params: Optional[Mapping[str, Any]] = None,
+        algorithm: str = "auto",
+        leaf_size: int = 30,
+        p: Optional[float] = None,
+        n_jobs: Optional[int] = None,
         engine: str = "auto",
         precision: npt.DTypeLike = "float64",
-        n_jobs: Optional[int] = None,
         memory_limit: MemorySize = None,
         device_memory_limit: MemorySize = None,
         device: int = 0,
@@ -122,9 +148,14 @@ class DBSCAN:
         # set_params rely on it).
         self.eps = eps
         self.min_samples = min_samples
+        self.metric = metric
+        self.metric_params = metric_params
+        self.algorithm = algorithm
+        self.leaf_size = leaf_size
+        self.p = p
+        self.n_jobs = n_jobs
         self.engine = engine
         self.precision = precision
-        self.n_jobs = n_jobs
         self.memory_limit = memory_limit
         self.device_memory_limit = device_memory_limit
         self.device = device
@@ -135,48 +166,58 @@ class DBSCAN:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features) or (n_samples, n_samples)
             Points; at least one, finite. float32 and float64 C-contiguous arrays are used where
-            they lie; other dtypes are converted once, to float64.
+            they lie; other dtypes are converted once, to float64; a sparse matrix is made
+            dense. With ``metric="precomputed"``, distances (see ``metric``).
         y : Ignored
             Not used, present for API consistency.
-        sample_weight : None
-            Weighted samples are not supported; anything but ``None`` raises
-            ``NotImplementedError``.
+        sample_weight : array-like of shape (n_samples,) or float, default=None
+            Weight of each sample (scikit-learn's meaning): a sample of weight at least
+            ``min_samples`` is a core sample by itself, a negative weight may keep its
+            neighbours from being core. ``None`` weighs each sample 1.
 
         Returns
         -------
         self : DBSCAN
             The fitted estimator.
         """
-        if sample_weight is not None:
-            raise NotImplementedError(
-                "epsjoin.DBSCAN does not support sample_weight; use sklearn.cluster.DBSCAN "
-                "for weighted samples"
-            )
         _check_parameters(self.eps, self.min_samples)
+        check_search_parameters(self)
+        precomputed = self.metric == "precomputed"
+        metric = None if precomputed else library_metric(self.metric, self.p, self.metric_params)
         if _device.any_on_device(X):
+            if sample_weight is not None or metric != "euclidean":
+                raise ValueError("device points are clustered Euclidean and unweighted; copy "
+                                 "them to the host for sample_weight or another metric")
             return self._fit_on_device(X)
-        columns = getattr(X, "columns", None)
-        points = check_points(X, min_samples=1, estimator="DBSCAN")  # scikit-learn's words
+        X = validated(self, X, reset=True, sparse=True, square=precomputed)
+        weights = check_weights(sample_weight, X.shape[0])
+        if precomputed:
+            labels, core = _dbscan_graph.cluster(
+                _dbscan_graph.neighbourhoods(X, float(self.eps)), int(self.min_samples), weights)
+            self.stats_ = {"merge": "precomputed", "n": X.shape[0], "eps": float(self.eps),
+                           "min_samples": int(self.min_samples)}
+        else:
+            labels, core = self._fit_points(X, metric, weights)
+        self.labels_ = labels
+        self.core_sample_indices_ = np.flatnonzero(core).astype(np.int64, copy=False)
+        self.components_ = X[self.core_sample_indices_]  # fancy indexing copies
+        return self
+
+    def _fit_points(self, X: Any, metric: Optional[str], weights: Optional[np.ndarray]) -> Any:
+        dense = X.toarray() if is_sparse(X) else X
         settings = run_settings(self.engine, self.precision, False, self.n_jobs, self.memory_limit,
                                 self.device_memory_limit, self.device, self.params)
+        settings.metric = metric
         try:
-            labels, core, stats = _epsjoin.dbscan(points, float(self.eps), int(self.min_samples),
-                                                  settings)
+            labels, core, stats = _epsjoin.dbscan(dense, float(self.eps), int(self.min_samples),
+                                                  settings, weights)
         except ValueError:
-            raise_if_not_finite(points, None, estimator="DBSCAN")  # scikit-learn's words
+            raise_if_not_finite(dense, None, estimator="DBSCAN")  # scikit-learn's words
             raise
-        self.labels_ = labels.view(np.int64)  # numpy's own int64 type, not C's long long
-        self.core_sample_indices_ = np.flatnonzero(core).astype(np.int64, copy=False)
-        self.components_ = points[self.core_sample_indices_]  # fancy indexing copies
-        self.n_features_in_ = points.shape[1]
-        if columns is not None and len(columns) and all(isinstance(c, str) for c in columns):
-            self.feature_names_in_ = np.asarray(columns, dtype=object)
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
         self.stats_ = stats
-        return self
+        return labels.view(np.int64), core  # numpy's own int64 type, not C's long long
 
     def _fit_on_device(self, X: Any) -> "DBSCAN":
         b, A, _ = _device.check_device_pair(X, None, min_samples=1, estimator="DBSCAN")
@@ -210,33 +251,9 @@ class DBSCAN:
         """
         return self.fit(X, sample_weight=sample_weight).labels_
 
-    # scikit-learn's parameter protocol, without importing scikit-learn: clone(), Pipeline
-    # and GridSearchCV need no more.
-    @classmethod
-    def _get_param_names(cls) -> List[str]:
-        signature = inspect.signature(cls.__init__)
-        return sorted(name for name in signature.parameters if name != "self")
-
-    def get_params(self, deep: bool = True) -> Dict[str, Any]:
-        """The constructor's parameters as a dict (``deep`` is accepted and has no effect:
-        no parameter is an estimator)."""
-        return {name: getattr(self, name) for name in self._get_param_names()}
-
-    def set_params(self, **params: Any) -> "DBSCAN":
-        """Set constructor parameters by name; an unknown name raises ``ValueError``."""
-        valid = self._get_param_names()
-        for name, value in params.items():
-            if name not in valid:
-                raise ValueError(
-                    f"Invalid parameter {name!r} for estimator {self!r}. "
-                    f"Valid parameters are: {valid!r}."
-                )
-            setattr(self, name, value)
-        return self
-
-    def __repr__(self) -> str:
-        signature = inspect.signature(type(self).__init__)
-        defaults = {name: p.default for name, p in signature.parameters.items()}
-        changed = [f"{name}={value!r}" for name, value in self.get_params().items()
-                   if value is not defaults.get(name) and value != defaults.get(name)]
-        return f"{type(self).__name__}({', '.join(changed)})"
+    if HAVE_SKLEARN:
+        def __sklearn_tags__(self) -> Any:
+            tags = super().__sklearn_tags__()  # type: ignore[misc]
+            tags.input_tags.pairwise = self.metric == "precomputed"
+            tags.input_tags.sparse = True
+            return tags

@@ -54,7 +54,8 @@ def device_neighbor_counts(
     settings: RunSettings
 ) -> Tuple[int, Optional[npt.NDArray[np.uint64]], Dict[str, Any]]: ...
 def dbscan(
-    points: npt.NDArray[np.floating], eps: float, min_samples: int, settings: RunSettings
+    points: npt.NDArray[np.floating], eps: float, min_samples: int, settings: RunSettings,
+    weights: Optional[npt.NDArray[np.float64]] = None
 ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8], Dict[str, Any]]: ...
 def dbscan_device(
     points: Any, eps: float, min_samples: int, settings: RunSettings

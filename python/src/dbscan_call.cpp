@@ -2,6 +2,7 @@
 
 #include <epsjoin/dbscan.hpp>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,8 +40,12 @@ nb::dict dbscan_stats(const epsjoin::dbscan_result& r, const epsjoin::dataset_vi
 }
 
 nb::tuple run_dbscan(const epsjoin::dataset_view& view, double eps, std::uint64_t min_samples,
-                     const run_settings& settings) {
+                     const run_settings& settings, std::span<const double> weights = {}) {
   epsjoin::dbscan_options options;
+  const auto metric = epsjoin::parse_metric(settings.metric);
+  if (!metric) throw epsjoin::invalid_argument("unknown metric '" + settings.metric + "'");
+  options.metric = *metric;
+  options.sample_weight = weights;
   options.engine = settings.engine;
   options.precision = precision_of(settings.precision);
   options.params = settings.params;
@@ -61,8 +66,10 @@ nb::tuple run_dbscan(const epsjoin::dataset_view& view, double eps, std::uint64_
 }  // namespace
 
 nb::tuple dbscan(points_array points, double eps, std::uint64_t min_samples,
-                 const run_settings& settings) {
-  return run_dbscan(view_of(points), eps, min_samples, settings);
+                 const run_settings& settings, std::optional<weights_array> weights) {
+  std::span<const double> w;
+  if (weights) w = {weights->data(), weights->shape(0)};
+  return run_dbscan(view_of(points), eps, min_samples, settings, w);
 }
 
 nb::tuple dbscan_device(device_points points, double eps, std::uint64_t min_samples,

@@ -130,7 +130,8 @@ NB_MODULE(_epsjoin, m) {
         "data"_a.none(), "eps"_a, "include_self"_a, "settings"_a);
   m.def("device_neighbor_counts", &epsjoin_python::device_neighbor_counts, "queries"_a,
         "data"_a.none(), "eps"_a, "include_self"_a, "per_row"_a, "settings"_a);
-  m.def("dbscan", &epsjoin_python::dbscan, "points"_a, "eps"_a, "min_samples"_a, "settings"_a);
+  m.def("dbscan", &epsjoin_python::dbscan, "points"_a, "eps"_a, "min_samples"_a, "settings"_a,
+        "weights"_a = nb::none());
   m.def("dbscan_device", &epsjoin_python::dbscan_device, "points"_a, "eps"_a, "min_samples"_a,
         "settings"_a);
   epsjoin_python::bind_index(m);

@@ -40,8 +40,8 @@ def assert_same_clustering(got, X, eps, min_samples):
     for i in np.flatnonzero(~is_core & (labels != -1)):
         mates = core[labels[core] == labels[i]]
         assert (((X64[mates] - X64[i]) ** 2).sum(axis=1) <= eps * eps).any(), i
-    # Clusters numbered in the order of their first point.
-    seen = labels[labels != -1]
+    # Clusters numbered in the order of their first core point, as scikit-learn numbers them.
+    seen = labels[core]
     _, first = np.unique(seen, return_index=True)
     np.testing.assert_array_equal(seen[np.sort(first)], np.arange(len(first)))
     return want
@@ -124,12 +124,13 @@ def test_estimator_interface(rng):
     assert model.get_params()["eps"] == 0.3 and model.get_params()["n_jobs"] == 1
     assert model.set_params(min_samples=9) is model and model.min_samples == 9
     with pytest.raises(ValueError, match="Invalid parameter"):
-        model.set_params(leaf_size=30)
+        model.set_params(leaf_sizes=30)
     assert repr(model) == "DBSCAN(eps=0.3, min_samples=9, n_jobs=1)"
     clone = pytest.importorskip("sklearn.base").clone(model)
     assert clone.get_params() == model.get_params() and not hasattr(clone, "labels_")
-    with pytest.raises(NotImplementedError, match="sample_weight"):
-        model.fit(X, sample_weight=np.ones(len(X)))
+    # Weights of 1 are no weights (test_sklearn_equal.py compares others with scikit-learn's).
+    weighted = clone.fit(X, sample_weight=np.ones(len(X))).labels_
+    np.testing.assert_array_equal(weighted, model.fit(X).labels_)
     # Integer input is clustered as float64; float32 stays float32.
     model = epsjoin.DBSCAN(eps=1.5, min_samples=2)
     assert model.fit(lattice(4, 2).astype(int)).components_.dtype == np.float64

@@ -52,6 +52,7 @@ join_options pass_options(const dbscan_options& options, double eps,
   o.engine = options.engine;
   o.precision = options.precision;
   o.params = options.params;
+  o.metric = options.metric;
   o.progress = std::move(progress);
   return o;
 }
@@ -71,10 +72,10 @@ bool on_cpu_grid(resources& res, dataset_view points, const dbscan_options& opti
   return chosen != nullptr && chosen->name() == "cpu-grid";
 }
 
-// Every core point to its root (the smallest id of its set), then labels in the order of each
-// cluster's smallest point. A border point's cluster is that of its smallest core neighbour.
-// `min_core` of a core point is never written by the merge (only non-core neighbours are), so
-// it holds a root's label here.
+// Every core point to its root (the smallest id of its set), then clusters numbered in the order
+// of their first core point, as scikit-learn numbers them. A border point's cluster is that of
+// its smallest core neighbour. `min_core` of a core point is never written by the merge (only
+// non-core neighbours are), so it holds a root's number here.
 void label_points(dbscan_result& r, std::span<std::uint32_t> parent,
                   std::span<std::uint32_t> min_core, unsigned threads) {
   const concurrent_union_find sets(parent);
@@ -86,22 +87,49 @@ void label_points(dbscan_result& r, std::span<std::uint32_t> parent,
   });
   std::uint32_t clusters = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    std::uint32_t root;
-    if (r.core[i]) {
-      root = parent[i];
-    } else if (min_core[i] != no_core) {
-      root = parent[min_core[i]];
-      ++r.n_border;
-    } else {
+    if (!r.core[i]) continue;
+    std::uint32_t& number = min_core[parent[i]];
+    if (number == no_core) number = clusters++;
+    r.labels[i] = number;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (r.core[i]) continue;
+    if (min_core[i] == no_core) {
       r.labels[i] = -1;
       ++r.n_noise;
-      continue;
+    } else {
+      r.labels[i] = min_core[parent[min_core[i]]];
+      ++r.n_border;
     }
-    // The first point met of a cluster gives it the next number.
-    if (min_core[root] == no_core) min_core[root] = clusters++;
-    r.labels[i] = min_core[root];
   }
   r.n_clusters = clusters;
+}
+
+// Core flags from weighted neighbourhoods (dbscan_options::sample_weight), with the engine and
+// pairs of the join that summed them.
+void weighted_core(resources& res, dataset_view points, double eps, std::size_t min_samples,
+                   const dbscan_options& options, std::function<void(double)> progress,
+                   dbscan_result& r) {
+  const std::span<const double> w = options.sample_weight;
+  std::vector<double> sums(points.n, 0.0);
+  weighted_count_sink summer(w, sums);
+  const join_stats s = self_join(res, points, pass_options(options, eps, std::move(progress)),
+                                 summer);
+  r.engine = s.engine;
+  r.pairs = s.pairs;
+  const auto threshold = static_cast<double>(min_samples);
+  parallel_for(res.threads(), points.n, grain, [&](std::size_t b, std::size_t e, unsigned) {
+    for (std::size_t i = b; i < e; ++i) r.core[i] = sums[i] + w[i] >= threshold;
+  });
+}
+
+void check_weights(std::span<const double> w, std::size_t n) {
+  if (w.empty()) return;
+  EPSJOIN_EXPECTS(w.size() == n, "sample_weight has ", w.size(), " entries for ", n, " points");
+  for (std::size_t i = 0; i < n; ++i) {
+    EPSJOIN_EXPECTS(std::isfinite(w[i]), "sample_weight[", i, "] is ", w[i],
+                    ": weights must be finite");
+  }
 }
 
 }  // namespace
@@ -113,8 +141,12 @@ dbscan_result run_dbscan(resources& res, dataset_view points, double eps,
   EPSJOIN_EXPECTS(min_samples >= 1, "min_samples must be at least 1, got 0");
   const std::size_t n = points.n;
   const unsigned threads = res.threads();
+  check_weights(options.sample_weight, n);
+  const bool weighted = !options.sample_weight.empty();
+  // The cell and device merges count neighbours in Euclidean cells and rows, unweighted.
+  const bool plain = !weighted && options.metric == distance_metric::euclidean;
 #ifdef EPSJOIN_HAS_CUDA
-  if (options.device_merge && n > 0) {
+  if (options.device_merge && n > 0 && plain) {
     require_memory(res, n, device_merge_bytes_per_point);
     if (std::optional<dbscan_result> on_device =
             dbscan_on_device(res, points, eps, min_samples, options)) {
@@ -134,9 +166,10 @@ dbscan_result run_dbscan(resources& res, dataset_view points, double eps,
   EPSJOIN_EXPECTS(!points.on_device() || n == 0,
                   "points in device memory are clustered on the device: a GPU engine that "
                   "delivers its rows there (auto, lbjoin, gds-join, ted-join, meta-16q, meta-1q) "
-                  "with the device merge; engine '", options.engine, "'",
-                  options.device_merge ? " does not" : " and device_merge = false do not");
-  if (options.cell_merge && on_cpu_grid(res, points, options)) {
+                  "with the device merge, unweighted and Euclidean; engine '", options.engine,
+                  "'", options.device_merge ? "" : " with device_merge = false",
+                  plain ? " does not" : ", sample weights or another metric do not");
+  if (options.cell_merge && plain && on_cpu_grid(res, points, options)) {
     if (std::optional<dbscan_result> on_cells =
             dbscan_on_cells(res, points, eps, min_samples, options.progress)) {
       if (options.progress) options.progress(1.0);
@@ -144,7 +177,7 @@ dbscan_result run_dbscan(resources& res, dataset_view points, double eps,
       return std::move(*on_cells);
     }
   }
-  require_memory(res, n, host_merge_bytes_per_point);
+  require_memory(res, n, host_merge_bytes_per_point + (weighted ? sizeof(double) : 0));
 
   dbscan_result r;
   r.labels.resize(n);
@@ -155,7 +188,10 @@ dbscan_result run_dbscan(resources& res, dataset_view points, double eps,
   // Pass 1: neighbour counts, self included as scikit-learn counts it. With min_samples 1
   // every point is core and the count is not needed.
   stopwatch clock;
-  if (min_samples > 1) {
+  if (weighted) {
+    weighted_core(res, points, eps, min_samples, options,
+                  progress_span(options.progress, 0, count_share, shown), r);
+  } else if (min_samples > 1) {
     neighbour_count_sink counter(counts);
     const join_stats s = self_join(
         res, points, pass_options(options, eps, progress_span(options.progress, 0, count_share, shown)),
@@ -163,9 +199,11 @@ dbscan_result run_dbscan(resources& res, dataset_view points, double eps,
     r.engine = s.engine;
     r.pairs = s.pairs;
   }
-  parallel_for(threads, n, grain, [&](std::size_t b, std::size_t e, unsigned) {
-    for (std::size_t i = b; i < e; ++i) r.core[i] = std::uint64_t{counts[i]} + 1 >= min_samples;
-  });
+  if (!weighted) {
+    parallel_for(threads, n, grain, [&](std::size_t b, std::size_t e, unsigned) {
+      for (std::size_t i = b; i < e; ++i) r.core[i] = std::uint64_t{counts[i]} + 1 >= min_samples;
+    });
+  }
   r.n_core = static_cast<std::size_t>(std::count(r.core.begin(), r.core.end(), 1));
   r.stages.push_back({"count", clock.seconds()});
 

@@ -379,7 +379,7 @@ std::optional<dbscan_result> dbscan_on_cells(resources& res, dataset_view points
   r.stages.push_back({"merge", clock.seconds()});
 
   // Each core point to its cell's root (the smallest cell of its set), each border point to
-  // its core neighbour's, then clusters numbered by their smallest point.
+  // its core neighbour's, then clusters numbered by their smallest core point.
   clock.restart();
   const concurrent_union_find sets(k.parent);
   parallel_for(threads, cells, 1024, [&](std::size_t b, std::size_t e, unsigned) {
@@ -396,18 +396,24 @@ std::optional<dbscan_result> dbscan_on_cells(resources& res, dataset_view points
       if (!r.core[i] && link[i] != none) link[i] = link[link[i]];
     }
   });
+  // Numbers in the order of each cluster's first core point, as scikit-learn's.
   std::vector<std::uint32_t> number(cells, none);
   std::uint32_t clusters = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    if (link[i] == none) {
-      r.labels[i] = -1;
-      ++r.n_noise;
-      continue;
-    }
-    if (!r.core[i]) ++r.n_border;
+    if (!r.core[i]) continue;
     std::uint32_t& k_number = number[link[i]];
     if (k_number == none) k_number = clusters++;
     r.labels[i] = k_number;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (r.core[i]) continue;
+    if (link[i] == none) {
+      r.labels[i] = -1;
+      ++r.n_noise;
+    } else {
+      ++r.n_border;
+      r.labels[i] = number[link[i]];
+    }
   }
   r.n_clusters = clusters;
   r.stages.push_back({"label", clock.seconds()});

@@ -32,7 +32,7 @@ constexpr unsigned block = 256;
 constexpr unsigned warp_size = 32;
 constexpr unsigned full_mask = 0xffffffffu;
 /// Device bytes a point: core flag 1, parent 4, smallest core neighbour (later the cluster
-/// numbers) 4, cluster root 4, the cluster's first point 4, label 8.
+/// numbers) 4, cluster root 4, the cluster's first core point 4, label 8.
 constexpr std::uint64_t device_bytes_per_point = 25;
 
 // Other threads link and halve concurrently: every read goes to memory.
@@ -123,7 +123,8 @@ __global__ void merge_rows(device_row_segment rows, std::uint32_t* parent,
 }
 
 // Each point's cluster root (a border point's is its smallest core neighbour's), each
-// cluster's first point, and the tallies of core, border and noise points.
+// cluster's first core point (clusters are numbered in their order, as scikit-learn numbers
+// them), and the tallies of core, border and noise points.
 __global__ void find_clusters(std::uint32_t n, const std::uint8_t* core, std::uint32_t* parent,
                               const std::uint32_t* min_core, std::uint32_t* root,
                               std::uint32_t* first, unsigned long long* tally) {
@@ -141,7 +142,7 @@ __global__ void find_clusters(std::uint32_t n, const std::uint8_t* core, std::ui
       kind = 2;
     }
     root[i] = r;
-    if (r != none) atomicMin(first + r, static_cast<std::uint32_t>(i));
+    if (kind == 0) atomicMin(first + r, static_cast<std::uint32_t>(i));
   }
   for (int k = 0; k < 3; ++k) {
     const unsigned votes = __ballot_sync(full_mask, kind == k);
@@ -149,7 +150,7 @@ __global__ void find_clusters(std::uint32_t n, const std::uint8_t* core, std::ui
   }
 }
 
-// 1 for the first point of each cluster, counting the clusters.
+// 1 for the first core point of each cluster, counting the clusters.
 __global__ void flag_firsts(std::uint32_t n, const std::uint32_t* root, const std::uint32_t* first,
                             std::uint32_t* flag, unsigned long long* clusters) {
   const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;

@@ -13,6 +13,10 @@ void add(std::uint32_t& count, std::uint32_t more) {
   std::atomic_ref<std::uint32_t>(count).fetch_add(more, std::memory_order_relaxed);
 }
 
+void add(double& sum, double more) {
+  std::atomic_ref<double>(sum).fetch_add(more, std::memory_order_relaxed);
+}
+
 void lower_to(std::uint32_t& value, std::uint32_t candidate) {
   std::atomic_ref<std::uint32_t> ref(value);
   std::uint32_t now = ref.load(std::memory_order_relaxed);
@@ -38,6 +42,20 @@ row_destination neighbour_count_sink::consume_counts(const count_batch& batch) {
                  counts.size(), " counts, or a total");
   for (std::size_t k = 0; k < queries.size(); ++k) add(counts_[queries[k]], counts[k]);
   return {};
+}
+
+void weighted_count_sink::consume(std::span<const index_pair> pairs) {
+  for (const index_pair& p : pairs) add(sums_[p.query], weights_[p.neighbor]);
+}
+
+void weighted_count_sink::consume_rows(const row_segment& rows) {
+  EPSJOIN_ENSURE(rows.unordered && rows.offsets.empty() && rows.space == memory_space::host,
+                 error, "weighted_count_sink: rows other than unordered pairs");
+  for (std::size_t k = 0; k < rows.queries.size(); ++k) {
+    const std::uint32_t i = rows.queries[k], j = rows.neighbors[k];
+    add(sums_[i], weights_[j]);
+    add(sums_[j], weights_[i]);
+  }
 }
 
 void core_merge_sink::consume(std::span<const index_pair> pairs) {

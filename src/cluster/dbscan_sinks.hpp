@@ -24,6 +24,21 @@ class neighbour_count_sink final : public result_sink {
   std::span<std::uint32_t> counts_;
 };
 
+/// Each point's neighbours' weights summed (self excluded) into `sums` (zeroed by the caller),
+/// for weighted core points: pairs are needed, so no engine may only count.
+class weighted_count_sink final : public result_sink {
+ public:
+  weighted_count_sink(std::span<const double> weights, std::span<double> sums)
+      : weights_(weights), sums_(sums) {}
+  void consume(std::span<const index_pair> pairs) override;
+  sink_request request() const override { return {.form = result_form::unique_pairs}; }
+  void consume_rows(const row_segment& rows) override;
+
+ private:
+  std::span<const double> weights_;
+  std::span<double> sums_;
+};
+
 /// No core neighbour yet (the initial value of the nearest-core array).
 inline constexpr std::uint32_t no_core = UINT32_MAX;
 

@@ -280,6 +280,12 @@ std::vector<double> row_terms(distance_metric m, bool degrees, const double* row
   return terms;
 }
 
+// Whether the queries are the data itself: the same rows, not merely the same first row (a
+// prefix of the data, X[:k] against X, starts where the data does).
+bool same_rows(dataset_view queries, dataset_view data) {
+  return data.data == queries.data && data.n == queries.n && data.type == queries.type;
+}
+
 }  // namespace
 
 metric_filter_sink::metric_filter_sink(result_sink& inner, const join_options& options,
@@ -291,15 +297,17 @@ metric_filter_sink::metric_filter_sink(result_sink& inner, const join_options& o
                                                         : options.eps),
       d_(queries.d),
       queries_f64_(queries.type == scalar_type::f64 ? dataset() : dataset::to_f64(queries)),
-      data_f64_(data.type == scalar_type::f64 || data.data == queries.data ? dataset()
+      data_f64_(data.type == scalar_type::f64 || same_rows(queries, data) ? dataset()
                                                                            : dataset::to_f64(data)),
       queries_(f64_rows(queries, queries_f64_)),
-      data_(data.data == queries.data ? queries_ : f64_rows(data, data_f64_)) {
+      data_(same_rows(queries, data) ? queries_ : f64_rows(data, data_f64_)) {
   if (joins_enclosing_ball(metric_)) return;  // L1 and L-infinity need no per-row terms
   const bool degrees = options.angles == angle_unit::degrees;
   query_terms_ = row_terms(metric_, degrees, queries_, queries.n, d_, threads);
-  if (data.data != queries.data) data_terms_ = row_terms(metric_, degrees, data_, data.n, d_, threads);
-  data_terms_of_ = data.data == queries.data ? query_terms_.data() : data_terms_.data();
+  if (!same_rows(queries, data)) {
+    data_terms_ = row_terms(metric_, degrees, data_, data.n, d_, threads);
+  }
+  data_terms_of_ = same_rows(queries, data) ? query_terms_.data() : data_terms_.data();
 }
 
 bool metric_filter_sink::within(std::uint32_t q, std::uint32_t j) const {

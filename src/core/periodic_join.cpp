@@ -108,6 +108,12 @@ const double* f64_rows(dataset_view v, const dataset& copy) {
   return v.type == scalar_type::f64 ? static_cast<const double*>(v.data) : copy.f64();
 }
 
+// Whether the queries are the data itself: the same rows, not merely the same first row (a
+// prefix of the data, X[:k] against X, starts where the data does).
+bool same_rows(dataset_view queries, dataset_view data) {
+  return data.data == queries.data && data.n == queries.n && data.type == queries.type;
+}
+
 }  // namespace
 
 periodic_filter_sink::periodic_filter_sink(result_sink& inner, const join_options& o,
@@ -119,10 +125,10 @@ periodic_filter_sink::periodic_filter_sink(result_sink& inner, const join_option
       box_(o.box),
       limit_(o.metric == distance_metric::euclidean ? o.eps * o.eps : o.eps),
       queries_f64_(queries.type == scalar_type::f64 ? dataset() : dataset::to_f64(queries)),
-      data_f64_(data.type == scalar_type::f64 || data.data == queries.data ? dataset()
+      data_f64_(data.type == scalar_type::f64 || same_rows(queries, data) ? dataset()
                                                                            : dataset::to_f64(data)),
       queries_(f64_rows(queries, queries_f64_)),
-      data_(data.data == queries.data ? queries_ : f64_rows(data, data_f64_)),
+      data_(same_rows(queries, data) ? queries_ : f64_rows(data, data_f64_)),
       images_(images),
       near_faces_(near_faces),
       d_(queries.d) {}

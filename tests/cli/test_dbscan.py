@@ -108,12 +108,9 @@ class Command(unittest.TestCase):
         self.assertEqual(host["clusters"], summary["clusters"])
         for key in ["engine", "eps", "min_samples", "pairs", "seconds", "total_seconds"]:
             self.assertIn(key, summary)
-        # Clusters are numbered in the order of their first point.
-        first_seen = []
-        for label in labels:
-            if label >= 0 and label not in first_seen:
-                first_seen.append(label)
-        self.assertEqual(first_seen, list(range(len(first_seen))))
+        # Clusters are numbered 0, 1, ... (in the order of their first core point, which the
+        # oracle tests check: the labels alone do not tell core from border).
+        self.assertEqual(sorted(set(labels) - {-1}), list(range(summary["clusters"])))
         # Text labels: the same values, one a line.
         text = self.path("labels.txt")
         run("dbscan", "--generate", "gauss:2:3000:seed=5", "--eps", "0.01", "--min-samples", "5",

@@ -239,4 +239,30 @@ TEST(dbscan_gpu, a_million_points_merged_on_the_device) {
   }
 }
 
+// Sample weights and other metrics take every engine to the two joins into host sinks: the
+// labels must still be the brute-force engine's.
+TEST(dbscan_gpu, weights_and_metrics_on_every_device_engine) {
+  const dataset points = test::make_shape(test::shape_kind::clusters, 3000, 3, test::test_seed());
+  std::vector<double> weights(points.n());
+  // Quarters from -0.75 to 2.25: sums exact in any order, some weights negative.
+  for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = double((i * 7919) % 13) / 4 - 0.75;
+  for (distance_metric metric : {distance_metric::euclidean, distance_metric::manhattan,
+                                 distance_metric::cosine}) {
+    dbscan_options opt;
+    opt.metric = metric;
+    opt.sample_weight = weights;
+    const double eps = metric == distance_metric::cosine ? 1e-4 : 0.02;
+    resources res;
+    opt.engine = "brute-cpu";
+    const dbscan_result expected = dbscan(res, points, eps, 5, opt);
+    for (const std::string& engine : device_engines()) {
+      SCOPED_TRACE(testing::Message() << engine << " " << to_string(metric));
+      opt.engine = engine;
+      const dbscan_result actual = dbscan(res, points, eps, 5, opt);
+      EXPECT_EQ(actual.merge, "host");
+      expect_same(expected, actual);
+    }
+  }
+}
+
 }  // namespace

@@ -1,9 +1,9 @@
 // DBSCAN (epsjoin::dbscan) on every CPU engine against a brute-force DBSCAN written here: its own
 // distance, its own neighbour lists, a breadth-first search over the core points. Because the
 // border rule (the core neighbour of smallest index) and the numbering (clusters in the order of
-// their smallest point) are fixed, the whole label vector must match, which covers the core
-// points, the noise, the clusters as partitions of the core points and every border point's
-// cluster at once.
+// their smallest core point, as scikit-learn's) are fixed, the whole label vector must match,
+// which covers the core points, the noise, the clusters as partitions of the core points and
+// every border point's cluster at once.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -88,14 +88,16 @@ expected_clustering brute_dbscan(dataset_view v, double eps, std::size_t min_sam
     }
     ++(cluster[i] >= 0 ? e.n_border : e.n_noise);
   }
-  // Numbered by first appearance in input order.
+  // Numbered by the first appearance of a core point in input order.
   std::vector<std::int64_t> number(static_cast<std::size_t>(components), -1);
   e.labels.assign(n, -1);
   for (std::size_t i = 0; i < n; ++i) {
-    if (cluster[i] < 0) continue;
+    if (!e.core[i]) continue;
     std::int64_t& k = number[static_cast<std::size_t>(cluster[i])];
     if (k < 0) k = static_cast<std::int64_t>(e.clusters++);
-    e.labels[i] = k;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (cluster[i] >= 0) e.labels[i] = number[static_cast<std::size_t>(cluster[i])];
   }
   return e;
 }

@@ -22,7 +22,8 @@ const command_spec& dbscan_command() {
       "point with at least M points within eps (itself included, as scikit-learn counts) is a\n"
       "core point; core points within eps of each other share a cluster; a non-core point with\n"
       "a core point within eps joins the cluster of its core neighbour of smallest index; the\n"
-      "rest is noise (label -1). Clusters are numbered in the order of their first point.\n"
+      "rest is noise (label -1). Clusters are numbered in the order of their first core\n"
+      "point, as scikit-learn numbers them.\n"
       "Prints a summary (clusters, core, border and noise points, time by stage) on stdout.",
       {
           {"input", "FILE",
