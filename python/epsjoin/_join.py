@@ -9,7 +9,8 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse
 
-from . import _device, _epsjoin
+from . import _device, _edge_radii, _epsjoin, _progress
+from ._progress import Progress
 from ._metrics import pair_distances, set_geometry
 from ._validation import (
     Devices,
@@ -52,6 +53,7 @@ class RunOptions(TypedDict, total=False):
     device: Devices
     devices_split: str
     params: Optional[Mapping[str, Any]]
+    progress: Progress
 
 
 class JoinOptions(RunOptions, total=False):
@@ -102,18 +104,54 @@ _RUN_OPTIONS_DOC = """\
     boxsize : float or array-like of shape (n_features,), default=None
         A periodic box, as scipy's ``cKDTree(boxsize=...)``: coordinates in ``[0, boxsize)``,
         distances by the minimum image, eps at most half the smallest side.
+    progress : bool or callable, default=False
+        Report progress over the index, count and fill passes and the writing of the result:
+        ``True`` shows a tqdm bar when tqdm is installed (``pip install epsjoin[progress]``),
+        else a percentage on stderr; a callable is called with the fraction done (0 to 1, never
+        going back) now and then from the calling thread. An exception it raises stops the
+        join, as Ctrl-C does.
     return_stats : bool, default=False
         Also return the run's statistics: a dict with ``engine``, ``pairs`` (ordered pairs
         i != j), ``seconds`` (the join's wall time), ``stages`` (seconds per stage),
         ``candidates``, ``threads`` and the names of the CLI's ``--json``."""
 
 
+def _options_doc(skip: Sequence[str]) -> str:
+    """_RUN_OPTIONS_DOC without the entries named in `skip` (those a function documents itself,
+    with its own defaults)."""
+    entries: List[List[str]] = []
+    for line in _RUN_OPTIONS_DOC.split("\n"):
+        if not line.startswith("        "):
+            entries.append([])
+        entries[-1].append(line)
+    kept = [e for e in entries if e[0].split(" :")[0].strip() not in skip]
+    return "\n".join(line for e in kept for line in e)
+
+
 def _with_run_options(func: F) -> F:
-    func.__doc__ = (func.__doc__ or "").replace("    {run_options}", _RUN_OPTIONS_DOC)
+    doc = (func.__doc__ or "").replace("    {run_options}", _RUN_OPTIONS_DOC)
+    # scikit-learn's signatures document n_jobs and metric themselves and take no boxsize.
+    func.__doc__ = doc.replace("    {engine_options}",
+                               _options_doc(("n_jobs", "metric", "boxsize")))
     return func
 
 
+# The core's calls and their answers for the radii it does not take (_edge_radii.py).
+_EDGE_CALLS = {
+    _epsjoin.neighbor_table: _edge_radii.neighbor_table,
+    _epsjoin.neighbor_counts: _edge_radii.neighbor_counts,
+    _epsjoin.pairs_from_rows: _edge_radii.pairs_from_rows,
+}
+
+
 def _run(core: Callable[..., Any], X: np.ndarray, Y: Optional[np.ndarray], *args: Any) -> Any:
+    # args: eps, include_self, a flag, the settings[, ...] for every call _EDGE_CALLS holds.
+    if core in _EDGE_CALLS:
+        kind = _edge_radii.kind_of(args[0], list(args[3].box), args[3].metric)
+        if kind is not None:
+            return _EDGE_CALLS[core](kind, X, Y, *args)
+        if args[3].box and Y is not None:
+            X = _edge_radii.wrap(X, args[3].box)  # queries outside the box, as scipy's
     try:
         return core(X, Y, *args)
     except ValueError:
@@ -219,6 +257,7 @@ def neighbor_table(
     return_stats: bool = False,
     metric: str = "euclidean",
     boxsize: Boxsize = None,
+    progress: Progress = False,
 ) -> Any:
     """Every point's neighbours within `eps` as the two arrays of a CSR table, without a copy.
 
@@ -254,7 +293,7 @@ def neighbor_table(
     if _device.any_on_device(X, Y):  # CuPy arrays, CUDA tensors: joined on their device
         b, X, Y, settings = _on_device(X, Y, include_self, metric, boxsize,
                                        (engine, precision, approximate, n_jobs, memory_limit,
-                                        device_memory_limit, device, params, devices_split))
+                                        device_memory_limit, device, params, devices_split, progress))
         indptr, indices, stats = _device.table(b, X, Y, check_eps(eps), bool(include_self),
                                                settings)
         if sort_indices:
@@ -264,11 +303,12 @@ def neighbor_table(
     X, Y = check_pair(X, Y)
     _check_self(include_self, Y)
     settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
-                            device_memory_limit, device, params, devices_split)
+                            device_memory_limit, device, params, devices_split, progress)
     set_geometry(settings, metric, boxsize, X.shape[1])
     indptr, indices, stats = _run(_epsjoin.neighbor_table, X, Y, check_eps(eps),
                                   bool(include_self), bool(sort_indices), settings)
     indptr, indices = _index_views(indptr, indices, (X if Y is None else Y).shape[0])
+    _progress.done(settings)
     return (indptr, indices, stats) if return_stats else (indptr, indices)
 
 
@@ -306,6 +346,7 @@ def neighbor_graph(
     return_stats: bool = False,
     metric: str = "euclidean",
     boxsize: Boxsize = None,
+    progress: Progress = False,
 ) -> Any:
     """The eps-neighbourhood graph as a ``scipy.sparse.csr_matrix``: rows are queries.
 
@@ -354,15 +395,17 @@ def neighbor_graph(
     if _device.any_on_device(X, Y):  # CuPy arrays, CUDA tensors: joined on their device
         b, X, Y, settings = _on_device(X, Y, include_self, metric, boxsize,
                                        (engine, precision, approximate, n_jobs, memory_limit,
-                                        device_memory_limit, device, params, devices_split))
+                                        device_memory_limit, device, params, devices_split, progress))
         graph, stats = _device.graph(b, X, Y, check_eps(eps), mode, bool(include_self),
                                      bool(sort_indices), settings)
         return (graph, stats) if return_stats else graph
     X, Y = check_pair(X, Y)
     _check_self(include_self, Y)
     settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
-                            device_memory_limit, device, params, devices_split)
+                            device_memory_limit, device, params, devices_split, progress)
     set_geometry(settings, metric, boxsize, X.shape[1])
+    if settings.box and Y is not None:
+        X = _edge_radii.wrap(X, settings.box)  # queries outside the box, as scipy's
     other_geometry = mode == "distance" and (settings.metric != "euclidean" or bool(settings.box))
     # What the graph adds to the table, held to the memory limit with it before the join
     # allocates anything: the float64 data array (and pair_distances's temporaries, which are
@@ -381,10 +424,13 @@ def neighbor_graph(
         # points and S = 50 about a quarter of the join's time in np.ones (page faults, not the
         # fill), hence filled on the join's threads.
         data = _epsjoin.filled_ones(raw_indices.shape[0], settings.threads)
+    if settings.metric == "cosine" and X.dtype == np.float32:
+        data = data.astype(np.float32)  # scikit-learn's cosine distances keep float32
     indptr, indices = _index_views(raw_indptr, raw_indices, n_cols)
     graph = scipy.sparse.csr_matrix((data, indices, indptr), shape=(X.shape[0], n_cols))
     if sort_indices:
         graph.has_sorted_indices = True
+    _progress.done(settings)
     return (graph, stats) if return_stats else graph
 
 
@@ -421,6 +467,7 @@ def pairs(
     return_stats: bool = False,
     metric: str = "euclidean",
     boxsize: Boxsize = None,
+    progress: Progress = False,
 ) -> Any:
     """Pairs within `eps` as an (m, 2) array.
 
@@ -460,14 +507,14 @@ def pairs(
     if _device.any_on_device(X, Y):  # CuPy arrays, CUDA tensors: joined on their device
         b, X, Y, settings = _on_device(X, Y, include_self, metric, boxsize,
                                        (engine, precision, approximate, n_jobs, memory_limit,
-                                        device_memory_limit, device, params, devices_split))
+                                        device_memory_limit, device, params, devices_split, progress))
         result, stats = _device.pairs(b, X, Y, check_eps(eps), bool(include_self), bool(sort),
                                       dtype, settings)
         return (result, stats) if return_stats else result
     X, Y = check_pair(X, Y)
     _check_self(include_self, Y)
     settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
-                            device_memory_limit, device, params, devices_split)
+                            device_memory_limit, device, params, devices_split, progress)
     set_geometry(settings, metric, boxsize, X.shape[1])
     # Cut from the CSR table (its in-place fill is the engines' fastest output), not collected
     # as pairs and sorted afterwards.
@@ -475,6 +522,7 @@ def pairs(
                          bool(sort), settings)
     if result.dtype != dtype:
         result = _converted(result, dtype)
+    _progress.done(settings)
     return (result, stats) if return_stats else result
 
 

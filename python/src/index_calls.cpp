@@ -41,7 +41,7 @@ epsjoin::join_stats index_handle::run(const std::optional<points_array>& queries
                                       epsjoin::result_sink& sink) const {
   epsjoin::query_options qo;
   qo.include_self = include_self;
-  qo.progress = interrupt_check();
+  qo.progress = interrupt_check(report_of(s));
   const epsjoin::dataset_view a = queries ? view_of(*queries) : epsjoin::dataset_view{};
   return run_released(s, [&](epsjoin::resources& res) {
     return queries ? index_->query(res, a, eps, qo, sink) : index_->self_join(res, eps, qo, sink);

@@ -1,6 +1,7 @@
 #include "released_call.hpp"
 
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "owned_array.hpp"
@@ -82,9 +83,19 @@ std::unique_ptr<epsjoin::resources> take_resources(const run_settings& s) {
 
 void give_back(std::unique_ptr<epsjoin::resources> res) { pool().give_back(std::move(res)); }
 
-std::function<void(double)> interrupt_check() {
-  return [](double) {
+std::function<void(double)> interrupt_check(PyObject* report) {
+  // A raw pointer: the std::function is copied by threads that do not hold the GIL, which a
+  // reference count may not be touched without. `report` is called from the calling thread
+  // only: an exception it raises is set in the thread state of the thread that called it, and
+  // the call's own thread is the one that raises it to the caller.
+  const std::thread::id caller = std::this_thread::get_id();
+  return [report, caller](double fraction) {
     nb::gil_scoped_acquire gil;
+    if (report != nullptr && std::this_thread::get_id() == caller) {
+      PyObject* result = PyObject_CallFunction(report, "d", fraction);
+      if (result == nullptr) throw interrupted{};
+      Py_DECREF(result);
+    }
     if (PyErr_CheckSignals() != 0) throw interrupted{};
   };
 }
@@ -98,7 +109,7 @@ epsjoin::join_options options_of(const run_settings& s, double eps, bool include
   options.include_self = include_self;
   options.params = s.params;
   set_geometry(s, options);
-  options.progress = interrupt_check();
+  options.progress = interrupt_check(report_of(s));
   return options;
 }
 

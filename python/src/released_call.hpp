@@ -31,8 +31,15 @@ void give_back(std::unique_ptr<epsjoin::resources> res);
 /// stops and rethrows it; the Python error set by PyErr_CheckSignals is raised then.
 struct interrupted {};
 
-/// A progress callback that does nothing but check for Ctrl-C (about ten times a second).
-std::function<void(double)> interrupt_check();
+/// A progress callback that checks for Ctrl-C (about ten times a second) and hands the fraction
+/// done to `report` (a Python callable, borrowed: it outlives the call) when there is one; an
+/// exception `report` raises stops the library as Ctrl-C does.
+std::function<void(double)> interrupt_check(PyObject* report = nullptr);
+
+/// The settings' progress callable, or nullptr for None.
+inline PyObject* report_of(const run_settings& s) {
+  return s.progress.is_none() ? nullptr : s.progress.ptr();
+}
 
 /// `body(resources)` with the GIL released; Ctrl-C during it raises KeyboardInterrupt.
 template <class Body>
