@@ -139,10 +139,12 @@ def _box_within(Qc: np.ndarray, D: np.ndarray, eps: float, side: np.ndarray,
     diff = np.abs(Qc[:, None, :].astype(np.float64) - D[None, :, :])
     diff = np.minimum(diff, side - diff)
     if metric == "manhattan":
-        return diff.sum(axis=2) <= eps
-    if metric == "chebyshev":
-        return diff.max(axis=2) <= eps
-    return (diff * diff).sum(axis=2) <= eps * eps
+        near: np.ndarray = diff.sum(axis=2) <= eps
+    elif metric == "chebyshev":
+        near = diff.max(axis=2) <= eps
+    else:
+        near = (diff * diff).sum(axis=2) <= eps * eps
+    return near
 
 
 def _box_chunks(Q: np.ndarray, D: np.ndarray) -> range:
@@ -195,7 +197,8 @@ def lens_of(kind: str, X: np.ndarray, Y: Optional[np.ndarray], eps: float, inclu
     Q, D, self_join = _prepare(kind, X, Y, settings)
     drop = self_join and not include_self
     if kind == "duplicates":
-        return _Duplicates(Q, None if self_join else D, settings.metric, drop).lens
+        lens: np.ndarray = _Duplicates(Q, None if self_join else D, settings.metric, drop).lens
+        return lens
     if kind == "all":
         return _all_lens(Q.shape[0], D.shape[0], drop)
     return _box_rows(Q, D, eps, settings.box, settings.metric, drop, report, False)[0]
@@ -259,7 +262,7 @@ def pairs_from_rows(kind: str, X: np.ndarray, Y: Optional[np.ndarray], eps: floa
                     once: bool = True) -> Tuple[np.ndarray, Any]:
     clock = time.perf_counter()
     indptr, indices = table(kind, X, Y, eps, include_self, settings, 8.0, _progress(settings))
-    rows = np.repeat(np.arange(X.shape[0], dtype=np.int64), np.diff(indptr.view(np.int64)))
+    rows = np.repeat(np.arange(X.shape[0], dtype=np.int64), np.diff(indptr).astype(np.int64))
     cols = indices.astype(np.int64)
     if Y is None:  # each unordered pair once, i < j (i <= j with the diagonal)
         keep = rows <= cols if include_self else rows < cols

@@ -25,6 +25,7 @@ class RunSettings:
     angles: str
     sphere_radius: float
     box: List[float]
+    progress: Any
     def __init__(self) -> None: ...
 
 def neighbor_table(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Mapping, Optional, Tuple, Union, overload
+from typing import Any, Dict, Literal, Mapping, Optional, Tuple, Union, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -18,6 +18,8 @@ from ._validation import MemorySize, check_eps, check_points, raise_if_not_finit
 # memory_limit: a graph's float64 data; query_ball_point's intp copy, list slot and int object.
 _GRAPH_DATA_BYTES = 8
 _LIST_BYTES = 8 + 8 + 28
+# Queries a call answers on one thread when n_jobs is None.
+_FEW_QUERIES = 64
 
 Counts = npt.NDArray[np.int64]
 
@@ -105,7 +107,8 @@ class EpsIndex:
         # against another index) and for pickling: cKDTree keeps its data too.
         self._data = np.array(X, copy=True)
         self._data.flags.writeable = False
-        self._args = dict(max_eps=max_eps, metric=metric, precision=precision, n_jobs=n_jobs,
+        self._one_thread: Any = None
+        self._args: Dict[str, Any] = dict(max_eps=max_eps, metric=metric, precision=precision, n_jobs=n_jobs,
                           memory_limit=memory_limit, params=params, finer_grids=finer_grids)
 
     def __getstate__(self) -> Any:
@@ -152,7 +155,12 @@ class EpsIndex:
     def _eps(self, eps: Optional[float]) -> float:
         return self.max_eps if eps is None else check_eps(eps)
 
-    def _settings_for(self, n_jobs: Optional[int]) -> Any:
+    def _settings_for(self, n_jobs: Optional[int], rows: Optional[int] = None) -> Any:
+        if n_jobs is None and rows is not None and rows <= _FEW_QUERIES:
+            # Waking every core costs more than a few queries take (the single-point query).
+            if self._one_thread is None:
+                self._one_thread = self._settings_for(1)
+            return self._one_thread
         if n_jobs is None:
             return self._settings
         s = run_settings("cpu-grid", self._settings.precision, False, n_jobs, None, None, 0,
@@ -171,7 +179,7 @@ class EpsIndex:
 
     def _checked_table(self, Q: Optional[np.ndarray], eps: float, include_self: bool, sort: bool,
                        n_jobs: Optional[int], added_per_pair: float) -> Any:
-        settings = self._settings_for(n_jobs)
+        settings = self._settings_for(n_jobs, None if Q is None else Q.shape[0])
         kind = _edge_radii.kind_of(eps, [], settings.metric)
         if kind is not None:  # eps 0 or inf: not the grid's (_edge_radii.py)
             X, Y = (self._data, None) if Q is None else (Q, self._data)
@@ -230,7 +238,7 @@ class EpsIndex:
         self,
         x: npt.ArrayLike,
         r: Union[float, npt.ArrayLike],
-        p: float = 2.0,
+        p: Optional[float] = None,
         *,
         return_sorted: Optional[bool] = None,
         return_length: bool = False,
@@ -240,7 +248,7 @@ class EpsIndex:
         ``cKDTree.query_ball_point``: one point (shape (m,)) gives a list of indices; many
         (shape (..., m)) an object array of lists of that shape. `r` is a number or an array
         that broadcasts to ``x.shape[:-1]`` (a radius per query); 0 finds exact duplicates, inf
-        every point. `p` must name the index's metric (2: euclidean). Lists are sorted unless
+        every point. `p` (scipy's), when given, must name the index's metric (2: euclidean). Lists are sorted unless
         ``return_sorted=False``; ``return_length=True`` gives the counts instead
         (``numpy.int64`` for one point)."""
         points = np.asarray(_not_complex(x))
@@ -258,7 +266,9 @@ class EpsIndex:
             offsets, ids = indptr.view(np.int64), _converted(indices, np.intp)
         else:
             radius = _index_queries.broadcast_radii(r, shape)
-            Q = self._queries(flat)
+            Q = check_points(_not_complex(flat), "X")
+            if Q.shape[1] != self._d:
+                raise ValueError(f"X has {Q.shape[1]} features, but the index has {self._d}")
             offsets, ids = _index_queries.rows_by_radius(
                 Q, radius, lambda q, e: self._rows(q, e, n_jobs), self._data,
                 self._settings.metric)
@@ -281,7 +291,7 @@ class EpsIndex:
         self,
         other: Union["EpsIndex", npt.ArrayLike],
         r: Union[float, npt.ArrayLike],
-        p: float = 2.0,
+        p: Optional[float] = None,
         weights: Any = None,
         cumulative: bool = True,
         *,
@@ -297,17 +307,17 @@ class EpsIndex:
         numpy.float64) for a number r, an int64 (float64) array for an array."""
         _index_queries.check_p(p, self._settings.metric)
         same = other is self
-        theirs = other._data if isinstance(other, EpsIndex) else self._queries(other)
+        theirs = other._data if isinstance(other, EpsIndex) else check_points(other, "other")
         if theirs.shape[1] != self._d:
             raise ValueError(f"other has {theirs.shape[1]} features, but the index has {self._d}")
-        options = dict(metric=self._settings.metric, n_jobs=n_jobs,
-                       memory_limit=self._args["memory_limit"])
+        metric, limit = self._settings.metric, self._args["memory_limit"]
 
         def counts(X: np.ndarray, radii: np.ndarray, Y: np.ndarray) -> np.ndarray:
-            return count_radii(X, radii, Y, **options)  # type: ignore[arg-type]
+            return count_radii(X, radii, Y, metric=metric, n_jobs=n_jobs, memory_limit=limit)
 
         def table(X: np.ndarray, eps: float, Y: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-            indptr, indices = neighbor_table(X, eps, Y, **options)  # type: ignore[arg-type]
+            indptr, indices = neighbor_table(X, eps, Y, metric=metric, n_jobs=n_jobs,
+                                             memory_limit=limit)
             return indptr, indices.astype(np.intp)
 
         return _index_queries.count_neighbors(self._data, theirs, same, r, weights,
@@ -350,7 +360,7 @@ class EpsIndex:
         if include_self and Q is not None:
             raise ValueError("include_self applies to the index's self-join (X=None) only")
         eps = self._eps(eps)
-        settings = self._settings_for(n_jobs)
+        settings = self._settings_for(n_jobs, None if Q is None else Q.shape[0])
         kind = _edge_radii.kind_of(eps, [], settings.metric)
         if kind is not None:  # eps 0 or inf: not the grid's (_edge_radii.py)
             X, Y = (self._data, None) if Q is None else (Q, self._data)

@@ -15,7 +15,10 @@ _P_OF = {"euclidean": 2.0, "manhattan": 1.0, "chebyshev": float("inf")}
 
 
 def check_p(p: Any, metric: str) -> None:
-    """scipy's `p` must name the index's own metric (cosine and haversine take the default)."""
+    """scipy's `p`, when given, must name the index's own metric (cosine and haversine take
+    none, or 2)."""
+    if p is None:
+        return
     if not isinstance(p, numbers.Real) or isinstance(p, bool):
         raise TypeError(f"p must be a number, got {type(p).__name__}")
     if float(p) != _P_OF.get(metric, 2.0):
@@ -32,11 +35,14 @@ def within(Q: np.ndarray, D: np.ndarray, rows: np.ndarray, cols: np.ndarray, rad
         diff = np.abs(Q[rows].astype(np.float64) - D[cols])
         r = radius[rows]
         if metric == "manhattan":
-            return diff.sum(axis=1) <= r
-        if metric == "chebyshev":
-            return diff.max(axis=1, initial=0.0) <= r
-        return (diff * diff).sum(axis=1) <= r * r
-    return pair_distances(Q, D, rows, cols, metric, None) <= radius[rows]
+            near: np.ndarray = diff.sum(axis=1) <= r
+        elif metric == "chebyshev":
+            near = diff.max(axis=1, initial=0.0) <= r
+        else:
+            near = (diff * diff).sum(axis=1) <= r * r
+        return near
+    near = pair_distances(Q, D, rows, cols, metric, None) <= radius[rows]
+    return near
 
 
 def rows_by_radius(Q: np.ndarray, radius: np.ndarray,

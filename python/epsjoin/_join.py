@@ -137,7 +137,7 @@ def _with_run_options(func: F) -> F:
 
 
 # The core's calls and their answers for the radii it does not take (_edge_radii.py).
-_EDGE_CALLS = {
+_EDGE_CALLS: Dict[Any, Callable[..., Any]] = {
     _epsjoin.neighbor_table: _edge_radii.neighbor_table,
     _epsjoin.neighbor_counts: _edge_radii.neighbor_counts,
     _epsjoin.pairs_from_rows: _edge_radii.pairs_from_rows,

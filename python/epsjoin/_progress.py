@@ -47,7 +47,9 @@ class _Bar:
             self.bar.close()
 
     def __del__(self) -> None:  # a join that failed leaves no bar open
-        self.bar.close()
+        bar = getattr(self, "bar", None)  # None when tqdm could not be imported
+        if bar is not None:
+            bar.close()
 
 
 def reporter(progress: Progress, desc: str = "epsjoin") -> Optional[Callable[[float], Any]]:

@@ -134,5 +134,7 @@ def radius_neighbors_graph(
         raise
     graph = result[0] if return_stats else result
     if isinstance(graph, scipy.sparse.csr_matrix) and graph.indices.dtype != np.int64:
-        graph.indices = graph.indices.astype(np.int64)  # scikit-learn 1.9's index dtype
+        # scikit-learn 1.9's index dtype (scipy had cut the indptr to the indices' int32).
+        graph.indices = graph.indices.astype(np.int64)
+        graph.indptr = graph.indptr.astype(np.int64)
     return result

@@ -293,5 +293,7 @@ def run_settings(
     # Checked by the core (resources' device_split_named, the CLI's parser too) before any work.
     settings.devices_split = str(devices_split)
     settings.params = {str(k): str(v) for k, v in (params or {}).items()}
-    settings.progress = _progress.reporter(progress)
+    report = _progress.reporter(progress)
+    if report is not None:  # None is the core's default (nanobind takes no None here)
+        settings.progress = report
     return settings

@@ -60,7 +60,7 @@ def test_r_zero_finds_exact_duplicates_as_ckdtree(dtype, rng):
 
 
 def test_r_zero_in_every_path_and_metric(rng):
-    X = np.array([[0.0, 1.0], [-0.0, 1.0], [1.0, 2.0], [2.0, 4.0], [1.0, 2.0 + 2e-16]])
+    X = np.array([[0.0, 1.0], [-0.0, 1.0], [1.0, 2.0], [2.0, 4.0], [1.0, np.nextafter(2.0, 3.0)]])
     assert sorted_pairs(epsjoin.pairs(X, 0.0)).tolist() == [[0, 1]]
     # Cosine distance 0: one direction.
     assert sorted_pairs(epsjoin.pairs(X[2:4], 0.0, metric="cosine")).tolist() == [[0, 1]]
@@ -69,10 +69,14 @@ def test_r_zero_in_every_path_and_metric(rng):
                                   [[1, 4], [1, 4], [0, 4], [0, 4], [0, 4]])
     indptr, indices = epsjoin.neighbor_table(X, 0.0)
     assert indptr.tolist() == [0, 1, 2, 2, 2, 2] and indices.tolist() == [1, 0]
-    graph = epsjoin.radius_neighbors_graph(X, 0.0, mode="distance")
+    # scikit-learn's trees (from 12 samples) compute distances exactly; its brute force below
+    # pairs X[2] and X[4] too (the expanded formula loses their last bit).
     from sklearn.neighbors import radius_neighbors_graph
-    want = radius_neighbors_graph(X, 0.0, mode="distance")
-    assert (graph != want).nnz == 0 and graph.nnz == want.nnz == 2
+    Z = with_duplicates(rng, 200, 3)
+    for mode in ("distance", "connectivity"):
+        graph = epsjoin.radius_neighbors_graph(Z, 0.0, mode=mode, include_self="auto")
+        want = radius_neighbors_graph(Z, 0.0, mode=mode, include_self="auto")
+        assert abs(graph - want).nnz == 0 and graph.nnz == want.nnz > 200
 
 
 def test_r_inf_is_every_pair_and_refused_when_it_cannot_fit(rng):
