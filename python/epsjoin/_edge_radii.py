@@ -57,9 +57,13 @@ def wrap(X: np.ndarray, box: Sequence[float]) -> np.ndarray:
 
 
 def check_in_box(D: np.ndarray, box: Sequence[float], what: str) -> None:
+    """The core's refusal of a point outside the box, in its words."""
     side = np.asarray(box, dtype=np.float64)
-    if ((D < 0) | (D >= side)).any():
-        raise ValueError(f"{what} has coordinates outside the periodic box [0, boxsize)")
+    outside = (D < 0) | (D >= side)
+    if outside.any():
+        i, k = (int(v[0]) for v in np.nonzero(outside))
+        raise ValueError(f"{what}: point {i}, dimension {k} is {D[i, k]}; coordinates must lie "
+                         f"in [0, {side[k]:g}) in the periodic box")
 
 
 def host_limit(settings: Any) -> int:
@@ -186,7 +190,7 @@ def _prepare(kind: str, X: np.ndarray, Y: Optional[np.ndarray], settings: Any
              ) -> Tuple[np.ndarray, np.ndarray, bool]:
     D = X if Y is None else Y
     if settings.box:
-        check_in_box(D, settings.box, "the dataset" if Y is None else "Y")
+        check_in_box(D, settings.box, "the dataset" if Y is None else "the indexed dataset B")
         X = X if Y is None else wrap(X, settings.box)
     return X, D, Y is None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Dict, Literal, Mapping, Optional, Tuple, Union, overload
 
 import numpy as np
@@ -20,6 +21,7 @@ _GRAPH_DATA_BYTES = 8
 _LIST_BYTES = 8 + 8 + 28
 # Queries a call answers on one thread when n_jobs is None.
 _FEW_QUERIES = 64
+_FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
 
 Counts = npt.NDArray[np.int64]
 
@@ -178,7 +180,8 @@ class EpsIndex:
                                       added_per_pair)
 
     def _checked_table(self, Q: Optional[np.ndarray], eps: float, include_self: bool, sort: bool,
-                       n_jobs: Optional[int], added_per_pair: float) -> Any:
+                       n_jobs: Optional[int], added_per_pair: float,
+                       with_stats: bool = True) -> Any:
         settings = self._settings_for(n_jobs, None if Q is None else Q.shape[0])
         kind = _edge_radii.kind_of(eps, [], settings.metric)
         if kind is not None:  # eps 0 or inf: not the grid's (_edge_radii.py)
@@ -188,7 +191,7 @@ class EpsIndex:
             return indptr, indices, _edge_radii._stats(kind, len(indices), 0.0, settings)
         # What the caller builds from the table is charged with it, before any is allocated.
         return self._index.table(Q, eps, bool(include_self), bool(sort), float(added_per_pair),
-                                 settings)
+                                 settings, with_stats)
 
     # The index holds host points and takes host queries only: no overload needs to take Any.
     @overload
@@ -248,27 +251,38 @@ class EpsIndex:
         ``cKDTree.query_ball_point``: one point (shape (m,)) gives a list of indices; many
         (shape (..., m)) an object array of lists of that shape. `r` is a number or an array
         that broadcasts to ``x.shape[:-1]`` (a radius per query); 0 finds exact duplicates, inf
-        every point. `p` (scipy's), when given, must name the index's metric (2: euclidean). Lists are sorted unless
-        ``return_sorted=False``; ``return_length=True`` gives the counts instead
-        (``numpy.int64`` for one point)."""
-        points = np.asarray(_not_complex(x))
-        _index_queries.check_p(p, self._settings.metric)
+        every point. `p` (scipy's), when given, must name the index's metric (2: euclidean).
+        Lists are sorted unless ``return_sorted=False``; ``return_length=True`` gives the counts
+        instead (``numpy.int64`` for one point)."""
+        # The overhead of one call is what a one-point query costs: each check runs once here,
+        # and a float point array of the index's features is used as it is (the core checks
+        # that it is finite).
+        points = x if type(x) is np.ndarray else np.asarray(_not_complex(x))
+        if points.dtype.kind == "c":
+            _not_complex(points)
+        if p is not None:
+            _index_queries.check_p(p, self._settings.metric)
         single = points.ndim == 1
         shape = points.shape[:-1]
-        flat = points.reshape(-1, points.shape[-1]) if points.ndim >= 1 else points
-        if np.ndim(r) == 0:
+        if single and points.dtype in _FLOATS and points.shape[0] == self._d:
+            Q: Optional[np.ndarray] = np.ascontiguousarray(points).reshape(1, self._d)
+        else:
+            Q = self._queries(points.reshape(-1, points.shape[-1]) if points.ndim else points)
+        assert Q is not None
+        if type(r) is float and 0 < r < math.inf:
+            eps = r
+        elif np.ndim(r) == 0:
             eps = check_eps(r, "r")
+        if np.ndim(r) == 0:
             if return_length:
-                counts = self.count(flat, eps, per_row=True, n_jobs=n_jobs)
+                counts = self._counts(Q, eps, False, True, n_jobs, False)[1]
+                assert counts is not None  # per row
                 return counts[0] if single else counts.reshape(shape)
-            _, (indptr, indices, _) = self._table(flat, eps, False, return_sorted is not False,
-                                                  n_jobs, _LIST_BYTES)
+            indptr, indices, _ = self._checked_table(Q, eps, False, return_sorted is not False,
+                                                     n_jobs, _LIST_BYTES, False)
             offsets, ids = indptr.view(np.int64), _converted(indices, np.intp)
         else:
             radius = _index_queries.broadcast_radii(r, shape)
-            Q = check_points(_not_complex(flat), "X")
-            if Q.shape[1] != self._d:
-                raise ValueError(f"X has {Q.shape[1]} features, but the index has {self._d}")
             offsets, ids = _index_queries.rows_by_radius(
                 Q, radius, lambda q, e: self._rows(q, e, n_jobs), self._data,
                 self._settings.metric)
@@ -359,17 +373,22 @@ class EpsIndex:
         Q = self._queries(X)
         if include_self and Q is not None:
             raise ValueError("include_self applies to the index's self-join (X=None) only")
-        eps = self._eps(eps)
+        total, rows, stats = self._counts(Q, self._eps(eps), include_self, per_row, n_jobs)
+        result = total if rows is None else rows
+        return (result, stats) if return_stats else result
+
+    def _counts(self, Q: Optional[np.ndarray], eps: float, include_self: bool, per_row: bool,
+                n_jobs: Optional[int], with_stats: bool = True
+                ) -> Tuple[int, Optional[Counts], Stats]:
+        """(total, int64 counts per row or None, stats) of checked queries and eps."""
         settings = self._settings_for(n_jobs, None if Q is None else Q.shape[0])
         kind = _edge_radii.kind_of(eps, [], settings.metric)
         if kind is not None:  # eps 0 or inf: not the grid's (_edge_radii.py)
             X, Y = (self._data, None) if Q is None else (Q, self._data)
             lens = _edge_radii.lens_of(kind, X, Y, eps, include_self, settings)
-            total, rows = int(lens.sum()), (lens if per_row else None)
-            stats = _edge_radii._stats(kind, total, 0.0, settings)
-        else:
-            total, rows, stats = self._index.counts(Q, eps, bool(include_self), bool(per_row),
-                                                    settings)
+            stats = _edge_radii._stats(kind, int(lens.sum()), 0.0, settings)
+            return int(lens.sum()), (lens if per_row else None), stats
+        total, rows, stats = self._index.counts(Q, eps, bool(include_self), bool(per_row),
+                                                settings, with_stats)
         # The extension returns rows only per row.
-        result = int(total) if rows is None else rows.astype(np.int64)
-        return (result, stats) if return_stats else result
+        return int(total), (None if rows is None else rows.astype(np.int64)), stats

@@ -120,7 +120,7 @@ void check_same_dtype(const epsjoin::dataset_view& a, const epsjoin::dataset_vie
 }
 
 nb::tuple counts_result(const epsjoin::count_sink& sink, bool per_row, std::size_t n_queries,
-                        const epsjoin::join_stats& stats) {
+                        const epsjoin::join_stats& stats, bool with_stats) {
   nb::object rows = nb::none();
   if (per_row) {
     auto counts = std::make_unique<std::vector<std::uint64_t>>(sink.per_point());
@@ -129,11 +129,12 @@ nb::tuple counts_result(const epsjoin::count_sink& sink, bool per_row, std::size
     std::uint64_t* p = counts->data();
     rows = numpy_view(p, {n}, owner_of(std::move(counts)));
   }
-  return nb::make_tuple(nb::int_(sink.total()), rows, stats_dict(stats));
+  return nb::make_tuple(nb::int_(sink.total()), rows,
+                        with_stats ? nb::object(stats_dict(stats)) : nb::none());
 }
 
 nb::tuple table_result(epsjoin::csr_sink& sink, std::size_t n_queries,
-                       const epsjoin::join_stats& stats) {
+                       const epsjoin::join_stats& stats, bool with_stats) {
   auto table = std::make_unique<epsjoin::neighbor_table>(sink.release());
   if (table->offsets.empty()) table->offsets.assign(n_queries + 1, 0);
   const std::size_t rows = table->offsets.size();
@@ -142,7 +143,7 @@ nb::tuple table_result(epsjoin::csr_sink& sink, std::size_t n_queries,
   std::uint32_t* neighbors = table->neighbors.data();
   nb::capsule owner = owner_of(std::move(table));
   return nb::make_tuple(numpy_view(offsets, {rows}, owner), numpy_view(neighbors, {nnz}, owner),
-                        stats_dict(stats));
+                        with_stats ? nb::object(stats_dict(stats)) : nb::none());
 }
 
 }  // namespace epsjoin_python

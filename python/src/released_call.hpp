@@ -73,12 +73,14 @@ void check_same_dtype(const epsjoin::dataset_view& a, const epsjoin::dataset_vie
 
 /// (total ordered pairs, per-query counts [n_queries] uint64 or None, stats dict): what a count
 /// join returns, whether its points lay on the host or a device.
+/// With `with_stats` false the dict is None: a one-point query spends more on it than on the
+/// search.
 nb::tuple counts_result(const epsjoin::count_sink& sink, bool per_row, std::size_t n_queries,
-                        const epsjoin::join_stats& stats);
+                        const epsjoin::join_stats& stats, bool with_stats = true);
 
 /// (indptr [n_queries + 1] uint64, indices [nnz] uint32, stats dict): what a CSR join returns;
 /// the arrays own the sink's table (no copy), which goes when the last of them does.
 nb::tuple table_result(epsjoin::csr_sink& sink, std::size_t n_queries,
-                       const epsjoin::join_stats& stats);
+                       const epsjoin::join_stats& stats, bool with_stats = true);
 
 }  // namespace epsjoin_python

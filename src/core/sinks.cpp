@@ -12,6 +12,17 @@
 
 namespace epsjoin {
 
+namespace {
+
+// Read once: glibc opens /sys/devices/system/cpu/online on every hardware_concurrency() call
+// (about 20 us on a loaded machine), twice a one-point EpsIndex query otherwise (issue 46).
+unsigned hardware_threads() {
+  static const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  return threads;
+}
+
+}  // namespace
+
 void result_sink::consume_counts(std::span<const std::uint32_t>, std::span<const std::uint32_t>) {
   throw error("this sink takes pairs, not counts (an engine ignored counts_only())");
 }
@@ -115,7 +126,7 @@ row_destination csr_sink::begin_rows(std::span<const std::uint32_t> counts) {
   rows_delivered_ = true;
   table_.offsets.resize(n_queries_ + 1);
   const std::uint64_t total = detail::lay_out_offsets(
-      counts, 0, table_.offsets.data(), std::max(1u, std::thread::hardware_concurrency()));
+      counts, 0, table_.offsets.data(), hardware_threads());
   table_.neighbors.resize(total);
   return {table_.neighbors.data(), table_.offsets.data()};
 }
@@ -134,7 +145,7 @@ void csr_sink::finish() {
   }
   // Counting sort by query over the collected batches, in parallel: atomic per-row counts, a
   // prefix sum, then atomic per-row cursors to place each neighbour.
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = hardware_threads();
   table_.offsets.assign(n_queries_ + 1, 0);
   // Work in pieces of at most 2^20 pairs, so a few huge batches (a GPU engine's) still spread
   // over every thread.
@@ -171,7 +182,7 @@ void csr_sink::finish() {
 void csr_sink::sort_rows() {
   if (sort_neighbors_) {
     detail::sort_rows(table_.offsets, table_.neighbors.data(),
-                      std::max(1u, std::thread::hardware_concurrency()));
+                      hardware_threads());
   }
 }
 
