@@ -200,6 +200,16 @@ def _euclidean_only_on_device(metric: str, boxsize: Any) -> None:
         )
 
 
+def _device_eps(eps: Any) -> float:
+    """eps of a join on a device: 0 and inf are answered on the host (_edge_radii.py)."""
+    value = check_eps(eps)
+    if value == 0 or value == float("inf"):
+        raise ValueError(f"eps={value!r} (exact duplicates, every pair) is answered for host "
+                         "arrays only; copy the points to the host (cupy.asnumpy(X), "
+                         "X.cpu().numpy())")
+    return value
+
+
 def _check_self(include_self: bool, Y: Any) -> None:
     if include_self and Y is not None:
         raise ValueError("include_self applies to a self-join (Y=None) only")
@@ -294,7 +304,7 @@ def neighbor_table(
         b, X, Y, settings = _on_device(X, Y, include_self, metric, boxsize,
                                        (engine, precision, approximate, n_jobs, memory_limit,
                                         device_memory_limit, device, params, devices_split, progress))
-        indptr, indices, stats = _device.table(b, X, Y, check_eps(eps), bool(include_self),
+        indptr, indices, stats = _device.table(b, X, Y, _device_eps(eps), bool(include_self),
                                                settings)
         if sort_indices:
             searched: Any = X if Y is None else Y  # a device array, whatever X's hint says
@@ -396,7 +406,7 @@ def neighbor_graph(
         b, X, Y, settings = _on_device(X, Y, include_self, metric, boxsize,
                                        (engine, precision, approximate, n_jobs, memory_limit,
                                         device_memory_limit, device, params, devices_split, progress))
-        graph, stats = _device.graph(b, X, Y, check_eps(eps), mode, bool(include_self),
+        graph, stats = _device.graph(b, X, Y, _device_eps(eps), mode, bool(include_self),
                                      bool(sort_indices), settings)
         return (graph, stats) if return_stats else graph
     X, Y = check_pair(X, Y)
@@ -508,7 +518,7 @@ def pairs(
         b, X, Y, settings = _on_device(X, Y, include_self, metric, boxsize,
                                        (engine, precision, approximate, n_jobs, memory_limit,
                                         device_memory_limit, device, params, devices_split, progress))
-        result, stats = _device.pairs(b, X, Y, check_eps(eps), bool(include_self), bool(sort),
+        result, stats = _device.pairs(b, X, Y, _device_eps(eps), bool(include_self), bool(sort),
                                       dtype, settings)
         return (result, stats) if return_stats else result
     X, Y = check_pair(X, Y)

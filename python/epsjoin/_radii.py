@@ -10,8 +10,8 @@ import numpy.typing as npt
 
 from . import _device, _edge_radii, _epsjoin, _progress
 from ._progress import Progress
-from ._join import (Boxsize, HostPoints, JoinOptions, PointsLike, Stats, _check_self, _on_device,
-                    _run, _with_run_options)
+from ._join import (Boxsize, HostPoints, JoinOptions, PointsLike, Stats, _check_self,
+                    _device_eps, _on_device, _run, _with_run_options)
 from ._metrics import set_geometry
 from ._validation import Devices, MemorySize, check_eps, check_pair, run_settings
 
@@ -97,7 +97,7 @@ def count(
         b, X, Y, settings = _on_device(X, Y, include_self, metric, boxsize,
                                        (engine, precision, approximate, n_jobs, memory_limit,
                                         device_memory_limit, device, params, devices_split, progress))
-        result, stats = _device.count(b, X, Y, check_eps(eps), bool(include_self),
+        result, stats = _device.count(b, X, Y, _device_eps(eps), bool(include_self),
                                       bool(per_row), settings)
         return (result, stats) if return_stats else result
     X, Y = check_pair(X, Y)
