@@ -280,6 +280,8 @@ class EpsIndex:
                 return counts[0] if single else counts.reshape(shape)
             indptr, indices, _ = self._checked_table(Q, eps, False, return_sorted is not False,
                                                      n_jobs, _LIST_BYTES, False)
+            if single:
+                return indices.tolist()  # Python ints, as from intp
             offsets, ids = indptr.view(np.int64), _converted(indices, np.intp)
         else:
             radius = _index_queries.broadcast_radii(r, shape)
