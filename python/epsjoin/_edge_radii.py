@@ -18,6 +18,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ._validation import raise_if_not_finite
+
 # Values (query rows x points x features) one chunk of the periodic brute force holds: its
 # float64 temporaries stay near 32 MiB whatever the sizes.
 _CHUNK_VALUES = 1 << 22
@@ -186,8 +188,27 @@ def _stats(kind: str, pairs: int, seconds: float, settings: Any) -> Dict[str, An
             "threads": 1, "precision": getattr(settings, "precision", "f64")}
 
 
+def _check_points(X: np.ndarray, Y: Optional[np.ndarray], metric: str) -> None:
+    """The refusals the core makes before a join, which these paths do not reach: non-finite
+    points (scikit-learn's words), zero rows for cosine, angles out of range for haversine."""
+    raise_if_not_finite(X, Y)
+    for A, what in ((X, "the query dataset A" if Y is not None else "the dataset"),
+                    (Y, "the indexed dataset B")):
+        if A is None or A.shape[0] == 0:
+            continue
+        if metric == "cosine" and not A.any(axis=1).all():
+            i = int(np.nonzero(~A.any(axis=1))[0][0])
+            raise ValueError(f"{what}: point {i} is the zero vector; the cosine distance is "
+                             "undefined for it")
+        if metric == "haversine" and ((np.abs(A[:, 0]) > np.pi / 2).any()
+                                      or (np.abs(A[:, 1]) > 2 * np.pi).any()):
+            raise ValueError(f"{what}: latitudes lie in [-pi/2, pi/2] and longitudes in "
+                             "[-2 pi, 2 pi] radians (column 0 is the latitude)")
+
+
 def _prepare(kind: str, X: np.ndarray, Y: Optional[np.ndarray], settings: Any
              ) -> Tuple[np.ndarray, np.ndarray, bool]:
+    _check_points(X, Y, settings.metric)
     D = X if Y is None else Y
     if settings.box:
         check_in_box(D, settings.box, "the dataset" if Y is None else "the indexed dataset B")

@@ -79,6 +79,19 @@ def test_r_zero_in_every_path_and_metric(rng):
         assert abs(graph - want).nnz == 0 and graph.nnz == want.nnz > 200
 
 
+def test_r_zero_and_inf_refuse_what_the_core_refuses():
+    X = np.array([[0.0, 1.0], [np.nan, 1.0]])
+    for eps in (0.0, np.inf):
+        with pytest.raises(ValueError, match="Input X contains NaN"):
+            epsjoin.count(X, eps)
+        with pytest.raises(ValueError, match="zero vector"):
+            epsjoin.pairs(np.array([[1.0, 1.0], [0.0, 0.0]]), eps, metric="cosine")
+        with pytest.raises(ValueError, match="latitude"):
+            epsjoin.pairs(np.array([[2.0, 1.0], [0.0, 0.0]]), eps, metric="haversine")
+        with pytest.raises(ValueError, match="must lie in"):
+            epsjoin.pairs(np.array([[2.0, 0.5]]), eps, boxsize=1.0)
+
+
 def test_r_inf_is_every_pair_and_refused_when_it_cannot_fit(rng):
     X = rng.random((60, 3)) * 1e6
     Q = rng.random((7, 3))
