@@ -25,6 +25,7 @@ class RunSettings:
     angles: str
     sphere_radius: float
     box: List[float]
+    progress: Any
     def __init__(self) -> None: ...
 
 def neighbor_table(
@@ -79,9 +80,10 @@ class EpsIndex:
     ) -> None: ...
     def table(
         self, queries: Optional[npt.NDArray[np.floating]], eps: float, include_self: bool,
-        sort_indices: bool, added_per_pair: float, settings: RunSettings
+        sort_indices: bool, added_per_pair: float, settings: RunSettings,
+        with_stats: bool = True
     ) -> Tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32], Dict[str, Any]]: ...
     def counts(
         self, queries: Optional[npt.NDArray[np.floating]], eps: float, include_self: bool,
-        per_row: bool, settings: RunSettings
+        per_row: bool, settings: RunSettings, with_stats: bool = True
     ) -> Tuple[int, Optional[npt.NDArray[np.uint64]], Dict[str, Any]]: ...

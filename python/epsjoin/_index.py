@@ -2,23 +2,36 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Mapping, Optional, Tuple, Union, overload
+import math
+from typing import Any, Dict, Literal, Mapping, Optional, Tuple, Union, overload
 
 import numpy as np
 import numpy.typing as npt
 import scipy.sparse
 
-from . import _epsjoin
-from ._join import Stats, _converted, _index_views
+from . import _edge_radii, _epsjoin, _index_queries
+from ._join import Stats, _converted, _index_views, neighbor_table
 from ._metrics import set_geometry
+from ._radii import count_radii
 from ._validation import MemorySize, check_eps, check_points, raise_if_not_finite, run_settings
 
 # Host bytes a result adds per pair after its table, charged with the table against
 # memory_limit: a graph's float64 data; query_ball_point's intp copy, list slot and int object.
 _GRAPH_DATA_BYTES = 8
 _LIST_BYTES = 8 + 8 + 28
+# Queries a call answers on one thread when n_jobs is None.
+_FEW_QUERIES = 64
+_FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
 
 Counts = npt.NDArray[np.int64]
+
+
+def _not_complex(X: Any) -> Any:
+    # scipy's KDTree refuses complex points with a TypeError (scikit-learn's checks, which
+    # check_points follows, with a ValueError).
+    if np.iscomplexobj(X):
+        raise TypeError("EpsIndex does not work with complex data")
+    return X
 
 
 class EpsIndex:
@@ -78,7 +91,7 @@ class EpsIndex:
         params: Optional[Mapping[str, Any]] = None,
         finer_grids: int = 0,
     ) -> None:
-        X = check_points(data, "data")
+        X = check_points(_not_complex(data), "data")
         if (isinstance(finer_grids, bool) or not isinstance(finer_grids, int)
                 or not 0 <= finer_grids <= 8):
             raise ValueError(f"finer_grids must be an integer from 0 to 8, got {finer_grids!r}")
@@ -92,6 +105,26 @@ class EpsIndex:
             raise_if_not_finite(X, None)
             raise
         self._d: int = X.shape[1]
+        # Kept for the queries the grid does not answer (eps 0 or inf, several radii, counts
+        # against another index) and for pickling: cKDTree keeps its data too.
+        self._data = np.array(X, copy=True)
+        self._data.flags.writeable = False
+        self._one_thread: Any = None
+        self._args: Dict[str, Any] = dict(max_eps=max_eps, metric=metric, precision=precision, n_jobs=n_jobs,
+                          memory_limit=memory_limit, params=params, finer_grids=finer_grids)
+
+    def __getstate__(self) -> Any:
+        # The grid is rebuilt from the points: the same index, and results, after unpickling.
+        return {"data": self._data, **self._args}
+
+    def __setstate__(self, state: Any) -> None:
+        state = dict(state)
+        self.__init__(state.pop("data"), **state)  # type: ignore[misc]
+
+    @property
+    def data(self) -> np.ndarray:
+        """The indexed points (a read-only copy, in the dtype given; cKDTree's ``data``)."""
+        return self._data
 
     @property
     def max_eps(self) -> float:
@@ -110,13 +143,13 @@ class EpsIndex:
 
     @property
     def memory_bytes(self) -> int:
-        """Host bytes the index holds."""
-        return int(self._index.memory_bytes)
+        """Host bytes the index holds (its grid and its copy of the points)."""
+        return int(self._index.memory_bytes) + self._data.nbytes
 
     def _queries(self, X: Optional[npt.ArrayLike]) -> Optional[np.ndarray]:
         if X is None:
             return None
-        Q = check_points(X, "X")
+        Q = check_points(_not_complex(X), "X")
         if Q.shape[1] != self._d:
             raise ValueError(f"X has {Q.shape[1]} features, but the index has {self._d}")
         return Q
@@ -124,7 +157,12 @@ class EpsIndex:
     def _eps(self, eps: Optional[float]) -> float:
         return self.max_eps if eps is None else check_eps(eps)
 
-    def _settings_for(self, n_jobs: Optional[int]) -> Any:
+    def _settings_for(self, n_jobs: Optional[int], rows: Optional[int] = None) -> Any:
+        if n_jobs is None and rows is not None and rows <= _FEW_QUERIES:
+            # Waking every core costs more than a few queries take (the single-point query).
+            if self._one_thread is None:
+                self._one_thread = self._settings_for(1)
+            return self._one_thread
         if n_jobs is None:
             return self._settings
         s = run_settings("cpu-grid", self._settings.precision, False, n_jobs, None, None, 0,
@@ -138,9 +176,22 @@ class EpsIndex:
         Q = self._queries(X)
         if include_self and Q is not None:
             raise ValueError("include_self applies to the index's self-join (X=None) only")
+        return Q, self._checked_table(Q, self._eps(eps), include_self, sort, n_jobs,
+                                      added_per_pair)
+
+    def _checked_table(self, Q: Optional[np.ndarray], eps: float, include_self: bool, sort: bool,
+                       n_jobs: Optional[int], added_per_pair: float,
+                       with_stats: bool = True) -> Any:
+        settings = self._settings_for(n_jobs, None if Q is None else Q.shape[0])
+        kind = _edge_radii.kind_of(eps, [], settings.metric)
+        if kind is not None:  # eps 0 or inf: not the grid's (_edge_radii.py)
+            X, Y = (self._data, None) if Q is None else (Q, self._data)
+            indptr, indices = _edge_radii.table(kind, X, Y, eps, include_self, settings,
+                                                added_per_pair)
+            return indptr, indices, _edge_radii._stats(kind, len(indices), 0.0, settings)
         # What the caller builds from the table is charged with it, before any is allocated.
-        return Q, self._index.table(Q, self._eps(eps), bool(include_self), bool(sort),
-                                    float(added_per_pair), self._settings_for(n_jobs))
+        return self._index.table(Q, eps, bool(include_self), bool(sort), float(added_per_pair),
+                                 settings, with_stats)
 
     # The index holds host points and takes host queries only: no overload needs to take Any.
     @overload
@@ -189,7 +240,8 @@ class EpsIndex:
     def query_ball_point(
         self,
         x: npt.ArrayLike,
-        r: float,
+        r: Union[float, npt.ArrayLike],
+        p: Optional[float] = None,
         *,
         return_sorted: Optional[bool] = None,
         return_length: bool = False,
@@ -197,25 +249,95 @@ class EpsIndex:
     ) -> Any:
         """The indexed points within distance `r` of each point of `x`, as scipy's
         ``cKDTree.query_ball_point``: one point (shape (m,)) gives a list of indices; many
-        (shape (..., m)) an object array of lists of that shape. Lists are sorted unless
-        ``return_sorted=False``; ``return_length=True`` gives the counts instead."""
-        points = np.asarray(x)
+        (shape (..., m)) an object array of lists of that shape. `r` is a number or an array
+        that broadcasts to ``x.shape[:-1]`` (a radius per query); 0 finds exact duplicates, inf
+        every point. `p` (scipy's), when given, must name the index's metric (2: euclidean).
+        Lists are sorted unless ``return_sorted=False``; ``return_length=True`` gives the counts
+        instead (``numpy.int64`` for one point)."""
+        # The overhead of one call is what a one-point query costs: each check runs once here,
+        # and a float point array of the index's features is used as it is (the core checks
+        # that it is finite).
+        points = x if type(x) is np.ndarray else np.asarray(_not_complex(x))
+        if points.dtype.kind == "c":
+            _not_complex(points)
+        if p is not None:
+            _index_queries.check_p(p, self._settings.metric)
         single = points.ndim == 1
         shape = points.shape[:-1]
-        flat = points.reshape(-1, points.shape[-1]) if points.ndim >= 1 else points
-        if return_length:
-            counts = self.count(flat, r, per_row=True, n_jobs=n_jobs)
-            return int(counts[0]) if single else counts.reshape(shape)
-        _, (indptr, indices, _) = self._table(flat, r, False, return_sorted is not False, n_jobs,
-                                              _LIST_BYTES)
-        offsets = indptr.view(np.int64)
-        ids = _converted(indices, np.intp)
+        if single and points.dtype in _FLOATS and points.shape[0] == self._d:
+            Q: Optional[np.ndarray] = np.ascontiguousarray(points).reshape(1, self._d)
+        else:
+            Q = self._queries(points.reshape(-1, points.shape[-1]) if points.ndim else points)
+        assert Q is not None
+        if type(r) is float and 0 < r < math.inf:
+            eps = r
+        elif np.ndim(r) == 0:
+            eps = check_eps(r, "r")
+        if np.ndim(r) == 0:
+            if return_length:
+                counts = self._counts(Q, eps, False, True, n_jobs, False)[1]
+                assert counts is not None  # per row
+                return counts[0] if single else counts.reshape(shape)
+            indptr, indices, _ = self._checked_table(Q, eps, False, return_sorted is not False,
+                                                     n_jobs, _LIST_BYTES, False)
+            if single:
+                return indices.tolist()  # Python ints, as from intp
+            offsets, ids = indptr.view(np.int64), _converted(indices, np.intp)
+        else:
+            radius = _index_queries.broadcast_radii(r, shape)
+            offsets, ids = _index_queries.rows_by_radius(
+                Q, radius, lambda q, e: self._rows(q, e, n_jobs), self._data,
+                self._settings.metric)
+            if return_length:
+                counts = np.diff(offsets)
+                return counts[0] if single else counts.reshape(shape)
         lists = [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(len(offsets) - 1)]
         if single:
             return lists[0]
         out = np.empty(len(lists), dtype=object)
         out[:] = lists
         return out.reshape(shape)
+
+    def _rows(self, Q: np.ndarray, eps: float, n_jobs: Optional[int]
+              ) -> Tuple[np.ndarray, np.ndarray]:
+        indptr, indices, _ = self._checked_table(Q, eps, False, True, n_jobs, _LIST_BYTES)
+        return indptr.view(np.int64), _converted(indices, np.intp)
+
+    def count_neighbors(
+        self,
+        other: Union["EpsIndex", npt.ArrayLike],
+        r: Union[float, npt.ArrayLike],
+        p: Optional[float] = None,
+        weights: Any = None,
+        cumulative: bool = True,
+        *,
+        n_jobs: Optional[int] = None,
+    ) -> Any:
+        """scipy's ``cKDTree.count_neighbors``: the pairs (i, j), i indexed here and j in
+        `other` (an EpsIndex or points), with ``distance <= r``; pairs (i, i) count when other
+        is this index. `r` is a number or a 1-D array (one count each, from one join at the
+        largest; any r, not bounded by ``max_eps``). `weights`: one array (other must be this
+        index) or a pair ``(self_weights, other_weights)``, either None; a weighted count sums
+        the pairs' weight products. ``cumulative=False`` counts pairs in the bins
+        ``r[k-1] < distance <= r[k]`` (r non-decreasing). Returns an int (weighted: a
+        numpy.float64) for a number r, an int64 (float64) array for an array."""
+        _index_queries.check_p(p, self._settings.metric)
+        same = other is self
+        theirs = other._data if isinstance(other, EpsIndex) else check_points(other, "other")
+        if theirs.shape[1] != self._d:
+            raise ValueError(f"other has {theirs.shape[1]} features, but the index has {self._d}")
+        metric, limit = self._settings.metric, self._args["memory_limit"]
+
+        def counts(X: np.ndarray, radii: np.ndarray, Y: np.ndarray) -> np.ndarray:
+            return count_radii(X, radii, Y, metric=metric, n_jobs=n_jobs, memory_limit=limit)
+
+        def table(X: np.ndarray, eps: float, Y: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+            indptr, indices = neighbor_table(X, eps, Y, metric=metric, n_jobs=n_jobs,
+                                             memory_limit=limit)
+            return indptr, indices.astype(np.intp)
+
+        return _index_queries.count_neighbors(self._data, theirs, same, r, weights,
+                                              bool(cumulative), counts, table)
 
     @overload
     def count(self, X: Optional[npt.ArrayLike] = ..., eps: Optional[float] = ..., *,
@@ -253,8 +375,22 @@ class EpsIndex:
         Q = self._queries(X)
         if include_self and Q is not None:
             raise ValueError("include_self applies to the index's self-join (X=None) only")
-        total, rows, stats = self._index.counts(Q, self._eps(eps), bool(include_self),
-                                                bool(per_row), self._settings_for(n_jobs))
-        # The extension returns rows only per row.
-        result = int(total) if rows is None else rows.astype(np.int64)
+        total, rows, stats = self._counts(Q, self._eps(eps), include_self, per_row, n_jobs)
+        result = total if rows is None else rows
         return (result, stats) if return_stats else result
+
+    def _counts(self, Q: Optional[np.ndarray], eps: float, include_self: bool, per_row: bool,
+                n_jobs: Optional[int], with_stats: bool = True
+                ) -> Tuple[int, Optional[Counts], Stats]:
+        """(total, int64 counts per row or None, stats) of checked queries and eps."""
+        settings = self._settings_for(n_jobs, None if Q is None else Q.shape[0])
+        kind = _edge_radii.kind_of(eps, [], settings.metric)
+        if kind is not None:  # eps 0 or inf: not the grid's (_edge_radii.py)
+            X, Y = (self._data, None) if Q is None else (Q, self._data)
+            lens = _edge_radii.lens_of(kind, X, Y, eps, include_self, settings)
+            stats = _edge_radii._stats(kind, int(lens.sum()), 0.0, settings)
+            return int(lens.sum()), (lens if per_row else None), stats
+        total, rows, stats = self._index.counts(Q, eps, bool(include_self), bool(per_row),
+                                                settings, with_stats)
+        # The extension returns rows only per row.
+        return int(total), (None if rows is None else rows.astype(np.int64)), stats

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from typing import (TYPE_CHECKING, Any, Callable, Dict, List, Literal, Mapping, Optional, Sequence,
-                    Tuple, TypedDict, TypeVar, Union, overload)
+                    Tuple, TypedDict, Union, overload)
 
 import numpy as np
 import numpy.typing as npt
 import scipy.sparse
 
-from . import _device, _epsjoin
+from . import _device, _edge_radii, _epsjoin, _progress
+from ._options_doc import _with_run_options as _with_run_options
+from ._progress import Progress
 from ._metrics import pair_distances, set_geometry
 from ._validation import (
     Devices,
@@ -23,7 +25,6 @@ from ._validation import (
 if TYPE_CHECKING:  # typing's own from Python 3.11; only type checkers read it
     from typing_extensions import Unpack
 
-F = TypeVar("F", bound=Callable[..., Any])
 
 # The hints type a join of host points precisely: numpy arrays and nested sequences give numpy
 # and scipy results. Points on a CUDA device give CuPy or torch results, and no static type can
@@ -52,6 +53,7 @@ class RunOptions(TypedDict, total=False):
     device: Devices
     devices_split: str
     params: Optional[Mapping[str, Any]]
+    progress: Progress
 
 
 class JoinOptions(RunOptions, total=False):
@@ -61,59 +63,22 @@ class JoinOptions(RunOptions, total=False):
     boxsize: Boxsize
 
 
-_RUN_OPTIONS_DOC = """\
-    engine : str, default="auto"
-        An engine name from :func:`epsjoin.engines` (``"cpu-grid"``, ``"super-ego"``,
-        ``"lbjoin"``, ...) or ``"auto"``. A GPU engine raises :class:`epsjoin.UnavailableError`
-        on a machine without a GPU or in a build without CUDA.
-    precision : {"float64", "float32"}, default="float64"
-        Arithmetic of the distance computation (the input may be either dtype); engines that
-        cannot compute in float32 compute in float64.
-    approximate : bool, default=False
-        Let the tensor-core engines skip their exactness re-check (the papers' behaviour).
-    n_jobs : int, default=None
-        CPU threads; ``None`` or ``-1`` means every core (unlike scikit-learn, where ``None``
-        means one).
-    memory_limit, device_memory_limit : int or str, default=None
-        Host and GPU memory the join plans within, in bytes or as ``"8G"``, ``"512M"``;
-        ``None`` means what the machine (and its cgroup) allows. A result held in memory that
-        would not fit raises ``MemoryError`` before it is allocated.
-    device : int, list of int, "all" or "auto", default="auto"
-        CUDA device ordinal for GPU engines; several (``[0, 1]``, or ``"all"`` visible) spread
-        a join of host arrays over them with the one-device result: counts of high-dimensional
-        points share the work items, other joins cut one slab of the points a device
-        (docs/multi-gpu.md). ``"auto"``: every visible device for a count of at least 1M
-        points that a GPU is modelled to take a second or more, device 0 otherwise. Arrays
-        already on a device are joined there.
-    devices_split : {"auto", "items", "slabs"}, default="auto"
-        How several devices divide a join (the CLI's ``--devices-split``): ``"items"`` (counts
-        on the row-join engines: every device holds all the points and counts a share of the
-        work items; anything else raises ``ValueError``), ``"slabs"`` (one slab of the points a
-        device with the points within eps of it), ``"auto"`` (items for a total count; for
-        counts per row where slabs would overlap by more than a fifth of the points).
-    params : dict, default=None
-        Engine parameters (``epsjoin engines()[i]["params"]``), for example
-        ``{"pattern": "lid-unicomp"}``; an unknown key raises ``ValueError``.
-    metric : str, default="euclidean"
-        ``"euclidean"``, ``"manhattan"`` (``"l1"``, ``"cityblock"``), ``"chebyshev"``
-        (``"linf"``), ``"cosine"`` (eps a cosine distance ``1 - cos``; no zero rows) or
-        ``"haversine"`` (rows of latitude, longitude in radians; eps in radians), as
-        scikit-learn names them (docs/metrics.md).
-    boxsize : float or array-like of shape (n_features,), default=None
-        A periodic box, as scipy's ``cKDTree(boxsize=...)``: coordinates in ``[0, boxsize)``,
-        distances by the minimum image, eps at most half the smallest side.
-    return_stats : bool, default=False
-        Also return the run's statistics: a dict with ``engine``, ``pairs`` (ordered pairs
-        i != j), ``seconds`` (the join's wall time), ``stages`` (seconds per stage),
-        ``candidates``, ``threads`` and the names of the CLI's ``--json``."""
-
-
-def _with_run_options(func: F) -> F:
-    func.__doc__ = (func.__doc__ or "").replace("    {run_options}", _RUN_OPTIONS_DOC)
-    return func
+# The core's calls and their answers for the radii it does not take (_edge_radii.py).
+_EDGE_CALLS: Dict[Any, Callable[..., Any]] = {
+    _epsjoin.neighbor_table: _edge_radii.neighbor_table,
+    _epsjoin.neighbor_counts: _edge_radii.neighbor_counts,
+    _epsjoin.pairs_from_rows: _edge_radii.pairs_from_rows,
+}
 
 
 def _run(core: Callable[..., Any], X: np.ndarray, Y: Optional[np.ndarray], *args: Any) -> Any:
+    # args: eps, include_self, a flag, the settings[, ...] for every call _EDGE_CALLS holds.
+    if core in _EDGE_CALLS:
+        kind = _edge_radii.kind_of(args[0], list(args[3].box), args[3].metric)
+        if kind is not None:
+            return _EDGE_CALLS[core](kind, X, Y, *args)
+        if args[3].box and Y is not None:
+            X = _edge_radii.wrap(X, args[3].box)  # queries outside the box, as scipy's
     try:
         return core(X, Y, *args)
     except ValueError:
@@ -160,6 +125,16 @@ def _euclidean_only_on_device(metric: str, boxsize: Any) -> None:
             "arrays on a CUDA device are joined in the euclidean metric without boxsize; "
             f"got metric={metric!r}, boxsize={boxsize!r}: copy them to the host for that"
         )
+
+
+def _device_eps(eps: Any) -> float:
+    """eps of a join on a device: 0 and inf are answered on the host (_edge_radii.py)."""
+    value = check_eps(eps)
+    if value == 0 or value == float("inf"):
+        raise ValueError(f"eps={value!r} (exact duplicates, every pair) is answered for host "
+                         "arrays only; copy the points to the host (cupy.asnumpy(X), "
+                         "X.cpu().numpy())")
+    return value
 
 
 def _check_self(include_self: bool, Y: Any) -> None:
@@ -219,6 +194,7 @@ def neighbor_table(
     return_stats: bool = False,
     metric: str = "euclidean",
     boxsize: Boxsize = None,
+    progress: Progress = False,
 ) -> Any:
     """Every point's neighbours within `eps` as the two arrays of a CSR table, without a copy.
 
@@ -254,8 +230,8 @@ def neighbor_table(
     if _device.any_on_device(X, Y):  # CuPy arrays, CUDA tensors: joined on their device
         b, X, Y, settings = _on_device(X, Y, include_self, metric, boxsize,
                                        (engine, precision, approximate, n_jobs, memory_limit,
-                                        device_memory_limit, device, params, devices_split))
-        indptr, indices, stats = _device.table(b, X, Y, check_eps(eps), bool(include_self),
+                                        device_memory_limit, device, params, devices_split, progress))
+        indptr, indices, stats = _device.table(b, X, Y, _device_eps(eps), bool(include_self),
                                                settings)
         if sort_indices:
             searched: Any = X if Y is None else Y  # a device array, whatever X's hint says
@@ -264,11 +240,12 @@ def neighbor_table(
     X, Y = check_pair(X, Y)
     _check_self(include_self, Y)
     settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
-                            device_memory_limit, device, params, devices_split)
+                            device_memory_limit, device, params, devices_split, progress)
     set_geometry(settings, metric, boxsize, X.shape[1])
     indptr, indices, stats = _run(_epsjoin.neighbor_table, X, Y, check_eps(eps),
                                   bool(include_self), bool(sort_indices), settings)
     indptr, indices = _index_views(indptr, indices, (X if Y is None else Y).shape[0])
+    _progress.done(settings)
     return (indptr, indices, stats) if return_stats else (indptr, indices)
 
 
@@ -306,6 +283,7 @@ def neighbor_graph(
     return_stats: bool = False,
     metric: str = "euclidean",
     boxsize: Boxsize = None,
+    progress: Progress = False,
 ) -> Any:
     """The eps-neighbourhood graph as a ``scipy.sparse.csr_matrix``: rows are queries.
 
@@ -354,15 +332,17 @@ def neighbor_graph(
     if _device.any_on_device(X, Y):  # CuPy arrays, CUDA tensors: joined on their device
         b, X, Y, settings = _on_device(X, Y, include_self, metric, boxsize,
                                        (engine, precision, approximate, n_jobs, memory_limit,
-                                        device_memory_limit, device, params, devices_split))
-        graph, stats = _device.graph(b, X, Y, check_eps(eps), mode, bool(include_self),
+                                        device_memory_limit, device, params, devices_split, progress))
+        graph, stats = _device.graph(b, X, Y, _device_eps(eps), mode, bool(include_self),
                                      bool(sort_indices), settings)
         return (graph, stats) if return_stats else graph
     X, Y = check_pair(X, Y)
     _check_self(include_self, Y)
     settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
-                            device_memory_limit, device, params, devices_split)
+                            device_memory_limit, device, params, devices_split, progress)
     set_geometry(settings, metric, boxsize, X.shape[1])
+    if settings.box and Y is not None:
+        X = _edge_radii.wrap(X, settings.box)  # queries outside the box, as scipy's
     other_geometry = mode == "distance" and (settings.metric != "euclidean" or bool(settings.box))
     # What the graph adds to the table, held to the memory limit with it before the join
     # allocates anything: the float64 data array (and pair_distances's temporaries, which are
@@ -381,10 +361,13 @@ def neighbor_graph(
         # points and S = 50 about a quarter of the join's time in np.ones (page faults, not the
         # fill), hence filled on the join's threads.
         data = _epsjoin.filled_ones(raw_indices.shape[0], settings.threads)
+    if settings.metric == "cosine" and X.dtype == np.float32:
+        data = data.astype(np.float32)  # scikit-learn's cosine distances keep float32
     indptr, indices = _index_views(raw_indptr, raw_indices, n_cols)
     graph = scipy.sparse.csr_matrix((data, indices, indptr), shape=(X.shape[0], n_cols))
     if sort_indices:
         graph.has_sorted_indices = True
+    _progress.done(settings)
     return (graph, stats) if return_stats else graph
 
 
@@ -421,6 +404,7 @@ def pairs(
     return_stats: bool = False,
     metric: str = "euclidean",
     boxsize: Boxsize = None,
+    progress: Progress = False,
 ) -> Any:
     """Pairs within `eps` as an (m, 2) array.
 
@@ -460,14 +444,14 @@ def pairs(
     if _device.any_on_device(X, Y):  # CuPy arrays, CUDA tensors: joined on their device
         b, X, Y, settings = _on_device(X, Y, include_self, metric, boxsize,
                                        (engine, precision, approximate, n_jobs, memory_limit,
-                                        device_memory_limit, device, params, devices_split))
-        result, stats = _device.pairs(b, X, Y, check_eps(eps), bool(include_self), bool(sort),
+                                        device_memory_limit, device, params, devices_split, progress))
+        result, stats = _device.pairs(b, X, Y, _device_eps(eps), bool(include_self), bool(sort),
                                       dtype, settings)
         return (result, stats) if return_stats else result
     X, Y = check_pair(X, Y)
     _check_self(include_self, Y)
     settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
-                            device_memory_limit, device, params, devices_split)
+                            device_memory_limit, device, params, devices_split, progress)
     set_geometry(settings, metric, boxsize, X.shape[1])
     # Cut from the CSR table (its in-place fill is the engines' fastest output), not collected
     # as pairs and sorted afterwards.
@@ -475,6 +459,7 @@ def pairs(
                          bool(sort), settings)
     if result.dtype != dtype:
         result = _converted(result, dtype)
+    _progress.done(settings)
     return (result, stats) if return_stats else result
 
 

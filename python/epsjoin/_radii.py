@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Any, Literal, Mapping, Optional, Tuple, Union,
 import numpy as np
 import numpy.typing as npt
 
-from . import _device, _epsjoin
-from ._join import (Boxsize, HostPoints, JoinOptions, PointsLike, Stats, _check_self, _on_device,
-                    _run, _with_run_options)
+from . import _device, _edge_radii, _epsjoin, _progress
+from ._progress import Progress
+from ._join import (Boxsize, HostPoints, JoinOptions, PointsLike, Stats, _check_self,
+                    _device_eps, _on_device, _run, _with_run_options)
 from ._metrics import set_geometry
 from ._validation import Devices, MemorySize, check_eps, check_pair, run_settings
 
@@ -59,6 +60,7 @@ def count(
     return_stats: bool = False,
     metric: str = "euclidean",
     boxsize: Boxsize = None,
+    progress: Progress = False,
 ) -> Any:
     """Counts of neighbours within `eps`, without forming any pair.
 
@@ -94,18 +96,19 @@ def count(
     if _device.any_on_device(X, Y):  # CuPy arrays, CUDA tensors: joined on their device
         b, X, Y, settings = _on_device(X, Y, include_self, metric, boxsize,
                                        (engine, precision, approximate, n_jobs, memory_limit,
-                                        device_memory_limit, device, params, devices_split))
-        result, stats = _device.count(b, X, Y, check_eps(eps), bool(include_self),
+                                        device_memory_limit, device, params, devices_split, progress))
+        result, stats = _device.count(b, X, Y, _device_eps(eps), bool(include_self),
                                       bool(per_row), settings)
         return (result, stats) if return_stats else result
     X, Y = check_pair(X, Y)
     _check_self(include_self, Y)
     settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
-                            device_memory_limit, device, params, devices_split)
+                            device_memory_limit, device, params, devices_split, progress)
     set_geometry(settings, metric, boxsize, X.shape[1])
     total, rows, stats = _run(_epsjoin.neighbor_counts, X, Y, check_eps(eps),
                               bool(include_self), bool(per_row), settings)
     result = int(total) if rows is None else rows.view(np.int64)  # rows only per row
+    _progress.done(settings)
     return (result, stats) if return_stats else result
 
 
@@ -141,6 +144,7 @@ def count_radii(
     return_stats: bool = False,
     metric: str = "euclidean",
     boxsize: Boxsize = None,
+    progress: Progress = False,
 ) -> Any:
     """Each query's neighbour count within every radius of `radii`, from one join at the largest.
 
@@ -153,7 +157,7 @@ def count_radii(
     ----------
     X : array-like of shape (n_queries, n_features)
     radii : array-like of shape (n_radii,)
-        Radii, each finite and > 0, in any order.
+        Radii, each >= 0, in any order: 0 counts exact duplicates, inf every point.
     Y : array-like of shape (n_points, n_features), default=None
         Points to search; ``None`` joins X with itself.
     include_self : bool, default=False
@@ -168,12 +172,17 @@ def count_radii(
     """
     X, Y = check_pair(X, Y)
     _check_self(include_self, Y)
-    r = np.ascontiguousarray(np.atleast_1d(np.asarray(radii, dtype=np.float64)))
+    r = np.ascontiguousarray(np.atleast_1d(np.asarray(radii, dtype=np.float64))) + 0.0
     if r.ndim != 1 or r.size == 0:
         raise ValueError(f"radii must be a non-empty 1-D list of numbers, got shape {r.shape}")
+    if np.isnan(r).any() or (r < 0).any():
+        raise ValueError("radii must be numbers >= 0 (0 finds exact duplicates, inf every pair)")
     settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
-                            device_memory_limit, device, params, devices_split)
+                            device_memory_limit, device, params, devices_split, progress)
     set_geometry(settings, metric, boxsize, X.shape[1])
-    rows, _, stats = _run(_epsjoin.neighbor_counts_radii, X, Y, r, bool(include_self), settings)
-    counts = rows.astype(np.int64)
+    if settings.box and Y is not None:
+        X = _edge_radii.wrap(X, settings.box)  # queries outside the box, as scipy's
+    counts, stats = _run(_edge_radii.count_radii, X, Y, r, bool(include_self), settings,
+                         _epsjoin.neighbor_counts_radii)
+    _progress.done(settings)
     return (counts, stats) if return_stats else counts

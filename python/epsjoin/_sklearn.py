@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, Literal, Mapping, Optional, Tuple, Union, overload
 
+import numpy as np
 import numpy.typing as npt
 import scipy.sparse
 
@@ -57,6 +58,7 @@ def radius_neighbors_graph(
     devices_split: str = "auto",
     params: Optional[Mapping[str, Any]] = None,
     return_stats: bool = False,
+    progress: Any = False,
 ) -> Any:
     """``sklearn.neighbors.radius_neighbors_graph`` by epsjoin.
 
@@ -91,7 +93,7 @@ def radius_neighbors_graph(
         distance.
     n_jobs : int, default=None
         CPU threads; ``None`` or ``-1`` means every core (scikit-learn's ``None`` means one).
-    {run_options}
+    {engine_options}
 
     Returns
     -------
@@ -119,14 +121,20 @@ def radius_neighbors_graph(
     else:
         X = check_points(X, min_samples=1, estimator=_ESTIMATOR)
     try:
-        return neighbor_graph(
+        result = neighbor_graph(
             X, radius, mode=mode, include_self=bool(include_self), sort_indices=False,
             engine=engine, precision=precision, approximate=approximate, n_jobs=n_jobs,
             memory_limit=memory_limit, device_memory_limit=device_memory_limit, device=device,
             devices_split=devices_split, params=params, return_stats=return_stats,
-            metric=metric,
+            metric=metric, progress=progress,
         )
     except ValueError:
         if not on_device:  # NaN gets scikit-learn's paragraph for estimators here
             raise_if_not_finite(X, None, estimator=_ESTIMATOR)
         raise
+    graph = result[0] if return_stats else result
+    if isinstance(graph, scipy.sparse.csr_matrix) and graph.indices.dtype != np.int64:
+        # scikit-learn 1.9's index dtype (scipy had cut the indptr to the indices' int32).
+        graph.indices = graph.indices.astype(np.int64)
+        graph.indptr = graph.indptr.astype(np.int64)
+    return result

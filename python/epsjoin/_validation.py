@@ -10,7 +10,7 @@ from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple, Unio
 
 import numpy as np
 
-from . import _epsjoin
+from . import _epsjoin, _progress
 
 MemorySize = Union[int, str, None]
 # A CUDA ordinal, several (one join spread over them), or "all".
@@ -40,6 +40,17 @@ def _by(estimator: Optional[str]) -> str:
     return f" by {estimator}" if estimator else ""
 
 
+def _objects_as_floats(array: np.ndarray) -> np.ndarray:
+    try:
+        return array.astype(np.float64)
+    except TypeError:
+        # pandas' NA, which float() refuses, is a missing value: scikit-learn's NaN.
+        is_na = np.frompyfunc(lambda v: type(v).__name__ == "NAType", 1, 1)(array).astype(bool)
+        if not is_na.any():
+            raise
+        return np.where(is_na, np.nan, array).astype(np.float64)
+
+
 def check_points(
     X: Any, name: str = "X", *, min_samples: int = 0, estimator: Optional[str] = None
 ) -> np.ndarray:
@@ -63,7 +74,7 @@ def check_points(
     if array.dtype.kind == "O":
         # scikit-learn converts objects before any other check (None becomes NaN), and lets
         # numpy's own errors out.
-        array = array.astype(np.float64)
+        array = _objects_as_floats(array)
     raise_if_bad_form(array.dtype, array.ndim, estimator, lambda: array)
     if array.dtype not in (np.float32, np.float64) or not array.dtype.isnative:
         if array.dtype.kind == "f":
@@ -182,12 +193,19 @@ def raise_if_not_finite(
         _raise_if_not_finite(Y, "Y", estimator)
 
 
-def check_eps(eps: Any, name: str = "eps") -> float:
-    if isinstance(eps, bool) or not isinstance(eps, numbers.Real):
+def check_eps(eps: Any, name: str = "eps", *, positive: bool = False) -> float:
+    """eps as a float: 0 (exact duplicates) and inf (every pair) included unless `positive`.
+    A 0-d array is a number, as numpy and scikit-learn take it."""
+    if isinstance(eps, np.ndarray) and eps.ndim == 0:
+        eps = eps[()]
+    if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(eps).__name__}")
-    value = float(eps)
-    if not math.isfinite(value) or value <= 0:
+    value = float(eps) + 0.0  # -0.0 is 0.0
+    if positive and not (math.isfinite(value) and value > 0):
         raise ValueError(f"{name} must be a finite number > 0, got {eps!r}")
+    if math.isnan(value) or value < 0:
+        raise ValueError(f"{name} must be a number >= 0 (0 finds exact duplicates, inf every "
+                         f"pair), got {eps!r}")
     return value
 
 
@@ -248,6 +266,7 @@ def run_settings(
     device: Devices = "auto",
     params: Optional[Mapping[str, Any]] = None,
     devices_split: str = "auto",
+    progress: Any = False,
 ) -> Any:
     """The core's RunSettings from the keyword options every join takes."""
     settings = _epsjoin.RunSettings()
@@ -274,4 +293,7 @@ def run_settings(
     # Checked by the core (resources' device_split_named, the CLI's parser too) before any work.
     settings.devices_split = str(devices_split)
     settings.params = {str(k): str(v) for k, v in (params or {}).items()}
+    report = _progress.reporter(progress)
+    if report is not None:  # None is the core's default (nanobind takes no None here)
+        settings.progress = report
     return settings

@@ -41,7 +41,7 @@ epsjoin::join_stats index_handle::run(const std::optional<points_array>& queries
                                       epsjoin::result_sink& sink) const {
   epsjoin::query_options qo;
   qo.include_self = include_self;
-  qo.progress = interrupt_check();
+  qo.progress = interrupt_check(report_of(s));
   const epsjoin::dataset_view a = queries ? view_of(*queries) : epsjoin::dataset_view{};
   return run_released(s, [&](epsjoin::resources& res) {
     return queries ? index_->query(res, a, eps, qo, sink) : index_->self_join(res, eps, qo, sink);
@@ -49,18 +49,18 @@ epsjoin::join_stats index_handle::run(const std::optional<points_array>& queries
 }
 
 nb::tuple index_handle::table(std::optional<points_array> queries, double eps, bool include_self,
-                              bool sort_indices, double added_per_pair,
-                              const run_settings& s) const {
+                              bool sort_indices, double added_per_pair, const run_settings& s,
+                              bool with_stats) const {
   epsjoin::csr_sink table(sort_indices, added_per_pair);
   const epsjoin::join_stats stats = run(queries, eps, include_self, s, table);
-  return table_result(table, queries ? queries->shape(0) : n(), stats);
+  return table_result(table, queries ? queries->shape(0) : n(), stats, with_stats);
 }
 
 nb::tuple index_handle::counts(std::optional<points_array> queries, double eps, bool include_self,
-                               bool per_row, const run_settings& s) const {
+                               bool per_row, const run_settings& s, bool with_stats) const {
   epsjoin::count_sink sink(per_row);
   const epsjoin::join_stats stats = run(queries, eps, include_self, s, sink);
-  return counts_result(sink, per_row, queries ? queries->shape(0) : n(), stats);
+  return counts_result(sink, per_row, queries ? queries->shape(0) : n(), stats, with_stats);
 }
 
 void bind_index(nb::module_& m) {
@@ -73,9 +73,9 @@ void bind_index(nb::module_& m) {
       .def_prop_ro("d", &index_handle::d)
       .def_prop_ro("memory_bytes", &index_handle::memory_bytes)
       .def("table", &index_handle::table, "queries"_a.none(), "eps"_a, "include_self"_a,
-           "sort_indices"_a, "added_per_pair"_a, "settings"_a)
+           "sort_indices"_a, "added_per_pair"_a, "settings"_a, "with_stats"_a = true)
       .def("counts", &index_handle::counts, "queries"_a.none(), "eps"_a, "include_self"_a,
-           "per_row"_a, "settings"_a);
+           "per_row"_a, "settings"_a, "with_stats"_a = true);
 }
 
 }  // namespace epsjoin_python

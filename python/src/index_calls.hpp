@@ -27,11 +27,13 @@ class index_handle {
   /// (indptr [rows + 1] uint64, indices [nnz] uint32, stats dict) of `queries` (None: the
   /// indexed points themselves) at eps. `added_per_pair`: host bytes the caller adds per pair
   /// afterwards (a graph's data array), checked with the table against the memory limit.
+  /// `with_stats` false: None for the dict.
   nb::tuple table(std::optional<points_array> queries, double eps, bool include_self,
-                  bool sort_indices, double added_per_pair, const run_settings& settings) const;
-  /// (total, per-row counts uint64 or None, stats dict).
+                  bool sort_indices, double added_per_pair, const run_settings& settings,
+                  bool with_stats = true) const;
+  /// (total, per-row counts uint64 or None, stats dict or None).
   nb::tuple counts(std::optional<points_array> queries, double eps, bool include_self,
-                   bool per_row, const run_settings& settings) const;
+                   bool per_row, const run_settings& settings, bool with_stats = true) const;
 
  private:
   epsjoin::join_stats run(const std::optional<points_array>& queries, double eps,

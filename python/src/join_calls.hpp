@@ -47,6 +47,8 @@ struct run_settings {
   double sphere_radius = 1.0;
   /// Periodic box sides (scipy's boxsize), empty for none.
   std::vector<double> box;
+  /// progress=: a Python callable given the fraction done (0 to 1) now and then, or None.
+  nb::object progress = nb::none();
 };
 
 /// The metric, angle units, sphere radius and box of `s` into `options` (invalid_argument for a

@@ -5,6 +5,10 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstring>
+#include <string>
+#include <utility>
+
 #include <epsjoin/epsjoin.hpp>
 
 #include "dbscan_call.hpp"
@@ -69,9 +73,30 @@ nb::dict build_dict() {
 
 // A Python exception type for each library error a caller may want to catch apart; ValueError
 // and MemoryError where Python has the meaning already.
+// The library's advice names the command line's options; a Python caller gets the keywords.
+std::string in_python_terms(std::string message) {
+  static const std::pair<const char*, const char*> words[] = {
+      {"write it to a file (epsjoin join --output FILE streams it), count it instead "
+       "(--format count), or raise the limit (--memory-limit)",
+       "count it instead (epsjoin.count), or raise memory_limit="},
+      {"raise the limit (--memory-limit)", "raise memory_limit="},
+      {"raise --memory-limit", "raise memory_limit="},
+      {"(--format count)", "(epsjoin.count)"},
+      {"--device-memory-limit", "device_memory_limit="},
+      {"--memory-limit", "memory_limit="},
+  };
+  for (const auto& [cli, python] : words) {
+    for (std::size_t at = message.find(cli); at != std::string::npos;
+         at = message.find(cli, at + std::strlen(python))) {
+      message.replace(at, std::strlen(cli), python);
+    }
+  }
+  return message;
+}
+
 template <class Error>
 void raise_as(PyObject* type, const Error& e) {
-  PyErr_SetString(type, e.what());
+  PyErr_SetString(type, in_python_terms(e.what()).c_str());
 }
 
 }  // namespace
@@ -113,7 +138,8 @@ NB_MODULE(_epsjoin, m) {
       .def_rw("metric", &epsjoin_python::run_settings::metric)
       .def_rw("angles", &epsjoin_python::run_settings::angles)
       .def_rw("sphere_radius", &epsjoin_python::run_settings::sphere_radius)
-      .def_rw("box", &epsjoin_python::run_settings::box);
+      .def_rw("box", &epsjoin_python::run_settings::box)
+      .def_rw("progress", &epsjoin_python::run_settings::progress);
 
   m.def("neighbor_table", &epsjoin_python::neighbor_table, "queries"_a, "data"_a.none(), "eps"_a,
         "include_self"_a, "sort_indices"_a, "settings"_a, "added_bytes_per_pair"_a = 0.0);

@@ -1,6 +1,7 @@
 #include "released_call.hpp"
 
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "owned_array.hpp"
@@ -82,9 +83,19 @@ std::unique_ptr<epsjoin::resources> take_resources(const run_settings& s) {
 
 void give_back(std::unique_ptr<epsjoin::resources> res) { pool().give_back(std::move(res)); }
 
-std::function<void(double)> interrupt_check() {
-  return [](double) {
+std::function<void(double)> interrupt_check(PyObject* report) {
+  // A raw pointer: the std::function is copied by threads that do not hold the GIL, which a
+  // reference count may not be touched without. `report` is called from the calling thread
+  // only: an exception it raises is set in the thread state of the thread that called it, and
+  // the call's own thread is the one that raises it to the caller.
+  const std::thread::id caller = std::this_thread::get_id();
+  return [report, caller](double fraction) {
     nb::gil_scoped_acquire gil;
+    if (report != nullptr && std::this_thread::get_id() == caller) {
+      PyObject* result = PyObject_CallFunction(report, "d", fraction);
+      if (result == nullptr) throw interrupted{};
+      Py_DECREF(result);
+    }
     if (PyErr_CheckSignals() != 0) throw interrupted{};
   };
 }
@@ -98,7 +109,7 @@ epsjoin::join_options options_of(const run_settings& s, double eps, bool include
   options.include_self = include_self;
   options.params = s.params;
   set_geometry(s, options);
-  options.progress = interrupt_check();
+  options.progress = interrupt_check(report_of(s));
   return options;
 }
 
@@ -109,7 +120,7 @@ void check_same_dtype(const epsjoin::dataset_view& a, const epsjoin::dataset_vie
 }
 
 nb::tuple counts_result(const epsjoin::count_sink& sink, bool per_row, std::size_t n_queries,
-                        const epsjoin::join_stats& stats) {
+                        const epsjoin::join_stats& stats, bool with_stats) {
   nb::object rows = nb::none();
   if (per_row) {
     auto counts = std::make_unique<std::vector<std::uint64_t>>(sink.per_point());
@@ -118,11 +129,12 @@ nb::tuple counts_result(const epsjoin::count_sink& sink, bool per_row, std::size
     std::uint64_t* p = counts->data();
     rows = numpy_view(p, {n}, owner_of(std::move(counts)));
   }
-  return nb::make_tuple(nb::int_(sink.total()), rows, stats_dict(stats));
+  return nb::make_tuple(nb::int_(sink.total()), rows,
+                        with_stats ? nb::object(stats_dict(stats)) : nb::none());
 }
 
 nb::tuple table_result(epsjoin::csr_sink& sink, std::size_t n_queries,
-                       const epsjoin::join_stats& stats) {
+                       const epsjoin::join_stats& stats, bool with_stats) {
   auto table = std::make_unique<epsjoin::neighbor_table>(sink.release());
   if (table->offsets.empty()) table->offsets.assign(n_queries + 1, 0);
   const std::size_t rows = table->offsets.size();
@@ -131,7 +143,7 @@ nb::tuple table_result(epsjoin::csr_sink& sink, std::size_t n_queries,
   std::uint32_t* neighbors = table->neighbors.data();
   nb::capsule owner = owner_of(std::move(table));
   return nb::make_tuple(numpy_view(offsets, {rows}, owner), numpy_view(neighbors, {nnz}, owner),
-                        stats_dict(stats));
+                        with_stats ? nb::object(stats_dict(stats)) : nb::none());
 }
 
 }  // namespace epsjoin_python

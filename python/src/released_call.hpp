@@ -31,8 +31,15 @@ void give_back(std::unique_ptr<epsjoin::resources> res);
 /// stops and rethrows it; the Python error set by PyErr_CheckSignals is raised then.
 struct interrupted {};
 
-/// A progress callback that does nothing but check for Ctrl-C (about ten times a second).
-std::function<void(double)> interrupt_check();
+/// A progress callback that checks for Ctrl-C (about ten times a second) and hands the fraction
+/// done to `report` (a Python callable, borrowed: it outlives the call) when there is one; an
+/// exception `report` raises stops the library as Ctrl-C does.
+std::function<void(double)> interrupt_check(PyObject* report = nullptr);
+
+/// The settings' progress callable, or nullptr for None.
+inline PyObject* report_of(const run_settings& s) {
+  return s.progress.is_none() ? nullptr : s.progress.ptr();
+}
 
 /// `body(resources)` with the GIL released; Ctrl-C during it raises KeyboardInterrupt.
 template <class Body>
@@ -66,12 +73,14 @@ void check_same_dtype(const epsjoin::dataset_view& a, const epsjoin::dataset_vie
 
 /// (total ordered pairs, per-query counts [n_queries] uint64 or None, stats dict): what a count
 /// join returns, whether its points lay on the host or a device.
+/// With `with_stats` false the dict is None: a one-point query spends more on it than on the
+/// search.
 nb::tuple counts_result(const epsjoin::count_sink& sink, bool per_row, std::size_t n_queries,
-                        const epsjoin::join_stats& stats);
+                        const epsjoin::join_stats& stats, bool with_stats = true);
 
 /// (indptr [n_queries + 1] uint64, indices [nnz] uint32, stats dict): what a CSR join returns;
 /// the arrays own the sink's table (no copy), which goes when the last of them does.
 nb::tuple table_result(epsjoin::csr_sink& sink, std::size_t n_queries,
-                       const epsjoin::join_stats& stats);
+                       const epsjoin::join_stats& stats, bool with_stats = true);
 
 }  // namespace epsjoin_python

@@ -13,6 +13,17 @@
 
 namespace epsjoin {
 
+namespace {
+
+// Read once: glibc opens /sys/devices/system/cpu/online on every hardware_concurrency() call
+// (about 20 us on a loaded machine), twice a one-point EpsIndex query otherwise (issue 46).
+unsigned hardware_threads() {
+  static const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  return threads;
+}
+
+}  // namespace
+
 void csr_sink::begin(const sink_info& info) {
   n_queries_ = info.n_queries;
   rows_delivered_ = false;
@@ -29,7 +40,7 @@ row_destination csr_sink::consume_counts(const count_batch& batch) {
   rows_delivered_ = true;
   table_.offsets.resize(n_queries_ + 1);
   const std::uint64_t total = detail::lay_out_offsets(
-      counts, 0, table_.offsets.data(), std::max(1u, std::thread::hardware_concurrency()));
+      counts, 0, table_.offsets.data(), hardware_threads());
   table_.neighbors.resize(total);
   return {table_.neighbors.data(), table_.offsets.data()};
 }
@@ -48,7 +59,7 @@ void csr_sink::finish() {
   }
   // Counting sort by query over the collected batches, in parallel: atomic per-row counts, a
   // prefix sum, then atomic per-row cursors to place each neighbour.
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = hardware_threads();
   table_.offsets.assign(n_queries_ + 1, 0);
   // Work in pieces of at most 2^20 pairs, so a few huge batches (a GPU engine's) still spread
   // over every thread.
@@ -85,7 +96,7 @@ void csr_sink::finish() {
 void csr_sink::sort_rows() {
   if (sort_neighbors_) {
     detail::sort_rows(table_.offsets, table_.neighbors.data(),
-                      std::max(1u, std::thread::hardware_concurrency()));
+                      hardware_threads());
   }
 }
 

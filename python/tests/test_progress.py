@@ -1,0 +1,93 @@
+"""progress= (issue 46, part 4): a callable sees the fraction done rise to 1; True shows a tqdm
+bar where tqdm is installed and a line on stderr where it is not; the results do not change; an
+exception from the callable, Ctrl-C included, stops the join."""
+
+import signal
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import epsjoin
+from test_interrupt import ONE_CELL, interrupt
+
+CALLS = {
+    "neighbor_graph": lambda X, **kw: epsjoin.neighbor_graph(X, 0.05, sort_indices=True, **kw),
+    "distances": lambda X, **kw: epsjoin.neighbor_graph(X, 0.05, mode="distance",
+                                                        sort_indices=True, **kw),
+    "pairs": lambda X, **kw: epsjoin.pairs(X, 0.05, sort=True, **kw),
+    "count": lambda X, **kw: epsjoin.count(X, 0.05, per_row=True, **kw),
+    "count_radii": lambda X, **kw: epsjoin.count_radii(X, [0.0, 0.02, 0.05], **kw),
+    "table": lambda X, **kw: epsjoin.neighbor_table(X, 0.05, sort_indices=True, **kw),
+    "eps=0": lambda X, **kw: epsjoin.pairs(np.round(X, 1), 0.0, sort=True, **kw),
+    "box above L/2": lambda X, **kw: epsjoin.count(X[:300], 0.6, boxsize=1.0, **kw),
+    "sklearn": lambda X, **kw: epsjoin.radius_neighbors_graph(X, 0.05, **kw),
+}
+
+
+def same(a, b):
+    if hasattr(a, "nnz"):
+        return (a != b).nnz == 0
+    if isinstance(a, tuple):
+        return all(same(x, y) for x, y in zip(a, b))
+    return np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_a_callable_sees_the_fraction_rise_to_one(name, rng):
+    X = rng.random((4000, 2))
+    seen = []
+    got = CALLS[name](X, progress=seen.append)
+    assert same(got, CALLS[name](X))
+    assert seen and seen[-1] == 1.0, seen
+    assert all(0 <= f <= 1 for f in seen) and seen == sorted(seen)
+
+
+def test_progress_true_without_tqdm_writes_a_line(rng, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # import tqdm fails as if not installed
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    epsjoin.pairs(rng.random((3000, 2)), 0.05, progress=True)
+    err = capsys.readouterr().err
+    assert "epsjoin: 100%" in err and err.endswith("\n")
+
+
+def test_progress_true_with_tqdm_draws_a_bar(rng, capsys):
+    pytest.importorskip("tqdm")
+    epsjoin.count(rng.random((3000, 2)), 0.05, progress=True)
+    assert "100/100%" in capsys.readouterr().err
+
+
+def test_a_refusal_of_progress():
+    with pytest.raises(TypeError, match="progress"):
+        epsjoin.count(np.zeros((3, 2)), 0.5, progress="yes")
+
+
+class Stop(Exception):
+    pass
+
+
+def test_an_exception_from_the_callable_stops_the_join(rng):
+    calls = []
+
+    def stop(fraction):
+        calls.append(fraction)
+        raise Stop
+
+    with pytest.raises(Stop):
+        epsjoin.neighbor_graph(rng.random((20000, 2)), 0.02, progress=stop)
+    assert len(calls) == 1
+
+
+def test_ctrl_c_in_the_callable_stops_the_join(rng):
+    def ctrl_c(fraction):
+        signal.raise_signal(signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt):
+        epsjoin.pairs(rng.random((20000, 2)), 0.02, progress=ctrl_c)
+
+
+def test_ctrl_c_stops_a_join_that_shows_a_bar():
+    # As test_interrupt's, with progress=True: the bar's line does not keep SIGINT out.
+    interrupt(ONE_CELL, "epsjoin.count(X, eps, per_row=True, n_jobs=1, progress=True)")
