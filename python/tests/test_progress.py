@@ -80,7 +80,7 @@ def test_an_exception_from_the_callable_stops_the_join(rng):
     assert len(calls) == 1
 
 
-def test_ctrl_c_in_the_callable_stops_the_join(rng):
+def test_ctrl_c_in_the_callable_stops_the_join(rng, sigint_raises):
     def ctrl_c(fraction):
         signal.raise_signal(signal.SIGINT)
 
