@@ -170,8 +170,10 @@ class RadiusNeighbors(BaseEstimator):
             params=self.params)
         if not is_sparse(graph):  # a device graph, as the join gives it
             return graph
-        if mode == "distance":
-            graph.data = graph.data.astype(fit_X.dtype, copy=False)
+        # Distances in the points' dtype, ones in float64, as scikit-learn gives them (the
+        # cosine join gives float32 ones for float32 points).
+        graph.data = graph.data.astype(fit_X.dtype if mode == "distance" else np.float64,
+                                       copy=False)
         if sort_results:
             _sort_rows_by_distance(graph)
         return as_configured(int64_indices(graph))
