@@ -145,29 +145,8 @@ TEST(memory_budget, an_in_memory_table_over_the_limit_is_refused_before_allocati
 }
 
 
-// What a sink's caller makes of the table afterwards (bytes_added_per_pair: a graph's data
-// array) is held to the limit with the table, rows or pairs, before any of it is allocated.
-class table_with_added_bytes final : public result_sink {
- public:
-  explicit table_with_added_bytes(double added) : added_(added) {}
-  void begin(const sink_info& info) override { table_.begin(info); }
-  void consume(std::span<const index_pair> pairs) override { table_.consume(pairs); }
-  sink_request request() const override {
-    sink_request wanted = table_.request();
-    wanted.bytes_added_per_pair = added_;
-    return wanted;
-  }
-  row_destination consume_counts(const count_batch& counts) override {
-    return table_.consume_counts(counts);
-  }
-  void finish() override { table_.finish(); }
-  const neighbor_table& table() const { return table_.table(); }
-
- private:
-  csr_sink table_;
-  double added_;
-};
-
+// What a sink's caller makes of the table afterwards (csr_sink's bytes_added_per_pair: a graph's
+// data array) is held to the limit with the table, rows or pairs, before any of it is allocated.
 TEST(memory_budget, bytes_the_caller_adds_per_pair_are_held_with_the_table) {
   const std::vector<double> coords = lattice(3000);
   const dataset_view view{coords.data(), coords.size() / 2, 2};
@@ -186,10 +165,10 @@ TEST(memory_budget, bytes_the_caller_adds_per_pair_are_held_with_the_table) {
     const std::uint64_t limit = 1 * mib + pairs * (12 + 32);
     resources res(2);
     res.set_memory({limit, 0});
-    table_with_added_bytes plain(0);
+    csr_sink plain(false, 0);
     self_join(res, view, opt, plain);
     EXPECT_EQ(plain.table().neighbors.size(), pairs);
-    table_with_added_bytes graph(64);
+    csr_sink graph(false, 64);
     try {
       self_join(res, view, opt, graph);
       FAIL() << "expected out_of_memory";
