@@ -69,6 +69,9 @@ struct index_pair {
 struct neighbor_table {
   offset_vector offsets;                ///< [n_queries + 1]
   id_vector neighbors;                   ///< [|R|]
+  /// [|R|] each neighbour's Euclidean distance, from a `csr_sink` made `with_distances`
+  /// (empty otherwise)
+  std::vector<double, default_init_allocator<double>> distances;
 
   std::size_t n_queries() const noexcept { return offsets.empty() ? 0 : offsets.size() - 1; }
   std::uint64_t n_pairs() const noexcept { return offsets.empty() ? 0 : offsets.back(); }

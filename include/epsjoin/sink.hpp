@@ -43,6 +43,11 @@ struct sink_info {
   /// The host memory limit the user set (`--memory-limit`), 0 when none: a sink that writes
   /// through memory the kernel manages (a mapped file) keeps the process within it too.
   std::uint64_t host_memory_limit = 0;
+  /// The caller's points (queries; data, the same view in a self-join), for a sink that
+  /// computes from them (a table's distances where the engine did not write them). Empty where
+  /// the sink is not begun by a join.
+  dataset_view queries = {};
+  dataset_view data = {};
 };
 
 /// @brief Where a row-wise delivery writes: the neighbours of query q go to `row(q)` onwards,
@@ -55,13 +60,21 @@ struct row_destination {
   const std::uint64_t* starts = nullptr;
   std::uint32_t* second = nullptr;
   std::size_t second_from = SIZE_MAX;
+  /// Each neighbour's Euclidean distance, in the slot of `neighbors` it shares an index with
+  /// (one array only): set where the engine said it writes them (`count_batch::distances`).
+  double* distances = nullptr;
 
   std::uint32_t* row(std::size_t q) const noexcept {
     return (q < second_from ? neighbors : second) + starts[q];
   }
+  /// The distance slot of the neighbour slot `at` (of `neighbors`).
+  double* distance_at(const std::uint32_t* at) const noexcept {
+    return distances + (at - neighbors);
+  }
   /// The same rows, each `by` ids further on (by = 1 skips a slot before every row).
   row_destination shifted(std::ptrdiff_t by) const noexcept {
-    return {neighbors + by, starts, second == nullptr ? nullptr : second + by, second_from};
+    return {neighbors + by, starts, second == nullptr ? nullptr : second + by, second_from,
+            distances == nullptr ? nullptr : distances + by};
   }
   /// True when every row lies in `neighbors`.
   bool one_array() const noexcept { return second_from == SIZE_MAX; }
@@ -102,6 +115,11 @@ struct sink_request {
   /// array, pairs cut from the table): a result kept in memory is checked with them against
   /// the memory limit, so one that could not be completed is refused before any of it is made.
   double bytes_added_per_pair = 0;
+  /// table: each neighbour's Euclidean distance (float64) too, beside its id. Engines that
+  /// have it at hand write it with the row (`count_batch::distances`); for the others the sink
+  /// computes it from the points (`sink_info`) once the rows are complete. Euclidean joins of
+  /// points in host memory without a periodic box only.
+  bool distances = false;
 
   /// True when only neighbour counts are wanted: engines that count without materialising
   /// pairs then call `consume_counts` instead of `consume`.
@@ -137,6 +155,9 @@ struct count_batch {
   std::uint64_t total = 0;
   /// Table form: how the rows of these counts follow.
   row_delivery rows = row_delivery::none;
+  /// in_place, for a sink that wants distances: the engine writes each neighbour's distance at
+  /// the destination's `distances` too (otherwise the sink computes them after the rows).
+  bool distances = false;
 };
 
 /// @brief Rows of neighbours, as an engine hands them over (`result_sink::consume_rows`).
@@ -208,14 +229,22 @@ class csr_sink final : public result_sink {
   /// @param sort_neighbors sort each row by neighbour id (otherwise row order is unspecified)
   /// @param bytes_added_per_pair what the caller makes of the table after the join, per pair
   ///        (`sink_request::bytes_added_per_pair`: a graph's data array, pairs cut from it)
-  explicit csr_sink(bool sort_neighbors = false, double bytes_added_per_pair = 0)
-      : sort_neighbors_(sort_neighbors), added_per_pair_(bytes_added_per_pair) {}
+  /// @param with_distances keep each neighbour's Euclidean distance too (`table().distances`),
+  ///        written by the engines that have it at hand, computed from the points otherwise
+  explicit csr_sink(bool sort_neighbors = false, double bytes_added_per_pair = 0,
+                    bool with_distances = false)
+      : sort_neighbors_(sort_neighbors),
+        with_distances_(with_distances),
+        added_per_pair_(bytes_added_per_pair) {}
   void begin(const sink_info& info) override;
   void consume(std::span<const index_pair> pairs) override;
-  /// Pairs are kept 8 bytes a pair while collected, 4 in the table they are sorted into.
+  /// Pairs are kept 8 bytes a pair while collected, 4 in the table they are sorted into, and 8
+  /// more for a distance.
   sink_request request() const override {
     return {.form = result_form::table, .rows_in_place = true, .keeps_result_in_memory = true,
-            .bytes_kept_per_pair = 12, .bytes_added_per_pair = added_per_pair_};
+            .bytes_kept_per_pair = 12, .bytes_added_per_pair = added_per_pair_ +
+                                                                (with_distances_ ? 8 : 0),
+            .distances = with_distances_};
   }
   row_destination consume_counts(const count_batch& counts) override;
   void finish() override;
@@ -224,9 +253,13 @@ class csr_sink final : public result_sink {
 
  private:
   void sort_rows();
+  void compute_distances();
   bool sort_neighbors_;
+  bool with_distances_;
   double added_per_pair_ = 0;
   bool rows_delivered_ = false;
+  bool distances_written_ = false;
+  dataset_view queries_, data_;
   std::size_t n_queries_ = 0;
   std::mutex mutex_;
   std::vector<std::vector<index_pair>> batches_;

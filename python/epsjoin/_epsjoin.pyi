@@ -42,10 +42,11 @@ def neighbor_counts(
     include_self: bool, per_row: bool, settings: RunSettings
 ) -> Tuple[int, Optional[npt.NDArray[np.uint64]], Dict[str, Any]]: ...
 def filled_ones(n: int, threads: int) -> npt.NDArray[np.float64]: ...
-def csr_distances(
-    queries: npt.NDArray[np.floating], data: Optional[npt.NDArray[np.floating]],
-    indptr: npt.NDArray[np.uint64], indices: npt.NDArray[np.uint32], threads: int
-) -> npt.NDArray[np.float64]: ...
+def neighbor_distance_table(
+    queries: npt.NDArray[np.floating], data: Optional[npt.NDArray[np.floating]], eps: float,
+    include_self: bool, sort_indices: bool, settings: RunSettings
+) -> Tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32], npt.NDArray[np.float64],
+           Dict[str, Any]]: ...
 # Points on a CUDA device (anything with __dlpack__ there); the results are DLPack arrays on it.
 def device_neighbor_table(
     queries: Any, data: Optional[Any], eps: float, include_self: bool, settings: RunSettings

@@ -343,24 +343,37 @@ def neighbor_graph(
     set_geometry(settings, metric, boxsize, X.shape[1])
     if settings.box and Y is not None:
         X = _edge_radii.wrap(X, settings.box)  # queries outside the box, as scipy's
-    other_geometry = mode == "distance" and (settings.metric != "euclidean" or bool(settings.box))
+    eps = check_eps(eps)
+    n_cols = (X if Y is None else Y).shape[0]
+    euclidean = settings.metric == "euclidean" and not settings.box
+    if mode == "distance" and euclidean and _edge_radii.kind_of(eps, [], "euclidean") is None:
+        # The library's table with its distances: written by the engine as it finds each
+        # neighbour (cpu-grid), or by its sink from the points afterwards.
+        raw_indptr, raw_indices, data, stats = _run(
+            _epsjoin.neighbor_distance_table, X, Y, eps, bool(include_self), bool(sort_indices),
+            settings)
+        return _graph_of(raw_indptr, raw_indices, data, X, n_cols, sort_indices, settings,
+                         stats if return_stats else None)
     # What the graph adds to the table, held to the memory limit with it before the join
     # allocates anything: the float64 data array (and pair_distances's temporaries, which are
     # bounded by its chunks).
     added = 8.0
-    raw_indptr, raw_indices, stats = _run(_epsjoin.neighbor_table, X, Y, check_eps(eps),
+    raw_indptr, raw_indices, stats = _run(_epsjoin.neighbor_table, X, Y, eps,
                                           bool(include_self), bool(sort_indices), settings, added)
-    n_cols = (X if Y is None else Y).shape[0]
-    if other_geometry:
+    if mode == "distance":  # other metrics and boxes; eps 0 or inf (_edge_radii.py)
         data = _chunked_pair_distances(X, X if Y is None else Y, raw_indptr.view(np.int64),
                                        raw_indices, settings.metric, list(settings.box))
-    elif mode == "distance":
-        data = _epsjoin.csr_distances(X, Y, raw_indptr, raw_indices, settings.threads)
     else:
         # scikit-learn's float64 ones: 8 bytes an entry, twice the table's ids, and at 2M
         # points and S = 50 about a quarter of the join's time in np.ones (page faults, not the
         # fill), hence filled on the join's threads.
         data = _epsjoin.filled_ones(raw_indices.shape[0], settings.threads)
+    return _graph_of(raw_indptr, raw_indices, data, X, n_cols, sort_indices, settings,
+                     stats if return_stats else None)
+
+
+def _graph_of(raw_indptr: np.ndarray, raw_indices: np.ndarray, data: np.ndarray, X: np.ndarray,
+              n_cols: int, sort_indices: bool, settings: Any, stats: Optional[dict]) -> Any:
     if settings.metric == "cosine" and X.dtype == np.float32:
         data = data.astype(np.float32)  # scikit-learn's cosine distances keep float32
     indptr, indices = _index_views(raw_indptr, raw_indices, n_cols)
@@ -368,7 +381,7 @@ def neighbor_graph(
     if sort_indices:
         graph.has_sorted_indices = True
     _progress.done(settings)
-    return (graph, stats) if return_stats else graph
+    return graph if stats is None else (graph, stats)
 
 
 @overload

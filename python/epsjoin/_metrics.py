@@ -61,4 +61,9 @@ def pair_distances(X: np.ndarray, Y: np.ndarray, rows: np.ndarray, cols: np.ndar
         return cast(np.ndarray, diff.sum(axis=1))
     if metric == "chebyshev":
         return cast(np.ndarray, diff.max(axis=1, initial=0.0))
-    return cast(np.ndarray, np.sqrt((diff * diff).sum(axis=1)))
+    # Dimension by dimension, the order scipy's and scikit-learn's trees and the library sum
+    # in, so the distances agree to the last bit (numpy's sum over an axis adds pairwise).
+    total = np.zeros(diff.shape[0])
+    for k in range(diff.shape[1]):
+        total += diff[:, k] * diff[:, k]
+    return cast(np.ndarray, np.sqrt(total))

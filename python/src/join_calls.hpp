@@ -62,6 +62,14 @@ nb::tuple neighbor_table(points_array queries, std::optional<points_array> data,
                          bool include_self, bool sort_indices, const run_settings& settings,
                          double added_bytes_per_pair = 0);
 
+/// (indptr, indices, distances [nnz] float64, stats dict): the table with each neighbour's
+/// Euclidean distance, written by the engine as it finds the neighbour where it can (cpu-grid),
+/// computed by the library's sink afterwards otherwise; summed in float64 in dimension order, as
+/// scipy's and scikit-learn's trees sum.
+nb::tuple neighbor_distance_table(points_array queries, std::optional<points_array> data,
+                                  double eps, bool include_self, bool sort_indices,
+                                  const run_settings& settings);
+
 /// (pairs [m x 2] int64, stats dict): (i, j) with j > i (j >= i with include_self) for a
 /// self-join, every (i, j) otherwise; sorted by (i, j) when `sort`, else in no particular order.
 /// With `once`, a self-join that finds each pair once (cpu-grid's halved patterns, super-ego)
@@ -82,12 +90,6 @@ nb::tuple neighbor_counts_radii(points_array queries, std::optional<points_array
 
 nb::tuple neighbor_counts(points_array queries, std::optional<points_array> data, double eps,
                           bool include_self, bool per_row, const run_settings& settings);
-
-/// Euclidean distances (float64, not squared) of the CSR entries, as data for a sparse matrix.
-nb::object csr_distances(
-    points_array queries, std::optional<points_array> data,
-    nb::ndarray<nb::ro, std::uint64_t, nb::ndim<1>, nb::c_contig> indptr,
-    nb::ndarray<nb::ro, std::uint32_t, nb::ndim<1>, nb::c_contig> indices, unsigned threads);
 
 /// n float64 ones (scikit-learn's connectivity data), filled on `threads` threads (0: all): a
 /// fresh array of hundreds of MB costs its page faults, which numpy's ones takes on one thread.

@@ -143,6 +143,8 @@ NB_MODULE(_epsjoin, m) {
 
   m.def("neighbor_table", &epsjoin_python::neighbor_table, "queries"_a, "data"_a.none(), "eps"_a,
         "include_self"_a, "sort_indices"_a, "settings"_a, "added_bytes_per_pair"_a = 0.0);
+  m.def("neighbor_distance_table", &epsjoin_python::neighbor_distance_table, "queries"_a,
+        "data"_a.none(), "eps"_a, "include_self"_a, "sort_indices"_a, "settings"_a);
   m.def("pairs_from_rows", &epsjoin_python::pairs_from_rows, "queries"_a, "data"_a.none(), "eps"_a,
         "include_self"_a, "sort"_a, "settings"_a, "once"_a = true);
   m.def("neighbor_counts", &epsjoin_python::neighbor_counts, "queries"_a, "data"_a.none(), "eps"_a,
@@ -150,8 +152,6 @@ NB_MODULE(_epsjoin, m) {
   m.def("neighbor_counts_radii", &epsjoin_python::neighbor_counts_radii, "queries"_a,
         "data"_a.none(), "radii"_a, "include_self"_a, "settings"_a);
   m.def("filled_ones", &epsjoin_python::filled_ones, "n"_a, "threads"_a);
-  m.def("csr_distances", &epsjoin_python::csr_distances, "queries"_a, "data"_a.none(), "indptr"_a,
-        "indices"_a, "threads"_a);
   m.def("device_neighbor_table", &epsjoin_python::device_neighbor_table, "queries"_a,
         "data"_a.none(), "eps"_a, "include_self"_a, "settings"_a);
   m.def("device_neighbor_counts", &epsjoin_python::device_neighbor_counts, "queries"_a,

@@ -133,17 +133,38 @@ nb::tuple counts_result(const epsjoin::count_sink& sink, bool per_row, std::size
                         with_stats ? nb::object(stats_dict(stats)) : nb::none());
 }
 
-nb::tuple table_result(epsjoin::csr_sink& sink, std::size_t n_queries,
-                       const epsjoin::join_stats& stats, bool with_stats) {
+namespace {
+
+// The sink's table as numpy arrays that own it together: indptr, indices[, distances].
+nb::list table_arrays(epsjoin::csr_sink& sink, std::size_t n_queries, bool with_distances) {
   auto table = std::make_unique<epsjoin::neighbor_table>(sink.release());
   if (table->offsets.empty()) table->offsets.assign(n_queries + 1, 0);
   const std::size_t rows = table->offsets.size();
   const std::size_t nnz = table->neighbors.size();
   std::uint64_t* offsets = table->offsets.data();
   std::uint32_t* neighbors = table->neighbors.data();
+  double* distances = table->distances.data();
   nb::capsule owner = owner_of(std::move(table));
-  return nb::make_tuple(numpy_view(offsets, {rows}, owner), numpy_view(neighbors, {nnz}, owner),
+  nb::list arrays;
+  arrays.append(numpy_view(offsets, {rows}, owner));
+  arrays.append(numpy_view(neighbors, {nnz}, owner));
+  if (with_distances) arrays.append(numpy_view(distances, {nnz}, owner));
+  return arrays;
+}
+
+}  // namespace
+
+nb::tuple table_result(epsjoin::csr_sink& sink, std::size_t n_queries,
+                       const epsjoin::join_stats& stats, bool with_stats) {
+  nb::list arrays = table_arrays(sink, n_queries, false);
+  return nb::make_tuple(arrays[0], arrays[1],
                         with_stats ? nb::object(stats_dict(stats)) : nb::none());
+}
+
+nb::tuple distance_table_result(epsjoin::csr_sink& sink, std::size_t n_queries,
+                                const epsjoin::join_stats& stats) {
+  nb::list arrays = table_arrays(sink, n_queries, true);
+  return nb::make_tuple(arrays[0], arrays[1], arrays[2], stats_dict(stats));
 }
 
 }  // namespace epsjoin_python

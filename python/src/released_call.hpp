@@ -83,4 +83,9 @@ nb::tuple counts_result(const epsjoin::count_sink& sink, bool per_row, std::size
 nb::tuple table_result(epsjoin::csr_sink& sink, std::size_t n_queries,
                        const epsjoin::join_stats& stats, bool with_stats = true);
 
+/// (indptr, indices, distances [nnz] float64, stats dict): the same for a sink made
+/// `with_distances`; the three arrays own the table together.
+nb::tuple distance_table_result(epsjoin::csr_sink& sink, std::size_t n_queries,
+                                const epsjoin::join_stats& stats);
+
 }  // namespace epsjoin_python

@@ -176,23 +176,22 @@ def test_devices_split_is_passed_on_and_checked(rng):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_ctrl_c_stops_the_passes_after_the_join(rng, sigint_raises, threads):
-    # A graph's distances are computed after the join, row by row: 10M of them in 256-D take
-    # seconds here. Called directly, so that nothing but that pass runs when the signal comes.
-    X = rng.random((5000, 256))
-    per_row = 2000
-    indptr = np.arange(0, 5000 * per_row + 1, per_row, dtype=np.uint64)
-    indices = rng.integers(0, 5000, 5000 * per_row).astype(np.uint32)
+def test_ctrl_c_stops_a_distance_graph(rng, sigint_raises, threads):
+    # Every pair of 4000 points in 256-D: 16M distances, seconds here, whether the engine writes
+    # them or the sink computes them after the rows.
+    X = rng.random((4000, 256))
     threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
     start = time.perf_counter()
     returned = False
     with pytest.raises(KeyboardInterrupt):
-        _epsjoin.csr_distances(X, None, indptr, indices, threads)
+        epsjoin.neighbor_graph(X, 100.0, mode="distance", n_jobs=threads, engine="brute-cpu")
         returned = True
         time.sleep(5)
-    assert not returned, "the distances were done before Ctrl-C: the test needs more of them"
+    assert not returned, "the graph was done before Ctrl-C: the test needs more of it"
     assert time.perf_counter() - start < 1.5
-    # The same pass runs to the end afterwards.
-    d = _epsjoin.csr_distances(X[:10], X, indptr[:11], indices[:per_row * 10], threads)
-    np.testing.assert_allclose(d, np.linalg.norm(X[np.repeat(np.arange(10), per_row)] -
-                                                 X[indices[:per_row * 10]], axis=1))
+    # The same join runs to the end afterwards.
+    g = epsjoin.neighbor_graph(X[:40], 100.0, mode="distance", n_jobs=threads,
+                               engine="brute-cpu")
+    rows, cols = g.nonzero()
+    np.testing.assert_allclose(g.toarray()[rows, cols],
+                               np.linalg.norm(X[:40][rows] - X[:40][cols], axis=1))

@@ -44,7 +44,7 @@ class counting_sink final : public result_sink, public self_slot_sink {
   sink_request request() const override { return inner_.request(); }
   void leave_self_slots_to_engine() override { engine_writes_self_slots_ = add_self_to_rows_; }
   row_destination consume_counts(const count_batch& batch) override {
-    if (batch.rows == row_delivery::in_place) return begin_rows(batch.counts);
+    if (batch.rows == row_delivery::in_place) return begin_rows(batch.counts, batch.distances);
     if (batch.rows == row_delivery::blocks) {
       begin_row_blocks(batch.counts);
       return {};
@@ -79,7 +79,7 @@ class counting_sink final : public result_sink, public self_slot_sink {
   std::uint64_t pairs() const { return pairs_.load(); }
 
  private:
-  row_destination begin_rows(std::span<const std::uint32_t> counts) {
+  row_destination begin_rows(std::span<const std::uint32_t> counts, bool distances) {
     const std::uint64_t sum = sum_counts(counts);
     const sink_request wanted = inner_.request();
     if (budget_ != nullptr && wanted.keeps_result_in_memory) {
@@ -94,8 +94,14 @@ class counting_sink final : public result_sink, public self_slot_sink {
     }
     rows_delivered_ = true;
     pairs_.fetch_add(sum, std::memory_order_relaxed);
-    if (!add_self_to_rows_) return lay_out_rows(inner_, counts);
-    const row_destination dest = lay_out_rows(inner_, plus_one(counts));
+    if (!add_self_to_rows_) return lay_out_rows(inner_, counts, distances);
+    const row_destination dest = lay_out_rows(inner_, plus_one(counts), distances);
+    if (dest.distances != nullptr) {
+      // A point's distance to itself, in its self slot; the slots' ids are the engine's or ours.
+      parallel_for(threads_, counts.size(), std::size_t{1} << 14, [&](std::size_t b, std::size_t e, unsigned) {
+        for (std::size_t q = b; q < e; ++q) *dest.distance_at(dest.row(q)) = 0.0;
+      });
+    }
     if (engine_writes_self_slots_) return dest.shifted(1);
     // In parallel: these are the first writes to the table's pages, and faulting in gigabytes
     // of fresh memory from one thread would cost more than the join.

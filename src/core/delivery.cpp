@@ -25,10 +25,12 @@ void delivery::counts(std::span<const std::uint32_t> ids,
   });
 }
 
-row_destination delivery::lay_out(std::span<const std::uint32_t> counts_by_query) {
-  EPSJOIN_ENSURE(form_ == delivery_form::rows, error,
-                 "internal: rows laid out for a sink that does not take rows");
-  destination_ = lay_out_rows(*sink_, counts_by_query);
+row_destination delivery::lay_out(std::span<const std::uint32_t> counts_by_query,
+                                  bool distances) {
+  EPSJOIN_ENSURE(form_ == delivery_form::rows && (!distances || wanted_.distances), error,
+                 "internal: rows laid out for a sink that does not take rows, or distances for "
+                 "one that does not want them");
+  destination_ = lay_out_rows(*sink_, counts_by_query, distances);
   return destination_;
 }
 

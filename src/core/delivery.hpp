@@ -52,8 +52,14 @@ class delivery {
   /// `pairs` more pairs of the queries below total_only_below().
   void total(std::uint64_t pairs) const { hand_total(*sink_, pairs); }
   /// Rows form: the sink lays out rows of counts_by_query[q] neighbours; where row q starts.
-  /// Called once, before rows().
-  row_destination lay_out(std::span<const std::uint32_t> counts_by_query);
+  /// Called once, before rows(). With `distances` (only where wants_distances()), the engine
+  /// writes each neighbour's distance at the destination's `distances` too.
+  row_destination lay_out(std::span<const std::uint32_t> counts_by_query, bool distances = false);
+  /// Rows form: the sink wants each neighbour's distance (`sink_request::distances`). An engine
+  /// that has them at hand writes them with the rows; for the others the sink computes them.
+  bool wants_distances() const noexcept {
+    return form_ == delivery_form::rows && wanted_.distances;
+  }
   /// Layout elements [first, first + piece.size()), an engine's rows in its own order: copied
   /// into the laid-out rows (rows form) or handed over as pairs (pairs form).
   void rows(const row_layout& layout, std::uint64_t first,

@@ -268,6 +268,11 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
   request.params = params.get();
   request.budget = memory_budget(res.memory(), read_memory_overrides(options.params));
   const sink_request wanted = sink.request();
+  EPSJOIN_EXPECTS(!wanted.distances ||
+                      (options.metric == distance_metric::euclidean && options.box.empty() &&
+                       !data.on_device() && !queries.on_device()),
+                  "a table's distances are Euclidean distances of points in host memory, without "
+                  "a periodic box");
   request.budget.set_result_streamed(!wanted.keeps_result_in_memory && !wanted.counts_only());
   counted.set_budget(&request.budget, res.threads());
   stats.engine = std::string(e.name());
@@ -286,7 +291,7 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
   // Before the sink is begun: nothing of the result is allocated when this refuses it.
   if (device_rows == nullptr && !shared) refuse_early(e, request, options, sink);
   const sink_info info{queries.n, data.n, self, self && options.include_self,
-                       request.budget.limits().host_bytes};
+                       request.budget.limits().host_bytes, queries, data};
   counted.begin(info);
   if (queries.n > 0 && data.n > 0 && runs_on_euclidean(options.metric) &&
       !e.computes(options.metric)) {

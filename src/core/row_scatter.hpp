@@ -15,7 +15,8 @@ namespace epsjoin::detail {
 
 class row_scatter_sink final : public result_sink {
  public:
-  row_scatter_sink(row_destination dest, std::span<const std::uint32_t> counts) {
+  row_scatter_sink(row_destination dest, std::span<const std::uint32_t> counts)
+      : dest_(dest) {
     rows_.resize(counts.size());
     for (std::size_t q = 0; q < counts.size(); ++q) {
       rows_[q] = {dest.row(q), dest.row(q) + counts[q]};
@@ -42,6 +43,11 @@ class row_scatter_sink final : public result_sink {
   /// writes there, then reports how many with wrote(). No pair is formed and no per-pair atomic
   /// is paid. A row written this way has that one writer and receives no consume().
   std::uint32_t* row(std::uint32_t q) const { return rows_[q].cursor; }
+  /// Where the distance of row(q)'s first slot goes, for a writer that writes distances too;
+  /// null where the destination takes none.
+  double* distance_row(std::uint32_t q) const {
+    return dest_.distances == nullptr ? nullptr : dest_.distance_at(rows_[q].cursor);
+  }
   /// Starts loading query q's bookkeeping: an engine asks for it two queries ahead, since
   /// queries come in the index's order and their rows in any order.
   void prefetch(std::uint32_t q) const { __builtin_prefetch(&rows_[q], 1); }
@@ -69,6 +75,7 @@ class row_scatter_sink final : public result_sink {
   struct row_span {
     std::uint32_t *cursor, *end;
   };
+  row_destination dest_;
   std::vector<row_span> rows_;
 };
 

@@ -15,6 +15,7 @@
 // (8 partial sums) and gpu/lbjoin/kernels.cuh `within_after_prefix` (exits every 8, then 4).
 
 #include <cmath>
+#include <cstddef>
 
 #include "core/host_device.hpp"
 #include "epsjoin/options.hpp"
@@ -92,6 +93,35 @@ template <rounding R, int D, int Every, class T, class Dim>
 EPSJOIN_HD inline bool within_eps(const T* __restrict__ a, const T* __restrict__ b, Dim d,
                                   T eps2) {
   return squared_distance<R, D, Every>(a, b, d, eps2) <= eps2;
+}
+
+/// x exactly as computed, rounded to float64: an empty asm the compiler cannot see through keeps
+/// it from fusing the product that made x into the sum that takes it. GCC fuses by default in
+/// C++ wherever FMA is enabled (the x86-64-v3 kernels), which would change the last bit.
+inline double unfused(double x) {
+#if defined(__GNUC__) && defined(__x86_64__)
+  asm("" : "+x"(x));
+#elif defined(__GNUC__) && defined(__aarch64__)
+  asm("" : "+w"(x));
+#else
+  volatile double kept = x;
+  x = kept;
+#endif
+  return x;
+}
+
+/// The Euclidean distance as a result reports it, the way scipy's and scikit-learn's trees
+/// compute it, so the three agree to the last bit: in float64, the squares of diff(k), for
+/// k = 0 .. d - 1 in the input's dimension order, each rounded, summed in that order; then the
+/// root. diff(k) is the difference in dimension k, in float64.
+template <class Diff>
+inline double reported_distance(std::size_t d, Diff&& diff) {
+  double sum = 0;
+  for (std::size_t k = 0; k < d; ++k) {
+    const double delta = diff(k);
+    sum += unfused(delta * delta);
+  }
+  return std::sqrt(sum);
 }
 
 }  // namespace epsjoin::detail

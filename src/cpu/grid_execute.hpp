@@ -39,6 +39,9 @@ struct join_inputs {
   unsigned gather_min_spans;
   /// Count mode: neighbours per query position (atomic adds when both sides are counted).
   std::uint32_t* counts;
+  /// Rows with distances: the column of each input dimension (the inverse of the plan's
+  /// dim_order), so a distance is summed in the input's order.
+  const int* column_of_dim = nullptr;
 };
 
 template <class T>
@@ -263,6 +266,7 @@ class grid_executor {
     // by the pointer: an empty table's rows may all be null.
     const bool to_row = !Counts && !Halved && w.rows != nullptr;
     std::uint32_t* const row = to_row ? w.rows->row(q_id) : nullptr;
+    double* const distance_row = to_row ? w.rows->distance_row(q_id) : nullptr;
     if (to_row) {
       const auto& order = in_.queries->permutation;
       if (q + 2 < order.size()) w.rows->prefetch(order[q + 2]);
@@ -317,16 +321,25 @@ class grid_executor {
           const std::uint64_t sure = kernels::bits_at_most<Bytes>(s, len, lo);
           std::uint64_t maybe = 0;
           if constexpr (recheck) maybe = kernels::bits_at_most<Bytes>(s, len, hi);
+          // The distance beside its id where asked: the kernel's squared distance s[i] may
+          // be rounded otherwise (fused, in column order), so it is summed again as reported.
+          auto write = [&](unsigned i, std::uint32_t c_id) {
+            if (distance_row != nullptr) {
+              distance_row[row_len] = set.reported(qv, c0 + i, in_.column_of_dim);
+            }
+            row[row_len++] = c_id;
+          };
           for (std::uint64_t bits = sure; bits != 0; bits &= bits - 1) {
-            const std::uint32_t c_id = c_ids[c0 + static_cast<unsigned>(std::countr_zero(bits))];
-            if (c_id != self_id) row[row_len++] = c_id;
+            const unsigned i = static_cast<unsigned>(std::countr_zero(bits));
+            const std::uint32_t c_id = c_ids[c0 + i];
+            if (c_id != self_id) write(i, c_id);
           }
           if (recheck && (maybe & ~sure) != 0) {
             for (unsigned i = 0; i < len; ++i) {
               const std::uint32_t c_id = c_ids[c0 + i];
               if (!(s[i] > lo && s[i] <= hi) || c_id == self_id) continue;
               ++w.rechecks;
-              if (exact(q_id, c_id)) row[row_len++] = c_id;
+              if (exact(q_id, c_id)) write(i, c_id);
             }
           }
         } else if (Halved && shared != nullptr) {

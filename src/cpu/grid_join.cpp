@@ -233,6 +233,17 @@ void join_against_side(join_request& req, const cpu_grid_params& params, const g
   };
   // A halved self-join finds each pair once: a sink that keeps unordered pairs gets each once.
   const delivery out(req.sink, threads, self && params.pattern != grid::access_pattern::full);
+  // Rows carry their distances, written as each neighbour is found, where the sink wants them
+  // and the cell-ordered copies hold the caller's values exactly (float32 rounded from float64
+  // input is not): the sink computes them afterwards otherwise, from the caller's points.
+  const bool rows_with_distances =
+      M == distance_metric::euclidean && out.wants_distances() &&
+      (std::is_same_v<T, double> ||
+       (req.queries.type == scalar_type::f32 && data.type == scalar_type::f32));
+  std::vector<int> column_of_dim(plan.dim_order.size());
+  for (std::size_t j = 0; j < plan.dim_order.size(); ++j) {
+    column_of_dim[static_cast<std::size_t>(plan.dim_order[j])] = static_cast<int>(j);
+  }
   // Progress: a pass reports from 0 to 1; `span` places it within the whole join.
   const auto shown = std::make_shared<std::atomic<double>>(0.0);
   std::optional<grid_schedule> planned;
@@ -298,6 +309,7 @@ void join_against_side(join_request& req, const cpu_grid_params& params, const g
     in.skip_self = self && !settings.halved;
     in.avx2 = params.avx2 && isa::cpu_has_v3();
     in.gather_min_spans = params.gather_min_spans;
+    in.column_of_dim = column_of_dim.data();
     pass_result result;
     std::vector<std::uint32_t>& counts = result.counts;
     std::vector<std::vector<std::uint32_t>> private_counts;
@@ -396,13 +408,14 @@ void join_against_side(join_request& req, const cpu_grid_params& params, const g
     clock.restart();
     std::uint64_t table_pairs = 0;
     for (const std::uint32_t c : counted.counts) table_pairs += c;
+    // Distances are written by the FULL fill, whose task writes its query's whole row.
     const bool halved =
-        self && params.pattern != grid::access_pattern::full &&
+        self && params.pattern != grid::access_pattern::full && !rows_with_distances &&
         (params.fill == cpu_grid_params::fill_kind::halved ||
          (params.fill == cpu_grid_params::fill_kind::automatic &&
           table_pairs * sizeof(std::uint32_t) <= halved_fill_max_bytes));
     delivery rows_out(req.sink, threads);
-    const row_destination dest = rows_out.lay_out(by_query);
+    const row_destination dest = rows_out.lay_out(by_query, rows_with_distances && !halved);
     if (halved) {
       by_query = {};
       by_query_charge = {};
@@ -427,6 +440,12 @@ void join_against_side(join_request& req, const cpu_grid_params& params, const g
       pattern_note = concat(pattern_note, " (count), full (fill)");
     }
     stats.add_stage("fill", clock.seconds());
+    if (out.wants_distances()) {
+      stats.notes.emplace_back("distances", rows_with_distances
+                                                ? "with the rows"
+                                                : "by the sink, after the rows (the cell-ordered "
+                                                  "copy is rounded to float32)");
+    }
   }
   candidates += last.candidates;
   rechecks += last.rechecks;

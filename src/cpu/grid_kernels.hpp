@@ -64,6 +64,14 @@ struct column_set {
     for (int j = 0; j < D; ++j) acc = accumulate<M>(acc, col[j][c], q.v[j]);
     return acc;
   }
+  /// The Euclidean distance a result reports (reported_distance), summed in the input's
+  /// dimension order: input dimension k is column column_of_dim[k].
+  double reported(const query& q, std::size_t c, const int* column_of_dim) const {
+    return reported_distance(D, [&](std::size_t k) {
+      const int j = column_of_dim[k];
+      return static_cast<double>(q.v[j]) - static_cast<double>(col[j][c]);
+    });
+  }
 };
 
 /// One dimension's term of norm M on SIMD vectors, as accumulate<M> does it per lane.
@@ -126,6 +134,14 @@ struct row_set {
     const T* row;
   };
   query load(std::size_t p) const { return {rows + p * d}; }
+  /// As column_set::reported.
+  double reported(const query& q, std::size_t c, const int* column_of_dim) const {
+    const T* b = rows + c * d;
+    return reported_distance(d, [&](std::size_t k) {
+      const int j = column_of_dim[k];
+      return static_cast<double>(q.row[j]) - static_cast<double>(b[j]);
+    });
+  }
   /// Scalar, in column order (the float64 re-checks and tests use it).
   T distance(const query& q, std::size_t c, T hi) const {
     if constexpr (M == distance_metric::euclidean) {

@@ -10,6 +10,7 @@
 #include "core/parallel.hpp"
 #include "core/row_copy.hpp"
 #include "epsjoin/sink.hpp"
+#include "results/distances.hpp"
 
 namespace epsjoin {
 
@@ -26,7 +27,10 @@ unsigned hardware_threads() {
 
 void csr_sink::begin(const sink_info& info) {
   n_queries_ = info.n_queries;
+  queries_ = info.queries;
+  data_ = info.data;
   rows_delivered_ = false;
+  distances_written_ = false;
   batches_.clear();
   table_ = {};
 }
@@ -42,7 +46,12 @@ row_destination csr_sink::consume_counts(const count_batch& batch) {
   const std::uint64_t total = detail::lay_out_offsets(
       counts, 0, table_.offsets.data(), hardware_threads());
   table_.neighbors.resize(total);
-  return {table_.neighbors.data(), table_.offsets.data()};
+  if (!with_distances_) return {table_.neighbors.data(), table_.offsets.data()};
+  table_.distances.resize(total);
+  distances_written_ = batch.distances;
+  return {.neighbors = table_.neighbors.data(),
+          .starts = table_.offsets.data(),
+          .distances = batch.distances ? table_.distances.data() : nullptr};
 }
 
 void csr_sink::consume(std::span<const index_pair> pairs) {
@@ -54,6 +63,7 @@ void csr_sink::consume(std::span<const index_pair> pairs) {
 
 void csr_sink::finish() {
   if (rows_delivered_) {
+    compute_distances();
     sort_rows();
     return;
   }
@@ -90,13 +100,26 @@ void csr_sink::finish() {
   pieces.clear();
   batches_.clear();
   batches_.shrink_to_fit();
+  if (with_distances_) table_.distances.resize(table_.neighbors.size());
+  compute_distances();
   sort_rows();
 }
 
+// Where the engine did not write them with the rows: from the points, once the rows are whole.
+void csr_sink::compute_distances() {
+  if (!with_distances_ || distances_written_) return;
+  detail::table_distances(queries_, data_, table_.offsets, table_.neighbors.data(),
+                          table_.distances.data(), hardware_threads());
+  distances_written_ = true;
+}
+
 void csr_sink::sort_rows() {
-  if (sort_neighbors_) {
-    detail::sort_rows(table_.offsets, table_.neighbors.data(),
-                      hardware_threads());
+  if (!sort_neighbors_) return;
+  if (with_distances_) {
+    detail::sort_rows_with_distances(table_.offsets, table_.neighbors.data(),
+                                     table_.distances.data(), hardware_threads());
+  } else {
+    detail::sort_rows(table_.offsets, table_.neighbors.data(), hardware_threads());
   }
 }
 

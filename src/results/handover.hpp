@@ -11,9 +11,13 @@
 
 namespace epsjoin::detail {
 
-/// Every query's count, once, for rows the engine then writes in place; where they go.
-inline row_destination lay_out_rows(result_sink& sink, std::span<const std::uint32_t> counts) {
-  return sink.consume_counts({.counts = counts, .rows = row_delivery::in_place});
+/// Every query's count, once, for rows the engine then writes in place; where they go. With
+/// `distances`, the engine writes each neighbour's distance too, where the sink wants them
+/// (`row_destination::distances` is then set).
+inline row_destination lay_out_rows(result_sink& sink, std::span<const std::uint32_t> counts,
+                                    bool distances = false) {
+  return sink.consume_counts(
+      {.counts = counts, .rows = row_delivery::in_place, .distances = distances});
 }
 
 /// Every query's count, once, for blocks of complete rows in query order (`hand_row_block`).
