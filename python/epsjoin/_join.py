@@ -373,7 +373,8 @@ def neighbor_graph(
 
 
 def _graph_of(raw_indptr: np.ndarray, raw_indices: np.ndarray, data: np.ndarray, X: np.ndarray,
-              n_cols: int, sort_indices: bool, settings: Any, stats: Optional[dict]) -> Any:
+              n_cols: int, sort_indices: bool, settings: Any,
+              stats: Optional[Dict[str, Any]]) -> Any:
     if settings.metric == "cosine" and X.dtype == np.float32:
         data = data.astype(np.float32)  # scikit-learn's cosine distances keep float32
     indptr, indices = _index_views(raw_indptr, raw_indices, n_cols)

@@ -66,4 +66,4 @@ def pair_distances(X: np.ndarray, Y: np.ndarray, rows: np.ndarray, cols: np.ndar
     total = np.zeros(diff.shape[0])
     for k in range(diff.shape[1]):
         total += diff[:, k] * diff[:, k]
-    return cast(np.ndarray, np.sqrt(total))
+    return np.sqrt(total)

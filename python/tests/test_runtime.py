@@ -10,7 +10,6 @@ import pytest
 
 import epsjoin
 from conftest import GPU_ENGINES
-from epsjoin import _epsjoin
 
 
 def slow_join_points(rng):
