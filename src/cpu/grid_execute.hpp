@@ -323,6 +323,8 @@ class grid_executor {
           if constexpr (recheck) maybe = kernels::bits_at_most<Bytes>(s, len, hi);
           // The distance beside its id where asked: the kernel's squared distance s[i] may
           // be rounded otherwise (fused, in column order), so it is summed again as reported.
+          // (Summed for the whole block in vectors instead, the fill took the same time: its
+          // cost is the stores into rows in random order, not the sums.)
           auto write = [&](unsigned i, std::uint32_t c_id) {
             if (distance_row != nullptr) {
               distance_row[row_len] = set.reported(qv, c0 + i, in_.column_of_dim);

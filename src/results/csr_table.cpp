@@ -48,6 +48,16 @@ row_destination csr_sink::consume_counts(const count_batch& batch) {
   table_.neighbors.resize(total);
   if (!with_distances_) return {table_.neighbors.data(), table_.offsets.data()};
   table_.distances.resize(total);
+  if (batch.distances) {
+    // Their first writes, on every core and in order: the engine's rows land in random order,
+    // and faulting the pages in there cost 0.5 s of a 1M-point graph's 1.5 s (one thread,
+    // uniform 2-D, S 50, the 2-core machine); in order here, 0.05 s.
+    double* distances = table_.distances.data();
+    detail::parallel_for(hardware_threads(), total, std::size_t{1} << 20,
+                         [&](std::size_t begin, std::size_t end, unsigned) {
+                           std::fill(distances + begin, distances + end, 0.0);
+                         });
+  }
   distances_written_ = batch.distances;
   return {.neighbors = table_.neighbors.data(),
           .starts = table_.offsets.data(),
