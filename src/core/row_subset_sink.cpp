@@ -16,8 +16,12 @@ row_subset_sink::row_subset_sink(result_sink& out, std::span<const std::uint32_t
 
 void row_subset_sink::begin(const sink_info& info) {
   if (!how_.standalone) return;
-  // To `out` this is a join of the own points against all: no pair is found twice.
-  out_.begin({own_, info.n_data, false, false});
+  // To `out` this is a join of the own points against all: no pair is found twice. Its points
+  // are the own ones, a prefix of the queries (a table's distances are computed from them).
+  dataset_view own_points = info.queries;
+  own_points.n = std::min(own_points.n, own_);
+  out_.begin({.n_queries = own_, .n_data = info.n_data, .self_join = false,
+              .include_self = false, .queries = own_points, .data = info.data});
 }
 
 void row_subset_sink::finish() {

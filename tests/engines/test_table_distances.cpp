@@ -177,6 +177,33 @@ INSTANTIATE_TEST_SUITE_P(engines, table_distances, testing::Range<std::size_t>(0
                            return name + "_" + std::to_string(param.param);
                          });
 
+TEST(table_distances, of_a_prefix_of_the_rows) {
+  // self_join_rows: the first rows of a self-join, whose sink sees a join of those points
+  // against all of them.
+  const dataset a = make_shape(shape_kind::lattice, 600, 2, test_seed());
+  join_options opt;
+  opt.eps = 0.25;
+  for (const bool include_self : {false, true}) {
+    opt.include_self = include_self;
+    resources res(2);
+    csr_sink sink(true, 0, true);
+    self_join_rows(res, a.view(), 200, opt, sink);
+    const neighbor_table& t = sink.table();
+    ASSERT_EQ(t.n_queries(), 200u);
+    ASSERT_EQ(t.distances.size(), t.neighbors.size());
+    std::uint64_t ties = 0;
+    for (std::size_t q = 0; q < 200; ++q) {
+      for (std::uint64_t k = t.offsets[q]; k < t.offsets[q + 1]; ++k) {
+        const double want = expected_distance(a.view(), q, a.view(), t.neighbors[k]);
+        ASSERT_EQ(t.distances[k], want) << "row " << q << ", neighbour " << t.neighbors[k];
+        ASSERT_LE(want, 0.25);
+        ties += want == 0.25;
+      }
+    }
+    EXPECT_GT(ties, 0u);  // the lattice puts neighbours at exactly eps
+  }
+}
+
 TEST(table_distances, are_refused_outside_the_euclidean_metric_and_periodic_boxes) {
   const dataset a = make_shape(shape_kind::uniform, 50, 2, test_seed());
   resources res(1);
