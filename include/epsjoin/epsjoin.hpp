@@ -11,6 +11,7 @@
 #include "epsjoin/io.hpp"
 #include "epsjoin/join.hpp"
 #include "epsjoin/options.hpp"
+#include "epsjoin/pairs_array.hpp"
 #include "epsjoin/partition.hpp"
 #include "epsjoin/radii.hpp"
 #include "epsjoin/resources.hpp"

@@ -72,11 +72,10 @@ nb::tuple neighbor_distance_table(points_array queries, std::optional<points_arr
 
 /// (pairs [m x 2] int64, stats dict): (i, j) with j > i (j >= i with include_self) for a
 /// self-join, every (i, j) otherwise; sorted by (i, j) when `sort`, else in no particular order.
-/// With `once`, a self-join that finds each pair once (cpu-grid's halved patterns, super-ego)
-/// hands each unordered pair over once, and an engine that hands over pairs hands them here:
-/// unsorted, its threads write them in place (placed_pairs.hpp); sorted, on one thread, they are
-/// grouped by i afterwards. The other engines fill a CSR table's rows (their fastest output, in
-/// place), cut to the upper half (in order of i). Without `once`, always the rows.
+/// The library's pairs_array_sink makes them (include/epsjoin/pairs_array.hpp): with `once`,
+/// engines that find each pair once or hand over pairs write them in place (unsorted) or they
+/// are grouped by i (sorted, one thread); the others' rows are cut. Without `once`, always the
+/// rows.
 nb::tuple pairs_from_rows(points_array queries, std::optional<points_array> data, double eps,
                           bool include_self, bool sort, const run_settings& settings,
                           bool once = true);

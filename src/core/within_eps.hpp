@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <utility>
 
 #include "core/host_device.hpp"
 #include "epsjoin/options.hpp"
@@ -110,18 +111,24 @@ inline double unfused(double x) {
   return x;
 }
 
-/// The Euclidean distance as a result reports it, the way scipy's and scikit-learn's trees
-/// compute it, so the three agree to the last bit: in float64, the squares of diff(k), for
-/// k = 0 .. d - 1 in the input's dimension order, each rounded, summed in that order; then the
-/// root. diff(k) is the difference in dimension k, in float64.
+/// The squared Euclidean distance as the oracle decides and a result reports it, the way scipy's
+/// and scikit-learn's trees compute it, so they agree to the last bit: in float64, the squares of
+/// diff(k), for k = 0 .. d - 1 in the input's dimension order, each rounded, summed in that
+/// order. diff(k) is the difference in dimension k, in float64.
 template <class Diff>
-inline double reported_distance(std::size_t d, Diff&& diff) {
+inline double reported_square(std::size_t d, Diff&& diff) {
   double sum = 0;
   for (std::size_t k = 0; k < d; ++k) {
     const double delta = diff(k);
     sum += unfused(delta * delta);
   }
-  return std::sqrt(sum);
+  return sum;
+}
+
+/// The root of reported_square: the distance itself.
+template <class Diff>
+inline double reported_distance(std::size_t d, Diff&& diff) {
+  return std::sqrt(reported_square(d, std::forward<Diff>(diff)));
 }
 
 }  // namespace epsjoin::detail

@@ -26,10 +26,22 @@ struct thresholds {
 };
 
 /// lo and hi for float32 given eps, d and the rounding of both sides (largest |converted -
-/// exact| per dimension, in any one order of dimensions); for double lo = hi = eps^2.
+/// exact| per dimension, in any one order of dimensions).
 thresholds<float> float_thresholds(double eps, std::size_t d, std::span<const double> rounding_a,
                                    std::span<const double> rounding_b);
-inline thresholds<double> double_thresholds(double eps) { return {eps * eps, eps * eps}; }
+/// float64: the kernels sum the squares in their own order of dimensions (the grid's columns),
+/// fused where the CPU has FMA, so their s lies within about d ulps of the oracle's sum, as the
+/// oracle's does of the exact one. s <= lo is then a pair for sure, s > hi surely not, and the
+/// few candidates between are decided as the oracle decides them (exact_within): a pair at
+/// exactly eps is in or out as the oracle says, whatever the kernel's rounding. The band is
+/// four times that bound; tiny covers sums in the subnormal range.
+inline thresholds<double> double_thresholds(double eps, std::size_t d) {
+  const double eps2 = eps * eps;
+  const double band = static_cast<double>(d + 2) * 0x1p-50;
+  const double tiny = static_cast<double>(d + 2) * 0x1p-1070;
+  const double lo = eps2 * (1 - band) - tiny;
+  return {lo > 0 ? lo : 0, eps2 * (1 + band) + tiny};
+}
 
 /// The oracle's test on input rows: sum over columns in order of (a - b)^2 <= eps^2, in float64.
 bool exact_within(dataset_view a, std::size_t i, dataset_view b, std::size_t j, double eps2);

@@ -98,7 +98,9 @@ inline constexpr bool is_column_set<kernels::column_set<T, D, M>> = true;
 template <class T, class Set, bool Halved, bool Counts, int Bytes>
 class grid_executor {
  public:
-  static constexpr bool recheck = std::is_same_v<T, float>;
+  // Candidates between the thresholds are decided as the oracle decides them: float32's band
+  // is its rounding, float64's the kernels' order of summing (float_band.hpp).
+  static constexpr bool recheck = true;
   using count_t = kernels::lane_count<T>;
   using worker = worker_state<T>;
 
@@ -249,8 +251,16 @@ class grid_executor {
     return g;
   }
 
-  bool exact(std::uint32_t q_id, std::uint32_t c_id) const {
-    return exact_within(in_.query_input, q_id, in_.data_input, c_id, in_.eps2);
+  // The oracle's decision for a candidate in the band. float64: from the cell-ordered copy, which
+  // holds the caller's values exactly, summed as the oracle sums (an eps_index keeps no other
+  // copy); float32, whose copy is rounded: from the caller's points.
+  bool exact(const typename Set::query& qv, const Set& set, std::size_t c, std::uint32_t q_id,
+             std::uint32_t c_id) const {
+    if constexpr (std::is_same_v<T, double>) {
+      return set.reported_square(qv, c, in_.column_of_dim) <= in_.eps2;
+    } else {
+      return exact_within(in_.query_input, q_id, in_.data_input, c_id, in_.eps2);
+    }
   }
 
   void query(std::uint32_t q, std::uint32_t own_begin, const candidates& cand, worker& w) const {
@@ -304,7 +314,7 @@ class grid_executor {
               // The point itself (one-sided self-join) is counted here too, and taken off below.
               if (s > lo && s <= hi) {
                 ++w.rechecks;
-                if (exact(q_id, c_ids[c0 + i])) {
+                if (exact(qv, set, c0 + i, q_id, c_ids[c0 + i])) {
                   ++q_count;
                   if constexpr (Halved) local[i] += 1;
                 }
@@ -341,7 +351,7 @@ class grid_executor {
               const std::uint32_t c_id = c_ids[c0 + i];
               if (!(s[i] > lo && s[i] <= hi) || c_id == self_id) continue;
               ++w.rechecks;
-              if (exact(q_id, c_id)) write(i, c_id);
+              if (exact(qv, set, c0 + i, q_id, c_id)) write(i, c_id);
             }
           }
         } else if (Halved && shared != nullptr) {
@@ -356,7 +366,7 @@ class grid_executor {
               for (std::uint64_t bits = maybe & ~sure; bits != 0; bits &= bits - 1) {
                 const unsigned i = static_cast<unsigned>(std::countr_zero(bits));
                 ++w.rechecks;
-                if (exact(q_id, c_ids[c0 + i])) sure |= std::uint64_t{1} << i;
+                if (exact(qv, set, c0 + i, q_id, c_ids[c0 + i])) sure |= std::uint64_t{1} << i;
               }
             }
             for (std::uint64_t bits = sure; bits != 0; bits &= bits - 1) {
@@ -384,7 +394,7 @@ class grid_executor {
               for (std::uint64_t bits = maybe & ~sure; bits != 0; bits &= bits - 1) {
                 const unsigned i = static_cast<unsigned>(std::countr_zero(bits));
                 ++w.rechecks;
-                if (exact(q_id, c_ids[c0 + i])) sure |= std::uint64_t{1} << i;
+                if (exact(qv, set, c0 + i, q_id, c_ids[c0 + i])) sure |= std::uint64_t{1} << i;
               }
             }
             index_pair* out = w.emitter->reserve(kernels::block_len);
@@ -416,7 +426,7 @@ class grid_executor {
               const std::uint32_t c_id = c_ids[c0 + i];
               if (!(s[i] > lo && s[i] <= hi) || c_id == self_id) continue;
               ++w.rechecks;
-              if (!exact(q_id, c_id)) continue;
+              if (!exact(qv, set, c0 + i, q_id, c_id)) continue;
               out[n++] = {q_id, c_id};
               if constexpr (Halved) out[n++] = {c_id, q_id};
             }

@@ -304,7 +304,7 @@ void join_against_side(join_request& req, const cpu_grid_params& params, const g
     } else if constexpr (std::is_same_v<T, float>) {
       in.limit = float_thresholds(req.options.eps, data.d, dblock.rounding, qblock.rounding);
     } else {
-      in.limit = double_thresholds(req.options.eps);
+      in.limit = double_thresholds(req.options.eps, data.d);
     }
     in.skip_self = self && !settings.halved;
     in.avx2 = params.avx2 && isa::cpu_has_v3();

@@ -13,6 +13,7 @@
 // Squared distances are never NaN: coordinates are finite (float32 copies of values beyond
 // float range are refused before), and a sum of non-negative terms cannot form inf - inf.
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -67,7 +68,10 @@ struct column_set {
   /// The Euclidean distance a result reports (reported_distance), summed in the input's
   /// dimension order: input dimension k is column column_of_dim[k].
   double reported(const query& q, std::size_t c, const int* column_of_dim) const {
-    return reported_distance(D, [&](std::size_t k) {
+    return std::sqrt(reported_square(q, c, column_of_dim));
+  }
+  double reported_square(const query& q, std::size_t c, const int* column_of_dim) const {
+    return detail::reported_square(D, [&](std::size_t k) {
       const int j = column_of_dim[k];
       return static_cast<double>(q.v[j]) - static_cast<double>(col[j][c]);
     });
@@ -136,8 +140,11 @@ struct row_set {
   query load(std::size_t p) const { return {rows + p * d}; }
   /// As column_set::reported.
   double reported(const query& q, std::size_t c, const int* column_of_dim) const {
+    return std::sqrt(reported_square(q, c, column_of_dim));
+  }
+  double reported_square(const query& q, std::size_t c, const int* column_of_dim) const {
     const T* b = rows + c * d;
-    return reported_distance(d, [&](std::size_t k) {
+    return detail::reported_square(d, [&](std::size_t k) {
       const int j = column_of_dim[k];
       return static_cast<double>(q.row[j]) - static_cast<double>(b[j]);
     });

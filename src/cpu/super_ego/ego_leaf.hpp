@@ -20,8 +20,8 @@
 
 namespace epsjoin::detail::ego {
 
-/// The caller's points, for the float64 re-check of float32's band (cpu/float_band.hpp): a
-/// candidate whose float32 sum s has eps2 < s <= band_hi is decided as the oracle decides it.
+/// The caller's points, for the float64 re-check of the band (cpu/float_band.hpp): a
+/// candidate whose sum s has eps2 < s <= band_hi is decided as the oracle decides it.
 struct exact_check {
   dataset_view queries, data;  ///< A and B as the caller gave them; sorted_points::ids index them
   double eps2;                 ///< eps^2 in float64
@@ -104,12 +104,12 @@ struct row_kernel {
   }
 
   /// -1 in the `valid` lanes of candidates j .. j + width - 1 within eps2 of the query; the
-  /// valid lanes whose sum lies above eps2 but not above `limit` (float32's band) are added to
+  /// valid lanes whose sum lies above eps2 but not above `limit` (the band) are added to
   /// `band`.
   EPSJOIN_ISA_INLINE mask hits(std::size_t j, mask valid, mask& band) const {
     const vec acc = distances(j);
     const mask h = static_cast<mask>(acc <= lo) & valid;
-    if constexpr (std::is_same_v<T, float>) band |= static_cast<mask>(acc <= limit) & valid & ~h;
+    band |= static_cast<mask>(acc <= limit) & valid & ~h;
     return h;
   }
 
@@ -120,7 +120,7 @@ struct row_kernel {
   }
 };
 
-/// float32's band, for the rare row with candidates in it: the row's sums again (the same vector
+/// The band, for the rare row with candidates in it: the row's sums again (the same vector
 /// code, so the same sums), and each candidate with eps2 < s <= band_hi decided in float64 from
 /// the caller's points, as the oracle decides it. Writes the B positions of the confirmed
 /// candidates to `out` in order and returns how many.
@@ -161,8 +161,8 @@ EPSJOIN_ISA_INLINE std::uint64_t leaf_rows(const leaf_scope<T>& s, Out& out,
   using S = simd<T, Bytes>;
   using mask = typename S::mask;
   constexpr std::size_t w = S::width;
-  // Only float32 has a band: float64 sums are the oracle's.
-  const bool banded = std::is_same_v<T, float> && s.exact != nullptr;
+  // The band (float32's rounding, float64's order of summing) is decided as the oracle decides.
+  const bool banded = s.exact != nullptr;
   row_kernel<T, D, Bytes> kernel;
   if constexpr (D > 0) {
     for (int k = 0; k < D; ++k) kernel.col[k] = s.columns[k];

@@ -16,9 +16,9 @@
 #include <memory>
 #include <string>
 
-#include <epsjoin/error.hpp>
+#include "epsjoin/error.hpp"
 
-namespace epsjoin_python {
+namespace epsjoin::detail {
 
 class placed_pairs {
  public:
@@ -53,7 +53,7 @@ class placed_pairs {
     if ((first + n) * pair_bytes > mapped_bytes_) {
       // The memory budget stops a result this large before it gets here (the sink's
       // bytes_kept_per_pair); reaching it is a bug, reported rather than written past.
-      throw epsjoin::out_of_memory("internal: the pairs outgrew the " +
+      throw out_of_memory("internal: the pairs outgrew the " +
                                    std::to_string(mapped_bytes_) + " bytes reserved for them");
     }
     return base_ + 2 * first;
@@ -79,4 +79,4 @@ class placed_pairs {
   std::atomic<std::uint64_t> claimed_{0};
 };
 
-}  // namespace epsjoin_python
+}  // namespace epsjoin::detail
