@@ -42,11 +42,8 @@ thresholds<float> float_thresholds(double eps, std::size_t d, std::span<const do
 }
 
 bool exact_within(dataset_view a, std::size_t i, dataset_view b, std::size_t j, double eps2) {
-  double sum = 0.0;
-  for (std::size_t k = 0; k < a.d; ++k) {
-    sum = add_square<rounding::plain>(sum, a.at(i, k), b.at(j, k));
-  }
-  return sum <= eps2;
+  // reported_square: the plain sum, which stays plain (unfused) whatever the file is built for.
+  return reported_square(a.d, [&](std::size_t k) { return a.at(i, k) - b.at(j, k); }) <= eps2;
 }
 
 }  // namespace epsjoin::detail::cpu
