@@ -2,7 +2,7 @@
 set(EPSJOIN_HAS_CUDA OFF)
 # Why a build has no GPU engines, in the words `epsjoin info` and a refused engine give.
 if(EPSJOIN_FUZZ)
-  set(EPSJOIN_NO_CUDA_REASON "this build has no CUDA: the fuzzing build (-DEPSJOIN_FUZZ=ON) is CPU only")
+  set(EPSJOIN_NO_CUDA_REASON "this build has no CUDA: the sanitized fuzzing build (-DEPSJOIN_FUZZ=ON) is CPU only")
 else()
   set(EPSJOIN_NO_CUDA_REASON "this build has no CUDA: it was configured with -DEPSJOIN_CUDA=OFF (reconfigure with -DEPSJOIN_CUDA=ON)")
 endif()

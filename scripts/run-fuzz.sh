@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (build-fuzz/, clang, ASan + UBSan, CPU only) and runs them one
-# after the other, each on one core, from the seeds in fuzz/corpus/ plus what earlier runs found.
+# Builds the libFuzzer targets (CMakePresets.json's `asan`: build-asan/, clang, ASan + UBSan, CPU
+# only, the build of run-tests.sh's sanitize stage) and runs them one after the other, each on one
+# core, from the seeds in fuzz/corpus/ plus what earlier runs found.
 # Usage: scripts/run-fuzz.sh [--runs N | --seconds S] [TARGET...]
 #   default: 60 seconds each, every target (fuzz_text fuzz_npy fuzz_raw fuzz_generate_spec
 #   fuzz_cli_args fuzz_csr). Stops at the first crash, leak or hang; the input is kept under
-#   build-fuzz/fuzz/work/TARGET/artifacts/. See docs/fuzzing.md.
+#   build-asan/fuzz/work/TARGET/artifacts/. EPSJOIN_FUZZ_BUILD=DIR builds in DIR instead.
+#   See docs/fuzzing.md.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=${EPSJOIN_FUZZ_BUILD:-$root/build-fuzz}
+build=${EPSJOIN_FUZZ_BUILD:-$root/build-asan}
 limit=(-max_total_time=60)
 targets=()
 while (($#)); do
@@ -22,13 +24,8 @@ done
   targets=(fuzz_text fuzz_npy fuzz_raw fuzz_generate_spec fuzz_cli_args fuzz_csr)
 
 "$root/scripts/setup.sh" --fuzz
-generator=()
-if command -v ninja >/dev/null && [[ ! -f $build/CMakeCache.txt ]]; then
-  generator=(-G Ninja)
-fi
-cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_COMPILER=clang++-14 -DEPSJOIN_FUZZ=ON -DEPSJOIN_CUDA=OFF \
-  -DEPSJOIN_BUILD_TESTS=OFF -DEPSJOIN_BUILD_BENCH=OFF >/dev/null
+# cmake reads presets from the current folder.
+(cd "$root" && cmake --preset asan -B "$build" >/dev/null)
 cmake --build "$build" --parallel "$(nproc)" --target "${targets[@]}"
 
 declare -A seeds=([fuzz_text]=text [fuzz_npy]=npy [fuzz_raw]=raw [fuzz_generate_spec]=spec

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what epsjoin needs to build and test, from Debian's archive, when it is missing.
 # Idempotent: does nothing (and needs no network) when everything is present.
-# --fuzz: also clang and its libFuzzer and sanitizer runtimes, for scripts/run-fuzz.sh.
+# --fuzz: also clang and its libFuzzer and sanitizer runtimes, for the sanitized build (the
+# `asan` preset: run-tests.sh's sanitize and fuzz stages, scripts/run-fuzz.sh).
 # Open MPI is optional to the build (-DEPSJOIN_MPI=AUTO finds it or leaves it out); installed here
 # so that the default build has `epsjoin mpi-join` and the test run covers it.
 set -euo pipefail

@@ -34,7 +34,7 @@ constexpr std::size_t grain = std::size_t{1} << 14;
 // union-find parent (4), the core flag (1) and the label (8); the device merge keeps only the
 // last two on the host.
 constexpr std::uint64_t host_merge_bytes_per_point = 17;
-constexpr std::uint64_t device_merge_bytes_per_point = 9;
+[[maybe_unused]] constexpr std::uint64_t device_merge_bytes_per_point = 9;  // CUDA builds
 
 void require_memory(const resources& res, std::size_t n, std::uint64_t bytes_per_point) {
   const memory_budget budget(res.memory(), {});

@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -188,7 +189,12 @@ class tree_join {
 /// Dispatches the runtime number of indexed dims, 1..max_index_dims, to the compile-time K.
 template <class T, std::size_t... I>
 void run_any_k(const setup<T>& s, join_request& req, std::index_sequence<I...>) {
-  ((s.dims.size() == I + 1 && (tree_join<T, I + 1>(s, req).run(), true)) || ...);
+  const auto run_if_k = [&](auto k) {
+    if (s.dims.size() != k.value) return false;
+    tree_join<T, decltype(k)::value>(s, req).run();
+    return true;
+  };
+  static_cast<void>((run_if_k(std::integral_constant<std::size_t, I + 1>{}) || ...));
 }
 
 template <class T>

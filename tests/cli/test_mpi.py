@@ -21,9 +21,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DATA_DIR = os.environ.get("EPSJOIN_DATA_DIR") or os.path.join(HERE, "..", "..", "..", "shared", "data")
 RANKS = (1, 2, 3, 4)
 
-# Open MPI in a container: no cross-memory attach between ranks, and more ranks than cores.
+# Open MPI in a container: no cross-memory attach between ranks, and more ranks than cores, where
+# a rank that waits must give its core to the rank it waits for (Open MPI yields by itself only
+# when it counts more ranks than slots, not at 2 ranks on 2 busy cores).
 MPI_ENV = dict(os.environ, OMPI_MCA_btl_vader_single_copy_mechanism="none",
-               OMPI_MCA_rmaps_base_oversubscribe="1")
+               OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1")
 
 
 def mpirun(np, *args):

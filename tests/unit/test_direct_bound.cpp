@@ -1,5 +1,5 @@
 // The FP16 direct formula's bound (src/tensor/fp16/direct_bound.hpp), emulated on the CPU: FP16
-// rounding by _Float16, differences rounded to FP16, squares summed in float or in _Float16.
+// rounding by test::to_half, differences rounded to FP16, squares summed in float or in FP16.
 // Pairs the thresholds call surely in are within eps and pairs they call surely out are not,
 // about the centre and crowded at an edge of FP16's range, for d from 1 to 128; and the band is
 // narrow: with FP32 sums nearly every pair from 0.9 to 1.1 eps is decided without a re-check.
@@ -9,11 +9,13 @@
 #include <random>
 #include <vector>
 
+#include "support/half_rounding.hpp"
 #include "tensor/fp16/direct_bound.hpp"
 
 namespace {
 
 using namespace epsjoin::detail::fp16;
+using epsjoin::test::to_half;
 
 struct emulated {
   double s;       // s' as the kernels compute it
@@ -23,16 +25,16 @@ struct emulated {
 
 emulated emulate(const std::vector<double>& q, const std::vector<double>& c, bool half_sums) {
   float sum = 0;
-  _Float16 half_sum = 0;
+  double half_sum = 0;  // an FP16 value
   double qn = 0, cn = 0;
   long double exact = 0;
   for (std::size_t k = 0; k < q.size(); ++k) {
-    const auto qh = static_cast<_Float16>(q[k]);
-    const auto ch = static_cast<_Float16>(c[k]);
-    const auto diff = static_cast<_Float16>(static_cast<float>(ch) - static_cast<float>(qh));
+    const double qh = to_half(q[k]);
+    const double ch = to_half(c[k]);
+    const double diff = to_half(static_cast<float>(ch) - static_cast<float>(qh));
     const float square = static_cast<float>(diff) * static_cast<float>(diff);  // exact
     if (half_sums) {
-      half_sum = static_cast<_Float16>(static_cast<float>(half_sum) + square);
+      half_sum = to_half(static_cast<float>(half_sum) + square);
     } else {
       sum += square;
     }
@@ -41,7 +43,7 @@ emulated emulate(const std::vector<double>& q, const std::vector<double>& c, boo
     const long double delta = static_cast<long double>(q[k]) - c[k];
     exact += delta * delta;
   }
-  return {half_sums ? static_cast<double>(half_sum) : static_cast<double>(sum),
+  return {half_sums ? half_sum : static_cast<double>(sum),
           std::sqrt(qn) + std::sqrt(cn), static_cast<double>(exact)};
 }
 
@@ -106,3 +108,28 @@ TEST(direct_bound, half_sums_keep_eps_far_below_fp16_overflow) {
 }
 
 }  // namespace
+
+// The emulation itself, against the compiler's own conversions where it has _Float16 (g++; the
+// sanitized build's clang 14 has none): random values over the whole range, the subnormals and
+// the overflow threshold included, exact ties between two FP16 values, and float inputs.
+#if defined(__GNUC__) && !defined(__clang__)
+TEST(half_rounding, matches_the_compilers_float16) {
+  std::mt19937_64 rng(41);
+  std::uniform_real_distribution<double> significand(1.0, 2.0);
+  std::uniform_int_distribution<int> exponent(-30, 17), sign(0, 1);
+  for (int i = 0; i < 100000; ++i) {
+    const double x = std::ldexp(sign(rng) ? -significand(rng) : significand(rng), exponent(rng));
+    ASSERT_EQ(to_half(x), static_cast<double>(static_cast<_Float16>(x))) << x;
+    const auto f = static_cast<float>(x);
+    ASSERT_EQ(to_half(f), static_cast<double>(static_cast<_Float16>(f))) << f;
+  }
+  for (const double step : {0x1p-24, 0x1p-14, 1.0, 32.0}) {  // subnormal, normal, largest steps
+    for (int k = 0; k < 2048; ++k) {
+      const double tie = (k + 0.5) * step;
+      ASSERT_EQ(to_half(tie), static_cast<double>(static_cast<_Float16>(tie))) << tie;
+    }
+  }
+  EXPECT_EQ(to_half(65519.0), 65504.0);
+  EXPECT_TRUE(std::isinf(to_half(65520.0)));
+}
+#endif

@@ -1,7 +1,7 @@
 // meta-16q's numerics (src/tensor/fp16/half_bound.hpp): the scaling puts the data in FP16's
 // range about its mean, and the FP16-FP32 expanded formula, emulated on the CPU (FP16 rounding
-// by _Float16, FP32 sums in float), stays inside the thresholds: pairs decided as surely in are
-// within eps, pairs decided as surely out are not, about the centre and far from it. (The
+// by test::to_half, FP32 sums in float), stays inside the thresholds: pairs decided as surely in
+// are within eps, pairs decided as surely out are not, about the centre and far from it. (The
 // tensor cores' truncating sums are not emulated: the GPU tests place pairs around eps.)
 #include <gtest/gtest.h>
 
@@ -9,7 +9,10 @@
 #include <random>
 #include <vector>
 
+#include "support/half_rounding.hpp"
 #include "tensor/fp16/half_bound.hpp"
+
+using epsjoin::test::to_half;
 
 namespace {
 
@@ -65,8 +68,8 @@ emulated emulate(const std::vector<double>& q, const std::vector<double>& c) {
   double qn2 = 0, cn2 = 0, qn = 0, cn = 0;
   long double exact = 0;
   for (std::size_t k = 0; k < q.size(); ++k) {
-    const auto qh = static_cast<double>(static_cast<_Float16>(q[k]));
-    const auto ch = static_cast<double>(static_cast<_Float16>(c[k]));
+    const double qh = to_half(q[k]);
+    const double ch = to_half(c[k]);
     dot += static_cast<float>(qh * ch);  // FP16 products are exact in FP32
     qn2 += qh * qh;
     cn2 += ch * ch;
@@ -144,22 +147,22 @@ TEST(half_bound, fp16_accumulation_cancels_catastrophically) {
       q[k] = coord(rng);
       c[k] = q[k] + r * dir[k];
     }
-    _Float16 qn16 = 0, cn16 = 0, dot16 = 0;
+    double qn16 = 0, cn16 = 0, dot16 = 0;  // FP16 values, every operation rounded to FP16
     float qn32 = 0, cn32 = 0, dot32 = 0;
     double exact = 0;
     for (int k = 0; k < d; ++k) {
-      const auto qh = static_cast<_Float16>(q[k]), ch = static_cast<_Float16>(c[k]);
-      qn16 += qh * qh;
-      cn16 += ch * ch;
-      dot16 += qh * ch;
-      const float qf = qh, cf = ch;
+      const double qh = to_half(q[k]), ch = to_half(c[k]);
+      qn16 = to_half(qn16 + to_half(qh * qh));
+      cn16 = to_half(cn16 + to_half(ch * ch));
+      dot16 = to_half(dot16 + to_half(qh * ch));
+      const auto qf = static_cast<float>(qh), cf = static_cast<float>(ch);
       qn32 += qf * qf;
       cn32 += cf * cf;
       dot32 += qf * cf;
-      const double diff = static_cast<double>(qh) - static_cast<double>(ch);
+      const double diff = qh - ch;
       exact += diff * diff;  // the distance of the FP16 points: rounding the input is not at stake
     }
-    const double s16 = static_cast<double>(static_cast<_Float16>(qn16 + cn16 - dot16 - dot16));
+    const double s16 = to_half(to_half(to_half(qn16 + cn16) - dot16) - dot16);
     const double s32 = static_cast<double>(qn32 + cn32 - 2.0f * dot32);
     if (std::abs(s16 - exact) > 0.25 * exact) ++fp16_far_off;
     fp32_worst = std::max(fp32_worst, std::abs(s32 - exact) / exact);

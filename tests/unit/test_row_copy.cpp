@@ -194,7 +194,8 @@ TEST(copy_run, a_layout_with_self_slots_lands_in_a_sink_that_adds_self_pairs) {
       epsjoin::detail::copy_run(dest.neighbors - 1, at[k], {run.data() + at[k], at[k + 1] - at[k]}, 3);
     }
     for (std::size_t q = 0; q < n; ++q) {
-      ASSERT_EQ(dest.neighbors[dest.starts[q] - 1], q) << "the self slot of row " << q;
+      // The slot before the row; dest.neighbors is table.data() + 1.
+      ASSERT_EQ(table[dest.starts[q]], q) << "the self slot of row " << q;
       for (std::uint64_t i = c.offsets[q]; i < c.offsets[q + 1]; ++i) {
         ASSERT_EQ(dest.neighbors[dest.starts[q] + (i - c.offsets[q])], c.layout[i]) << "row " << q;
       }

@@ -17,8 +17,9 @@ grid make_grid(double eps, std::span<const double> lo, std::span<const double> h
   const double min_width = eps * (1.0 + 0x1p-20);
   for (std::size_t k = 0; k < d; ++k) {
     const double extent = hi[k] - lo[k];
-    if (!std::isfinite(extent) || !std::isfinite(min_width)) {
-      // Coordinates spanning more than the float64 range: one cell, no pruning.
+    if (!(extent >= 0) || !std::isfinite(extent) || !std::isfinite(min_width)) {
+      // No points (lo above hi), or coordinates spanning more than the float64 range: one
+      // cell, no pruning.
       g.origin[k] = 0.0;
       g.inv_width[k] = 0.0;
     } else {
