@@ -8,10 +8,11 @@ from typing import Any, Mapping, Optional, overload
 import numpy as np
 import numpy.typing as npt
 
-from . import _dbscan_graph, _device, _epsjoin
+from . import _dbscan_graph, _device, _epsjoin, _progress
 from ._estimator import (HAVE_SKLEARN, BaseEstimator, ClusterMixin, check_search_parameters,
                          check_weights, is_sparse, library_metric, validated)
 from ._join import HostPoints, PointsLike
+from ._progress import Progress
 from ._validation import MemorySize, raise_if_not_finite, run_settings
 
 
@@ -92,6 +93,12 @@ class DBSCAN(ClusterMixin, BaseEstimator):
         ted-join, meta-16q, meta-1q), Euclidean and unweighted; the points never leave it.
     params : dict, default=None
         Engine parameters (see :func:`epsjoin.engines`); an unknown key raises ``ValueError``.
+    progress : bool or callable, default=False
+        Report progress over ``fit``'s passes (the count and the merge, or the cells' passes):
+        ``True`` shows a tqdm bar when tqdm is installed (``pip install epsjoin[progress]``),
+        else a percentage on stderr; a callable is called with the fraction done (0 to 1, never
+        going back) now and then from the calling thread. An exception it raises stops ``fit``,
+        as Ctrl-C does.
 
     Attributes
     ----------
@@ -143,6 +150,7 @@ class DBSCAN(ClusterMixin, BaseEstimator):
         device_memory_limit: MemorySize = None,
         device: int = 0,
         params: Optional[Mapping[str, Any]] = None,
+        progress: Progress = False,
     ) -> None:
         # Stored as given and checked in fit, as scikit-learn's estimators do (clone and
         # set_params rely on it).
@@ -160,6 +168,7 @@ class DBSCAN(ClusterMixin, BaseEstimator):
         self.device_memory_limit = device_memory_limit
         self.device = device
         self.params = params
+        self.progress = progress
 
     def fit(self, X: PointsLike, y: Any = None, sample_weight: Any = None) -> "DBSCAN":
         """Cluster `X`.
@@ -194,8 +203,11 @@ class DBSCAN(ClusterMixin, BaseEstimator):
         X = validated(self, X, reset=True, sparse=True, square=precomputed)
         weights = check_weights(sample_weight, X.shape[0])
         if precomputed:
+            report = _progress.reporter(self.progress, "epsjoin DBSCAN")
             labels, core = _dbscan_graph.cluster(
                 _dbscan_graph.neighbourhoods(X, float(self.eps)), int(self.min_samples), weights)
+            if report is not None:
+                report.finish()  # type: ignore[attr-defined]
             self.stats_ = {"merge": "precomputed", "n": X.shape[0], "eps": float(self.eps),
                            "min_samples": int(self.min_samples)}
         else:
@@ -205,10 +217,14 @@ class DBSCAN(ClusterMixin, BaseEstimator):
         self.components_ = X[self.core_sample_indices_]  # fancy indexing copies
         return self
 
+    def _settings(self) -> Any:
+        return run_settings(self.engine, self.precision, False, self.n_jobs, self.memory_limit,
+                            self.device_memory_limit, self.device, self.params,
+                            progress=self.progress)
+
     def _fit_points(self, X: Any, metric: Optional[str], weights: Optional[np.ndarray]) -> Any:
         dense = X.toarray() if is_sparse(X) else X
-        settings = run_settings(self.engine, self.precision, False, self.n_jobs, self.memory_limit,
-                                self.device_memory_limit, self.device, self.params)
+        settings = self._settings()
         settings.metric = metric
         try:
             labels, core, stats = _epsjoin.dbscan(dense, float(self.eps), int(self.min_samples),
@@ -216,15 +232,16 @@ class DBSCAN(ClusterMixin, BaseEstimator):
         except ValueError:
             raise_if_not_finite(dense, None, estimator="DBSCAN")  # scikit-learn's words
             raise
+        _progress.done(settings)
         self.stats_ = stats
         return labels.view(np.int64), core  # numpy's own int64 type, not C's long long
 
     def _fit_on_device(self, X: Any) -> "DBSCAN":
         b, A, _ = _device.check_device_pair(X, None, min_samples=1, estimator="DBSCAN")
-        settings = run_settings(self.engine, self.precision, False, self.n_jobs, self.memory_limit,
-                                self.device_memory_limit, self.device, self.params)
+        settings = self._settings()
         labels, core, stats = _epsjoin.dbscan_device(A, float(self.eps), int(self.min_samples),
                                                      _device.settings_on(settings, b, A))
+        _progress.done(settings)
         self.labels_ = b.upload(labels.view(np.int64), A)
         self.core_sample_indices_ = b.upload(np.flatnonzero(core).astype(np.int64), A)
         self.components_ = A[self.core_sample_indices_]

@@ -49,7 +49,7 @@ nb::tuple run_dbscan(const epsjoin::dataset_view& view, double eps, std::uint64_
   options.engine = settings.engine;
   options.precision = precision_of(settings.precision);
   options.params = settings.params;
-  options.progress = interrupt_check();
+  options.progress = interrupt_check(report_of(settings));
   auto result =
       std::make_unique<epsjoin::dbscan_result>(run_released(settings, [&](epsjoin::resources& r) {
         return epsjoin::dbscan(r, view, eps, min_samples, options);

@@ -91,3 +91,43 @@ def test_ctrl_c_in_the_callable_stops_the_join(rng, sigint_raises):
 def test_ctrl_c_stops_a_join_that_shows_a_bar():
     # As test_interrupt's, with progress=True: the bar's line does not keep SIGINT out.
     interrupt(ONE_CELL, "epsjoin.count(X, eps, per_row=True, n_jobs=1, progress=True)")
+
+
+# DBSCAN: the cells' passes (cpu-grid in 2-D, "auto"), the two joins' (another engine, a
+# metric the cells do not take, weights), and precomputed distances, which report only the end.
+DBSCAN_RUNS = {
+    "cells": {},
+    "joins": {"engine": "super-ego"},
+    "manhattan": {"metric": "manhattan"},
+    "weighted": {"weights": True},
+    "precomputed": {"metric": "precomputed"},
+}
+
+
+@pytest.mark.parametrize("run", sorted(DBSCAN_RUNS))
+def test_dbscan_reports_its_passes_and_clusters_the_same(run, rng):
+    options = dict(DBSCAN_RUNS[run])
+    X = rng.random((3000, 2))
+    weights = rng.random(len(X)) * 2 if options.pop("weights", False) else None
+    if options.get("metric") == "precomputed":
+        X = epsjoin.radius_neighbors_graph(X, 0.03, mode="distance")
+    seen = []
+    got = epsjoin.DBSCAN(0.03, min_samples=4, progress=seen.append, **options).fit(
+        X, sample_weight=weights)
+    plain = epsjoin.DBSCAN(0.03, min_samples=4, **options).fit(X, sample_weight=weights)
+    assert np.array_equal(got.labels_, plain.labels_)
+    assert seen and seen[-1] == 1.0, seen
+    assert all(0 <= f <= 1 for f in seen) and seen == sorted(seen)
+    if run != "precomputed":
+        assert len(seen) > 1, seen  # the passes, not only the end
+        assert got.stats_["merge"] == ("cells" if run == "cells" else "host")
+
+
+def test_an_exception_from_the_callable_stops_dbscan(rng):
+    def stop(fraction):
+        raise Stop
+
+    with pytest.raises(Stop):
+        epsjoin.DBSCAN(0.02, progress=stop).fit(rng.random((20000, 2)))
+    with pytest.raises(TypeError, match="progress"):
+        epsjoin.DBSCAN(0.02, progress="yes").fit(rng.random((20, 2)))
