@@ -9,9 +9,10 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse
 
-from . import _edge_radii, _epsjoin, _index_queries
+from . import _edge_radii, _epsjoin, _index_queries, _progress
 from ._join import Stats, _converted, _index_views, neighbor_table
 from ._metrics import set_geometry
+from ._progress import Progress
 from ._radii import count_radii
 from ._validation import MemorySize, check_eps, check_points, raise_if_not_finite, run_settings
 
@@ -157,32 +158,32 @@ class EpsIndex:
     def _eps(self, eps: Optional[float]) -> float:
         return self.max_eps if eps is None else check_eps(eps)
 
-    def _settings_for(self, n_jobs: Optional[int], rows: Optional[int] = None) -> Any:
-        if n_jobs is None and rows is not None and rows <= _FEW_QUERIES:
-            # Waking every core costs more than a few queries take (the single-point query).
-            if self._one_thread is None:
-                self._one_thread = self._settings_for(1)
-            return self._one_thread
-        if n_jobs is None:
-            return self._settings
-        s = run_settings("cpu-grid", self._settings.precision, False, n_jobs, None, None, 0,
-                         self._settings.params)
+    def _settings_for(self, n_jobs: Optional[int], rows: Optional[int] = None,
+                      progress: Progress = False) -> Any:
+        # Waking every core costs more than a few queries take (the single-point query).
+        few = n_jobs is None and rows is not None and rows <= _FEW_QUERIES
+        if progress is None or progress is False:  # the index's own settings, kept
+            if few:
+                if self._one_thread is None:
+                    self._one_thread = self._settings_for(1)
+                return self._one_thread
+            if n_jobs is None:
+                return self._settings
+        s = run_settings("cpu-grid", self._settings.precision, False, 1 if few else n_jobs, None,
+                         None, 0, self._settings.params, progress=progress)
         s.host_memory_bytes = self._settings.host_memory_bytes
         s.metric = self._settings.metric
         return s
 
-    def _table(self, X: Optional[npt.ArrayLike], eps: Optional[float], include_self: bool,
-               sort: bool, n_jobs: Optional[int], added_per_pair: float) -> Any:
+    def _self_join_queries(self, X: Optional[npt.ArrayLike], include_self: bool
+                           ) -> Optional[np.ndarray]:
         Q = self._queries(X)
         if include_self and Q is not None:
             raise ValueError("include_self applies to the index's self-join (X=None) only")
-        return Q, self._checked_table(Q, self._eps(eps), include_self, sort, n_jobs,
-                                      added_per_pair)
+        return Q
 
     def _checked_table(self, Q: Optional[np.ndarray], eps: float, include_self: bool, sort: bool,
-                       n_jobs: Optional[int], added_per_pair: float,
-                       with_stats: bool = True) -> Any:
-        settings = self._settings_for(n_jobs, None if Q is None else Q.shape[0])
+                       settings: Any, added_per_pair: float, with_stats: bool = True) -> Any:
         kind = _edge_radii.kind_of(eps, [], settings.metric)
         if kind is not None:  # eps 0 or inf: not the grid's (_edge_radii.py)
             X, Y = (self._data, None) if Q is None else (Q, self._data)
@@ -197,17 +198,20 @@ class EpsIndex:
     @overload
     def neighbor_graph(self, X: Optional[npt.ArrayLike] = ..., eps: Optional[float] = ..., *,
                        include_self: bool = ..., sort_indices: bool = ...,
-                       n_jobs: Optional[int] = ..., return_stats: Literal[False] = ...
+                       n_jobs: Optional[int] = ..., return_stats: Literal[False] = ...,
+                       progress: Progress = ...
                        ) -> scipy.sparse.csr_matrix: ...
     @overload
     def neighbor_graph(self, X: Optional[npt.ArrayLike] = ..., eps: Optional[float] = ..., *,
                        include_self: bool = ..., sort_indices: bool = ...,
-                       n_jobs: Optional[int] = ..., return_stats: Literal[True]
+                       n_jobs: Optional[int] = ..., return_stats: Literal[True],
+                       progress: Progress = ...
                        ) -> Tuple[scipy.sparse.csr_matrix, Stats]: ...
     @overload
     def neighbor_graph(self, X: Optional[npt.ArrayLike] = ..., eps: Optional[float] = ..., *,
                        include_self: bool = ..., sort_indices: bool = ...,
-                       n_jobs: Optional[int] = ..., return_stats: bool = ...
+                       n_jobs: Optional[int] = ..., return_stats: bool = ...,
+                       progress: Progress = ...
                        ) -> Union[scipy.sparse.csr_matrix,
                                   Tuple[scipy.sparse.csr_matrix, Stats]]: ...
     def neighbor_graph(
@@ -219,20 +223,25 @@ class EpsIndex:
         sort_indices: bool = False,
         n_jobs: Optional[int] = None,
         return_stats: bool = False,
+        progress: Progress = False,
     ) -> Any:
         """The connectivity graph of `X` against the indexed points within `eps` (default
         ``max_eps``) as a ``scipy.sparse.csr_matrix`` of shape (n_queries, n): rows are the
         queries; ``X=None`` joins the indexed points with themselves (``include_self`` adds the
-        diagonal). Equal to ``epsjoin.neighbor_graph(X, eps, data)``."""
-        # The graph's float64 data array, 8 bytes a pair.
-        Q, (raw_indptr, raw_indices, stats) = self._table(X, eps, include_self, sort_indices,
-                                                          n_jobs, _GRAPH_DATA_BYTES)
+        diagonal). Equal to ``epsjoin.neighbor_graph(X, eps, data)``. `progress` as the
+        joins take it (``epsjoin.pairs``)."""
+        Q = self._self_join_queries(X, include_self)
         rows = self.n if Q is None else Q.shape[0]
+        settings = self._settings_for(n_jobs, None if Q is None else rows, progress)
+        # The graph's float64 data array, 8 bytes a pair.
+        raw_indptr, raw_indices, stats = self._checked_table(
+            Q, self._eps(eps), include_self, sort_indices, settings, _GRAPH_DATA_BYTES)
         indptr, indices = _index_views(raw_indptr, raw_indices, self.n)
         data = _epsjoin.filled_ones(indices.shape[0], self._settings_for(n_jobs).threads)
         graph = scipy.sparse.csr_matrix((data, indices, indptr), shape=(rows, self.n))
         if sort_indices:
             graph.has_sorted_indices = True
+        _progress.done(settings)
         return (graph, stats) if return_stats else graph
 
     # Any: the result's kind follows the shape of x (a list for one point, an object array of
@@ -246,6 +255,7 @@ class EpsIndex:
         return_sorted: Optional[bool] = None,
         return_length: bool = False,
         n_jobs: Optional[int] = None,
+        progress: Progress = False,
     ) -> Any:
         """The indexed points within distance `r` of each point of `x`, as scipy's
         ``cKDTree.query_ball_point``: one point (shape (m,)) gives a list of indices; many
@@ -253,7 +263,7 @@ class EpsIndex:
         that broadcasts to ``x.shape[:-1]`` (a radius per query); 0 finds exact duplicates, inf
         every point. `p` (scipy's), when given, must name the index's metric (2: euclidean).
         Lists are sorted unless ``return_sorted=False``; ``return_length=True`` gives the counts
-        instead (``numpy.int64`` for one point)."""
+        instead (``numpy.int64`` for one point). `progress` as the joins take it."""
         # The overhead of one call is what a one-point query costs: each check runs once here,
         # and a float point array of the index's features is used as it is (the core checks
         # that it is finite).
@@ -269,38 +279,42 @@ class EpsIndex:
         else:
             Q = self._queries(points.reshape(-1, points.shape[-1]) if points.ndim else points)
         assert Q is not None
+        settings = self._settings_for(n_jobs, Q.shape[0], progress)
         if type(r) is float and 0 < r < math.inf:
             eps = r
         elif np.ndim(r) == 0:
             eps = check_eps(r, "r")
         if np.ndim(r) == 0:
             if return_length:
-                counts = self._counts(Q, eps, False, True, n_jobs, False)[1]
+                counts = self._counts(Q, eps, False, True, settings, False)[1]
                 assert counts is not None  # per row
+                _progress.done(settings)
                 return counts[0] if single else counts.reshape(shape)
             indptr, indices, _ = self._checked_table(Q, eps, False, return_sorted is not False,
-                                                     n_jobs, _LIST_BYTES, False)
+                                                     settings, _LIST_BYTES, False)
             if single:
+                _progress.done(settings)
                 return indices.tolist()  # Python ints, as from intp
             offsets, ids = indptr.view(np.int64), _converted(indices, np.intp)
         else:
             radius = _index_queries.broadcast_radii(r, shape)
             offsets, ids = _index_queries.rows_by_radius(
-                Q, radius, lambda q, e: self._rows(q, e, n_jobs), self._data,
+                Q, radius, lambda q, e: self._rows(q, e, settings), self._data,
                 self._settings.metric)
             if return_length:
                 counts = np.diff(offsets)
+                _progress.done(settings)
                 return counts[0] if single else counts.reshape(shape)
         lists = [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(len(offsets) - 1)]
+        _progress.done(settings)
         if single:
             return lists[0]
         out = np.empty(len(lists), dtype=object)
         out[:] = lists
         return out.reshape(shape)
 
-    def _rows(self, Q: np.ndarray, eps: float, n_jobs: Optional[int]
-              ) -> Tuple[np.ndarray, np.ndarray]:
-        indptr, indices, _ = self._checked_table(Q, eps, False, True, n_jobs, _LIST_BYTES)
+    def _rows(self, Q: np.ndarray, eps: float, settings: Any) -> Tuple[np.ndarray, np.ndarray]:
+        indptr, indices, _ = self._checked_table(Q, eps, False, True, settings, _LIST_BYTES)
         return indptr.view(np.int64), _converted(indices, np.intp)
 
     def count_neighbors(
@@ -342,23 +356,25 @@ class EpsIndex:
     @overload
     def count(self, X: Optional[npt.ArrayLike] = ..., eps: Optional[float] = ..., *,
               include_self: bool = ..., per_row: Literal[False] = ..., n_jobs: Optional[int] = ...,
-              return_stats: Literal[False] = ...) -> int: ...
+              return_stats: Literal[False] = ..., progress: Progress = ...) -> int: ...
     @overload
     def count(self, X: Optional[npt.ArrayLike] = ..., eps: Optional[float] = ..., *,
               include_self: bool = ..., per_row: Literal[True], n_jobs: Optional[int] = ...,
-              return_stats: Literal[False] = ...) -> Counts: ...
+              return_stats: Literal[False] = ..., progress: Progress = ...) -> Counts: ...
     @overload
     def count(self, X: Optional[npt.ArrayLike] = ..., eps: Optional[float] = ..., *,
               include_self: bool = ..., per_row: Literal[False] = ..., n_jobs: Optional[int] = ...,
-              return_stats: Literal[True]) -> Tuple[int, Stats]: ...
+              return_stats: Literal[True], progress: Progress = ...) -> Tuple[int, Stats]: ...
     @overload
     def count(self, X: Optional[npt.ArrayLike] = ..., eps: Optional[float] = ..., *,
               include_self: bool = ..., per_row: Literal[True], n_jobs: Optional[int] = ...,
-              return_stats: Literal[True]) -> Tuple[Counts, Stats]: ...
+              return_stats: Literal[True], progress: Progress = ...
+              ) -> Tuple[Counts, Stats]: ...
     @overload
     def count(self, X: Optional[npt.ArrayLike] = ..., eps: Optional[float] = ..., *,
               include_self: bool = ..., per_row: bool = ..., n_jobs: Optional[int] = ...,
-              return_stats: bool = ...) -> Union[int, Counts, Tuple[Union[int, Counts], Stats]]: ...
+              return_stats: bool = ..., progress: Progress = ...
+              ) -> Union[int, Counts, Tuple[Union[int, Counts], Stats]]: ...
     def count(
         self,
         X: Optional[npt.ArrayLike] = None,
@@ -368,22 +384,22 @@ class EpsIndex:
         per_row: bool = False,
         n_jobs: Optional[int] = None,
         return_stats: bool = False,
+        progress: Progress = False,
     ) -> Any:
         """The number of ordered pairs of `X` against the indexed points within `eps` (default
         ``max_eps``), or with ``per_row=True`` each query's neighbour count (int64);
-        ``X=None`` counts the indexed points among themselves."""
-        Q = self._queries(X)
-        if include_self and Q is not None:
-            raise ValueError("include_self applies to the index's self-join (X=None) only")
-        total, rows, stats = self._counts(Q, self._eps(eps), include_self, per_row, n_jobs)
+        ``X=None`` counts the indexed points among themselves. `progress` as the joins take
+        it."""
+        Q = self._self_join_queries(X, include_self)
+        settings = self._settings_for(n_jobs, None if Q is None else Q.shape[0], progress)
+        total, rows, stats = self._counts(Q, self._eps(eps), include_self, per_row, settings)
         result = total if rows is None else rows
+        _progress.done(settings)
         return (result, stats) if return_stats else result
 
     def _counts(self, Q: Optional[np.ndarray], eps: float, include_self: bool, per_row: bool,
-                n_jobs: Optional[int], with_stats: bool = True
-                ) -> Tuple[int, Optional[Counts], Stats]:
+                settings: Any, with_stats: bool = True) -> Tuple[int, Optional[Counts], Stats]:
         """(total, int64 counts per row or None, stats) of checked queries and eps."""
-        settings = self._settings_for(n_jobs, None if Q is None else Q.shape[0])
         kind = _edge_radii.kind_of(eps, [], settings.metric)
         if kind is not None:  # eps 0 or inf: not the grid's (_edge_radii.py)
             X, Y = (self._data, None) if Q is None else (Q, self._data)

@@ -131,3 +131,42 @@ def test_an_exception_from_the_callable_stops_dbscan(rng):
         epsjoin.DBSCAN(0.02, progress=stop).fit(rng.random((20000, 2)))
     with pytest.raises(TypeError, match="progress"):
         epsjoin.DBSCAN(0.02, progress="yes").fit(rng.random((20, 2)))
+
+
+# EpsIndex's queries: the grid's joins, the edge radii (eps 0), radii per query, one point.
+INDEX_CALLS = {
+    "neighbor_graph": lambda index, X, **kw: index.neighbor_graph(eps=0.04, sort_indices=True,
+                                                                  **kw),
+    "count": lambda index, X, **kw: index.count(X[:500], 0.05, per_row=True, **kw),
+    "count eps=0": lambda index, X, **kw: index.count(eps=0.0, **kw),
+    "query_ball_point": lambda index, X, **kw: index.query_ball_point(X[:700], 0.03, **kw),
+    "radii": lambda index, X, **kw: index.query_ball_point(
+        X[:300], np.linspace(0.01, 0.05, 300), **kw),
+    "one point": lambda index, X, **kw: index.query_ball_point(X[0], 0.05, **kw),
+    "lengths": lambda index, X, **kw: index.query_ball_point(X[:50], 0.05, return_length=True,
+                                                             **kw),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INDEX_CALLS))
+def test_an_index_query_sees_the_fraction_rise_to_one(name, rng):
+    X = rng.random((4000, 2))
+    index = epsjoin.EpsIndex(X, 0.05)
+    seen = []
+    got = INDEX_CALLS[name](index, X, progress=seen.append)
+    expected = INDEX_CALLS[name](index, X)
+    if isinstance(expected, np.ndarray) and expected.dtype == object:
+        assert got.tolist() == expected.tolist()
+    else:
+        assert same(got, expected)
+    assert seen and seen[-1] == 1.0, seen
+    assert all(0 <= f <= 1 for f in seen) and seen == sorted(seen)
+
+
+def test_an_exception_from_the_callable_stops_an_index_query(rng):
+    index = epsjoin.EpsIndex(rng.random((20000, 2)), 0.02)
+    with pytest.raises(Stop):
+        index.neighbor_graph(progress=lambda fraction: (_ for _ in ()).throw(Stop()))
+    with pytest.raises(TypeError, match="progress"):
+        index.count(progress="yes")
+    assert index.count() == epsjoin.count(index.data, 0.02)  # the index is still whole
