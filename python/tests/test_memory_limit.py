@@ -68,7 +68,10 @@ def test_an_eps_index_graph_is_held_to_the_limit_with_its_data():
 
     nnz = epsjoin.neighbor_table(X, EPS)[1].shape[0]
     # The table alone: what the graph was held to before.
-    table = smallest_limit(lambda m: limited(m)._table(None, None, False, False, None, 0))
+    def table_alone(index):
+        return index._checked_table(None, EPS, False, False, index._settings_for(None), 0)
+
+    table = smallest_limit(lambda m: table_alone(limited(m)))
     graph = smallest_limit(lambda m: limited(m).neighbor_graph())
     assert abs(graph - table - 8 * nnz) <= 2 * KIB
     with pytest.raises(MemoryError):
