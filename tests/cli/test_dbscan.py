@@ -7,6 +7,7 @@ usage: test_dbscan.py PATH/TO/epsjoin   (run by CTest)
 """
 import json
 import os
+import random
 import struct
 import subprocess
 import sys
@@ -67,7 +68,7 @@ class Command(unittest.TestCase):
         text = run("dbscan", "--help").stdout
         for flag in ["--input", "--generate", "--eps", "--min-samples", "--engine", "--param",
                      "--precision", "--merge", "--threads", "--memory-limit", "--output", "--json",
-                     "--quiet"]:
+                     "--quiet", "--sample-weight"]:
             self.assertIn(flag, text)
         self.assertIn("dbscan", run("--help", ok=False).stdout)
 
@@ -118,6 +119,50 @@ class Command(unittest.TestCase):
         with open(text) as f:
             self.assertEqual([int(line) for line in f], labels)
 
+    def test_sample_weights_against_an_oracle(self):
+        # A lattice with eps = 1 spacing: every neighbour pair is a tie at exactly eps. Weights
+        # of every sign, in three files: text, raw .f64 and .npy of shape (N, 1).
+        rng = random.Random(7)
+        points = [(x, y) for x in range(14) for y in range(9) if rng.random() < 0.7]
+        weights = [rng.choice([0.0, 0.5, 1.0, 1.5, 2.0, 4.0, -1.0]) for _ in points]
+        src, text = self.path("points.csv"), self.path("w.txt")
+        with open(src, "w") as f:
+            f.writelines(f"{x},{y}\n" for x, y in points)
+        with open(text, "w") as f:
+            f.writelines(f"{w!r}\n" for w in weights)
+        raw = self.path("w.f64")
+        with open(raw, "wb") as f:
+            f.write(struct.pack(f"<{len(weights)}d", *weights))
+        npy = self.path("w.npy")
+        header = f"{{'descr': '<f8', 'fortran_order': False, 'shape': ({len(weights)}, 1), }}"
+        header += " " * (63 - (10 + len(header)) % 64) + "\n"
+        with open(npy, "wb") as f:
+            f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+            f.write(struct.pack(f"<{len(weights)}d", *weights))
+        for min_samples in (1, 3, 5):
+            expected = weighted_dbscan(points, weights, 1.0, min_samples)
+            for engine in ("auto", "brute-cpu", "super-ego"):
+                for path in (text, raw, npy):
+                    out = self.path("labels.txt")
+                    run("dbscan", "--input", src, "--eps", "1", "--min-samples", str(min_samples),
+                        "--engine", engine, "--sample-weight", path, "--output", out, "--quiet")
+                    with open(out) as f:
+                        got = [int(line) for line in f]
+                    self.assertEqual(got, expected, f"{engine} {path} min_samples {min_samples}")
+        gen = ["dbscan", "--input", src, "--eps", "1", "--min-samples", "3"]
+        short = self.path("short.txt")
+        with open(short, "w") as f:
+            f.write("1\n2\n")
+        self.assert_usage_error(run(*gen, "--sample-weight", short, ok=False),
+                                f"holds 2 weights for {len(points)} points")
+        self.assert_usage_error(run(*gen, "--sample-weight=", ok=False),
+                                "--sample-weight needs a file name")
+        with open(short, "w") as f:
+            f.write("1\nnan\n")
+        p = run(*gen, "--sample-weight", short, ok=False)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("short.txt", p.stderr)
+
     def test_every_cpu_engine_gives_the_same_labels(self):
         gen = ["--generate", "expo:3:4000:seed=9", "--eps", "0.02", "--min-samples", "4"]
         results = []
@@ -130,6 +175,34 @@ class Command(unittest.TestCase):
             results.append(read_npy_labels(out))
         for other in results[1:]:
             self.assertEqual(other, results[0])
+
+
+def weighted_dbscan(points, weights, eps, min_samples):
+    """scikit-learn's DBSCAN with sample weights, written out: core when the weights within eps
+    (squared distance <= eps^2, the point itself included) sum to at least min_samples; core
+    points within eps share a cluster, numbered by first core point; a border point takes the
+    cluster of its core neighbour of smallest index (the library's documented rule)."""
+    n = len(points)
+    near = [[j for j in range(n)
+             if sum((a - b) ** 2 for a, b in zip(points[i], points[j])) <= eps * eps]
+            for i in range(n)]
+    core = [sum(weights[j] for j in near[i]) >= min_samples for i in range(n)]
+    labels, next_label = [-1] * n, 0
+    for i in range(n):
+        if core[i] and labels[i] == -1:
+            labels[i], stack = next_label, [i]
+            while stack:
+                for j in near[stack.pop()]:
+                    if core[j] and labels[j] == -1:
+                        labels[j] = next_label
+                        stack.append(j)
+            next_label += 1
+    for i in range(n):
+        if not core[i]:
+            core_near = [j for j in near[i] if core[j]]
+            if core_near:
+                labels[i] = labels[min(core_near)]
+    return labels
 
 
 def neighbours_within(points, eps):

@@ -2,6 +2,8 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "engine_args.hpp"
@@ -36,6 +38,10 @@ const command_spec& dbscan_command() {
           {"min-samples", "M",
            "points within eps, the point itself included, that make a core point; >= 1; "
            "required"},
+          {"sample-weight", "FILE",
+           "a weight for each point, in the points' order (scikit-learn's sample_weight): a point "
+           "is core when the weights within eps, its own included, sum to at least M; one number "
+           "a line, .npy of shape (N, 1), or raw .f64/.f32; finite, negative allowed"},
           {"engine", "NAME",
            "engine of the joins (default auto: the fastest available); 'epsjoin info' lists them"},
           {"param", "KEY=VALUE", "engine-specific setting, as for 'epsjoin join'", true},
@@ -130,6 +136,20 @@ std::string json(const dbscan_report& r) {
   return out.str();
 }
 
+// The --sample-weight file: one value per point, read as a point set of dimension 1 (its readers'
+// checks and messages: finite values, a whole file).
+std::vector<double> read_weights(const std::string& path, std::size_t n) {
+  if (path.empty()) throw usage_error{"--sample-weight needs a file name"};
+  read_options one_value;
+  one_value.dim = 1;
+  const dataset weights = dataset::to_f64(read_dataset(path, one_value).view());
+  if (weights.n() != n) {
+    throw usage_error{"--sample-weight: " + path + " holds " + std::to_string(weights.n()) +
+                      " weights for " + std::to_string(n) + " points"};
+  }
+  return {weights.f64(), weights.f64() + n};
+}
+
 }  // namespace
 
 int run_dbscan(const parsed_args& args) {
@@ -174,6 +194,9 @@ int run_dbscan(const parsed_args& args) {
   res.set_memory({args.get_bytes("memory-limit", 0), args.get_bytes("device-memory-limit", 0)});
   const loaded_points data =
       load_points(args.get("input"), args.get("generate"), dim, args.has("paper"));
+  std::vector<double> weights;
+  if (args.has("sample-weight")) weights = read_weights(args.get("sample-weight"), data.points.n());
+  options.sample_weight = weights;
   res.prepare_gpu();  // the CUDA context is not part of the clustering's time
 
   {
