@@ -280,6 +280,12 @@ class EpsIndex:
             Q = self._queries(points.reshape(-1, points.shape[-1]) if points.ndim else points)
         assert Q is not None
         settings = self._settings_for(n_jobs, Q.shape[0], progress)
+        result = self._ball_point(Q, r, single, shape, return_sorted, return_length, settings)
+        _progress.done(settings)
+        return result
+
+    def _ball_point(self, Q: np.ndarray, r: Any, single: bool, shape: Tuple[int, ...],
+                    return_sorted: Optional[bool], return_length: bool, settings: Any) -> Any:
         if type(r) is float and 0 < r < math.inf:
             eps = r
         elif np.ndim(r) == 0:
@@ -288,12 +294,10 @@ class EpsIndex:
             if return_length:
                 counts = self._counts(Q, eps, False, True, settings, False)[1]
                 assert counts is not None  # per row
-                _progress.done(settings)
                 return counts[0] if single else counts.reshape(shape)
             indptr, indices, _ = self._checked_table(Q, eps, False, return_sorted is not False,
                                                      settings, _LIST_BYTES, False)
             if single:
-                _progress.done(settings)
                 return indices.tolist()  # Python ints, as from intp
             offsets, ids = indptr.view(np.int64), _converted(indices, np.intp)
         else:
@@ -303,10 +307,8 @@ class EpsIndex:
                 self._settings.metric)
             if return_length:
                 counts = np.diff(offsets)
-                _progress.done(settings)
                 return counts[0] if single else counts.reshape(shape)
         lists = [ids[offsets[i]:offsets[i + 1]].tolist() for i in range(len(offsets) - 1)]
-        _progress.done(settings)
         if single:
             return lists[0]
         out = np.empty(len(lists), dtype=object)

@@ -100,3 +100,14 @@ void execute_rows(detail::join_request& req, const join_inputs<T>& in, bool halv
 }
 
 }  // namespace epsjoin::detail::cpu
+
+// The explicit instantiations each grid_run_*.cpp file makes, spelled once: the task loops for
+// scalar T and metric M in the column layout and in the row layout.
+#define EPSJOIN_GRID_RUN_COLUMNS(T, M)                                                        \
+  template void execute_columns<T, M>(detail::join_request&, const join_inputs<T>&, bool,     \
+                                      const point_block<T>&, const point_block<T>&,           \
+                                      std::vector<worker_state<T>>&)
+#define EPSJOIN_GRID_RUN_ROWS(T, M)                                                           \
+  template void execute_rows<T, M>(detail::join_request&, const join_inputs<T>&, bool,        \
+                                   const point_block<T>&, const point_block<T>&, int,         \
+                                   std::vector<worker_state<T>>&)

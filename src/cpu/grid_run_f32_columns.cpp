@@ -2,7 +2,5 @@
 #include "cpu/grid_dispatch_impl.hpp"
 
 namespace epsjoin::detail::cpu {
-template void execute_columns<float>(detail::join_request&, const join_inputs<float>&, bool,
-                                      const point_block<float>&, const point_block<float>&,
-                                      std::vector<worker_state<float>>&);
+EPSJOIN_GRID_RUN_COLUMNS(float, distance_metric::euclidean);
 }  // namespace epsjoin::detail::cpu

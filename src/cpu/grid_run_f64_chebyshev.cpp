@@ -2,10 +2,6 @@
 #include "cpu/grid_dispatch_impl.hpp"
 
 namespace epsjoin::detail::cpu {
-template void execute_columns<double, distance_metric::chebyshev>(
-    detail::join_request&, const join_inputs<double>&, bool, const point_block<double>&,
-    const point_block<double>&, std::vector<worker_state<double>>&);
-template void execute_rows<double, distance_metric::chebyshev>(
-    detail::join_request&, const join_inputs<double>&, bool, const point_block<double>&,
-    const point_block<double>&, int, std::vector<worker_state<double>>&);
+EPSJOIN_GRID_RUN_COLUMNS(double, distance_metric::chebyshev);
+EPSJOIN_GRID_RUN_ROWS(double, distance_metric::chebyshev);
 }  // namespace epsjoin::detail::cpu

@@ -2,7 +2,5 @@
 #include "cpu/grid_dispatch_impl.hpp"
 
 namespace epsjoin::detail::cpu {
-template void execute_columns<double>(detail::join_request&, const join_inputs<double>&, bool,
-                                      const point_block<double>&, const point_block<double>&,
-                                      std::vector<worker_state<double>>&);
+EPSJOIN_GRID_RUN_COLUMNS(double, distance_metric::euclidean);
 }  // namespace epsjoin::detail::cpu

@@ -2,7 +2,5 @@
 #include "cpu/grid_dispatch_impl.hpp"
 
 namespace epsjoin::detail::cpu {
-template void execute_rows<double>(detail::join_request&, const join_inputs<double>&, bool,
-                                   const point_block<double>&, const point_block<double>&, int,
-                                   std::vector<worker_state<double>>&);
+EPSJOIN_GRID_RUN_ROWS(double, distance_metric::euclidean);
 }  // namespace epsjoin::detail::cpu

@@ -142,12 +142,15 @@ std::vector<double> read_weights(const std::string& path, std::size_t n) {
   if (path.empty()) throw usage_error{"--sample-weight needs a file name"};
   read_options one_value;
   one_value.dim = 1;
-  const dataset weights = dataset::to_f64(read_dataset(path, one_value).view());
-  if (weights.n() != n) {
-    throw usage_error{"--sample-weight: " + path + " holds " + std::to_string(weights.n()) +
+  const dataset file = read_dataset(path, one_value);
+  if (file.n() != n) {
+    throw usage_error{"--sample-weight: " + path + " holds " + std::to_string(file.n()) +
                       " weights for " + std::to_string(n) + " points"};
   }
-  return {weights.f64(), weights.f64() + n};
+  const dataset_view weights = file.view();
+  std::vector<double> widened(n);
+  for (std::size_t i = 0; i < n; ++i) widened[i] = weights.at(i, 0);
+  return widened;
 }
 
 }  // namespace
