@@ -21,8 +21,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/parallel.hpp"
-#include "core/timer.hpp"
+#include "base/parallel.hpp"
+#include "base/timer.hpp"
 #include "cpu/grid_schedule.hpp"
 #include "epsjoin/join.hpp"
 #include "grid/host_index.hpp"

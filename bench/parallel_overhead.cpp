@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/parallel.hpp"
+#include "base/parallel.hpp"
 
 namespace {
 

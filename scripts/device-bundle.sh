@@ -14,7 +14,9 @@ build=${2:-$root/build-device}
 objects=$build-objects
 "$root/scripts/setup.sh"
 # The GPU machine has no MPI: a program linked to this machine's libmpi would not start there.
+# experiments/ is built in, so every device check runs its GPU tests too (it needs a GPU).
 cmake -S "$root" -B "$objects" -G Ninja ${EPSJOIN_CMAKE_ARGS:-} -DCMAKE_BUILD_TYPE=Release -DEPSJOIN_CUDA=ON -DEPSJOIN_MPI=OFF \
+      -DEPSJOIN_EXPERIMENTS=ON \
       -DCMAKE_CUDA_ARCHITECTURES="$arch" -DEPSJOIN_GPU_TESTS_ONLY=ON >/dev/null
 cmake --build "$objects" --parallel "$(nproc)"
 rm -rf "$build"

@@ -48,6 +48,9 @@ struct sink_info {
   /// the sink is not begun by a join.
   dataset_view queries = {};
   dataset_view data = {};
+  /// The CUDA device the join runs on (`resources::device()`): where a sink that keeps its
+  /// table in device memory puts it when the rows reach it through the host.
+  int device = 0;
 };
 
 /// @brief Where a row-wise delivery writes: the neighbours of query q go to `row(q)` onwards,
@@ -104,6 +107,9 @@ struct sink_request {
   /// device memory) then stream it with bounded host memory.
   bool row_blocks = false;
   /// table: the sink wants the whole table in device memory (a `row_segment` on the device).
+  /// Engines that cannot leave it there deliver the table through the host as for any table
+  /// sink, and the sink uploads it as it finishes (`device_csr_sink` does, to
+  /// `sink_info::device`); the join's stats count that upload.
   bool device_table = false;
   /// True when the sink keeps the whole result in host memory (a table or a pair list), so a
   /// result larger than the memory limit is refused before anything is allocated.
@@ -277,7 +283,7 @@ class device_csr_sink final : public result_sink {
  public:
   explicit device_csr_sink(bool sort_neighbors = false)
       : host_(sort_neighbors), sort_(sort_neighbors) {}
-  void begin(const sink_info& info) override { host_.begin(info); }
+  void begin(const sink_info& info) override;
   void consume(std::span<const index_pair> pairs) override { host_.consume(pairs); }
   sink_request request() const override {
     sink_request wanted = host_.request();
@@ -288,12 +294,11 @@ class device_csr_sink final : public result_sink {
     return host_.consume_counts(counts);
   }
   void consume_rows(const row_segment& rows) override;
-  void finish() override { host_.finish(); }
+  /// Uploads the rows that reached it through the host, if the table did not come whole.
+  void finish() override;
   /// @brief True once the table is on the device (after the join).
   bool has_table() const noexcept { return table_.owner != nullptr; }
   const device_csr& table() const noexcept { return table_; }
-  /// @brief Library-internal: the host table an engine that delivers through the host filled.
-  neighbor_table release_host_table() noexcept { return host_.release(); }
   /// @brief Whether rows are to be sorted by id (the uploaded table is; a device table is
   ///        sorted by the caller, for instance with CuPy's `sort_indices`).
   bool sorts_neighbors() const noexcept { return sort_; }
@@ -301,6 +306,8 @@ class device_csr_sink final : public result_sink {
  private:
   csr_sink host_;
   bool sort_ = false;
+  std::size_t n_queries_ = 0;
+  int device_ = 0;
   device_csr table_;
 };
 

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <string>
 
+#include "base/timer.hpp"
 #include "batch/pipeline.cuh"
-#include "core/timer.hpp"
 #include "model/batch_size.hpp"
 
 namespace epsjoin::detail {

@@ -1,9 +1,9 @@
 #include <numeric>
 
+#include "base/timer.hpp"
 #include "batch/deliver.cuh"
 #include "batch/rows.cuh"
 #include "core/delivery.hpp"
-#include "core/timer.hpp"
 
 namespace epsjoin::detail {
 

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "core/timer.hpp"
-#include "gpu/cub_call.cuh"
+#include "base/cub_call.cuh"
+#include "base/timer.hpp"
 
 namespace epsjoin::detail {
 

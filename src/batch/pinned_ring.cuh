@@ -8,8 +8,8 @@
 #include <cstddef>
 #include <vector>
 
-#include "core/timer.hpp"
-#include "gpu/memory.cuh"
+#include "base/memory.cuh"
+#include "base/timer.hpp"
 
 namespace epsjoin::detail {
 

@@ -1,8 +1,8 @@
 #include <algorithm>
 #include <deque>
 
+#include "base/timer.hpp"
 #include "batch/pipeline.cuh"
-#include "core/timer.hpp"
 
 namespace epsjoin::detail {
 

@@ -9,10 +9,10 @@
 #include <functional>
 #include <vector>
 
-#include "core/memory_budget.hpp"
+#include "base/emit.cuh"
+#include "base/gpu_state.cuh"
+#include "base/memory_budget.hpp"
 #include "epsjoin/sink.hpp"
-#include "gpu/emit.cuh"
-#include "gpu/gpu_state.cuh"
 #include "model/batches.hpp"
 
 namespace epsjoin::detail {

@@ -3,12 +3,12 @@
 #include <memory>
 #include <cub/device/device_scan.cuh>
 
+#include "base/cub_call.cuh"
+#include "base/expects.hpp"
+#include "base/parallel.hpp"
+#include "base/timer.hpp"
 #include "batch/pinned_ring.cuh"
 #include "batch/query_rows.cuh"
-#include "core/expects.hpp"
-#include "core/parallel.hpp"
-#include "core/timer.hpp"
-#include "gpu/cub_call.cuh"
 
 namespace epsjoin::detail {
 

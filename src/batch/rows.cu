@@ -1,13 +1,13 @@
 #include <algorithm>
 
+#include "base/cub_call.cuh"
+#include "base/cuda_check.cuh"
+#include "base/expects.hpp"
+#include "base/memory.cuh"
+#include "base/timer.hpp"
 #include "batch/pinned_ring.cuh"
 #include "batch/rows.cuh"
-#include "core/row_copy.hpp"
-#include "core/timer.hpp"
-#include "core/expects.hpp"
-#include "gpu/cub_call.cuh"
-#include "gpu/cuda_check.cuh"
-#include "gpu/memory.cuh"
+#include "results/row_copy.hpp"
 
 namespace epsjoin::detail {
 

@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "base/gpu_state.cuh"
+#include "base/memory_budget.hpp"
 #include "core/delivery.hpp"
-#include "core/memory_budget.hpp"
 #include "epsjoin/sink.hpp"
 #include "epsjoin/stats.hpp"
-#include "gpu/gpu_state.cuh"
 
 namespace epsjoin::detail {
 

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <limits>
 
-#include "core/expects.hpp"
-#include "core/parallel.hpp"
+#include "base/expects.hpp"
+#include "base/parallel.hpp"
 #include "grid/radix_sort.hpp"
 
 namespace epsjoin::detail {

@@ -8,16 +8,17 @@
 #include <memory>
 #include <optional>
 
+#include "base/cuda_part.hpp"
+#include "base/expects.hpp"
+#include "base/memory_budget.hpp"
+#include "base/parallel.hpp"
+#include "base/progress.hpp"
+#include "base/timer.hpp"
 #include "cluster/dbscan_cells.hpp"
 #include "cluster/dbscan_device.hpp"
 #include "cluster/dbscan_sinks.hpp"
 #include "core/auto_select.hpp"
 #include "core/engine.hpp"
-#include "core/expects.hpp"
-#include "core/memory_budget.hpp"
-#include "core/parallel.hpp"
-#include "core/progress.hpp"
-#include "core/timer.hpp"
 #include "epsjoin/join.hpp"
 
 namespace epsjoin {
@@ -145,8 +146,7 @@ dbscan_result run_dbscan(resources& res, dataset_view points, double eps,
   const bool weighted = !options.sample_weight.empty();
   // The cell and device merges count neighbours in Euclidean cells and rows, unweighted.
   const bool plain = !weighted && options.metric == distance_metric::euclidean;
-#ifdef EPSJOIN_HAS_CUDA
-  if (options.device_merge && n > 0 && plain) {
+  if (cuda_part_built() && options.device_merge && n > 0 && plain) {
     require_memory(res, n, device_merge_bytes_per_point);
     if (std::optional<dbscan_result> on_device =
             dbscan_on_device(res, points, eps, min_samples, options)) {
@@ -155,14 +155,11 @@ dbscan_result run_dbscan(resources& res, dataset_view points, double eps,
       return std::move(*on_device);
     }
   }
-#endif
   // The merges below read the points on the host: points in device memory stay on the device
   // path above or are refused, never read where they are not.
-#ifndef EPSJOIN_HAS_CUDA
-  if (points.on_device() && n > 0) {
+  if (!cuda_part_built() && points.on_device() && n > 0) {
     throw unavailable("points in device memory need epsjoin built with CUDA");
   }
-#endif
   EPSJOIN_EXPECTS(!points.on_device() || n == 0,
                   "points in device memory are clustered on the device: a GPU engine that "
                   "delivers its rows there (auto, lbjoin, gds-join, ted-join, meta-16q, meta-1q) "

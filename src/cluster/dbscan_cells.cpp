@@ -8,11 +8,11 @@
 #include <utility>
 #include <vector>
 
+#include "base/memory_budget.hpp"
+#include "base/parallel.hpp"
+#include "base/timer.hpp"
 #include "cluster/cell_grid.hpp"
 #include "cluster/union_find.hpp"
-#include "core/memory_budget.hpp"
-#include "core/parallel.hpp"
-#include "core/timer.hpp"
 
 namespace epsjoin::detail {
 

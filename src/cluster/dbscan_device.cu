@@ -12,13 +12,13 @@
 #include <algorithm>
 #include <thread>
 
+#include "base/cub_call.cuh"
+#include "base/gpu_state.cuh"
+#include "base/memory.cuh"
+#include "base/memory_budget.hpp"
+#include "base/timer.hpp"
 #include "core/device_rows.hpp"
-#include "core/memory_budget.hpp"
-#include "core/timer.hpp"
 #include "epsjoin/join.hpp"
-#include "gpu/cub_call.cuh"
-#include "gpu/gpu_state.cuh"
-#include "gpu/memory.cuh"
 
 namespace epsjoin::detail {
 

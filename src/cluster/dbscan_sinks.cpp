@@ -2,8 +2,8 @@
 
 #include <atomic>
 
-#include "core/expects.hpp"
-#include "core/parallel.hpp"
+#include "base/expects.hpp"
+#include "base/parallel.hpp"
 
 namespace epsjoin::detail {
 

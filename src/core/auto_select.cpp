@@ -3,7 +3,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/expects.hpp"
+#include "base/expects.hpp"
 
 namespace epsjoin::detail {
 

@@ -1,22 +1,15 @@
 #include "epsjoin/build_info.hpp"
 
+#include "base/cuda_part.hpp"
+
 #ifndef EPSJOIN_VERSION
 #define EPSJOIN_VERSION "0.0.0"
 #endif
 #ifndef EPSJOIN_BUILD_TYPE
 #define EPSJOIN_BUILD_TYPE "unknown"
 #endif
-#ifndef EPSJOIN_CUDA_ARCHITECTURES
-#define EPSJOIN_CUDA_ARCHITECTURES ""
-#endif
 
 namespace epsjoin {
-
-#ifdef EPSJOIN_HAS_CUDA
-namespace detail {
-std::vector<cuda_device> query_cuda_devices();  // src/gpu
-}
-#endif
 
 build_info build() {
   build_info info;
@@ -27,19 +20,13 @@ build_info build() {
 #elif defined(__GNUC__)
   info.compiler = "gcc " __VERSION__;
 #endif
-#ifdef EPSJOIN_HAS_CUDA
-  info.cuda = true;
-  info.cuda_architectures = EPSJOIN_CUDA_ARCHITECTURES;
-#endif
+  info.cuda = detail::cuda_part_built();
+  info.cuda_architectures = detail::cuda_architectures();
   return info;
 }
 
 std::vector<cuda_device> cuda_devices() {
-#ifdef EPSJOIN_HAS_CUDA
   return detail::query_cuda_devices();
-#else
-  return {};
-#endif
 }
 
 }  // namespace epsjoin

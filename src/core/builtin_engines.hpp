@@ -20,7 +20,7 @@ std::unique_ptr<engine> make_ted_join_engine();  // CUDA builds only
 std::unique_ptr<engine> make_hegjoin_engine();   // CUDA builds only
 std::unique_ptr<engine> make_meta_16q_engine();  // CUDA builds only
 std::unique_ptr<engine> make_meta_1q_engine();   // CUDA builds only
-std::unique_ptr<engine> make_cuda_tensor_engine();  // CUDA builds only
+std::unique_ptr<engine> make_cuda_tensor_engine();  // experiments/cuda_tensor only
 
 /// An engine this build lacks: listed, but every run throws `unavailable` with `reason`.
 std::unique_ptr<engine> make_unavailable_engine(std::string name, std::string processor,

@@ -7,9 +7,9 @@
 #include <span>
 #include <vector>
 
-#include "core/expects.hpp"
-#include "core/memory_budget.hpp"
-#include "core/parallel.hpp"
+#include "base/expects.hpp"
+#include "base/memory_budget.hpp"
+#include "base/parallel.hpp"
 #include "core/self_slots.hpp"
 #include "epsjoin/result.hpp"
 #include "epsjoin/sink.hpp"
@@ -64,6 +64,7 @@ class counting_sink final : public result_sink, public self_slot_sink {
       pairs_.fetch_add(rows.neighbors.size() - (add_self_to_rows_ ? rows.size() : 0),
                        std::memory_order_relaxed);
       rows_delivered_ = true;
+      device_table_delivered_ = true;
       inner_.consume_rows(rows);
     } else {
       row_block(rows.first_query, rows.offsets, rows.neighbors);
@@ -71,6 +72,8 @@ class counting_sink final : public result_sink, public self_slot_sink {
   }
   /// True when the engine delivered rows (and so the self pairs are already in them).
   bool rows_delivered() const { return rows_delivered_; }
+  /// True when the engine handed over the whole table in device memory.
+  bool device_table_delivered() const { return device_table_delivered_; }
   void consume(std::span<const index_pair> pairs) override {
     admit(pairs.size());
     inner_.consume(pairs);
@@ -176,6 +179,7 @@ class counting_sink final : public result_sink, public self_slot_sink {
   bool add_self_to_rows_ = false;
   bool engine_writes_self_slots_ = false;
   bool rows_delivered_ = false;
+  bool device_table_delivered_ = false;
   std::vector<std::uint64_t> block_offsets_;
   std::vector<std::uint32_t> block_ids_;
   memory_budget* budget_ = nullptr;

@@ -1,6 +1,6 @@
 #include "epsjoin/dataset.hpp"
 
-#include "core/expects.hpp"
+#include "base/expects.hpp"
 
 namespace epsjoin {
 

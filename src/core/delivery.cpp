@@ -2,8 +2,8 @@
 
 #include <vector>
 
-#include "core/expects.hpp"
-#include "core/parallel.hpp"
+#include "base/expects.hpp"
+#include "base/parallel.hpp"
 #include "core/self_slots.hpp"
 
 namespace epsjoin::detail {

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "core/emitter.hpp"
-#include "core/row_copy.hpp"
 #include "epsjoin/sink.hpp"
 #include "results/handover.hpp"
+#include "results/row_copy.hpp"
 
 namespace epsjoin::detail {
 

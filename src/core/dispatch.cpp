@@ -8,22 +8,22 @@
 #include <optional>
 #include <thread>
 
+#include "base/cancellation.hpp"
+#include "base/cuda_part.hpp"
+#include "base/expects.hpp"
+#include "base/parallel.hpp"
+#include "base/progress.hpp"
+#include "base/timer.hpp"
 #include "core/auto_select.hpp"
-#include "core/cancellation.hpp"
 #include "core/counting_sink.hpp"
-#include "core/device_points.hpp"
 #include "core/device_rows.hpp"
 #include "core/engine.hpp"
-#include "core/expects.hpp"
 #include "core/geometry_join.hpp"
 #include "core/metric_join.hpp"
 #include "core/multi_device_join.hpp"
 #include "core/point_checks.hpp"
-#include "core/row_subset_sink.hpp"
-#include "core/parallel.hpp"
-#include "core/progress.hpp"
 #include "core/result_estimate.hpp"
-#include "core/timer.hpp"
+#include "core/row_subset_sink.hpp"
 #include "epsjoin/join.hpp"
 #include "results/handover.hpp"
 
@@ -39,12 +39,8 @@ void validate_points(resources& res, dataset_view v, const char* what, unsigned 
     EPSJOIN_EXPECTS(v.device == res.device(), what, " lies on CUDA device ", v.device,
                     " but the join runs on device ", res.device(),
                     " (resources' device); points are not copied between devices");
-#ifdef EPSJOIN_HAS_CUDA
     check_device_points(res, v, what);
     return;
-#else
-    throw unavailable(concat(what, " lies in device memory, which needs epsjoin built with CUDA"));
-#endif
   }
   check_host_points_finite(v, what, threads);
 }
@@ -282,16 +278,14 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
                     "' reads its points on the host; points in device memory take a GPU engine "
                     "(or copy them to the host first)");
   }
-#ifndef EPSJOIN_HAS_CUDA
-  if (wanted.device_table) {
+  if (wanted.device_table && !cuda_part_built()) {
     throw unavailable("a result in device memory (device_csr_sink) needs epsjoin built with CUDA");
   }
-#endif
 
   // Before the sink is begun: nothing of the result is allocated when this refuses it.
   if (device_rows == nullptr && !shared) refuse_early(e, request, options, sink);
   const sink_info info{queries.n, data.n, self, self && options.include_self,
-                       request.budget.limits().host_bytes, queries, data};
+                       request.budget.limits().host_bytes, queries, data, res.device()};
   counted.begin(info);
   if (queries.n > 0 && data.n > 0 && runs_on_euclidean(options.metric) &&
       !e.computes(options.metric)) {
@@ -322,22 +316,17 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
     if (!counted.rows_delivered()) emit_self_pairs(sink, data.n);
     stats.self_pairs = data.n;
   }
+  // A sink that wants its table on the device and got the rows through the host (a CPU engine,
+  // or a table that did not fit beside the GPU engine's work) uploads them as it finishes.
+  const bool uploads = wanted.device_table && !counted.device_table_delivered();
+  stopwatch finishing;
   counted.finish();
-  if (options.progress) progress_span(options.progress, 0, 1, shown)(1.0);
-#ifdef EPSJOIN_HAS_CUDA
-  if (auto* device_sink = dynamic_cast<device_csr_sink*>(&sink);
-      device_sink != nullptr && !device_sink->has_table()) {
-    // The engine delivered through the host (or the table did not fit beside its work on the
-    // device): the finished host table goes over now.
-    stopwatch upload;
-    neighbor_table host = device_sink->release_host_table();
-    if (host.offsets.empty()) host.offsets.assign(queries.n + 1, 0);
-    hand_device_table(*device_sink, upload_table(res, host));
-    stats.h2d_result_bytes = host.offsets.size() * sizeof(std::uint64_t) +
-                             host.neighbors.size() * sizeof(std::uint32_t);
-    stats.add_stage("result upload", upload.seconds());
+  if (uploads) {
+    stats.h2d_result_bytes = (queries.n + 1) * sizeof(std::uint64_t) +
+                             (stats.pairs + stats.self_pairs) * sizeof(std::uint32_t);
+    stats.add_stage("result upload", finishing.seconds());
   }
-#endif
+  if (options.progress) progress_span(options.progress, 0, 1, shown)(1.0);
   stats.seconds = total.seconds();
   return stats;
 }

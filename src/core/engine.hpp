@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/memory_budget.hpp"
 #include "core/engine_params.hpp"
-#include "core/memory_budget.hpp"
 #include "epsjoin/join.hpp"
 
 namespace epsjoin::detail {

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "core/expects.hpp"
+#include "base/expects.hpp"
 
 namespace epsjoin::detail {
 

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/params.hpp"
+#include "base/params.hpp"
 
 namespace epsjoin::detail {
 
@@ -21,7 +21,7 @@ namespace epsjoin::detail {
 enum class param_kind {
   tuning,    ///< what users tune for speed on their data
   ablation,  ///< switches that reproduce the papers' variants (off the fastest path)
-  debug,     ///< test-only sizes: the memory budget's overrides (core/memory_budget.hpp)
+  debug,     ///< test-only sizes: the memory budget's overrides (base/memory_budget.hpp)
 };
 
 std::string_view kind_name(param_kind kind);

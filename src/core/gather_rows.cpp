@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "core/parallel.hpp"
+#include "base/parallel.hpp"
 
 namespace epsjoin::detail {
 

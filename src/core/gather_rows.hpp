@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <span>
 
-#include "core/fresh_array.hpp"
+#include "base/fresh_array.hpp"
 #include "epsjoin/dataset.hpp"
 
 namespace epsjoin::detail {

@@ -4,10 +4,10 @@
 #include <mutex>
 #include <vector>
 
-#include "core/expects.hpp"
+#include "base/expects.hpp"
+#include "base/timer.hpp"
 #include "core/metric_join.hpp"
 #include "core/periodic_join.hpp"
-#include "core/timer.hpp"
 #include "results/handover.hpp"
 
 namespace epsjoin::detail {

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <numbers>
 
+#include "base/expects.hpp"
+#include "base/parallel.hpp"
 #include "core/engine.hpp"
-#include "core/expects.hpp"
-#include "core/parallel.hpp"
 
 namespace epsjoin {
 

@@ -11,16 +11,16 @@
 #include <thread>
 #include <vector>
 
-#include "core/device_points.hpp"
-#include "core/expects.hpp"
-#include "core/fresh_array.hpp"
+#include "base/cuda_part.hpp"
+#include "base/expects.hpp"
+#include "base/fresh_array.hpp"
+#include "base/parallel.hpp"
+#include "base/timer.hpp"
 #include "core/gather_rows.hpp"
-#include "core/parallel.hpp"
 #include "core/partition_detail.hpp"
 #include "core/row_subset_sink.hpp"
 #include "core/shard_rows.hpp"
 #include "core/shard_table.hpp"
-#include "core/timer.hpp"
 #include "epsjoin/partition.hpp"
 #include "epsjoin/sink.hpp"
 
@@ -266,8 +266,8 @@ bool shares_items_across_devices(const engine& e, const join_request& request) {
     case device_split::work_items:
       EPSJOIN_ENSURE(can, invalid_argument,
                      "the work-items split of several devices counts only (--format count) and "
-                     "needs a row-join engine (lbjoin, gds-join, ted-join, meta-16q, meta-1q, "
-                     "cuda-tensor); this join ",
+                     "needs a row-join engine (lbjoin, gds-join, ted-join, meta-16q, meta-1q); "
+                     "this join ",
                      request.sink.request().counts_only() ? "runs " : "wants pairs or rows from ",
                      e.name());
       return true;
@@ -379,7 +379,6 @@ void run_on_devices(const engine& e, join_request& request) {
   // peer copies for the rest, rather than every device uploading everything (bench/peer_copy:
   // 1 GiB to four H100s in 9 ms so, 24 ms from pinned and 0.49 s from pageable memory each).
   std::optional<device_replicas> replicas;
-#ifdef EPSJOIN_HAS_CUDA
   if (by_items && request.self_join && e.reads_device_points() && request.data.n > 0) {
     stopwatch copies;
     std::vector<resources*> shard_resources;
@@ -401,7 +400,6 @@ void run_on_devices(const engine& e, join_request& request) {
         "devices_points", concat("uploaded once, a run of rows to each device, the rest copied "
                                  "between the devices"));
   }
-#endif
 
   auto run_shard = [&](std::size_t g) {
     shard& s = shards[g];

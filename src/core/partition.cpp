@@ -7,7 +7,7 @@
 #include <numeric>
 #include <utility>
 
-#include "core/parallel.hpp"
+#include "base/parallel.hpp"
 #include "core/partition_detail.hpp"
 #include "epsjoin/join.hpp"
 #include "epsjoin/sink.hpp"

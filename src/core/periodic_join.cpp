@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/expects.hpp"
-#include "core/parallel.hpp"
+#include "base/expects.hpp"
+#include "base/parallel.hpp"
 
 namespace epsjoin::detail {
 

@@ -10,7 +10,7 @@
 #include <span>
 #include <vector>
 
-#include "core/memory_budget.hpp"
+#include "base/memory_budget.hpp"
 #include "epsjoin/join.hpp"
 
 namespace epsjoin::detail {

@@ -7,8 +7,8 @@
 #include <limits>
 #include <vector>
 
-#include "core/expects.hpp"
-#include "core/parallel.hpp"
+#include "base/expects.hpp"
+#include "base/parallel.hpp"
 #include "results/handover.hpp"
 
 namespace epsjoin::detail {

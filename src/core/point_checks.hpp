@@ -11,7 +11,7 @@ namespace epsjoin::detail {
 
 /// At most 2^32 - 1 points (ids are 32-bit); when any: d >= 1, a data pointer, and (host points,
 /// checked on `threads` threads) every coordinate finite, else invalid_argument naming `what` and
-/// the first bad coordinate. Device points are the caller's to check (core/device_points.hpp).
+/// the first bad coordinate. Device points are the caller's to check (base/cuda_part.hpp).
 void check_points_shape(dataset_view v, const char* what);
 void check_host_points_finite(dataset_view v, const char* what, unsigned threads);
 

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "core/expects.hpp"
+#include "base/expects.hpp"
 #include "core/metric_join.hpp"
 
 namespace epsjoin {

@@ -22,7 +22,9 @@ std::vector<std::unique_ptr<engine>> make_registry() {
   list.push_back(make_hegjoin_engine());
   list.push_back(make_meta_16q_engine());
   list.push_back(make_meta_1q_engine());
-  list.push_back(make_cuda_tensor_engine());
+#ifdef EPSJOIN_EXPERIMENT_CUDA_TENSOR
+  list.push_back(make_cuda_tensor_engine());  // experiments/cuda_tensor (EPSJOIN_EXPERIMENTS)
+#endif
 #else
   const char* no_cuda = EPSJOIN_NO_CUDA_REASON;
   list.push_back(make_unavailable_engine("gpu-sj", "gpu", "GPU-SJ (paper 001)", no_cuda));
@@ -33,7 +35,6 @@ std::vector<std::unique_ptr<engine>> make_registry() {
   list.push_back(make_unavailable_engine("hegjoin", "cpu+gpu", "GPU and CPU together (ch. 4)", no_cuda));
   list.push_back(make_unavailable_engine("meta-16q", "tensor", "FP16-FP32 tensor-core join (ch. 6)", no_cuda));
   list.push_back(make_unavailable_engine("meta-1q", "tensor", "FP16 direct-formula tensor-core join (ch. 6)", no_cuda));
-  list.push_back(make_unavailable_engine("cuda-tensor", "tensor", "tensor and CUDA cores at once (ch. 7)", no_cuda));
 #endif
   return list;
 }

@@ -4,14 +4,9 @@
 #include <string>
 #include <thread>
 
-namespace epsjoin {
+#include "base/cuda_part.hpp"
 
-#ifdef EPSJOIN_HAS_CUDA
-namespace detail {
-gpu_state& acquire_gpu(resources& res);  // src/gpu/gpu_state.cuh
-std::string gpu_unavailable_reason(int device);
-}  // namespace detail
-#endif
+namespace epsjoin {
 
 std::optional<device_split> device_split_named(std::string_view text) noexcept {
   if (text == "auto") return device_split::automatic;
@@ -21,19 +16,15 @@ std::optional<device_split> device_split_named(std::string_view text) noexcept {
 }
 
 bool resources::prepare_gpu() {
-#ifdef EPSJOIN_HAS_CUDA
   if (!detail::gpu_unavailable_reason(device_).empty()) return false;
-  detail::acquire_gpu(*this);
+  detail::prepare_gpu_state(*this);
   // Every device of a multi-device join, so that none pays for its context in the first join;
   // automatic, the others only once a join spreads (most joins do not: no context to pay for).
   for (std::size_t k = 1; k < devices_.size() && !devices_automatic_; ++k) {
     if (!detail::gpu_unavailable_reason(devices_[k]).empty()) return false;
-    detail::acquire_gpu(peer(k));
+    detail::prepare_gpu_state(peer(k));
   }
   return true;
-#else
-  return false;
-#endif
 }
 
 resources::resources(unsigned threads, int device) : device_(device), devices_{device} {

@@ -7,9 +7,9 @@
 #include <random>
 #include <vector>
 
-#include "core/expects.hpp"
-#include "core/parallel.hpp"
-#include "core/timer.hpp"
+#include "base/expects.hpp"
+#include "base/parallel.hpp"
+#include "base/timer.hpp"
 #include "epsjoin/join.hpp"
 #include "epsjoin/sink.hpp"
 

@@ -9,7 +9,7 @@
 #include <span>
 #include <string_view>
 
-#include "core/memory_budget.hpp"
+#include "base/memory_budget.hpp"
 #include "epsjoin/dataset.hpp"
 #include "epsjoin/options.hpp"
 #include "epsjoin/resources.hpp"

@@ -1,7 +1,7 @@
 #include "core/row_cursors.hpp"
 
-#include "core/expects.hpp"
-#include "core/parallel.hpp"
+#include "base/expects.hpp"
+#include "base/parallel.hpp"
 
 namespace epsjoin::detail {
 

@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "core/expects.hpp"
+#include "base/expects.hpp"
 #include "epsjoin/sink.hpp"
 
 namespace epsjoin::detail {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <atomic>
 
-#include "core/expects.hpp"
-#include "core/parallel.hpp"
+#include "base/expects.hpp"
+#include "base/parallel.hpp"
 #include "results/handover.hpp"
 
 namespace epsjoin::detail {

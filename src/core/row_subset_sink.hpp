@@ -20,7 +20,7 @@
 #include <span>
 #include <vector>
 
-#include "core/memory_budget.hpp"
+#include "base/memory_budget.hpp"
 #include "core/shard_table.hpp"
 #include "epsjoin/result.hpp"
 #include "epsjoin/sink.hpp"

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/fresh_array.hpp"
-#include "core/parallel.hpp"
+#include "base/fresh_array.hpp"
+#include "base/parallel.hpp"
 #include "epsjoin/sink.hpp"
 #include "results/handover.hpp"
 

@@ -1,7 +1,7 @@
 #include "core/shard_table.hpp"
 
-#include "core/expects.hpp"
-#include "core/parallel.hpp"
+#include "base/expects.hpp"
+#include "base/parallel.hpp"
 #include "results/handover.hpp"
 
 namespace epsjoin::detail {

@@ -1,8 +1,8 @@
 // Stand-ins for engines this build does not have, so asking for one is a clear error that says
 // why ("not compiled in") rather than "unknown engine".
 
+#include "base/expects.hpp"
 #include "core/builtin_engines.hpp"
-#include "core/expects.hpp"
 
 namespace epsjoin::detail {
 

@@ -20,9 +20,9 @@
 #include <memory>
 #include <string>
 
+#include "base/expects.hpp"
+#include "base/timer.hpp"
 #include "core/builtin_engines.hpp"
-#include "core/expects.hpp"
-#include "core/timer.hpp"
 #include "cpu/grid_join.hpp"
 #include "grid/plan.hpp"
 

@@ -16,15 +16,15 @@
 #include <optional>
 #include <variant>
 
+#include "base/expects.hpp"
+#include "base/memory_budget.hpp"
+#include "base/parallel.hpp"
+#include "base/progress.hpp"
+#include "base/timer.hpp"
 #include "core/counting_sink.hpp"
 #include "core/engine.hpp"
-#include "core/expects.hpp"
-#include "core/memory_budget.hpp"
 #include "core/metric_join.hpp"
-#include "core/parallel.hpp"
 #include "core/point_checks.hpp"
-#include "core/progress.hpp"
-#include "core/timer.hpp"
 #include "cpu/eps_index_state.hpp"
 
 namespace epsjoin::detail {

@@ -6,12 +6,12 @@
 #include <variant>
 #include <vector>
 
-#include "core/cancellation.hpp"
+#include "base/cancellation.hpp"
+#include "base/progress.hpp"
+#include "base/timer.hpp"
 #include "core/counting_sink.hpp"
 #include "core/metric_join.hpp"
 #include "core/point_checks.hpp"
-#include "core/progress.hpp"
-#include "core/timer.hpp"
 #include "cpu/eps_index_state.hpp"
 
 namespace epsjoin::detail {

@@ -6,9 +6,9 @@
 #include <variant>
 #include <vector>
 
+#include "base/expects.hpp"
+#include "base/memory_budget.hpp"
 #include "core/engine.hpp"
-#include "core/expects.hpp"
-#include "core/memory_budget.hpp"
 #include "cpu/grid_join.hpp"
 #include "epsjoin/index.hpp"
 

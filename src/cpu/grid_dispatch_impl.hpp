@@ -1,9 +1,9 @@
 #pragma once
 // Definitions behind grid_dispatch.hpp, included only by the grid_run_*.cpp translation units.
 
-#include "core/parallel.hpp"
-#include "epsjoin/error.hpp"
+#include "base/parallel.hpp"
 #include "cpu/grid_dispatch.hpp"
+#include "epsjoin/error.hpp"
 
 namespace epsjoin::detail::cpu::dispatch {
 

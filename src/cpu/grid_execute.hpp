@@ -12,7 +12,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/cancellation.hpp"
+#include "base/cancellation.hpp"
 #include "core/emitter.hpp"
 #include "core/row_cursors.hpp"
 #include "core/row_scatter.hpp"

@@ -10,16 +10,16 @@
 #include <optional>
 #include <span>
 
-#include "core/cpu_isa.hpp"
+#include "base/cpu_isa.hpp"
+#include "base/expects.hpp"
+#include "base/float_band.hpp"
+#include "base/memory_budget.hpp"
+#include "base/parallel.hpp"
+#include "base/progress.hpp"
+#include "base/timer.hpp"
 #include "core/delivery.hpp"
-#include "core/expects.hpp"
-#include "core/parallel.hpp"
-#include "core/memory_budget.hpp"
-#include "core/progress.hpp"
 #include "core/row_cursors.hpp"
 #include "core/row_scatter.hpp"
-#include "core/timer.hpp"
-#include "cpu/float_band.hpp"
 #include "cpu/grid_dispatch.hpp"
 
 namespace epsjoin::detail::cpu {

@@ -19,8 +19,8 @@
 #include <cstring>
 #include <type_traits>
 
-#include "core/cpu_isa.hpp"
-#include "core/within_eps.hpp"
+#include "base/cpu_isa.hpp"
+#include "base/within_eps.hpp"
 
 // 32-byte vectors in code compiled for the x86-64 baseline draw GCC's note that passing them by
 // value would change the ABI. Every function here taking or returning one is always_inline, so no
@@ -33,7 +33,7 @@ namespace epsjoin::detail::cpu::kernels {
 inline constexpr unsigned block_len = 64;
 
 // Vector width: the task loop is instantiated for 16-byte vectors, and for 32-byte ones in a
-// function compiled for x86-64-v3 that `flatten` fills with inlined kernels (core/cpu_isa.hpp);
+// function compiled for x86-64-v3 that `flatten` fills with inlined kernels (base/cpu_isa.hpp);
 // the engine calls it only where isa::cpu_has_v3().
 using isa::simd;
 

@@ -5,7 +5,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "core/parallel.hpp"
+#include "base/parallel.hpp"
 
 namespace epsjoin::detail::cpu {
 

@@ -12,7 +12,7 @@
 #include <span>
 #include <vector>
 
-#include "cpu/float_band.hpp"
+#include "base/float_band.hpp"
 #include "epsjoin/dataset.hpp"
 
 namespace epsjoin::detail::cpu {

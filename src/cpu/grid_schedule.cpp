@@ -5,7 +5,7 @@
 #include <bit>
 #include <numeric>
 
-#include "core/parallel.hpp"
+#include "base/parallel.hpp"
 
 namespace epsjoin::detail::cpu {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "base/expects.hpp"
 #include "core/builtin_engines.hpp"
-#include "core/expects.hpp"
 #include "cpu/rtree_join.hpp"
 
 namespace epsjoin::detail {

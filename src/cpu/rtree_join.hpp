@@ -23,10 +23,10 @@
 #include <utility>
 #include <vector>
 
+#include "base/timer.hpp"
+#include "base/within_eps.hpp"
 #include "core/emitter.hpp"
 #include "core/engine.hpp"
-#include "core/within_eps.hpp"
-#include "core/timer.hpp"
 
 namespace epsjoin::detail::rtree_impl {
 

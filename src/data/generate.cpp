@@ -5,8 +5,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/expects.hpp"
-#include "core/parallel.hpp"
+#include "base/expects.hpp"
+#include "base/parallel.hpp"
 #include "data/generate_detail.hpp"
 #include "data/sample.hpp"
 

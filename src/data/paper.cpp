@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <random>
 
-#include "core/parallel.hpp"
+#include "base/parallel.hpp"
 #include "data/generate_detail.hpp"
 
 namespace epsjoin::detail {

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/expects.hpp"
+#include "base/expects.hpp"
 #include "data/count_parse.hpp"
 #include "data/generate_detail.hpp"
 #include "epsjoin/generate.hpp"

@@ -1,8 +1,8 @@
 #include <cub/cub.cuh>
 
-#include "core/expects.hpp"
-#include "gpu/cub_call.cuh"
-#include "gpu/upload.cuh"
+#include "base/cub_call.cuh"
+#include "base/expects.hpp"
+#include "base/upload.cuh"
 #include "grid/device_index.cuh"
 #include "grid/device_index.hpp"
 

@@ -7,10 +7,10 @@
 #include <span>
 #include <vector>
 
+#include "base/gpu_state.cuh"
+#include "base/memory.cuh"
 #include "epsjoin/dataset.hpp"
 #include "grid/geometry.hpp"
-#include "gpu/gpu_state.cuh"
-#include "gpu/memory.cuh"
 
 namespace epsjoin::detail::grid {
 

@@ -2,8 +2,8 @@
 // The grid plan of points in device memory: their column statistics computed where they lie, so
 // planning a join of device points reads nothing of them on the host.
 
+#include "base/gpu_state.cuh"
 #include "epsjoin/dataset.hpp"
-#include "gpu/gpu_state.cuh"
 #include "grid/plan.hpp"
 
 namespace epsjoin::detail::grid {

@@ -18,7 +18,7 @@
 
 #include <cstdint>
 
-#include "core/host_device.hpp"
+#include "base/host_device.hpp"
 
 namespace epsjoin::detail::grid {
 

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <bit>
 
-#include "core/expects.hpp"
-#include "core/memory_budget.hpp"
-#include "core/parallel.hpp"
-#include "core/timer.hpp"
+#include "base/expects.hpp"
+#include "base/memory_budget.hpp"
+#include "base/parallel.hpp"
+#include "base/timer.hpp"
 #include "grid/radix_sort.hpp"
 
 namespace epsjoin::detail::grid {

@@ -5,8 +5,8 @@
 #include <limits>
 #include <numeric>
 
-#include "core/expects.hpp"
-#include "core/parallel.hpp"
+#include "base/expects.hpp"
+#include "base/parallel.hpp"
 
 namespace epsjoin::detail::grid {
 

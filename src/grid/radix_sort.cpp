@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/parallel.hpp"
+#include "base/parallel.hpp"
 #include "grid/host_index.hpp"
 
 namespace epsjoin::detail::grid {

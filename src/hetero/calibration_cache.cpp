@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/expects.hpp"
+#include "base/expects.hpp"
 
 namespace epsjoin::detail::hetero {
 

@@ -9,9 +9,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/expects.hpp"
-#include "core/static_dim.hpp"
-#include "core/timer.hpp"
+#include "base/expects.hpp"
+#include "base/static_dim.hpp"
+#include "base/timer.hpp"
 #include "cpu/super_ego/dim_order.hpp"
 #include "cpu/super_ego/ego_join.hpp"
 #include "cpu/super_ego/ego_prepare.hpp"

@@ -4,7 +4,7 @@
 // in the index's order, each step a fused multiply-add (nvcc contracts `sum += diff * diff`).
 // Under dynamic partitioning a pair may be decided by either side from one run to the next, so
 // anything less would let a pair at eps come and go between runs. std::fma rounds so on every
-// processor; the v3 copy (core/cpu_isa.hpp) has it as one instruction, the baseline copy calls
+// processor; the v3 copy (base/cpu_isa.hpp) has it as one instruction, the baseline copy calls
 // the C library's.
 
 #include "hetero/cpu_rows.hpp"
@@ -12,9 +12,9 @@
 #include <algorithm>
 #include <atomic>
 
-#include "core/cpu_isa.hpp"
-#include "core/static_dim.hpp"
-#include "core/within_eps.hpp"
+#include "base/cpu_isa.hpp"
+#include "base/static_dim.hpp"
+#include "base/within_eps.hpp"
 
 namespace epsjoin::detail::hetero {
 

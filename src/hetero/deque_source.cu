@@ -8,9 +8,9 @@
 #include <future>
 #include <thread>
 
-#include "core/parallel.hpp"
-#include "core/timer.hpp"
-#include "gpu/cub_call.cuh"
+#include "base/cub_call.cuh"
+#include "base/parallel.hpp"
+#include "base/timer.hpp"
 #include "hetero/deque_source.cuh"
 
 namespace epsjoin::detail::hetero {

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "batch/rows.cuh"
-#include "gpu/gpu_sj/neighbor_ranges.cuh"
 #include "gpu/row_join/row_join.cuh"
 #include "grid/device_index.cuh"
+#include "grid/neighbor_ranges.cuh"
 #include "hetero/split_join.hpp"
 
 namespace epsjoin::detail::hetero {

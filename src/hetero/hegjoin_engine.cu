@@ -166,7 +166,7 @@ std::unique_ptr<const engine_params> read_hegjoin_params(param_reader& r) {
                       " applies to cpu_engine=super-ego only");
     }
   }
-  // The tiled kernel only: the CPU side mirrors its arithmetic (hetero/cpu_rows.cpp and core/within_eps.hpp).
+  // The tiled kernel only: the CPU side mirrors its arithmetic (hetero/cpu_rows.cpp and base/within_eps.hpp).
   p->kernel = read_kernel_choice(r, true);
   p->partition = r.choice("partition", kind::tuning,
                           "dynamic | static-queries | static-candidates: how the work is shared "

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "core/expects.hpp"
+#include "base/expects.hpp"
 
 namespace epsjoin::detail::hetero {
 

@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/timer.hpp"
+#include "base/timer.hpp"
 #include "epsjoin/sink.hpp"
 #include "epsjoin/stats.hpp"
 #include "hetero/cpu_ego.hpp"

@@ -6,8 +6,8 @@
 #include <atomic>
 #include <cmath>
 
-#include "core/expects.hpp"
-#include "core/parallel.hpp"
+#include "base/expects.hpp"
+#include "base/parallel.hpp"
 #include "hetero/partition.hpp"
 
 namespace epsjoin::detail::hetero {

@@ -11,7 +11,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "core/expects.hpp"
+#include "base/expects.hpp"
 
 namespace epsjoin::detail::hetero {
 

@@ -15,7 +15,7 @@
 
 #include <memory>
 
-#include "core/expects.hpp"
+#include "base/expects.hpp"
 #include "epsjoin/error.hpp"
 #include "epsjoin/io.hpp"
 #include "io/unfinished.hpp"

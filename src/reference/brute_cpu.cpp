@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include "base/timer.hpp"
 #include "core/builtin_engines.hpp"
-#include "core/timer.hpp"
 
 namespace epsjoin::detail {
 

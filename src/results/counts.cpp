@@ -2,7 +2,7 @@
 
 #include <atomic>
 
-#include "core/expects.hpp"
+#include "base/expects.hpp"
 #include "epsjoin/sink.hpp"
 
 namespace epsjoin {

@@ -5,12 +5,12 @@
 #include <cstring>
 #include <thread>
 
-#include "core/parallel.hpp"
-#include "core/row_copy.hpp"
+#include "base/parallel.hpp"
 #include "epsjoin/io.hpp"
 #include "epsjoin/sink.hpp"
 #include "io/csr_format.hpp"
 #include "io/table_outputs.hpp"
+#include "results/row_copy.hpp"
 
 namespace epsjoin {
 

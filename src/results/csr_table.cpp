@@ -6,11 +6,12 @@
 #include <thread>
 #include <vector>
 
-#include "core/expects.hpp"
-#include "core/parallel.hpp"
-#include "core/row_copy.hpp"
+#include "base/cuda_part.hpp"
+#include "base/expects.hpp"
+#include "base/parallel.hpp"
 #include "epsjoin/sink.hpp"
 #include "results/distances.hpp"
+#include "results/row_copy.hpp"
 
 namespace epsjoin {
 
@@ -131,6 +132,23 @@ void csr_sink::sort_rows() {
   } else {
     detail::sort_rows(table_.offsets, table_.neighbors.data(), hardware_threads());
   }
+}
+
+void device_csr_sink::begin(const sink_info& info) {
+  n_queries_ = info.n_queries;
+  device_ = info.device;
+  table_ = {};
+  host_.begin(info);
+}
+
+void device_csr_sink::finish() {
+  host_.finish();
+  if (has_table()) return;
+  // The engine delivered through the host (or the table did not fit beside its work on the
+  // device): the finished host table goes over now.
+  neighbor_table host = host_.release();
+  if (host.offsets.empty()) host.offsets.assign(n_queries_ + 1, 0);
+  table_ = detail::upload_table(device_, host);
 }
 
 void device_csr_sink::consume_rows(const row_segment& rows) {

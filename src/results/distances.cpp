@@ -4,10 +4,10 @@
 #include <utility>
 #include <vector>
 
-#include "core/cancellation.hpp"
-#include "core/expects.hpp"
-#include "core/parallel.hpp"
-#include "core/within_eps.hpp"
+#include "base/cancellation.hpp"
+#include "base/expects.hpp"
+#include "base/parallel.hpp"
+#include "base/within_eps.hpp"
 
 namespace epsjoin::detail {
 

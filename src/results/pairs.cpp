@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <mutex>
 
-#include "core/expects.hpp"
+#include "base/expects.hpp"
 #include "epsjoin/sink.hpp"
 #include "io/io_file.hpp"
 #include "io/npy_format.hpp"

@@ -8,9 +8,9 @@
 #include <thread>
 #include <utility>
 
-#include "core/cancellation.hpp"
-#include "core/expects.hpp"
-#include "core/parallel.hpp"
+#include "base/cancellation.hpp"
+#include "base/expects.hpp"
+#include "base/parallel.hpp"
 #include "results/placed_pairs.hpp"
 
 namespace epsjoin {

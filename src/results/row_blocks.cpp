@@ -1,8 +1,8 @@
 // Row blocks to a callback (row_block_sink).
 
-#include "core/expects.hpp"
-#include "core/row_copy.hpp"
+#include "base/expects.hpp"
 #include "epsjoin/sink.hpp"
+#include "results/row_copy.hpp"
 
 namespace epsjoin {
 

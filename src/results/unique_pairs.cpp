@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <mutex>
 
-#include "core/expects.hpp"
+#include "base/expects.hpp"
 #include "epsjoin/sink.hpp"
 
 namespace epsjoin {

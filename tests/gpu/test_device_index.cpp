@@ -74,7 +74,7 @@ TEST(device_index_vs_host, query_points_outside_the_grid) {
   expect_same_index(queries.view(), plan);
 }
 
-// Inputs of 128 MiB and more go to the device through the pinned chunk pair (gpu/upload.cuh),
+// Inputs of 128 MiB and more go to the device through the pinned chunk pair (base/upload.cuh),
 // filled by the resource's threads; 160 MB here, the last chunk a partial one.
 TEST(device_index_vs_host, large_inputs_upload_through_pinned_chunks) {
   const auto data = epsjoin::test::make_shape(shape_kind::uniform, 1'000'003, 20, 9);

@@ -6,8 +6,8 @@
 #include <fstream>
 #include <string>
 
+#include "base/memory_budget.hpp"
 #include "core/engine.hpp"
-#include "core/memory_budget.hpp"
 #include "epsjoin/epsjoin.hpp"
 
 namespace epsjoin::detail {

@@ -48,6 +48,9 @@ TEST(oracle_coverage, every_registered_engine_has_an_oracle_suite) {
     ASSERT_TRUE(fs::is_directory(tests / dir)) << "no test sources at " << (tests / dir);
     collect_suites(tests / dir, with_suite);
   }
+#ifdef EPSJOIN_EXPERIMENT_TESTS_DIR
+  collect_suites(EPSJOIN_EXPERIMENT_TESTS_DIR, with_suite);  // experiments/, built in
+#endif
   for (const auto& e : epsjoin::engines()) {
     // brute-cpu is the oracle the suites compare against (support/harness.cpp).
     if (e.name == "brute-cpu") continue;

@@ -1,4 +1,4 @@
-// The parallel helpers of core/parallel.hpp: the blocked exclusive scan against a serial one, with
+// The parallel helpers of base/parallel.hpp: the blocked exclusive scan against a serial one, with
 // blocks small enough that many workers share the input, and sizes around the block boundaries;
 // the loop's stop, from an exception or from the progress callback inside long chunks.
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/parallel.hpp"
+#include "base/parallel.hpp"
 
 namespace {
 

@@ -6,9 +6,9 @@
 #include <numeric>
 #include <random>
 
-#include "core/row_copy.hpp"
-#include "support/seed.hpp"
 #include "results/handover.hpp"
+#include "results/row_copy.hpp"
+#include "support/seed.hpp"
 
 namespace {
 

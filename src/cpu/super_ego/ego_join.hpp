@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/cancellation.hpp"
+#include "base/cancellation.hpp"
 #include "cpu/super_ego/ego_leaf.hpp"
 #include "cpu/super_ego/ego_prune.hpp"
 #include "cpu/super_ego/ego_sort.hpp"
@@ -43,7 +43,7 @@ struct join_inputs {
   double box_limit;    ///< radius^2 * (1 + 2^-20): the box test's (see box_distance2)
   prune_rule rule;
   bool self_join;      ///< only pairs (i, j) with j > i in EGO position are computed
-  /// float32's band (cpu/float_band.hpp): sums above eps2 and at most band_hi are decided in
+  /// float32's band (base/float_band.hpp): sums above eps2 and at most band_hi are decided in
   /// float64 through `exact`. Null: the leaf's test is final. With a band, the grid and
   /// box_limit are built for the radius sqrt(band_hi), so no pair the band may hold is pruned.
   const exact_check* exact = nullptr;

@@ -8,19 +8,19 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "cpu/float_band.hpp"
+#include "base/float_band.hpp"
 #include "cpu/super_ego/ego_prune.hpp"
 #include "cpu/super_ego/ego_simd.hpp"
 #include "cpu/super_ego/sorted_points.hpp"
 #include "epsjoin/dataset.hpp"
 
-// Vector-returning helpers below are always inlined (see core/cpu_isa.hpp): no call crosses an ABI.
+// Vector-returning helpers below are always inlined (see base/cpu_isa.hpp): no call crosses an ABI.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace epsjoin::detail::ego {
 
-/// The caller's points, for the float64 re-check of the band (cpu/float_band.hpp): a
+/// The caller's points, for the float64 re-check of the band (base/float_band.hpp): a
 /// candidate whose sum s has eps2 < s <= band_hi is decided as the oracle decides it.
 struct exact_check {
   dataset_view queries, data;  ///< A and B as the caller gave them; sorted_points::ids index them

@@ -5,8 +5,8 @@
 #include <limits>
 #include <type_traits>
 
-#include "core/expects.hpp"
-#include "core/parallel.hpp"
+#include "base/expects.hpp"
+#include "base/parallel.hpp"
 #include "cpu/super_ego/ego_simd.hpp"
 
 namespace epsjoin::detail::ego {

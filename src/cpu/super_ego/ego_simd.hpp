@@ -1,10 +1,10 @@
 #pragma once
-// Vectors for super-ego's leaf loops (core/cpu_isa.hpp): 16 bytes everywhere, and 32 bytes in
+// Vectors for super-ego's leaf loops (base/cpu_isa.hpp): 16 bytes everywhere, and 32 bytes in
 // the leaf loops compiled for x86-64-v3 that the engine calls only after checking the CPU.
 
 #include <cstddef>
 
-#include "core/cpu_isa.hpp"
+#include "base/cpu_isa.hpp"
 
 namespace epsjoin::detail::ego {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <bit>
 
-#include "core/parallel.hpp"
+#include "base/parallel.hpp"
 #include "cpu/super_ego/parallel_sort.hpp"
 
 namespace epsjoin::detail::ego {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/parallel.hpp"
+#include "base/parallel.hpp"
 
 namespace epsjoin::detail::ego {
 

@@ -11,7 +11,7 @@
 #include <iterator>
 #include <vector>
 
-#include "core/parallel.hpp"
+#include "base/parallel.hpp"
 #include "cpu/super_ego/big_vector.hpp"
 
 namespace epsjoin::detail::ego {

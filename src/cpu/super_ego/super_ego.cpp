@@ -17,16 +17,16 @@
 #include <string>
 #include <type_traits>
 
+#include "base/expects.hpp"
+#include "base/float_band.hpp"
+#include "base/memory_budget.hpp"
+#include "base/parallel.hpp"
+#include "base/progress.hpp"
+#include "base/static_dim.hpp"
+#include "base/timer.hpp"
 #include "core/builtin_engines.hpp"
 #include "core/delivery.hpp"
-#include "core/expects.hpp"
-#include "core/memory_budget.hpp"
-#include "core/parallel.hpp"
-#include "core/progress.hpp"
 #include "core/row_cursors.hpp"
-#include "core/static_dim.hpp"
-#include "core/timer.hpp"
-#include "cpu/float_band.hpp"
 #include "cpu/super_ego/dim_order.hpp"
 #include "cpu/super_ego/ego_join.hpp"
 #include "cpu/super_ego/ego_output.hpp"
@@ -337,7 +337,7 @@ void run_typed(join_request& req, const super_ego_params& p) {
   } else {
     // float64 sums in the tree's order of dimensions, fused where the CPU has FMA, lie within
     // a few ulps of the oracle's: the candidates in that band are decided as it decides them,
-    // so a pair at exactly eps is in or out as the oracle says (cpu/float_band.hpp).
+    // so a pair at exactly eps is in or out as the oracle says (base/float_band.hpp).
     const cpu::thresholds<double> t = cpu::double_thresholds(req.options.eps, prep.a.d);
     eps2_t = t.lo;
     band_hi = t.hi;

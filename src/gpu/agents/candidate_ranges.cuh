@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "gpu/gpu_sj/neighbor_ranges.cuh"
-#include "gpu/row_join/kernel_contract.cuh"
+#include "gpu/agents/kernel_contract.cuh"
+#include "grid/neighbor_ranges.cuh"
 
 namespace epsjoin::detail::agents {
 

@@ -9,10 +9,10 @@
 
 #include <cstdint>
 
-#include "gpu/cub_call.cuh"
-#include "gpu/cuda_check.cuh"
-#include "gpu/memory.cuh"
-#include "gpu/row_join/kernel_contract.cuh"
+#include "base/cub_call.cuh"
+#include "base/cuda_check.cuh"
+#include "base/memory.cuh"
+#include "gpu/agents/kernel_contract.cuh"
 
 namespace epsjoin::detail::agents {
 

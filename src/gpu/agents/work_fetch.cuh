@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "gpu/row_join/kernel_contract.cuh"
+#include "gpu/agents/kernel_contract.cuh"
 
 namespace epsjoin::detail::agents {
 

@@ -1,10 +1,10 @@
 // brute-gpu: every query against every point, one thread per query (paper 001 sec. 5.2.4's
 // baseline). No index; shares the batch engine with gpu-sj.
 
+#include "base/cub_call.cuh"
+#include "base/timer.hpp"
 #include "batch/deliver.cuh"
 #include "core/builtin_engines.hpp"
-#include "core/timer.hpp"
-#include "gpu/cub_call.cuh"
 
 namespace epsjoin::detail {
 

@@ -3,7 +3,8 @@
 // and the point copies hold every dimension in that order, so the distance test, with min(8, d)
 // independent partial sums, usually leaves a far candidate after its first eight dimensions.
 // K lanes per query split its candidates, in workload order or from the work queue, through
-// lbjoin's count-then-fill pipeline (gpu/row_join/row_join.cuh). mode=brute-force skips the index.
+// the row-join pipeline (gpu/row_join/row_join.cuh); the kernel is lbjoin's query kernel with
+// the ILP test (gpu/agents/query_kernel.cuh). mode=brute-force skips the index.
 // arithmetic=fp16 | fp16-fp32 computes the distances from FP16 copies of the points, summing in
 // FP16 or FP32 (dissertation table 6.3's CUDA-core rows; gpu/gds/half_kernel.cuh), exact by
 // re-checking the FP16 error band unless --approximate; the default (join) computes in the
@@ -13,7 +14,7 @@
 
 #include "core/builtin_engines.hpp"
 #include "gpu/gds/half_launch.cuh"
-#include "gpu/lbjoin/launch.cuh"
+#include "gpu/gds/launch.cuh"
 #include "gpu/row_join/row_join.cuh"
 #include "tensor/fp16/direct_join.cuh"
 
@@ -21,7 +22,6 @@ namespace epsjoin::detail {
 
 namespace {
 
-using namespace lbjoin;
 using namespace row_join;
 
 template <class T>
@@ -34,11 +34,7 @@ class gds_kernels final : public row_join_kernel<T> {
   void launch(const join_view<T>& view, const work_item* items, std::uint32_t n_items,
               const row_output& out, pass p, const row_join::launch_config& config,
               cudaStream_t stream) override {
-    kernel_launch c;
-    static_cast<row_join::launch_config&>(c) = config;
-    c.kind = kernel_kind::gds;
-    c.lanes = lanes_;
-    launch_join(view, items, n_items, out, p, c, stream);
+    if (n_items > 0) gds::launch_gds(view, items, n_items, out, p, config, lanes_, stream);
   }
 
  private:

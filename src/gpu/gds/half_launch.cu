@@ -1,6 +1,6 @@
 // gds-join's FP16 kernel launched (half_launch.cuh), in both precisions.
 
-#include "gpu/cub_call.cuh"
+#include "base/cub_call.cuh"
 #include "gpu/gds/half_kernel.cuh"
 #include "gpu/gds/half_launch.cuh"
 

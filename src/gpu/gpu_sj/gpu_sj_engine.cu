@@ -1,11 +1,11 @@
 // gpu-sj: the GPU self-join of paper 001 (GPU-SJ) on the device-built eps-grid, with the
 // batch engine of src/batch. Also answers A x B joins (queries indexed with B's geometry).
 
+#include "base/cub_call.cuh"
+#include "base/params.hpp"
+#include "base/timer.hpp"
 #include "batch/deliver.cuh"
 #include "core/builtin_engines.hpp"
-#include "core/params.hpp"
-#include "core/timer.hpp"
-#include "gpu/cub_call.cuh"
 #include "gpu/gpu_sj/join_kernel.cuh"
 #include "gpu/join_indexes.cuh"
 #include "grid/device_plan.cuh"

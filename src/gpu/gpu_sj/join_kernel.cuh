@@ -3,8 +3,8 @@
 // of its cell's neighbour ranges; under the halving patterns a self-join also pairs the query
 // with the later points of its own cell and emits each pair in both directions.
 
-#include "gpu/emit.cuh"
-#include "gpu/gpu_sj/neighbor_ranges.cuh"
+#include "base/emit.cuh"
+#include "grid/neighbor_ranges.cuh"
 #include "model/batches.hpp"
 
 namespace epsjoin::detail {

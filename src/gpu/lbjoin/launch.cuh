@@ -9,8 +9,8 @@
 
 namespace epsjoin::detail::lbjoin {
 
-/// tiled and query: lbjoin; gds: the query kernel with gds-join's distance test.
-enum class kernel_kind : int { tiled, query, gds };
+/// The tiled kernel (kernels.cuh), or the query kernel (gpu/agents/query_kernel.cuh).
+enum class kernel_kind : int { tiled, query };
 
 /// The pipeline's launch settings plus lbjoin's own kernel choice.
 struct kernel_launch : row_join::launch_config {
@@ -28,17 +28,12 @@ void launch_query(const join_view<T>& v, const work_item* items, std::uint32_t n
                   const row_output& out, pass p, const kernel_launch& config, cudaStream_t stream);
 
 template <class T>
-void launch_gds(const join_view<T>& v, const work_item* items, std::uint32_t n_items,
-                const row_output& out, pass p, const kernel_launch& config, cudaStream_t stream);
-
-template <class T>
 void launch_join(const join_view<T>& v, const work_item* items, std::uint32_t n_items,
                  const row_output& out, pass p, const kernel_launch& config, cudaStream_t stream) {
   if (n_items == 0) return;
   switch (config.kind) {
     case kernel_kind::tiled: return launch_tiled(v, items, n_items, out, p, config, stream);
     case kernel_kind::query: return launch_query(v, items, n_items, out, p, config, stream);
-    case kernel_kind::gds: return launch_gds(v, items, n_items, out, p, config, stream);
   }
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // Instantiation of the tiled kernel over its compile-time dimensions (see launch.cuh).
 
-#include "gpu/cub_call.cuh"
+#include "base/cub_call.cuh"
 #include "gpu/lbjoin/launch.cuh"
 
 namespace epsjoin::detail::lbjoin {

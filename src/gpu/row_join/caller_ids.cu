@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "core/expects.hpp"
-#include "gpu/cuda_check.cuh"
-#include "gpu/upload.cuh"
+#include "base/cuda_check.cuh"
+#include "base/expects.hpp"
+#include "base/upload.cuh"
 
 namespace epsjoin::detail::row_join {
 

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <span>
 
-#include "gpu/gpu_state.cuh"
-#include "gpu/memory.cuh"
+#include "base/gpu_state.cuh"
+#include "base/memory.cuh"
 
 namespace epsjoin::detail::row_join {
 

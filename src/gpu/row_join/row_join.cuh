@@ -15,7 +15,7 @@
 
 #include "batch/rows.cuh"
 #include "core/engine.hpp"
-#include "gpu/row_join/kernel_contract.cuh"
+#include "gpu/agents/kernel_contract.cuh"
 #include "grid/device_index.cuh"
 
 namespace epsjoin::detail::row_join {
@@ -34,7 +34,7 @@ struct row_join_params {
 
 /// Declares and reads sort, queue, pattern, fill, index_dims (1-8; with `brute_force_mode`,
 /// also mode=indexed|brute-force) and accepts the memory budget's overrides segment_ids and
-/// chunk_ids (read by dispatch, core/memory_budget.hpp). Without `takes_queue` (hegjoin, whose
+/// chunk_ids (read by dispatch, base/memory_budget.hpp). Without `takes_queue` (hegjoin, whose
 /// batches on two streams cannot share one queue counter) the queue switch is not a key. The
 /// summary names sort, queue and pattern; engines append their own.
 row_join_params read_row_join_params(param_reader& reader, bool brute_force_mode,

@@ -2,8 +2,8 @@
 
 #include <cub/cub.cuh>
 
-#include "core/expects.hpp"
-#include "gpu/cub_call.cuh"
+#include "base/cub_call.cuh"
+#include "base/expects.hpp"
 #include "gpu/row_join/work_items.cuh"
 
 namespace epsjoin::detail::row_join {

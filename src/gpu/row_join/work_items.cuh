@@ -7,9 +7,9 @@
 #include <span>
 #include <vector>
 
-#include "gpu/gpu_state.cuh"
-#include "gpu/gpu_sj/neighbor_ranges.cuh"
-#include "gpu/row_join/kernel_contract.cuh"
+#include "base/gpu_state.cuh"
+#include "gpu/agents/kernel_contract.cuh"
+#include "grid/neighbor_ranges.cuh"
 
 namespace epsjoin::detail::row_join {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/expects.hpp"
+#include "base/expects.hpp"
 #include "core/engine_params.hpp"
 
 namespace epsjoin::detail::tensor {

@@ -9,8 +9,8 @@
 #include <limits>
 #include <string_view>
 
+#include "base/decision_tally.cuh"
 #include "core/engine.hpp"
-#include "gpu/decision_tally.cuh"
 #include "gpu/row_join/row_join.cuh"
 
 namespace epsjoin::detail::tensor {

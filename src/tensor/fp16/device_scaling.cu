@@ -9,9 +9,9 @@
 #include <cstring>
 #include <vector>
 
-#include "gpu/cub_call.cuh"
-#include "gpu/gpu_state.cuh"
-#include "gpu/memory.cuh"
+#include "base/cub_call.cuh"
+#include "base/gpu_state.cuh"
+#include "base/memory.cuh"
 #include "tensor/fp16/device_scaling.cuh"
 
 namespace epsjoin::detail::fp16 {

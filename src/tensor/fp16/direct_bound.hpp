@@ -28,7 +28,7 @@
 #include <cmath>
 #include <limits>
 
-#include "core/host_device.hpp"
+#include "base/host_device.hpp"
 #include "tensor/fp16/half_bound.hpp"
 
 namespace epsjoin::detail::fp16 {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "gpu/row_join/kernel_contract.cuh"
+#include "gpu/agents/kernel_contract.cuh"
 #include "tensor/fp16/direct_view.cuh"
 
 namespace epsjoin::detail::fp16 {

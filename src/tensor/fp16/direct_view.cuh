@@ -46,7 +46,7 @@ struct direct_view {
   direct_float_band band;
   float eps2 = 0;  ///< scaled, the approximate decision's threshold
   bool approximate = false;
-  /// Counting pass: decision_tally's counters (gpu/decision_tally.cuh).
+  /// Counting pass: decision_tally's counters (base/decision_tally.cuh).
   unsigned long long* tally = nullptr;
 };
 

@@ -38,7 +38,7 @@
 #include <limits>
 #include <vector>
 
-#include "core/host_device.hpp"
+#include "base/host_device.hpp"
 #include "epsjoin/dataset.hpp"
 #include "epsjoin/resources.hpp"
 

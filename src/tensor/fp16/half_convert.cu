@@ -1,7 +1,7 @@
 // The conversion into FP16 copies (half_convert.cuh), in both precisions.
 
-#include "gpu/cub_call.cuh"
-#include "gpu/memory.cuh"
+#include "base/cub_call.cuh"
+#include "base/memory.cuh"
 #include "tensor/fp16/half_convert.cuh"
 
 namespace epsjoin::detail::fp16 {

@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/decision_tally.cuh"
 #include "core/engine.hpp"
-#include "gpu/decision_tally.cuh"
 #include "tensor/fp16/half_bound.hpp"
 
 namespace epsjoin::detail::fp16 {

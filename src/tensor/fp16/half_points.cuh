@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "gpu/memory.cuh"
-#include "gpu/row_join/kernel_contract.cuh"
+#include "base/memory.cuh"
+#include "gpu/agents/kernel_contract.cuh"
 #include "tensor/fp16/device_scaling.cuh"
 #include "tensor/fp16/direct_bound.hpp"
 #include "tensor/fp16/half_bound.hpp"

@@ -1,12 +1,12 @@
 #pragma once
 // The re-check of an FP16 decision that fell inside its error band, in the join's own precision
-// with the direct formula (gpu/emit.cuh's within), so the exact mode's result is the oracle's:
+// with the direct formula (base/emit.cuh's within), so the exact mode's result is the oracle's:
 // meta-16q's, meta-1q's and gds-join's FP16 arithmetic's kernels share it.
 
 #include <cstdint>
 
-#include "gpu/emit.cuh"
-#include "gpu/row_join/kernel_contract.cuh"
+#include "base/emit.cuh"
+#include "gpu/agents/kernel_contract.cuh"
 
 namespace epsjoin::detail::fp16 {
 

@@ -2,7 +2,7 @@
 #include <cmath>
 #include <mutex>
 
-#include "core/parallel.hpp"
+#include "base/parallel.hpp"
 #include "tensor/fp16/half_bound.hpp"
 
 namespace epsjoin::detail::fp16 {

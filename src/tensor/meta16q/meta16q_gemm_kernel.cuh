@@ -18,11 +18,11 @@
 
 #include <cstdint>
 
+#include "base/emit.cuh"
 #include "gpu/agents/async_copy.cuh"
 #include "gpu/agents/row_writes.cuh"
 #include "gpu/agents/tile_scheduler.cuh"
 #include "gpu/agents/tile_writes.cuh"
-#include "gpu/emit.cuh"
 #include "tensor/common/half_mma.cuh"
 #include "tensor/fp16/half_bound.hpp"
 #include "tensor/fp16/half_convert.cuh"

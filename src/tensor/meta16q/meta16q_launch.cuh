@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "gpu/row_join/kernel_contract.cuh"
+#include "gpu/agents/kernel_contract.cuh"
 #include "tensor/meta16q/meta16q_gemm_kernel.cuh"
 #include "tensor/meta16q/meta16q_tiles_kernel.cuh"
 

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "gpu/cub_call.cuh"
-#include "gpu/memory.cuh"
+#include "base/cub_call.cuh"
+#include "base/memory.cuh"
 #include "tensor/meta16q/meta16q_launch.cuh"
 
 namespace epsjoin::detail::meta16q {

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "gpu/row_join/kernel_contract.cuh"
+#include "gpu/agents/kernel_contract.cuh"
 #include "tensor/fp16/direct_launch.cuh"
 
 namespace epsjoin::detail::meta1q {

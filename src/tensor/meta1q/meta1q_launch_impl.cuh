@@ -2,7 +2,7 @@
 // The definitions behind meta1q_launch.cuh, instantiated once per precision in meta1q_f32.cu and
 // meta1q_f64.cu.
 
-#include "gpu/cub_call.cuh"
+#include "base/cub_call.cuh"
 #include "tensor/meta1q/meta1q_kernel.cuh"
 #include "tensor/meta1q/meta1q_launch.cuh"
 

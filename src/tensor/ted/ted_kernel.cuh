@@ -17,12 +17,12 @@
 
 #include <cstdint>
 
+#include "base/emit.cuh"
 #include "gpu/agents/candidate_ranges.cuh"
+#include "gpu/agents/kernel_contract.cuh"
 #include "gpu/agents/row_writes.cuh"
 #include "gpu/agents/tile_writes.cuh"
 #include "gpu/agents/work_fetch.cuh"
-#include "gpu/emit.cuh"
-#include "gpu/row_join/kernel_contract.cuh"
 
 namespace epsjoin::detail::ted {
 

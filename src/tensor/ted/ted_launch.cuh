@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "gpu/row_join/kernel_contract.cuh"
+#include "gpu/agents/kernel_contract.cuh"
 #include "tensor/ted/ted_gemm_kernel.cuh"
 
 namespace epsjoin::detail::ted {

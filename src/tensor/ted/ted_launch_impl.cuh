@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "gpu/cub_call.cuh"
+#include "base/cub_call.cuh"
 #include "tensor/ted/ted_launch.cuh"
 
 namespace epsjoin::detail::ted {
