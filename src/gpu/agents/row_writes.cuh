@@ -1,5 +1,5 @@
 #pragma once
-// How the row kernels hand their hits to the pipeline's two passes (row_join/kernel_contract.cuh):
+// How the row kernels hand their hits to the pipeline's two passes (kernel_contract.cuh):
 // counts in the counting pass (and, when asked, pair records), rows in the filling pass. Under
 // LID-UNICOMP (halving) each distance is computed once and both directions are written, through
 // per-row atomic cursors.
