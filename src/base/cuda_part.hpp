@@ -1,5 +1,5 @@
 #pragma once
-// What the plain C++ floors ask of the CUDA part. A CUDA build defines these in src/gpu; a
+// What the plain C++ floors ask of the CUDA part. A CUDA build defines these in base/*.cu; a
 // build without CUDA links base/cuda_absent.cpp instead, whose answers say that CUDA is absent
 // (CMake picks the file: *_absent.cpp is built only without CUDA). So the C++ code asks a
 // function, not the preprocessor, whether the GPU part is there.
