@@ -203,3 +203,33 @@ TEST(device_views, refusals_are_clear) {
 }
 
 }  // namespace
+
+// One sink over several joins: each join's table is its own, whether the engine left it on the
+// device (lbjoin) or the sink uploaded what came through the host (cpu-grid), and the upload is
+// counted in the stats of the join that made it.
+TEST(device_views, a_sink_reused_holds_each_joins_table) {
+  epsjoin::resources res;
+  const epsjoin::dataset data = lattice(1500, 3, epsjoin::test::test_seed());
+  epsjoin::device_csr_sink sink;
+  epsjoin::join_options opt;
+  struct step {
+    const char* engine;
+    double eps;
+  };
+  for (const step s : {step{"lbjoin", 0.25}, step{"cpu-grid", 0.125}, step{"cpu-grid", 0.375},
+                       step{"lbjoin", 0.125}}) {
+    opt.engine = s.engine;
+    opt.eps = s.eps;
+    const epsjoin::join_stats stats = epsjoin::self_join(res, data.view(), opt, sink);
+    const epsjoin::neighbor_table want = oracle(data.view(), data.view(), true, s.eps, false);
+    const epsjoin::neighbor_table got = download(sink.table());
+    EXPECT_EQ(got.offsets, want.offsets) << s.engine << " eps " << s.eps;
+    EXPECT_EQ(got.neighbors, want.neighbors) << s.engine << " eps " << s.eps;
+    const bool uploaded = std::string(s.engine) == "cpu-grid";
+    EXPECT_EQ(stats.h2d_result_bytes,
+              uploaded ? want.offsets.size() * sizeof(std::uint64_t) +
+                             want.neighbors.size() * sizeof(std::uint32_t)
+                       : 0u)
+        << s.engine << " eps " << s.eps;
+  }
+}
