@@ -106,6 +106,10 @@ struct sink_request {
   /// Engines that lay their rows out in query order (the GPU engines, when the table fits in
   /// device memory) then stream it with bounded host memory.
   bool row_blocks = false;
+  /// table, with row_blocks: blocks may also come in any query order and from several threads
+  /// at once, each carrying its place in the whole table (a file written with `pwrite` at each
+  /// block's offset). Several devices then write their own runs of the table at once.
+  bool row_blocks_any_order = false;
   /// table: the sink wants the whole table in device memory (a `row_segment` on the device).
   /// Engines that cannot leave it there deliver the table through the host as for any table
   /// sink, and the sink uploads it as it finishes (`device_csr_sink` does, to
@@ -203,7 +207,7 @@ struct row_segment {
 /// - rows (`consume_rows`): unordered pairs of the unique-pairs form, blocks of complete rows in
 ///   query order, or the whole table in device memory.
 /// `consume`, `consume_counts` (but for a table's counts) and `consume_rows` (but for blocks,
-/// which come from one thread) may be called concurrently from several threads between `begin`
+/// which come from one thread unless the sink takes them in any order) may be called concurrently from several threads between `begin`
 /// and `finish`; implementations synchronise themselves.
 class result_sink {
  public:
@@ -221,7 +225,8 @@ class result_sink {
   ///        destination is empty.
   virtual row_destination consume_counts(const count_batch& counts);
   /// @brief Rows: see `row_segment`. Blocks come in increasing query order, each starting where
-  ///        the last ended, and together cover every query (rows may be empty); a table in
+  ///        the last ended (any order, from several threads, where the sink's request says
+  ///        `row_blocks_any_order`), and together cover every query (rows may be empty); a table in
   ///        device memory comes whole, once, instead of any other delivery (self pairs in it
   ///        when asked for).
   virtual void consume_rows(const row_segment& rows);
@@ -415,10 +420,13 @@ class csr_file_sink final : public result_sink {
   ~csr_file_sink() override;
   void begin(const sink_info& info) override;
   void consume(std::span<const index_pair> pairs) override;
-  /// Blocks are appended with plain writes: memory stays bounded by a block. Pairs delivered as
-  /// pairs are collected in memory first, and so is a stream's table.
+  /// Blocks are written with plain writes at their place in the file (a large one in pieces by
+  /// several threads), in any order and from several devices at once: memory stays bounded by
+  /// the blocks in flight. Pairs delivered as pairs are collected in memory first, and so is a
+  /// stream's table (a stream takes blocks in query order only).
   sink_request request() const override {
     return {.form = result_form::table, .rows_in_place = true, .row_blocks = true,
+            .row_blocks_any_order = !in_place_,
             .keeps_result_in_memory = in_place_,
             .bytes_kept_per_pair = collected_.request().bytes_kept_per_pair};
   }
@@ -436,7 +444,6 @@ class csr_file_sink final : public result_sink {
   std::unique_ptr<detail::mapped_output> file_;
   std::unique_ptr<detail::written_output> stream_;
   std::uint64_t neighbors_at_ = 0;  ///< file position of the first neighbour (row blocks)
-  std::vector<std::uint32_t> sorted_;
   std::size_t n_queries_ = 0;
   std::uint64_t host_limit_ = 0;  ///< sink_info::host_memory_limit, which a mapping keeps within
   bool rows_ = false;

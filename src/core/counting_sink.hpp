@@ -133,17 +133,18 @@ class counting_sink final : public result_sink, public self_slot_sink {
                  std::span<const std::uint32_t> neighbors) {
     if (!add_self_to_rows_) return hand_row_block(inner_, first_query, offsets, neighbors);
     // Each row gains its query in front: row i moves by first_query + i (whole-table positions).
-    block_offsets_.resize(offsets.size());
-    block_ids_.resize(neighbors.size() + offsets.size() - 1);
-    for (std::size_t i = 0; i < offsets.size(); ++i) block_offsets_[i] = offsets[i] + first_query + i;
-    const std::uint64_t base = block_offsets_[0];
+    // Scratch of the call's own: blocks may come from several devices at once.
+    std::vector<std::uint64_t> block_offsets(offsets.size());
+    std::vector<std::uint32_t> block_ids(neighbors.size() + offsets.size() - 1);
+    for (std::size_t i = 0; i < offsets.size(); ++i) block_offsets[i] = offsets[i] + first_query + i;
+    const std::uint64_t base = block_offsets[0];
     for (std::size_t i = 0; i + 1 < offsets.size(); ++i) {
-      std::uint32_t* row = block_ids_.data() + (block_offsets_[i] - base);
+      std::uint32_t* row = block_ids.data() + (block_offsets[i] - base);
       row[0] = static_cast<std::uint32_t>(first_query + i);
       std::copy(neighbors.begin() + static_cast<std::ptrdiff_t>(offsets[i] - offsets[0]),
                 neighbors.begin() + static_cast<std::ptrdiff_t>(offsets[i + 1] - offsets[0]), row + 1);
     }
-    hand_row_block(inner_, first_query, block_offsets_, block_ids_);
+    hand_row_block(inner_, first_query, block_offsets, block_ids);
   }
   result_sink& inner_;
   std::atomic<std::uint64_t> pairs_{0};
@@ -180,8 +181,6 @@ class counting_sink final : public result_sink, public self_slot_sink {
   bool engine_writes_self_slots_ = false;
   bool rows_delivered_ = false;
   bool device_table_delivered_ = false;
-  std::vector<std::uint64_t> block_offsets_;
-  std::vector<std::uint32_t> block_ids_;
   memory_budget* budget_ = nullptr;
   unsigned threads_ = 1;
   double bytes_per_pair_ = 0;

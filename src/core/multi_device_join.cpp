@@ -5,7 +5,6 @@
 #include <cmath>
 #include <exception>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <thread>
@@ -16,8 +15,10 @@
 #include "base/fresh_array.hpp"
 #include "base/parallel.hpp"
 #include "base/timer.hpp"
+#include "core/device_shards.hpp"
 #include "core/gather_rows.hpp"
 #include "core/partition_detail.hpp"
+#include "core/range_rows.hpp"
 #include "core/row_subset_sink.hpp"
 #include "core/shard_rows.hpp"
 #include "core/shard_table.hpp"
@@ -48,38 +49,6 @@ constexpr double spread_min_seconds = 1.0;
 // sample (200,000 points at 2-D) took 44 ms of a 48 ms join that stayed on one device.
 constexpr std::size_t decision_sample = 5000;
 
-// The devices' progress as one figure for the caller (their mean), reported from one thread at
-// a time; a throw from the caller's callback (Ctrl-C in Python) stops every device.
-class shared_progress {
- public:
-  shared_progress(std::function<void(double)> report, std::size_t parts)
-      : report_(std::move(report)), parts_(parts, 0.0) {}
-
-  std::function<void(double)> part(std::size_t k) {
-    return [this, k](double f) {
-      if (stopped_.load(std::memory_order_relaxed)) throw stopped_elsewhere{};
-      if (!report_) return;
-      std::lock_guard lock(mutex_);
-      parts_[k] = std::clamp(f, 0.0, 1.0);
-      double sum = 0;
-      for (double p : parts_) sum += p;
-      try {
-        report_(sum / static_cast<double>(parts_.size()));
-      } catch (...) {
-        stop();
-        throw;
-      }
-    };
-  }
-  void stop() noexcept { stopped_.store(true, std::memory_order_relaxed); }
-
- private:
-  std::function<void(double)> report_;
-  std::mutex mutex_;
-  std::vector<double> parts_;
-  std::atomic<bool> stopped_{false};
-};
-
 struct shard {
   resources* res = nullptr;
   fresh_array<std::uint32_t> ids;  // local query id -> caller's id, own points first
@@ -87,29 +56,11 @@ struct shard {
   fresh_array<char> point_bytes;  // the shard's copy of its queries (and, self-join, data)
   dataset_view points;
   std::unique_ptr<row_subset_sink> sink;
+  std::unique_ptr<range_rows_sink> run_sink;  // a run of the queries, instead of `sink`
   join_stats stats;
   std::uint64_t pairs = 0;
   double seconds = 0;
   std::exception_ptr failure;
-};
-
-// Restores the caller's thread count and memory limits on the first shard's resources, which
-// run with a share of both, however the join ends.
-class settings_restorer {
- public:
-  explicit settings_restorer(resources& res)
-      : res_(res), threads_(res.threads()), memory_(res.memory()) {}
-  ~settings_restorer() {
-    res_.set_threads(threads_);
-    res_.set_memory(memory_);
-  }
-  settings_restorer(const settings_restorer&) = delete;
-  settings_restorer& operator=(const settings_restorer&) = delete;
-
- private:
-  resources& res_;
-  unsigned threads_;
-  memory_limits memory_;
 };
 
 std::string join_ids(const std::vector<int>& devices) {
@@ -191,7 +142,8 @@ void check_shares(const std::vector<work_share>& shares) {
   }
 }
 
-void report(join_request& request, const std::vector<shard>& shards, bool by_items) {
+void report(join_request& request, const std::vector<shard>& shards, bool by_items,
+            const range_table* runs) {
   join_stats& stats = request.stats;
   double slowest = 0, sum = 0;
   std::string per_device;
@@ -202,8 +154,11 @@ void report(join_request& request, const std::vector<shard>& shards, bool by_ite
     stats.h2d_point_bytes += s.stats.h2d_point_bytes;
     slowest = std::max(slowest, s.seconds);
     sum += s.seconds;
-    const std::string work = by_items ? concat("items ", g, " + ", shards.size(), "k")
-                                      : concat(s.own, " points + ", s.ids.size() - s.own, " halo");
+    const std::string work =
+        by_items ? concat("items ", g, " + ", shards.size(), "k")
+        : runs   ? concat("queries ", runs->first_query(g), " to ",
+                          runs->first_query(g) + runs->queries(g), " against all")
+                 : concat(s.own, " points + ", s.ids.size() - s.own, " halo");
     per_device += concat(g == 0 ? "" : "; ", "device ", request.res.devices()[g], ": ", work, ", ",
                          s.pairs, " pairs, ", s.seconds, " s");
     // Each device's own stages, and what its wall time holds beside them (the engine's set-up,
@@ -229,6 +184,39 @@ void report(join_request& request, const std::vector<shard>& shards, bool by_ite
   stats.notes.emplace_back("devices_imbalance", concat(mean > 0 ? (slowest - mean) / mean : 0.0));
   // The first device's engine notes stand for all (the same engine and settings on each).
   for (const auto& note : shards.front().stats.notes) stats.notes.push_back(note);
+}
+
+// Runs of the queries [firsts[g], firsts[g + 1]), one a device, of like length.
+std::vector<std::size_t> query_runs(std::size_t n_queries, std::size_t devices) {
+  std::vector<std::size_t> firsts(devices + 1);
+  for (std::size_t g = 0; g <= devices; ++g) firsts[g] = n_queries * g / devices;
+  return firsts;
+}
+
+dataset_view rows_of(dataset_view points, std::size_t first, std::size_t n) {
+  points.data = static_cast<const char*>(points.data) + first * points.d * size_of(points.type);
+  points.n = n;
+  return points;
+}
+
+// Device g's run of the queries against all the points (`all`: the caller's data, or its copy
+// on the device), its rows handed on where they lie in the table (core/range_rows.hpp).
+void join_query_run(const engine& e, join_request& request, shard& s, range_table& runs,
+                    std::size_t g, dataset_view all, std::function<void(double)> progress,
+                    const memory_limits& limits, unsigned threads) {
+  const dataset_view caller_queries = request.self_join ? all : request.queries;
+  s.points = rows_of(caller_queries, runs.first_query(g), runs.queries(g));
+  const dataset_view data = request.self_join ? all : request.data;
+  join_options options = request.options;
+  options.include_self = false;  // dispatch adds them, once, for the caller's ids
+  options.progress = std::move(progress);
+  s.stats.self_join = false;
+  s.run_sink = std::make_unique<range_rows_sink>(runs, g, data.n, request.self_join, threads);
+  join_request sub{*s.res,  s.points, data,          false, options, *s.run_sink, s.stats,
+                   memory_budget(limits, request.budget.overrides()), request.params};
+  s.run_sink->set_budget(sub.budget);
+  if (s.points.n > 0 && data.n > 0) e.run(sub);
+  s.run_sink->finish();
 }
 
 }  // namespace
@@ -292,6 +280,13 @@ void run_on_devices(const engine& e, join_request& request) {
   // 200M S 500: 1.42x against 0.86x, the cut and the gathers costing more than the count).
   const bool items_for_total = by_items && res.split() == device_split::automatic &&
                                request.sink.request().total_only_below().has_value();
+  // A table to a sink that writes row blocks at their place (a CSR file): each device a run of
+  // the queries against all the points, its rows one run of the table that it writes itself.
+  // Slabs would scatter every device's rows through the table, to be gathered in query order
+  // through host memory (14 GB peak for a 10 GB file through four H100s, 1.8 GB through one).
+  const sink_request wanted = request.sink.request();
+  const bool by_runs =
+      !wanted.counts_only() && wanted.row_blocks && wanted.row_blocks_any_order;
   double sample_seconds = 0;
   std::optional<partition_plan> plan;
   if (res.devices_automatic() && request.self_join) {
@@ -313,7 +308,7 @@ void run_on_devices(const engine& e, join_request& request) {
     request.stats.notes.emplace_back(
         "devices_split_reason", "the total alone is wanted, summed on each device: work items");
   }
-  if (request.self_join &&
+  if (request.self_join && !by_runs &&
       (!by_items || (res.split() == device_split::automatic && !items_for_total))) {
     plan = plan_partition(res, request.data, request.options.eps, n_shards,
                           default_partition_sample(request.data.d), point_cost);
@@ -332,6 +327,7 @@ void run_on_devices(const engine& e, join_request& request) {
     }
   }
   std::vector<work_share> item_shares(by_items ? n_shards : 0);
+  std::optional<range_table> runs;
   if (by_items) {
     for (std::size_t g = 0; g < n_shards; ++g) {
       shards[g].own = request.queries.n;
@@ -342,6 +338,11 @@ void run_on_devices(const engine& e, join_request& request) {
         concat("work items: every device indexes all the points and counts one item in "
                "every ",
                n_shards, " of the workload order"));
+  } else if (by_runs) {
+    runs.emplace(request.sink, query_runs(request.queries.n, n_shards));
+    request.stats.notes.emplace_back(
+        "devices_split", "query runs: every device joins one run of the queries against all the "
+                         "points and writes its rows where they lie in the table");
   } else if (request.self_join) {
     cut_boxes(request, *plan, shards, threads);
   } else {
@@ -368,18 +369,20 @@ void run_on_devices(const engine& e, join_request& request) {
   }
   shared_progress progress(request.options.progress, n_shards);
   // Rows go straight into the caller's table where it takes them in place. A sink that takes
-  // blocks of rows (a CSR file, written with plain writes) keeps the gathered delivery: mapped
-  // and faulted in by every device instead, 100M points at S 50 took 9.1 s of an 11.4 s join.
+  // blocks of rows is not mapped (a CSR file mapped and faulted in by every device took 9.1 s of
+  // an 11.4 s join, 100M points at S 50): it gets query runs (above), or, where it takes blocks
+  // in query order only (row_block_sink, a stream), the gathered delivery.
   std::optional<shard_table> table;
-  const sink_request wanted = request.sink.request();
-  if (!by_items && wanted.rows_in_place && !wanted.counts_only() && !wanted.row_blocks) {
+  if (!by_items && !by_runs && wanted.rows_in_place && !wanted.counts_only() &&
+      !wanted.row_blocks) {
     table.emplace(request.sink, request.queries.n, n_shards);
   }
   // Sharing items, every device joins all the points: one upload split over the devices and
   // peer copies for the rest, rather than every device uploading everything (bench/peer_copy:
   // 1 GiB to four H100s in 9 ms so, 24 ms from pinned and 0.49 s from pageable memory each).
   std::optional<device_replicas> replicas;
-  if (by_items && request.self_join && e.reads_device_points() && request.data.n > 0) {
+  if ((by_items || by_runs) && request.self_join && e.reads_device_points() &&
+      request.data.n > 0) {
     stopwatch copies;
     std::vector<resources*> shard_resources;
     for (const shard& s : shards) shard_resources.push_back(s.res);
@@ -405,6 +408,12 @@ void run_on_devices(const engine& e, join_request& request) {
     shard& s = shards[g];
     try {
       stopwatch shard_clock;
+      if (runs) {
+        join_query_run(e, request, s, *runs, g, replicas ? replicas->views[g] : request.data,
+                       progress.part(g), shard_limits, shard_threads);
+        s.seconds = shard_clock.seconds();
+        return;
+      }
       if (replicas) {
         s.points = replicas->views[g];
       } else if (by_items) {
@@ -447,6 +456,7 @@ void run_on_devices(const engine& e, join_request& request) {
       s.failure = std::current_exception();
       progress.stop();
       if (table) table->abandon();
+      if (runs) runs->abandon();
     }
   };
   {
@@ -467,6 +477,11 @@ void run_on_devices(const engine& e, join_request& request) {
     }
   }
   if (by_items && request.queries.n > 0 && request.data.n > 0) check_shares(item_shares);
+  if (runs) {
+    for (shard& s : shards) s.pairs = s.run_sink->pairs();
+    report(request, shards, by_items, &*runs);
+    return;
+  }
   stopwatch rows_clock;
   std::vector<shard_rows> rows;
   for (const shard& s : shards) rows.push_back({s.sink.get(), s.ids.span(), s.own});
@@ -475,7 +490,7 @@ void run_on_devices(const engine& e, join_request& request) {
   if (rows_clock.seconds() > 1e-3) {
     request.stats.add_stage("devices' rows to the table", rows_clock.seconds());
   }
-  report(request, shards, by_items);
+  report(request, shards, by_items, nullptr);
 }
 
 }  // namespace epsjoin::detail

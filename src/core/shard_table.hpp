@@ -7,20 +7,15 @@
 // them all into the caller's: twice the table in memory, and its slowest step (0.9 s of 1.45-
 // 2.12 s on four H100s, 50M points at S 50, where one device took 0.85-0.97 s).
 
-#include <condition_variable>
+#include <atomic>
 #include <cstdint>
-#include <exception>
-#include <mutex>
 #include <span>
 #include <vector>
 
+#include "core/arrivals.hpp"
 #include "epsjoin/sink.hpp"
 
 namespace epsjoin::detail {
-
-/// Thrown to a device that waits for the others, or reports its progress, once another device
-/// failed or the caller stopped the join: the first failure is the one rethrown.
-struct stopped_elsewhere {};
 
 class shard_table {
  public:
@@ -42,19 +37,15 @@ class shard_table {
   bool laid_out() const;
 
  private:
-  // Under the lock: counts one more device in, and lays the table out if it was the last (then
-  // true, with layout_failure_ set when the sink refused it).
-  bool lay_out_if_last(std::unique_lock<std::mutex>& lock);
+  // By the last device to arrive, under the meeting's lock: no device returns before the table
+  // is there.
+  void lay_out();
 
   result_sink& out_;
   std::vector<std::uint32_t> counts_;  // by the caller's id, filled by each device for its own
-  mutable std::mutex mutex_;
-  std::condition_variable all_arrived_;
-  std::size_t waiting_for_;
-  bool any_rows_ = false;
-  bool abandoned_ = false;
-  bool laid_out_ = false;
-  std::exception_ptr layout_failure_;
+  arrivals arrivals_;
+  std::atomic<bool> any_rows_{false};
+  std::atomic<bool> laid_out_{false};
   row_destination table_;
 };
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -140,14 +141,16 @@ class written_output {
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         const int err = n < 0 ? errno : EIO;
-        discard();
+        fail_writes();
         io_fail(target_.path, "write failed: ", std::strerror(err));
       }
       p += n;
       at += static_cast<std::uint64_t>(n);
       bytes -= static_cast<std::size_t>(n);
     }
-    position_ = at;
+    // A file takes writes from several threads at once (row blocks in any order); only a
+    // stream, written from one thread in order, keeps its position.
+    if (target_.kind != output_kind::file) position_ = at;
   }
 
   /// Closes, and moves a file into place.
@@ -168,11 +171,23 @@ class written_output {
     fd_ = -1;
     if (!temporary_.empty()) ::unlink(temporary_.c_str());
   }
+  // A failed write removes the unfinished file at once, but the descriptor stays open until the
+  // writer goes: other threads may still be writing through it, and a number closed under them
+  // could be reused by another file.
+  void fail_writes() noexcept {
+    if (failed_.exchange(true)) return;
+    if (target_.kind != output_kind::file) {
+      discard();
+    } else if (!temporary_.empty()) {
+      ::unlink(temporary_.c_str());
+    }
+  }
   output_target target_;
   std::string temporary_;
   std::unique_ptr<unfinished_output> registration_;
   int fd_ = -1;
   std::uint64_t position_ = 0;
+  std::atomic<bool> failed_{false};
 };
 
 }  // namespace detail

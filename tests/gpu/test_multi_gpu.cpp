@@ -1,20 +1,24 @@
 // Every GPU, tensor-core and CPU+GPU engine spread over several devices (every visible GPU; on a
 // one-GPU machine two shards share it, which runs every path of the split) gives exactly the
-// one-device result: CSR rows, per-point counts (by slabs, and shared by work items on the
-// row-join engines, whose devices then get the points uploaded once and copied between them) and
-// unique pairs, self-joins and A x B, with ties at exactly eps (the lattice) and skewed data.
+// one-device result: CSR rows (in memory; to a file by runs of the queries), per-point counts (by
+// slabs, and shared by work items on the row-join engines, whose devices then get the points
+// uploaded once and copied between them) and unique pairs, self-joins and A x B, with ties at
+// exactly eps (the lattice) and skewed data.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "epsjoin/build_info.hpp"
+#include "epsjoin/io.hpp"
 #include "epsjoin/join.hpp"
 #include "epsjoin/sink.hpp"
 #include "support/harness.hpp"
 #include "support/shapes.hpp"
+#include "support/temp_dir.hpp"
 
 namespace {
 
@@ -87,6 +91,24 @@ void check_engine(const std::string& engine, const shape_case& c) {
   }
   EXPECT_EQ(table.table().offsets, expected.offsets);
   EXPECT_EQ(table.table().neighbors, expected.neighbors);
+
+  // A CSR file: each device joins a run of the queries against all the points and writes its
+  // rows where they lie in the file (blocks through the ring, or rows held and then written).
+  {
+    const std::string path = temp_path("multi_gpu_" + engine + ".csr");
+    {
+      csr_file_sink file(path, true);
+      const join_stats file_stats =
+          run(engine, shard_devices(), queries, data.view(), c.self, eps, file);
+      EXPECT_NE(note_of(file_stats, "devices_split").find("query runs"), std::string::npos)
+          << note_of(file_stats, "devices_split");
+      EXPECT_EQ(file_stats.pairs, expected.n_pairs());
+    }
+    const neighbor_table written = read_csr(path);
+    std::remove(path.c_str());
+    EXPECT_EQ(written.offsets, expected.offsets);
+    EXPECT_EQ(written.neighbors, expected.neighbors);
+  }
 
   // Counts only: the row-join engines may share the work items (automatically where slabs
   // would have a large halo, and always when asked) instead of cutting slabs.

@@ -1,0 +1,165 @@
+#include "core/range_rows.hpp"
+
+#include <algorithm>
+#include <atomic>
+
+#include "base/expects.hpp"
+#include "base/parallel.hpp"
+#include "results/handover.hpp"
+
+namespace epsjoin::detail {
+
+namespace {
+
+// Held rows go out in blocks of about this many ids, as the GPU engines' ring slots would.
+constexpr std::size_t held_block_ids = std::size_t{1} << 22;
+
+}  // namespace
+
+range_table::range_table(result_sink& out, std::vector<std::size_t> firsts)
+    : out_(out),
+      firsts_(std::move(firsts)),
+      counts_(firsts_.back(), 0),
+      run_pairs_(runs(), 0),
+      run_starts_(runs(), 0),
+      arrivals_(runs()) {}
+
+std::uint64_t range_table::arrive(std::size_t run, std::span<const std::uint32_t> counts,
+                                  unsigned threads) {
+  EPSJOIN_ENSURE(counts.size() == queries(run), error, "internal: ", counts.size(),
+                 " counts for a run of ", queries(run), " queries");
+  std::uint32_t* const mine = counts_.data() + first_query(run);
+  std::atomic<std::uint64_t> pairs{0};
+  parallel_for(threads, counts.size(), std::size_t{1} << 16, [&](std::size_t b, std::size_t e, unsigned) {
+    std::uint64_t part = 0;
+    for (std::size_t q = b; q < e; ++q) part += mine[q] = counts[q];
+    pairs.fetch_add(part, std::memory_order_relaxed);
+  });
+  run_pairs_[run] = pairs.load();  // its own slot: read by the last to arrive, under the lock
+  arrivals_.arrive(
+      [&] {
+        begin_row_blocks(out_, counts_);
+        std::uint64_t start = 0;
+        for (std::size_t g = 0; g < runs(); ++g) {
+          run_starts_[g] = start;
+          start += run_pairs_[g];
+        }
+        counts_ = {};
+      },
+      true);
+  return run_starts_[run];
+}
+
+void range_table::abandon() noexcept { arrivals_.abandon(); }
+
+range_rows_sink::range_rows_sink(range_table& table, std::size_t run, std::size_t n_data,
+                                 bool self_join, unsigned threads)
+    : table_(table),
+      run_(run),
+      first_query_(table.first_query(run)),
+      self_join_(self_join),
+      threads_(std::max(1u, threads)) {
+  held_.begin({.n_queries = table.queries(run), .n_data = n_data, .self_join = false});
+}
+
+void range_rows_sink::consume(std::span<const index_pair> pairs) {
+  held_.consume(pairs);
+  holds_rows_ = true;
+}
+
+row_destination range_rows_sink::consume_counts(const count_batch& batch) {
+  EPSJOIN_ENSURE(batch.rows != row_delivery::none && batch.queries.empty(), error,
+                 "internal: a device's run of the table got counts without rows");
+  if (batch.rows == row_delivery::blocks) {
+    arrive_with(batch.counts);
+    return {};
+  }
+  std::uint64_t ids = 0;
+  for (const std::uint32_t c : batch.counts) ids += c;
+  if (budget_ != nullptr) {
+    budget_->require_host((batch.counts.size() + 1) * sizeof(std::uint64_t) +
+                           ids * sizeof(std::uint32_t),
+                          "a device's rows, held until they are written");
+  }
+  holds_rows_ = true;
+  return held_.consume_counts(batch);
+}
+
+void range_rows_sink::consume_rows(const row_segment& rows) {
+  EPSJOIN_ENSURE(arrived_ && rows.space == memory_space::host && rows.queries.empty() &&
+                     !rows.offsets.empty(),
+                 error, "internal: a device's run of the table got rows other than blocks");
+  hand_on(rows.first_query, rows.offsets, rows.neighbors);
+}
+
+void range_rows_sink::finish() {
+  if (holds_rows_) {
+    held_.finish();
+    hand_on_held_rows();
+  } else if (!arrived_) {
+    const std::vector<std::uint32_t> none(table_.queries(run_), self_join_ ? 1 : 0);
+    arrive_with(none);
+  }
+}
+
+void range_rows_sink::arrive_with(std::span<const std::uint32_t> engine_counts) {
+  EPSJOIN_ENSURE(!arrived_, error, "internal: a device's run of the table counted twice");
+  std::vector<std::uint32_t> counts(engine_counts.begin(), engine_counts.end());
+  if (self_join_) {
+    for (std::size_t q = 0; q < counts.size(); ++q) {
+      EPSJOIN_ENSURE(counts[q] > 0, error, "internal: point ", first_query_ + q,
+                     " is not its own neighbour in its device's run of the table");
+      --counts[q];
+    }
+  }
+  arrived_ = true;
+  start_ = table_.arrive(run_, counts, threads_);
+  for (const std::uint32_t c : counts) pairs_ += c;
+}
+
+void range_rows_sink::hand_on(std::size_t first, std::span<const std::uint64_t> offsets,
+                              std::span<const std::uint32_t> neighbors) {
+  const std::size_t rows = offsets.size() - 1;
+  std::vector<std::uint64_t> placed(offsets.size());
+  if (!self_join_) {
+    for (std::size_t r = 0; r <= rows; ++r) placed[r] = start_ + offsets[r];
+    hand_row_block(table_.out(), first_query_ + first, placed, neighbors);
+    return;
+  }
+  // Each row loses its own point: row r moves back by the first + r points before it.
+  std::vector<std::uint32_t> kept;
+  kept.reserve(neighbors.size() - rows);
+  for (std::size_t r = 0; r < rows; ++r) {
+    placed[r] = start_ + offsets[r] - (first + r);
+    const auto own = static_cast<std::uint32_t>(first_query_ + first + r);
+    const auto row_begin = neighbors.begin() + static_cast<std::ptrdiff_t>(offsets[r] - offsets[0]);
+    const auto row_end = neighbors.begin() + static_cast<std::ptrdiff_t>(offsets[r + 1] - offsets[0]);
+    const auto at = std::find(row_begin, row_end, own);
+    EPSJOIN_ENSURE(at != row_end, error, "internal: point ", own,
+                   " is not its own neighbour in its device's run of the table");
+    kept.insert(kept.end(), row_begin, at);
+    kept.insert(kept.end(), at + 1, row_end);
+  }
+  placed[rows] = start_ + offsets[rows] - (first + rows);
+  hand_row_block(table_.out(), first_query_ + first, placed, kept);
+}
+
+void range_rows_sink::hand_on_held_rows() {
+  const neighbor_table& held = held_.table();
+  const std::size_t n = table_.queries(run_);
+  std::vector<std::uint32_t> counts(n);
+  for (std::size_t q = 0; q < n; ++q) {
+    counts[q] = static_cast<std::uint32_t>(held.offsets[q + 1] - held.offsets[q]);
+  }
+  arrive_with(counts);
+  for (std::size_t q = 0; q < n;) {
+    std::size_t end = q + 1;
+    while (end < n && held.offsets[end + 1] - held.offsets[q] <= held_block_ids) ++end;
+    hand_on(q, {held.offsets.data() + q, end - q + 1},
+            {held.neighbors.data() + held.offsets[q], held.offsets[end] - held.offsets[q]});
+    q = end;
+  }
+  held_.release();
+}
+
+}  // namespace epsjoin::detail
