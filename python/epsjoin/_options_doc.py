@@ -18,7 +18,8 @@ _RUN_OPTIONS_DOC = """\
         Let the tensor-core engines skip their exactness re-check (the papers' behaviour).
     n_jobs : int, default=None
         CPU threads; ``None`` or ``-1`` means every core (unlike scikit-learn, where ``None``
-        means one).
+        means one). ``pairs`` adds one thread that asks the kernel for the result's fresh pages
+        ahead of the join's writes (no computing of its own).
     memory_limit, device_memory_limit : int or str, default=None
         Host and GPU memory the join plans within, in bytes or as ``"8G"``, ``"512M"``;
         ``None`` means what the machine (and its cgroup) allows. A result held in memory that

@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 
+#include "base/pages_ahead.hpp"
 #include "epsjoin/error.hpp"
 
 namespace epsjoin::detail {
@@ -30,11 +31,17 @@ class placed_pairs {
     void* at = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (at == MAP_FAILED) return nullptr;
-    // A page fault per 2 MiB instead of per 4 KiB: measured 0.52 against 0.64-0.67 s for 50M
-    // pairs on one thread (uniform 2-D 2M, S 50; bench/RESULTS.md). Advice only: where the
-    // system gives no huge pages, ordinary ones serve.
-    madvise(at, bytes, MADV_HUGEPAGE);
-    return std::unique_ptr<placed_pairs>(new placed_pairs(static_cast<std::int64_t*>(at), bytes, page));
+    // The pages a little ahead of the claims are faulted in on a thread of their own, in
+    // ordinary pages. Measured on the 2-core machine, 1M 2-D points at S 50, one join thread
+    // (bench/python_first_call.py): a process's first call took 2.2-3.3x its later ones with
+    // huge pages advised and no such thread (fresh huge pages are slow to assemble; freed ones
+    // come back fast), 1.5-2.2x with both, 1.0-1.2x with the thread alone, the later calls as
+    // fast as before (0.30-0.41 s).
+    std::unique_ptr<placed_pairs> placed(new placed_pairs(static_cast<std::int64_t*>(at), bytes, page));
+    placed->ahead_ = std::make_unique<pages_ahead>(
+        static_cast<char*>(at), bytes, populate_window,
+        [p = placed.get()] { return static_cast<std::size_t>(p->size() * pair_bytes); });
+    return placed;
   }
   /// The most the memory budget can let through: the machine's memory, or the user's limit where
   /// that is larger (the budget's own figure, bounded by a cgroup, is never above either).
@@ -45,7 +52,10 @@ class placed_pairs {
   }
   placed_pairs(const placed_pairs&) = delete;
   placed_pairs& operator=(const placed_pairs&) = delete;
-  ~placed_pairs() { munmap(base_, mapped_bytes_); }
+  ~placed_pairs() {
+    ahead_.reset();  // before the pages it populates go
+    munmap(base_, mapped_bytes_);
+  }
 
   /// Where the next `n` pairs go (2 n int64); safe from any number of threads at once.
   std::int64_t* claim(std::uint64_t n) {
@@ -62,6 +72,7 @@ class placed_pairs {
   std::int64_t* data() noexcept { return base_; }
   /// Gives back the address space past the last claimed pair (after the join's threads end).
   void trim() noexcept {
+    ahead_.reset();
     const std::size_t used = (size() * pair_bytes + page_ - 1) / page_ * page_;
     const std::size_t keep = std::max(used, page_);
     if (keep < mapped_bytes_ && munmap(reinterpret_cast<char*>(base_) + keep, mapped_bytes_ - keep) == 0) {
@@ -71,12 +82,16 @@ class placed_pairs {
 
  private:
   static constexpr std::size_t pair_bytes = 2 * sizeof(std::int64_t);
+  // How far past the last claimed pair the pages are faulted in (the tail past the last pair is
+  // given back by trim).
+  static constexpr std::size_t populate_window = std::size_t{64} << 20;
   placed_pairs(std::int64_t* base, std::size_t bytes, std::size_t page)
       : base_(base), mapped_bytes_(bytes), page_(page) {}
   std::int64_t* base_;
   std::size_t mapped_bytes_;
   std::size_t page_;
   std::atomic<std::uint64_t> claimed_{0};
+  std::unique_ptr<pages_ahead> ahead_;
 };
 
 }  // namespace epsjoin::detail
