@@ -64,7 +64,9 @@ def join_once(binary, devices, directory, n, eps, engine):
     size = os.path.getsize(out)
     os.unlink(out)
     if shards:
-        seconds, split, stages = r["seconds"], r["split"], None
+        seconds, split = r["seconds"], r["split"]
+        stages = {**r["stages"], "devices_work": r["work"]} if r["work"] != "one device" \
+            else r["stages"]
     else:
         # The join's seconds hold the file's writes (the sink writes as rows arrive) and the
         # rename; write_seconds is what the CLI spent after the join.

@@ -28,9 +28,23 @@ std::vector<int> parse_devices(const std::string& text) {
 
 std::string note(const epsjoin::join_stats& stats, const std::string& name) {
   for (const auto& [key, value] : stats.notes) {
-    if (key == name) return value;
+    if (key != name) continue;
+    std::string quoted;
+    for (const char c : value) {
+      if (c == '"' || c == '\\') quoted += '\\';
+      quoted += c;
+    }
+    return quoted;
   }
   return "one device";
+}
+
+std::string stages(const epsjoin::join_stats& stats) {
+  std::string text;
+  for (const auto& stage : stats.stages) {
+    text += (text.empty() ? "\"" : ", \"") + stage.name + "\": " + std::to_string(stage.seconds);
+  }
+  return "{" + text + "}";
 }
 
 }  // namespace
@@ -57,11 +71,12 @@ int main(int argc, char** argv) {
     getrusage(RUSAGE_SELF, &usage);
     std::printf(
         "{\"seconds\": %.6f, \"pairs\": %llu, \"bytes\": %llu, \"split\": \"%s\", "
-        "\"peak_rss\": %llu}\n",
+        "\"peak_rss\": %llu, \"stages\": %s, \"work\": \"%s\"}\n",
         stats.seconds, static_cast<unsigned long long>(stats.pairs),
         static_cast<unsigned long long>(std::filesystem::file_size(path)),
         note(stats, "devices_split").c_str(),
-        static_cast<unsigned long long>(usage.ru_maxrss) * 1024ULL);
+        static_cast<unsigned long long>(usage.ru_maxrss) * 1024ULL, stages(stats).c_str(),
+        note(stats, "devices_work").c_str());
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "file_shards: %s\n", e.what());

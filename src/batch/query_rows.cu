@@ -164,6 +164,17 @@ device_csr fill_device_table(gpu_state& gpu, query_layout& layout, const segment
   return table;
 }
 
+std::future<void> reserve_row_ring(gpu_state& gpu, std::size_t queries,
+                                   const memory_budget& budget) {
+  const std::uint64_t chunk_ids =
+      budget.overrides().chunk_ids > 0 ? budget.overrides().chunk_ids : default_chunk_ids;
+  if (2 * (std::uint64_t{queries} + 1) < chunk_ids) return {};
+  return std::async(std::launch::async, [&gpu, chunk_ids] {
+    EPSJOIN_CUDA_TRY(cudaSetDevice(gpu.device));
+    for (auto& slot : gpu.row_chunks) slot.reserve(chunk_ids);
+  });
+}
+
 void run_query_rows(gpu_state& gpu, query_layout& layout, const segment_filler& fill,
                     delivery& out, bool self_pairs, const memory_budget& budget, join_stats& stats,
                     const std::function<void(double)>& progress) {

@@ -48,6 +48,12 @@ row_join_run<T>::row_join_run(join_request& req, const row_join_params& settings
 
 template <class T>
 void row_join_run<T>::build_index() {
+  // Rows that cross the link to the host go through the pinned ring: its first pinning runs
+  // beside the index and the counts instead of before the rows.
+  if (out_.form() == delivery_form::rows && req_.device_rows == nullptr &&
+      !req_.sink.request().device_table) {
+    ring_reserved_ = reserve_row_ring(gpu_, req_.queries.n, req_.budget);
+  }
   grid::plan_options popt;
   popt.eps = req_.options.eps;
   popt.max_k = settings_.index_dims;
@@ -358,6 +364,7 @@ void row_join_run<T>::fill_and_deliver() {
   };
   const bool self_slots = req_.self_join && req_.options.include_self;
   const std::function<void(double)>& progress = req_.options.progress;
+  if (ring_reserved_.valid()) ring_reserved_.get();
   if (req_.device_rows != nullptr) {
     run_device_row_segments(gpu_, *device_layout_, segments_, queries().permutation.data(), fill,
                             *req_.device_rows, req_.stats, progress);

@@ -4,6 +4,7 @@
 // order; each stage leaves what the next reads in the run's members. Internal to row_join/.
 
 #include <cstdint>
+#include <future>
 #include <optional>
 #include <vector>
 
@@ -82,6 +83,8 @@ class row_join_run {
   join_view<T> view_{};
   std::uint32_t nq_ = 0;
   device_buffer<unsigned> queue_;
+
+  std::future<void> ring_reserved_;  // the pinned ring, reserved while the index is built
 
   // count
   device_buffer<std::uint32_t> counts_;
