@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <utility>
@@ -55,6 +56,15 @@ using id_vector = std::vector<std::uint32_t, default_init_allocator<std::uint32_
 /// @brief A vector of row offsets whose `resize` does not zero (the sinks write every entry, on
 ///        every thread: a table's offsets are gigabytes at a billion queries).
 using offset_vector = std::vector<std::uint64_t, default_init_allocator<std::uint64_t>>;
+
+/// @brief `n` copies of `value` in the memory large results get (not zeroed first), written on
+///        `threads` threads (0: every core): the first writes of fresh memory are most of the
+///        cost, and spread over the cores they take a fraction of it (a connectivity graph's data
+///        array, all ones, beside its indices). `progress`, when given, is called from the
+///        calling thread between pieces; what it throws stops the fill and is rethrown.
+std::vector<double, default_init_allocator<double>> filled_values(
+    std::size_t n, double value, unsigned threads,
+    const std::function<void(double)>& progress = {});
 
 /// @brief One result pair: a query id and the id of a point within eps of it.
 struct index_pair {

@@ -53,14 +53,9 @@ nb::tuple neighbor_counts(points_array queries, std::optional<points_array> data
 }
 
 nb::object filled_ones(std::size_t n, unsigned threads) {
-  auto out = std::make_unique<output_vector<double>>(n);
+  auto out = std::make_unique<output_vector<double>>();
+  released_pass([&] { *out = epsjoin::filled_values(n, 1.0, threads, interrupt_check()); });
   double* data = out->data();
-  released_pass([&] {
-    // The fill is nothing; the page faults of a fresh array are the cost, spread over threads.
-    for_row_blocks(n, threads, [&](std::size_t begin, std::size_t end) {
-      std::fill(data + begin, data + end, 1.0);
-    }, std::size_t{1} << 20);
-  });
   return numpy_view(data, {n}, owner_of(std::move(out)));
 }
 
