@@ -69,7 +69,9 @@ const command_spec& join_command() {
            "slab of the points a device with the points within eps of it, so the data may exceed "
            "one device's memory), 'auto' (the default: items for a self-join's total count, and for "
            "its counts per point (--output) where the slabs would overlap by more than a fifth "
-           "of the points; slabs otherwise)"},
+           "of the points; slabs otherwise). A CSR table written to a file (--output FILE) is cut "
+           "into runs of the queries instead, one a device, each writing its own part of the "
+           "file"},
           {"memory-limit", "BYTES",
            "host memory the join may plan within, e.g. 8G (suffixes K, M, G, T; default: what "
            "the machine and its cgroup allow). cpu-grid and super-ego count their points, index, "
