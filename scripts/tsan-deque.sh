@@ -18,7 +18,7 @@ TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" "$out/test_work_deque"
 "$cxx" "${flags[@]}" "$root/tests/unit/test_split_join.cpp" "$root"/src/hetero/split_join_*.cpp \
   "$root/src/hetero/cpu_rows.cpp" "$root/src/hetero/partition.cpp" "$root/src/hetero/cpu_ego.cpp" "$root/src/core/table_memory.cpp" \
   "$root/src/base/thread_pool.cpp" "$root/src/base/float_band.cpp" \
-  "$root"/src/cpu/super_ego/{dim_order,ego_prepare,ego_sort,ego_tree,parallel_sort}.cpp \
+  "$root"/src/cpu/super_ego/{dim_order,ego_chunks,ego_prepare,ego_sort,ego_tree,parallel_sort}.cpp \
   -lgtest -lgtest_main -pthread \
   -o "$out/test_split_join"
 TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" "$out/test_split_join"

@@ -1,15 +1,10 @@
 #pragma once
-// hegjoin's CPU side as super-ego (cpu_engine=super-ego; dissertation sec. 4.4.5): the points
-// EGO-sorted once, and each deque chunk joined against the whole EGO index. A chunk's queries
-// are not a contiguous part of the EGO order (the deque is in workload order), so the chunk's
-// queries are mapped to their EGO positions, put in EGO order, cut into a small partition tree
-// of their own and joined recursively against the index's tree.
-//
-// The EGO join filters with eps^2 widened by a bound on how far two roundings of one sum can
-// differ, and every hit is confirmed with the grid side's arithmetic (keep_within_on_cpu), so a
-// pair's row holds it whichever side, and whichever CPU engine, computed that row. Rows are full
-// (each query's every neighbour): EGO's ownership of a pair is not the grid's, so this side does
-// not combine with LID-UNICOMP.
+// hegjoin's CPU side as super-ego (cpu_engine=super-ego; dissertation sec. 4.4.5): super-ego's
+// index that joins any chunk of its queries (cpu/super_ego/ego_chunks.hpp), fed the queries of
+// each deque chunk by position. The index's hits pass a widened eps and are confirmed here with
+// the grid side's arithmetic (keep_within_on_cpu), so a pair's row holds it whichever side, and
+// whichever CPU engine, computed that row. Rows are full (each query's every neighbour): EGO's
+// ownership of a pair is not the grid's, so this side does not combine with LID-UNICOMP.
 
 #include <cstddef>
 #include <cstdint>
