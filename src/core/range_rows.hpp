@@ -51,8 +51,9 @@ class range_table {
 
 /// One device's sink: its run's rows, handed to the caller's sink at their place. Engines that
 /// stream row blocks (the GPU engines, when the run's rows fit on the device) pass straight
-/// through; rows written in place or pairs are held here, within the budget, and written when
-/// the engine is done.
+/// through; rows written in place (checked against the budget first) or pairs (gpu-sj's,
+/// brute-gpu's: as the gathered delivery held them) are held here and written when the engine
+/// is done.
 class range_rows_sink final : public result_sink {
  public:
   /// `self_join`: the caller's join is a self-join, and each row's own point is taken out.
