@@ -32,6 +32,8 @@ namespace detail {
 class output_file;
 class mapped_output;
 class written_output;
+template <class Buffer>
+class scratch_pool;
 }
 
 /// @brief What a sink is about to receive.
@@ -207,8 +209,9 @@ struct row_segment {
 /// - rows (`consume_rows`): unordered pairs of the unique-pairs form, blocks of complete rows in
 ///   query order, or the whole table in device memory.
 /// `consume`, `consume_counts` (but for a table's counts) and `consume_rows` (but for blocks,
-/// which come from one thread unless the sink takes them in any order) may be called concurrently from several threads between `begin`
-/// and `finish`; implementations synchronise themselves.
+/// which come from one thread unless the sink takes them in any order) may be called
+/// concurrently from several threads between `begin` and `finish`; implementations synchronise
+/// themselves.
 class result_sink {
  public:
   virtual ~result_sink() = default;
@@ -226,9 +229,9 @@ class result_sink {
   virtual row_destination consume_counts(const count_batch& counts);
   /// @brief Rows: see `row_segment`. Blocks come in increasing query order, each starting where
   ///        the last ended (any order, from several threads, where the sink's request says
-  ///        `row_blocks_any_order`), and together cover every query (rows may be empty); a table in
-  ///        device memory comes whole, once, instead of any other delivery (self pairs in it
-  ///        when asked for).
+  ///        `row_blocks_any_order`), and together cover every query (rows may be empty); a
+  ///        table in device memory comes whole, once, instead of any other delivery (self pairs
+  ///        in it when asked for).
   virtual void consume_rows(const row_segment& rows);
   /// @brief Called once, after the last batch.
   virtual void finish() {}
@@ -444,6 +447,8 @@ class csr_file_sink final : public result_sink {
   std::unique_ptr<detail::mapped_output> file_;
   std::unique_ptr<detail::written_output> stream_;
   std::uint64_t neighbors_at_ = 0;  ///< file position of the first neighbour (row blocks)
+  /// Each block's sorted copy, borrowed per call: blocks may come from several devices at once.
+  std::unique_ptr<detail::scratch_pool<std::vector<std::uint32_t>>> sorted_;
   std::size_t n_queries_ = 0;
   std::uint64_t host_limit_ = 0;  ///< sink_info::host_memory_limit, which a mapping keeps within
   bool rows_ = false;

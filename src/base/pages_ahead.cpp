@@ -35,36 +35,24 @@ bool populate(char* from, std::size_t bytes) {
 
 pages_ahead::pages_ahead(char* data, std::size_t bytes, std::size_t window,
                          std::function<std::size_t()> written)
-    : data_(data), bytes_(bytes), window_(window), written_(std::move(written)) {
-  thread_ = std::thread([this] { run(); });
-}
+    : data_(data),
+      bytes_(bytes),
+      window_(window),
+      written_(std::move(written)),
+      thread_([this](const std::stop_token& stop) { run(stop); }) {}
 
-void pages_ahead::stop() noexcept {
-  if (!thread_.joinable()) return;
-  {
-    std::lock_guard lock(mutex_);
-    stop_ = true;
-  }
-  wake_.notify_one();
-  thread_.join();
-}
-
-void pages_ahead::run() {
+void pages_ahead::run(const std::stop_token& stop) {
   std::size_t done = 0;
-  std::unique_lock lock(mutex_);
-  while (!stop_ && done < bytes_) {
+  while (!stop.stop_requested() && done < bytes_) {
     const std::size_t target = std::min(bytes_, written_() + window_);
     if (done >= target) {
-      wake_.wait_for(lock, std::chrono::microseconds(200), [this] { return stop_; });
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
       continue;
     }
-    lock.unlock();
     // The memory is page-aligned (a mapping of whole pages); each step ends on a page.
-    const std::size_t end =
-        std::min(bytes_, (std::min(target, done + step_bytes) + page_bytes - 1) / page_bytes * page_bytes);
-    const bool populated = populate(data_ + done, end - done);
-    lock.lock();
-    if (!populated) return;
+    const std::size_t end = std::min(
+        bytes_, (std::min(target, done + step_bytes) + page_bytes - 1) / page_bytes * page_bytes);
+    if (!populate(data_ + done, end - done)) return;
     done = end;
   }
 }

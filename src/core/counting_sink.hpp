@@ -10,6 +10,7 @@
 #include "base/expects.hpp"
 #include "base/memory_budget.hpp"
 #include "base/parallel.hpp"
+#include "base/scratch_pool.hpp"
 #include "core/self_slots.hpp"
 #include "epsjoin/result.hpp"
 #include "epsjoin/sink.hpp"
@@ -133,9 +134,12 @@ class counting_sink final : public result_sink, public self_slot_sink {
                  std::span<const std::uint32_t> neighbors) {
     if (!add_self_to_rows_) return hand_row_block(inner_, first_query, offsets, neighbors);
     // Each row gains its query in front: row i moves by first_query + i (whole-table positions).
-    // Scratch of the call's own: blocks may come from several devices at once.
-    std::vector<std::uint64_t> block_offsets(offsets.size());
-    std::vector<std::uint32_t> block_ids(neighbors.size() + offsets.size() - 1);
+    // Blocks may come from several devices at once: each call borrows its own scratch.
+    const auto scratch = blocks_.borrow();
+    std::vector<std::uint64_t>& block_offsets = scratch->offsets;
+    id_vector& block_ids = scratch->ids;
+    block_offsets.resize(offsets.size());
+    block_ids.resize(neighbors.size() + offsets.size() - 1);
     for (std::size_t i = 0; i < offsets.size(); ++i) block_offsets[i] = offsets[i] + first_query + i;
     const std::uint64_t base = block_offsets[0];
     for (std::size_t i = 0; i + 1 < offsets.size(); ++i) {
@@ -181,6 +185,11 @@ class counting_sink final : public result_sink, public self_slot_sink {
   bool engine_writes_self_slots_ = false;
   bool rows_delivered_ = false;
   bool device_table_delivered_ = false;
+  struct block_scratch {
+    std::vector<std::uint64_t> offsets;
+    id_vector ids;
+  };
+  scratch_pool<block_scratch> blocks_;
   memory_budget* budget_ = nullptr;
   unsigned threads_ = 1;
   double bytes_per_pair_ = 0;

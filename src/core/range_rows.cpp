@@ -24,17 +24,24 @@ range_table::range_table(result_sink& out, std::vector<std::size_t> firsts)
       run_starts_(runs(), 0),
       arrivals_(runs()) {}
 
-std::uint64_t range_table::arrive(std::size_t run, std::span<const std::uint32_t> counts,
-                                  unsigned threads) {
-  EPSJOIN_ENSURE(counts.size() == queries(run), error, "internal: ", counts.size(),
+range_table::placed_run range_table::arrive(std::size_t run,
+                                            std::span<const std::uint32_t> engine_counts,
+                                            std::uint32_t own, unsigned threads) {
+  EPSJOIN_ENSURE(engine_counts.size() == queries(run), error, "internal: ", engine_counts.size(),
                  " counts for a run of ", queries(run), " queries");
   std::uint32_t* const mine = counts_.data() + first_query(run);
   std::atomic<std::uint64_t> pairs{0};
-  parallel_for(threads, counts.size(), std::size_t{1} << 16, [&](std::size_t b, std::size_t e, unsigned) {
-    std::uint64_t part = 0;
-    for (std::size_t q = b; q < e; ++q) part += mine[q] = counts[q];
-    pairs.fetch_add(part, std::memory_order_relaxed);
-  });
+  parallel_for(threads, engine_counts.size(), std::size_t{1} << 16,
+               [&](std::size_t b, std::size_t e, unsigned) {
+                 std::uint64_t part = 0;
+                 for (std::size_t q = b; q < e; ++q) {
+                   EPSJOIN_ENSURE(engine_counts[q] >= own, error, "internal: point ",
+                                  first_query(run) + q,
+                                  " is not its own neighbour in its device's run of the table");
+                   part += mine[q] = engine_counts[q] - own;
+                 }
+                 pairs.fetch_add(part, std::memory_order_relaxed);
+               });
   run_pairs_[run] = pairs.load();  // its own slot: read by the last to arrive, under the lock
   arrivals_.arrive(
       [&] {
@@ -47,7 +54,7 @@ std::uint64_t range_table::arrive(std::size_t run, std::span<const std::uint32_t
         counts_ = {};
       },
       true);
-  return run_starts_[run];
+  return {run_starts_[run], run_pairs_[run]};
 }
 
 void range_table::abandon() noexcept { arrivals_.abandon(); }
@@ -97,55 +104,51 @@ void range_rows_sink::finish() {
     held_.finish();
     hand_on_held_rows();
   } else if (!arrived_) {
-    const std::vector<std::uint32_t> none(table_.queries(run_), self_join_ ? 1 : 0);
-    arrive_with(none);
+    // The engine ran on no query or no data point (multi_device_join skips it then): empty rows.
+    EPSJOIN_ENSURE(!self_join_ || table_.queries(run_) == 0, error,
+                   "internal: a device's run of a self-join delivered no rows");
+    arrive_with(std::vector<std::uint32_t>(table_.queries(run_), 0));
   }
 }
 
 void range_rows_sink::arrive_with(std::span<const std::uint32_t> engine_counts) {
   EPSJOIN_ENSURE(!arrived_, error, "internal: a device's run of the table counted twice");
-  std::vector<std::uint32_t> counts(engine_counts.begin(), engine_counts.end());
-  if (self_join_) {
-    for (std::size_t q = 0; q < counts.size(); ++q) {
-      EPSJOIN_ENSURE(counts[q] > 0, error, "internal: point ", first_query_ + q,
-                     " is not its own neighbour in its device's run of the table");
-      --counts[q];
-    }
-  }
   arrived_ = true;
-  start_ = table_.arrive(run_, counts, threads_);
-  for (const std::uint32_t c : counts) pairs_ += c;
+  placed_ = table_.arrive(run_, engine_counts, self_join_ ? 1 : 0, threads_);
 }
 
 void range_rows_sink::hand_on(std::size_t first, std::span<const std::uint64_t> offsets,
                               std::span<const std::uint32_t> neighbors) {
   const std::size_t rows = offsets.size() - 1;
-  std::vector<std::uint64_t> placed(offsets.size());
+  // Each row loses its own point in a self-join: row r moves back by the first + r points
+  // before it.
+  const std::uint64_t own = self_join_ ? 1 : 0;
+  block_places_.resize(offsets.size());
+  for (std::size_t r = 0; r <= rows; ++r) {
+    block_places_[r] = placed_.start + offsets[r] - own * (first + r);
+  }
   if (!self_join_) {
-    for (std::size_t r = 0; r <= rows; ++r) placed[r] = start_ + offsets[r];
-    hand_row_block(table_.out(), first_query_ + first, placed, neighbors);
+    hand_row_block(table_.out(), first_query_ + first, block_places_, neighbors);
     return;
   }
-  // Each row loses its own point: row r moves back by the first + r points before it. On the
-  // device's threads: one thread copying every id of a 5 GB run took most of its 5 s.
-  for (std::size_t r = 0; r <= rows; ++r) placed[r] = start_ + offsets[r] - (first + r);
   EPSJOIN_ENSURE(neighbors.size() >= rows, error, "internal: a block of ", rows, " rows holds only ",
                  neighbors.size(), " neighbours, short of each row's own point");
-  id_vector kept(neighbors.size() - rows);
+  // On the device's threads: one thread copying every id of a 5 GB run took most of its 5 s.
+  block_ids_.resize(neighbors.size() - rows);
   parallel_for(threads_, rows, std::size_t{1} << 12, [&](std::size_t b, std::size_t e, unsigned) {
     for (std::size_t r = b; r < e; ++r) {
-      const auto own = static_cast<std::uint32_t>(first_query_ + first + r);
+      const auto query = static_cast<std::uint32_t>(first_query_ + first + r);
       const auto row_begin = neighbors.begin() + static_cast<std::ptrdiff_t>(offsets[r] - offsets[0]);
       const auto row_end = neighbors.begin() + static_cast<std::ptrdiff_t>(offsets[r + 1] - offsets[0]);
-      const auto at = std::find(row_begin, row_end, own);
-      EPSJOIN_ENSURE(at != row_end, error, "internal: point ", own,
+      const auto at = std::find(row_begin, row_end, query);
+      EPSJOIN_ENSURE(at != row_end, error, "internal: point ", query,
                      " is not its own neighbour in its device's run of the table");
-      std::uint32_t* to = kept.data() + (placed[r] - placed[0]);
+      std::uint32_t* to = block_ids_.data() + (block_places_[r] - block_places_[0]);
       to = std::copy(row_begin, at, to);
       std::copy(at + 1, row_end, to);
     }
   });
-  hand_row_block(table_.out(), first_query_ + first, placed, kept);
+  hand_row_block(table_.out(), first_query_ + first, block_places_, block_ids_);
 }
 
 void range_rows_sink::hand_on_held_rows() {

@@ -33,10 +33,17 @@ class range_table {
   std::size_t queries(std::size_t run) const { return firsts_[run + 1] - firsts_[run]; }
   result_sink& out() const noexcept { return out_; }
 
-  /// Run g's counts (the caller's: self pairs out). Blocks until every run has arrived, then
-  /// returns the table position of the run's first neighbour. The last to arrive hands the
-  /// counts to `out`. Throws stopped_elsewhere when another run abandoned the join.
-  std::uint64_t arrive(std::size_t run, std::span<const std::uint32_t> counts, unsigned threads);
+  /// Where a run's rows lie in the table, and how many pairs they hold.
+  struct placed_run {
+    std::uint64_t start = 0;  ///< the table position of the run's first neighbour
+    std::uint64_t pairs = 0;
+  };
+  /// Run g's counts as its engine gave them, `own` more than the caller's a row (1 in a
+  /// self-join: each row holds the query's own point; an internal error where one does not).
+  /// Blocks until every run has arrived; the last to arrive hands the counts to `out`. Throws
+  /// stopped_elsewhere when another run abandoned the join.
+  placed_run arrive(std::size_t run, std::span<const std::uint32_t> engine_counts,
+                    std::uint32_t own, unsigned threads);
   /// A run failed or was stopped: the runs waiting for it throw stopped_elsewhere.
   void abandon() noexcept;
 
@@ -73,7 +80,7 @@ class range_rows_sink final : public result_sink {
   void finish() override;
 
   /// The caller's pairs of this run (self pairs out).
-  std::uint64_t pairs() const noexcept { return pairs_; }
+  std::uint64_t pairs() const noexcept { return placed_.pairs; }
 
  private:
   // Arrives with the engine's counts (self pairs in, for a self-join).
@@ -92,8 +99,11 @@ class range_rows_sink final : public result_sink {
   csr_sink held_;  // rows in place or pairs, for engines that do not stream blocks
   bool holds_rows_ = false;
   bool arrived_ = false;
-  std::uint64_t start_ = 0;  // the table position of the run's first neighbour
-  std::uint64_t pairs_ = 0;
+  range_table::placed_run placed_;
+  // A block's places and ids less the own points, kept from block to block (one engine, so one
+  // thread, delivers a run's blocks).
+  std::vector<std::uint64_t> block_places_;
+  id_vector block_ids_;
 };
 
 }  // namespace epsjoin::detail

@@ -45,23 +45,13 @@ resident_bound::resident_bound(char* data, std::uint64_t bytes, std::uint64_t li
     : data_(data), bytes_(bytes) {
   if (limit == 0 || bytes == 0 || read_resident_memory().total == 0) return;
   trigger_ = limit - margin_for(limit);
-  thread_ = std::thread([this] { watch(); });
+  thread_ = std::jthread([this](const std::stop_token& stop) { watch(stop); });
 }
 
-resident_bound::~resident_bound() {
-  if (!thread_.joinable()) return;
-  {
-    std::lock_guard lock(mutex_);
-    stop_ = true;
-  }
-  wake_.notify_one();
-  thread_.join();
-}
-
-void resident_bound::watch() {
+void resident_bound::watch(const std::stop_token& stop) {
   const std::uint64_t shared_before = read_resident_memory().shared;
-  std::unique_lock lock(mutex_);
-  while (!wake_.wait_for(lock, std::chrono::milliseconds(1), [this] { return stop_; })) {
+  while (!stop.stop_requested()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
     const resident_memory now = read_resident_memory();
     if (now.total > trigger_ && now.shared > shared_before + least_worth_dropping) drop();
   }

@@ -11,32 +11,26 @@
 // every 10-20 ms, and what is written meanwhile goes over (measured: 0.99 GB under a 1 GB limit
 // for a 2 GB file on 2 cores; the tests allow a quarter over).
 
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
+#include <stop_token>
 #include <thread>
 
 namespace epsjoin::detail {
 
 class resident_bound {
  public:
-  /// Watches while alive; `limit` 0 watches nothing. `data` and `bytes`: the mapping.
+  /// Watches while alive (std::jthread stops and joins the watcher as it goes); `limit` 0
+  /// watches nothing. `data` and `bytes`: the mapping.
   resident_bound(char* data, std::uint64_t bytes, std::uint64_t limit);
-  ~resident_bound();
-  resident_bound(const resident_bound&) = delete;
-  resident_bound& operator=(const resident_bound&) = delete;
 
  private:
-  void watch();
+  void watch(const std::stop_token& stop);
   void drop();
 
   char* data_;
   std::uint64_t bytes_;
   std::uint64_t trigger_ = 0;  ///< resident bytes at which the pages go
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stop_ = false;
-  std::thread thread_;
+  std::jthread thread_;        // last: it stops before the members it reads go
 };
 
 }  // namespace epsjoin::detail

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "base/parallel.hpp"
+#include "base/scratch_pool.hpp"
 #include "epsjoin/io.hpp"
 #include "epsjoin/sink.hpp"
 #include "io/csr_format.hpp"
@@ -22,10 +23,32 @@ namespace {
 constexpr std::size_t least_piece_bytes = std::size_t{8} << 20;
 constexpr std::size_t most_writers = 4;
 
+// A block's ids at byte `at`. A block comes from one thread (a device's ring), and one thread
+// copying into the page cache took 1.5 GB/s: a large one goes out as pieces written at once,
+// each at its own offset, unless the target is a stream (`in_order`).
+void write_block(detail::written_output& out, bool in_order, std::uint64_t at,
+                 std::span<const std::uint32_t> ids) {
+  const auto* bytes = reinterpret_cast<const char*>(ids.data());
+  const std::size_t pieces =
+      in_order ? 1 : std::clamp<std::size_t>(ids.size_bytes() / least_piece_bytes, 1, most_writers);
+  if (pieces == 1) return out.write_at(at, bytes, ids.size_bytes());
+  auto write_pieces = [&](std::size_t b, std::size_t e, unsigned) {
+    for (std::size_t k = b; k < e; ++k) {
+      const std::size_t first = ids.size_bytes() * k / pieces;
+      const std::size_t end = ids.size_bytes() * (k + 1) / pieces;
+      out.write_at(at + first, bytes + first, end - first);
+    }
+  };
+  detail::parallel_for(static_cast<unsigned>(pieces), pieces, 1, write_pieces);
+}
+
 }  // namespace
 
 csr_file_sink::csr_file_sink(std::string path, bool sort_neighbors)
-    : path_(std::move(path)), sort_neighbors_(sort_neighbors), collected_(sort_neighbors) {
+    : path_(std::move(path)),
+      sort_neighbors_(sort_neighbors),
+      collected_(sort_neighbors),
+      sorted_(std::make_unique<detail::scratch_pool<std::vector<std::uint32_t>>>()) {
   in_place_ = check_output_path(path_).kind == output_kind::stream;
 }
 
@@ -111,28 +134,10 @@ void csr_file_sink::consume_rows(const row_segment& rows) {
                      rows.space == memory_space::host,
                  error, "csr_file_sink: rows other than a block in query order, or before the "
                  "blocks' counts");
-  // Scratch of the call's own: blocks may come from several threads (row_blocks_any_order).
-  std::vector<std::uint32_t> sorted;
-  const std::span<const std::uint32_t> ids =
-      sort_neighbors_ ? detail::sorted_row_block(offsets, neighbors, sorted) : neighbors;
   const std::uint64_t at = neighbors_at_ + offsets.front() * sizeof(std::uint32_t);
-  if (in_place_) {
-    stream_->write_at(at, ids.data(), ids.size_bytes());
-    return;
-  }
-  // A block comes from one thread (a device's ring), and one thread copying into the page cache
-  // took 1.5 GB/s; a large block goes out as pieces written at once, each at its own offset.
-  const auto* bytes = reinterpret_cast<const char*>(ids.data());
-  const std::size_t pieces = std::clamp<std::size_t>(ids.size_bytes() / least_piece_bytes, 1,
-                                                     most_writers);
-  auto write_pieces = [&](std::size_t b, std::size_t e, unsigned) {
-    for (std::size_t k = b; k < e; ++k) {
-      const std::size_t first = ids.size_bytes() * k / pieces;
-      const std::size_t end = ids.size_bytes() * (k + 1) / pieces;
-      stream_->write_at(at + first, bytes + first, end - first);
-    }
-  };
-  detail::parallel_for(static_cast<unsigned>(pieces), pieces, 1, write_pieces);
+  if (!sort_neighbors_) return write_block(*stream_, in_place_, at, neighbors);
+  const auto sorted = sorted_->borrow();
+  write_block(*stream_, in_place_, at, detail::sorted_row_block(offsets, neighbors, *sorted));
 }
 
 void csr_file_sink::finish() {

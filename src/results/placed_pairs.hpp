@@ -33,10 +33,10 @@ class placed_pairs {
     if (at == MAP_FAILED) return nullptr;
     // The pages a little ahead of the claims are faulted in on a thread of their own, in
     // ordinary pages. Measured on the 2-core machine, 1M 2-D points at S 50, one join thread
-    // (bench/python_first_call.py): a process's first call took 2.2-3.3x its later ones with
+    // (bench/python_first_call.py): a process's first call took 1.6-3.3x its later ones with
     // huge pages advised and no such thread (fresh huge pages are slow to assemble; freed ones
-    // come back fast), 1.5-2.2x with both, 1.0-1.2x with the thread alone, the later calls as
-    // fast as before (0.30-0.41 s).
+    // come back fast), 1.5-2.2x with both, 0.8-1.2x with the thread alone, the later calls as
+    // fast as before (0.29-0.44 s).
     std::unique_ptr<placed_pairs> placed(new placed_pairs(static_cast<std::int64_t*>(at), bytes, page));
     placed->ahead_ = std::make_unique<pages_ahead>(
         static_cast<char*>(at), bytes, populate_window,
