@@ -5,6 +5,7 @@
 #include "epsjoin/build_info.hpp"
 #include "epsjoin/dataset.hpp"
 #include "epsjoin/dbscan.hpp"
+#include "epsjoin/device_table.hpp"
 #include "epsjoin/error.hpp"
 #include "epsjoin/generate.hpp"
 #include "epsjoin/index.hpp"

@@ -23,8 +23,6 @@ from ._validation import (_is_device_array, features_disagree, raise_if_bad_form
 
 #: Device ids are the library's 32-bit ids read as int32 (CuPy's sparse matrices take no other).
 _MAX_POINTS = np.iinfo(np.int32).max
-#: Pairs whose distances are computed at once (bounds the temporaries of mode="distance").
-_DISTANCE_CHUNK = 1 << 24
 
 
 def any_on_device(X: Any, Y: Any = None) -> bool:
@@ -84,25 +82,8 @@ class _Cupy:
         with self.xp.cuda.Device(self.device_of(like)):
             return self.xp.asarray(host)
 
-    def row_ids(self, indptr: Any) -> Any:
-        xp = self.xp
-        n = indptr.shape[0] - 1
-        return xp.repeat(xp.arange(n, dtype=xp.int64), xp.diff(indptr).astype(xp.int64))
-
-    def argsort(self, keys: Any) -> Any:
-        return self.xp.argsort(keys)
-
-    def zeros(self, n: int, like: Any) -> Any:
-        return self.xp.zeros(n, dtype=self.xp.float64)
-
     def ones(self, n: int, like: Any) -> Any:
         return self.xp.ones(n, dtype=self.xp.float64)
-
-    def sqrt(self, A: Any) -> Any:
-        return self.xp.sqrt(A)
-
-    def stack_pairs(self, i: Any, j: Any) -> Any:
-        return self.xp.stack([i, j], axis=1)
 
     def graph(self, data: Any, indices: Any, indptr: Any, shape: Tuple[int, int],
               sorted_rows: bool) -> Any:
@@ -179,25 +160,8 @@ class _Torch:
     def upload(self, host: np.ndarray, like: Any) -> Any:
         return self.torch.from_numpy(host).to(like.device)
 
-    def row_ids(self, indptr: Any) -> Any:
-        n = indptr.shape[0] - 1
-        rows = self.torch.arange(n, dtype=self.torch.int64, device=indptr.device)
-        return self.torch.repeat_interleave(rows, self.torch.diff(indptr))
-
-    def argsort(self, keys: Any) -> Any:
-        return self.torch.argsort(keys, stable=True)
-
-    def zeros(self, n: int, like: Any) -> Any:
-        return self.torch.zeros(n, dtype=self.torch.float64, device=like.device)
-
     def ones(self, n: int, like: Any) -> Any:
         return self.torch.ones(n, dtype=self.torch.float64, device=like.device)
-
-    def sqrt(self, A: Any) -> Any:
-        return self.torch.sqrt(A)
-
-    def stack_pairs(self, i: Any, j: Any) -> Any:
-        return self.torch.stack([i, j], dim=1)
 
     def graph(self, data: Any, indices: Any, indptr: Any, shape: Tuple[int, int],
               sorted_rows: bool) -> Any:
@@ -271,61 +235,34 @@ def settings_on(settings: Any, b: Any, A: Any) -> Any:
     return settings
 
 
-def table(b: Any, A: Any, B: Optional[Any], eps: float, include_self: bool, settings: Any
-          ) -> Tuple[Any, Any, Dict[str, Any]]:
-    """(indptr int64, indices int32, stats): the library's table, left on the device."""
-    indptr, indices, stats = _epsjoin.device_neighbor_table(
-        A, B, eps, include_self, settings_on(settings, b, A))
-    return b.from_dlpack(indptr), b.from_dlpack(indices), stats
-
-
-def sort_rows(b: Any, indptr: Any, indices: Any, n_cols: int) -> Any:
-    """Each row's indices in ascending order (rows stay where they are)."""
-    if indices.shape[0] == 0:
-        return indices
-    keys = b.row_ids(indptr) * n_cols + b.astype(indices, np.int64)
-    return indices[b.argsort(keys)]
-
-
-def distances(b: Any, A: Any, B: Optional[Any], indptr: Any, indices: Any) -> Any:
-    """Euclidean distances of the table's entries, float64, summed dimension by dimension as the
-    host path sums them (so the values are the same to the last bit)."""
-    Z = A if B is None else B
-    rows = b.row_ids(indptr)
-    out = b.zeros(indices.shape[0], indptr)
-    for begin in range(0, indices.shape[0], _DISTANCE_CHUNK):
-        end = min(indices.shape[0], begin + _DISTANCE_CHUNK)
-        q, j = rows[begin:end], b.astype(indices[begin:end], np.int64)
-        total = b.zeros(end - begin, indptr)
-        for k in range(A.shape[1]):
-            diff = b.astype(A[q, k], np.float64) - b.astype(Z[j, k], np.float64)
-            total += diff * diff
-        out[begin:end] = b.sqrt(total)
-    return out
+def table(b: Any, A: Any, B: Optional[Any], eps: float, include_self: bool, settings: Any,
+          sort: bool = False, distances: bool = False
+          ) -> Tuple[Any, Any, Optional[Any], Dict[str, Any]]:
+    """(indptr int64, indices int32, distances float64 or None, stats): the library's table,
+    left on the device, its rows sorted and its distances computed there when asked (the same
+    values, to the last bit, as the host table's)."""
+    indptr, indices, values, stats = _epsjoin.device_neighbor_table(
+        A, B, eps, include_self, sort, distances, settings_on(settings, b, A))
+    return (b.from_dlpack(indptr), b.from_dlpack(indices),
+            None if values is None else b.from_dlpack(values), stats)
 
 
 def graph(b: Any, A: Any, B: Optional[Any], eps: float, mode: str, include_self: bool,
           sort_indices: bool, settings: Any) -> Tuple[Any, Dict[str, Any]]:
-    indptr, indices, stats = table(b, A, B, eps, include_self, settings)
+    indptr, indices, values, stats = table(b, A, B, eps, include_self, settings,
+                                           sort=sort_indices, distances=mode == "distance")
     n_cols = (A if B is None else B).shape[0]
-    if sort_indices:
-        indices = sort_rows(b, indptr, indices, n_cols)
-    data = (distances(b, A, B, indptr, indices) if mode == "distance"
-            else b.ones(indices.shape[0], indptr))
+    data = values if values is not None else b.ones(indices.shape[0], indptr)
     return b.graph(data, indices, indptr, (A.shape[0], n_cols), sort_indices), stats
 
 
 def pairs(b: Any, A: Any, B: Optional[Any], eps: float, include_self: bool, sort: bool,
           dtype: np.dtype, settings: Any) -> Tuple[Any, Dict[str, Any]]:
-    indptr, indices, stats = table(b, A, B, eps, include_self, settings)
-    if sort:
-        indices = sort_rows(b, indptr, indices, (A if B is None else B).shape[0])
-    i = b.row_ids(indptr)
-    j = b.astype(indices, np.int64)
-    if B is None:
-        kept = (j >= i) if include_self else (j > i)
-        i, j = i[kept], j[kept]
-    return b.astype(b.stack_pairs(i, j), dtype), stats
+    """A self-join's unique pairs (i < j), or every (query, point) pair of X x Y, as the
+    library's device assembly cuts them from its table."""
+    result, stats = _epsjoin.device_neighbor_pairs(A, B, eps, include_self, sort,
+                                                   settings_on(settings, b, A))
+    return b.astype(b.from_dlpack(result), dtype), stats
 
 
 def count(b: Any, A: Any, B: Optional[Any], eps: float, include_self: bool, per_row: bool,

@@ -49,8 +49,13 @@ def neighbor_distance_table(
            Dict[str, Any]]: ...
 # Points on a CUDA device (anything with __dlpack__ there); the results are DLPack arrays on it.
 def device_neighbor_table(
-    queries: Any, data: Optional[Any], eps: float, include_self: bool, settings: RunSettings
-) -> Tuple[Any, Any, Dict[str, Any]]: ...
+    queries: Any, data: Optional[Any], eps: float, include_self: bool, sort: bool,
+    distances: bool, settings: RunSettings
+) -> Tuple[Any, Any, Optional[Any], Dict[str, Any]]: ...
+def device_neighbor_pairs(
+    queries: Any, data: Optional[Any], eps: float, include_self: bool, sort: bool,
+    settings: RunSettings
+) -> Tuple[Any, Dict[str, Any]]: ...
 def device_neighbor_counts(
     queries: Any, data: Optional[Any], eps: float, include_self: bool, per_row: bool,
     settings: RunSettings

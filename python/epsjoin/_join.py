@@ -231,11 +231,8 @@ def neighbor_table(
         b, X, Y, settings = _on_device(X, Y, include_self, metric, boxsize,
                                        (engine, precision, approximate, n_jobs, memory_limit,
                                         device_memory_limit, device, params, devices_split, progress))
-        indptr, indices, stats = _device.table(b, X, Y, _device_eps(eps), bool(include_self),
-                                               settings)
-        if sort_indices:
-            searched: Any = X if Y is None else Y  # a device array, whatever X's hint says
-            indices = _device.sort_rows(b, indptr, indices, searched.shape[0])
+        indptr, indices, _, stats = _device.table(b, X, Y, _device_eps(eps), bool(include_self),
+                                                  settings, sort=bool(sort_indices))
         return (indptr, indices, stats) if return_stats else (indptr, indices)
     X, Y = check_pair(X, Y)
     _check_self(include_self, Y)

@@ -153,7 +153,9 @@ NB_MODULE(_epsjoin, m) {
         "data"_a.none(), "radii"_a, "include_self"_a, "settings"_a);
   m.def("filled_ones", &epsjoin_python::filled_ones, "n"_a, "threads"_a);
   m.def("device_neighbor_table", &epsjoin_python::device_neighbor_table, "queries"_a,
-        "data"_a.none(), "eps"_a, "include_self"_a, "settings"_a);
+        "data"_a.none(), "eps"_a, "include_self"_a, "sort"_a, "distances"_a, "settings"_a);
+  m.def("device_neighbor_pairs", &epsjoin_python::device_neighbor_pairs, "queries"_a,
+        "data"_a.none(), "eps"_a, "include_self"_a, "sort"_a, "settings"_a);
   m.def("device_neighbor_counts", &epsjoin_python::device_neighbor_counts, "queries"_a,
         "data"_a.none(), "eps"_a, "include_self"_a, "per_row"_a, "settings"_a);
   m.def("dbscan", &epsjoin_python::dbscan, "points"_a, "eps"_a, "min_samples"_a, "settings"_a,

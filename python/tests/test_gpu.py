@@ -192,6 +192,23 @@ def test_device_points_ties_self_pairs_and_a_join_b(framework, engine, rng):
                 Xd, eps, include_self=include_self, sort_indices=True, engine=engine)
             np.testing.assert_array_equal(_host(table_indptr), indptr)
             np.testing.assert_array_equal(_host(table_indices), indices)
+            # Pairs cut from the device table: i <= j with self pairs, i < j without, in
+            # lexicographic order when sorted, the same set in any order otherwise.
+            rows = np.repeat(np.arange(len(X)), np.diff(indptr))
+            kept = indices >= rows if include_self else indices > rows
+            want = np.stack([rows[kept], indices[kept]], axis=1)
+            for sort in (True, False):
+                got_pairs = _host(epsjoin.pairs(Xd, eps, include_self=include_self, sort=sort,
+                                                engine=engine))
+                if not sort:
+                    got_pairs = got_pairs[np.lexsort((got_pairs[:, 1], got_pairs[:, 0]))]
+                np.testing.assert_array_equal(got_pairs, want)
+            # Distances sorted with their neighbours, on the device.
+            indptr, indices, dist = oracle_table(X, eps, include_self=include_self)
+            got = epsjoin.neighbor_graph(Xd, eps, include_self=include_self, mode="distance",
+                                         sort_indices=True, engine=engine)
+            assert _host_csr(got).has_sorted_indices
+            assert_same_csr(_host_csr(got), indptr, indices, dist)
     A, B = rng.random((500, 4)), rng.random((800, 4)).astype(np.float32)
     eps = eps_for(np.vstack([A, B]), 8, rng)
     # float32 meets float64 as float64, converted on the device.
@@ -243,7 +260,8 @@ def test_device_inputs_are_checked_on_the_device(rng):
     bad = cupy.asarray(rng.random((30, 3)))
     bad[29, 2] = cupy.nan
     with pytest.raises(ValueError, match="point 29, dimension 2 is nan"):
-        _epsjoin.device_neighbor_table(bad, None, 0.1, False, _validation.run_settings("lbjoin"))
+        _epsjoin.device_neighbor_table(bad, None, 0.1, False, False, False,
+                                       _validation.run_settings("lbjoin"))
     # Integers and Fortran order are converted once, on the device.
     L = lattice(8, 2).astype(np.int32)
     indptr, indices, _ = oracle_table(L, 1.0)

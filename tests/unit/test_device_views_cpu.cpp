@@ -29,4 +29,15 @@ TEST(device_views_cpu, cpu_builds_and_cpu_engines_refuse_device_memory) {
   }
 }
 
+TEST(device_views_cpu, cpu_builds_refuse_the_device_table_steps) {
+  if (epsjoin::build().cuda) GTEST_SKIP() << "a CUDA build runs them: tests/gpu/test_device_table.cpp";
+  epsjoin::resources res;
+  const epsjoin::device_csr table;
+  const epsjoin::dataset_view none;
+  EXPECT_THROW(epsjoin::device_distances(res, table, none, none), epsjoin::unavailable);
+  EXPECT_THROW(epsjoin::sort_device_rows(res, table), epsjoin::unavailable);
+  EXPECT_THROW(epsjoin::device_pairs(res, table, epsjoin::pair_selection::neighbor_above),
+               epsjoin::unavailable);
+}
+
 }  // namespace
