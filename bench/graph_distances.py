@@ -8,6 +8,9 @@ table: the first and the best warm seconds of each mode, and their ratio (the is
 distance at most 1.3x connectivity), with the engine and where its distances came from.
 
   build/python-venv/bin/python bench/graph_distances.py --case 1000000:50 --case 2000000:150
+
+With --device the points are a CuPy array on the GPU: the table, its distances (on the device,
+by the library) and the graph stay there; the times include a synchronisation.
 """
 
 import argparse
@@ -20,9 +23,13 @@ import numpy as np
 import epsjoin
 
 
-def timed(call):
+def timed(call, device=False):
     start = time.perf_counter()
     result = call()
+    if device:
+        import cupy
+
+        cupy.cuda.Device().synchronize()
     return time.perf_counter() - start, result
 
 
@@ -34,16 +41,23 @@ def main():
     parser.add_argument("--threads", type=int, default=1, help="n_jobs (default 1)")
     parser.add_argument("--engine", default="auto")
     parser.add_argument("--repeat", type=int, default=3, help="warm calls of each mode")
+    parser.add_argument("--device", action="store_true",
+                        help="points as a CuPy array on the GPU (needs CuPy)")
     args = parser.parse_args()
     cases = args.case or ["1000000:50"]
     print(f"{platform.node()}, {os.cpu_count()} cores, n_jobs {args.threads}, "
-          f"engine {args.engine}, epsjoin {epsjoin.__version__}\n")
+          f"engine {args.engine}, {'device (CuPy)' if args.device else 'host'} points, "
+          f"epsjoin {epsjoin.__version__}\n")
     print("| N | S | pairs | connectivity first / warm s | distance first / warm s | "
           "ratio (warm) | engine | distances |")
     print("| ---: | ---: | ---: | --- | --- | ---: | --- | --- |")
     for case in cases:
         n, s = (int(float(v)) for v in case.split(":"))
         X = np.random.default_rng(7).random((n, 2))
+        if args.device:
+            import cupy
+
+            X = cupy.asarray(X)
         eps = float(np.sqrt(s / (np.pi * n)))  # uniform in the unit square, edges aside
         times = {"connectivity": [], "distance": []}
         stats = {}
@@ -51,13 +65,14 @@ def main():
             for mode in times:
                 seconds, (graph, stats[mode]) = timed(lambda: epsjoin.neighbor_graph(
                     X, eps, mode=mode, n_jobs=args.threads, engine=args.engine,
-                    return_stats=True))
+                    return_stats=True), args.device)
                 times[mode].append(seconds)
                 nnz = graph.nnz
                 del graph
         con, dist = times["connectivity"], times["distance"]
         warm_con, warm_dist = min(con[1:]), min(dist[1:])
-        note = stats["distance"].get("notes", {}).get("distances", "by the sink, after the rows")
+        note = ("on the device, after the rows (device_distances)" if args.device else
+                stats["distance"].get("notes", {}).get("distances", "by the sink, after the rows"))
         print(f"| {n} | {s} | {nnz} | {con[0]:.3f} / {warm_con:.3f} | {dist[0]:.3f} / "
               f"{warm_dist:.3f} | {warm_dist / warm_con:.2f} | {stats['distance']['engine']} | "
               f"{note} |")

@@ -33,6 +33,8 @@ from ._index import EpsIndex
 from ._join import build_info, engines, neighbor_graph, neighbor_table, pairs
 from ._radii import count, count_radii
 from ._sklearn import radius_neighbors_graph
+from ._files import join_to
+from ._stream import iter_pairs
 
 if TYPE_CHECKING:
     from ._dbscan import DBSCAN
@@ -65,6 +67,8 @@ __all__ = [
     "count",
     "count_radii",
     "engines",
+    "iter_pairs",
+    "join_to",
     "neighbor_graph",
     "neighbor_table",
     "pairs",

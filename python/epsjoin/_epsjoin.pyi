@@ -47,6 +47,10 @@ def neighbor_distance_table(
     include_self: bool, sort_indices: bool, settings: RunSettings
 ) -> Tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32], npt.NDArray[np.float64],
            Dict[str, Any]]: ...
+def join_to_file(
+    queries: npt.NDArray[np.floating], data: Optional[npt.NDArray[np.floating]], eps: float,
+    include_self: bool, path: str, format: str, sort: bool, settings: RunSettings
+) -> Dict[str, Any]: ...
 # Points on a CUDA device (anything with __dlpack__ there); the results are DLPack arrays on it.
 def device_neighbor_table(
     queries: Any, data: Optional[Any], eps: float, include_self: bool, sort: bool,

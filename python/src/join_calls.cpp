@@ -52,6 +52,23 @@ nb::tuple neighbor_counts(points_array queries, std::optional<points_array> data
   return counts_result(sink, per_row, queries.shape(0), stats);
 }
 
+nb::object join_to_file(points_array queries, std::optional<points_array> data, double eps,
+                        bool include_self, const std::string& path, const std::string& format,
+                        bool sort, const run_settings& settings) {
+  // The sinks create their file (under a temporary name beside `path`) when they are made, so a
+  // bad path is refused before the join.
+  std::unique_ptr<epsjoin::result_sink> sink;
+  if (format == "csr") {
+    sink = std::make_unique<epsjoin::csr_file_sink>(path, sort);
+  } else if (format == "npy" || format == "csv") {
+    sink = std::make_unique<epsjoin::pair_file_sink>(
+        path, format == "npy" ? epsjoin::pair_file_format::npy : epsjoin::pair_file_format::csv);
+  } else {
+    throw epsjoin::invalid_argument("format must be 'csr', 'npy' or 'csv', got '" + format + "'");
+  }
+  return stats_dict(run_join(queries, data, eps, include_self, settings, *sink));
+}
+
 nb::object filled_ones(std::size_t n, unsigned threads) {
   auto out = std::make_unique<output_vector<double>>();
   released_pass([&] { *out = epsjoin::filled_values(n, 1.0, threads, interrupt_check()); });

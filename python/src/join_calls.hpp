@@ -90,6 +90,13 @@ nb::tuple neighbor_counts_radii(points_array queries, std::optional<points_array
 nb::tuple neighbor_counts(points_array queries, std::optional<points_array> data, double eps,
                           bool include_self, bool per_row, const run_settings& settings);
 
+/// The join written to `path` by the library's file sinks (stats dict): "csr" the binary CSR
+/// table (rows sorted when `sort`), "npy" or "csv" the pairs as they come, each unordered pair
+/// once in a self-join. The file appears under `path` only when complete.
+nb::object join_to_file(points_array queries, std::optional<points_array> data, double eps,
+                        bool include_self, const std::string& path, const std::string& format,
+                        bool sort, const run_settings& settings);
+
 /// n float64 ones (scikit-learn's connectivity data), filled on `threads` threads (0: all): a
 /// fresh array of hundreds of MB costs its page faults, which numpy's ones takes on one thread.
 nb::object filled_ones(std::size_t n, unsigned threads);

@@ -49,6 +49,11 @@ __global__ void shift_for_self_slots_kernel(std::uint64_t* __restrict__ offsets,
   if (q < entries) offsets[q] += q;
 }
 
+/// Ids a chunk of the pinned ring holds: the budget's override, or 64 MiB.
+std::uint64_t ring_chunk_ids(const memory_budget& budget) {
+  return budget.overrides().chunk_ids > 0 ? budget.overrides().chunk_ids : default_chunk_ids;
+}
+
 /// What a device table's arrays are owned by.
 struct device_table_storage {
   device_buffer<std::uint64_t> offsets;
@@ -166,8 +171,7 @@ device_csr fill_device_table(gpu_state& gpu, query_layout& layout, const segment
 
 std::future<void> reserve_row_ring(gpu_state& gpu, std::size_t queries,
                                    const memory_budget& budget) {
-  const std::uint64_t chunk_ids =
-      budget.overrides().chunk_ids > 0 ? budget.overrides().chunk_ids : default_chunk_ids;
+  const std::uint64_t chunk_ids = ring_chunk_ids(budget);
   if (2 * (std::uint64_t{queries} + 1) < chunk_ids) return {};
   return std::async(std::launch::async, [&gpu, chunk_ids] {
     EPSJOIN_CUDA_TRY(cudaSetDevice(gpu.device));
@@ -210,8 +214,7 @@ void run_query_rows(gpu_state& gpu, query_layout& layout, const segment_filler& 
   }
   filled.record(compute);
 
-  const std::uint64_t chunk_ids =
-      budget.overrides().chunk_ids > 0 ? budget.overrides().chunk_ids : default_chunk_ids;
+  const std::uint64_t chunk_ids = ring_chunk_ids(budget);
   auto& ring = gpu.row_chunks;
   const std::uint64_t offset_ids = 2 * (std::uint64_t{layout.queries} + 1);
   for (auto& r : ring) r.reserve(std::max<std::uint64_t>(std::min(chunk_ids, std::max(table_ids, offset_ids)), 1));

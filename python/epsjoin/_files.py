@@ -1,0 +1,109 @@
+"""join_to: a join written to a file by the library's file writers, for results larger than
+memory (the command line's ``--output``), from Python."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, Optional, Union
+
+import numpy.typing as npt
+
+from . import _device, _epsjoin, _progress
+from ._metrics import set_geometry
+from ._options_doc import _with_run_options
+from ._progress import Progress
+from ._validation import Devices, MemorySize, check_eps, check_pair, raise_if_not_finite, run_settings
+
+#: The command line's rule: the format follows the extension.
+_FORMAT_OF_EXTENSION = {".npy": "npy", ".csv": "csv", ".txt": "csv"}
+
+
+def format_of(path: str, format: Optional[str]) -> str:
+    if format is None:
+        return _FORMAT_OF_EXTENSION.get(os.path.splitext(path)[1].lower(), "csr")
+    if format not in ("csr", "npy", "csv"):
+        raise ValueError(f"format must be 'csr', 'npy' or 'csv', got {format!r}")
+    return format
+
+
+@_with_run_options
+def join_to(
+    path: Union[str, "os.PathLike[str]"],
+    X: npt.ArrayLike,
+    eps: float,
+    Y: Optional[npt.ArrayLike] = None,
+    *,
+    format: Optional[str] = None,
+    include_self: bool = False,
+    sort: bool = False,
+    engine: str = "auto",
+    precision: npt.DTypeLike = "float64",
+    approximate: bool = False,
+    n_jobs: Optional[int] = None,
+    memory_limit: MemorySize = None,
+    device_memory_limit: MemorySize = None,
+    device: Devices = "auto",
+    devices_split: str = "auto",
+    params: Optional[Any] = None,
+    metric: str = "euclidean",
+    boxsize: Any = None,
+    progress: Progress = False,
+) -> Dict[str, Any]:
+    """Writes the join of `X` (with `Y`, or with itself) within `eps` to the file `path`, through
+    the library's file writers, as ``epsjoin join --output`` does: the result never has to fit
+    in memory. The file appears under `path` only once complete (written beside it under a
+    temporary name, then renamed), so an error or Ctrl-C leaves no file that looks complete; a
+    device such as ``/dev/null`` or a FIFO is written in place and never replaced; a directory
+    is refused before the join.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Where to write.
+    X : array-like of shape (n_queries, n_features)
+        Query points, in host memory.
+    eps : float
+        The radius (inclusive).
+    Y : array-like of shape (n_points, n_features), default=None
+        Points to search; ``None`` joins X with itself.
+    format : {"csr", "npy", "csv"}, default=None
+        ``"csr"``: the binary CSR table, each query's row of neighbour ids (its layout:
+        docs/formats.md). ``"npy"``: the
+        pairs as a NumPy array of shape (m, 2), dtype uint32; ``"csv"``: one ``i,j`` line a
+        pair. Pairs of a self-join are unordered pairs, each once (i < j, and (i, i) with
+        include_self), in the order the join finds them. ``None``: from the extension, as the
+        command line does (``.npy``, ``.csv`` or ``.txt``, anything else CSR).
+    include_self : bool, default=False
+        Self-join only: each point is its own neighbour too.
+    sort : bool, default=False
+        CSR only: each row's neighbours in increasing id. Sorted pairs come from
+        :func:`epsjoin.iter_pairs` (``sort=True``).
+    {run_options}
+
+    Returns
+    -------
+    stats : dict
+        The run's statistics (as ``return_stats=True`` gives them elsewhere).
+    """
+    if _device.any_on_device(X, Y):
+        raise TypeError("join_to takes points in host memory; copy device arrays to the host "
+                        "(.get() for CuPy, .cpu() for torch)")
+    target = os.fspath(path)
+    kind = format_of(target, format)
+    if sort and kind != "csr":
+        raise ValueError(f"sort applies to format='csr'; {kind} pairs are written as the join "
+                         "finds them (epsjoin.iter_pairs(sort=True) gives them sorted)")
+    X, Y = check_pair(X, Y)
+    if include_self and Y is not None:
+        raise ValueError("include_self applies to a self-join (Y=None) only")
+    settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
+                            device_memory_limit, device, params, devices_split, progress)
+    set_geometry(settings, metric, boxsize, X.shape[1])
+    try:
+        stats: Dict[str, Any] = _epsjoin.join_to_file(X, Y, check_eps(eps), bool(include_self),
+                                                      target, kind, bool(sort), settings)
+    except ValueError:
+        raise_if_not_finite(X, Y)
+        raise
+    _progress.done(settings)
+    return stats

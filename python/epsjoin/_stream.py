@@ -1,0 +1,168 @@
+"""Results that need not fit in memory, from Python: pairs in blocks (iter_pairs).
+
+The points are indexed once (an EpsIndex of the searched set). Each query's neighbour count
+comes first, from the index; the queries are then cut into runs of consecutive ids whose rows
+fit a block, and each run is joined against the index in turn. A block is that run's pairs, in
+query order: concatenated, the blocks are ``epsjoin.pairs``' array (its rows sorted when `sort`
+asks). Memory holds the index, one count a query and one block, whatever the whole result.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Optional, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _progress
+from ._index import EpsIndex
+from ._metrics import pair_distances
+from ._progress import Progress
+from ._validation import MemorySize, check_eps, check_pair, memory_bytes
+
+#: Bytes a pair takes in a block beyond its 16 (i, j): the run's table (4-byte id, 8-byte
+#: offset share) and the query ids it is cut with (8).
+_TABLE_BYTES_A_PAIR = 20
+_DEFAULT_BLOCK_BYTES = 64 << 20
+
+Block = Union[np.ndarray, Tuple[np.ndarray, np.ndarray]]
+
+
+def _runs(counts: np.ndarray, pairs_a_block: int) -> Iterator[Tuple[int, int]]:
+    """[begin, end) runs of consecutive queries whose counts add up to at most pairs_a_block
+    (a query with more neighbours than that is a run of its own)."""
+    ends = np.cumsum(counts, dtype=np.int64)
+    begin, n = 0, counts.shape[0]
+    while begin < n:
+        before = int(ends[begin - 1]) if begin > 0 else 0
+        end = int(np.searchsorted(ends, before + pairs_a_block, side="right"))
+        end = max(end, begin + 1)
+        yield begin, min(end, n)
+        begin = end
+
+
+def iter_pairs(
+    X: npt.ArrayLike,
+    eps: float,
+    Y: Optional[npt.ArrayLike] = None,
+    *,
+    include_self: bool = False,
+    sort: bool = False,
+    return_distance: bool = False,
+    block_bytes: MemorySize = None,
+    metric: str = "euclidean",
+    precision: npt.DTypeLike = "float64",
+    n_jobs: Optional[int] = None,
+    memory_limit: MemorySize = None,
+    progress: Progress = False,
+) -> Iterator[Block]:
+    """The pairs within `eps`, in blocks of bounded size: what ``epsjoin.pairs`` returns, for
+    results larger than memory.
+
+    Yields int64 arrays of shape (m, 2), m > 0, each row a pair (i, j): for a self-join (``Y=None``)
+    each unordered pair once, i < j (``include_self`` adds (i, i)); against `Y` every pair of
+    ``X[i]`` and ``Y[j]``. Blocks come in query order: concatenated they equal
+    ``epsjoin.pairs(X, eps, Y, include_self=..., sort=...)``, lexicographically sorted with
+    ``sort=True``. Ties at exactly eps are pairs.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_queries, n_features)
+        The points (float32 or float64 used as they are, other numbers converted); host memory.
+    eps : float
+        The radius (inclusive).
+    Y : array-like of shape (n_points, n_features), default=None
+        Points to search; ``None`` joins X with itself.
+    include_self : bool, default=False
+        Self-join only: also yield each point's pair with itself.
+    sort : bool, default=False
+        Each query's neighbours in increasing id (the blocks are then in lexicographic order).
+    return_distance : bool, default=False
+        Yield ``(pairs, distances)``: each pair's distance in `metric`, float64, as
+        ``neighbor_graph(mode="distance")`` and scipy compute it.
+    block_bytes : int or str, default=None
+        The most a block (pairs, distances and the table it is cut from) takes: bytes or
+        ``"64M"``. ``None``: 64 MiB, or an eighth of `memory_limit` when that is smaller. A
+        query with more neighbours than a block holds is a block of its own.
+    metric : str, default="euclidean"
+        As ``EpsIndex`` takes it.
+    precision : {"float64", "float32"}, default="float64"
+        Arithmetic of the join (the result is exact either way).
+    n_jobs : int, default=None
+        Threads (``None`` or ``-1``: every core).
+    memory_limit : int or str, default=None
+        Host memory the index and each block plan within; the whole result may exceed it.
+    progress : bool or callable, default=False
+        ``True``: a bar (tqdm when installed) over the blocks; a callable gets the fraction
+        done.
+
+    Yields
+    ------
+    pairs : ndarray of shape (m, 2), dtype int64
+    distances : ndarray of shape (m,), dtype float64
+        Only with ``return_distance=True`` (then each item is the tuple).
+
+    Examples
+    --------
+    >>> import numpy as np, epsjoin
+    >>> X = np.array([[0.0], [1.0], [2.0], [5.0]])
+    >>> for block in epsjoin.iter_pairs(X, 1.0, sort=True):
+    ...     print(block.tolist())
+    [[0, 1], [1, 2]]
+    """
+    X, Y = check_pair(X, Y)
+    if include_self and Y is not None:
+        raise ValueError("include_self applies to a self-join (Y=None) only")
+    eps = check_eps(eps)
+    limit = memory_bytes(memory_limit, "memory_limit")
+    if block_bytes is None:
+        block = _DEFAULT_BLOCK_BYTES if limit == 0 else min(_DEFAULT_BLOCK_BYTES, limit // 8)
+    else:
+        block = memory_bytes(block_bytes, "block_bytes")
+        if block <= 0:
+            raise ValueError(f"block_bytes must be positive, got {block_bytes!r}")
+    searched = X if Y is None else Y
+    # eps 0 and inf are answered beside the grid (exact duplicates, every pair): any grid
+    # width serves them.
+    grid_eps = eps if 0 < eps < np.inf else 1.0
+    index = EpsIndex(searched, grid_eps, metric=metric, precision=precision, n_jobs=n_jobs,
+                     memory_limit=memory_limit)
+    report = _progress.reporter(progress, "epsjoin.iter_pairs")
+    return _blocks(index, X, Y is None, eps, include_self, sort, return_distance, block,
+                   metric, n_jobs, report)
+
+
+def _blocks(index: EpsIndex, X: np.ndarray, self_join: bool, eps: float, include_self: bool,
+            sort: bool, return_distance: bool, block: int, metric: str, n_jobs: Optional[int],
+            report: Any) -> Iterator[Block]:
+    # Each run is joined as queries against the index, so a self-join's rows hold the query's
+    # own point too: counted here, and cut with the pairs below it.
+    counts = index.count(X, eps, per_row=True, n_jobs=n_jobs)
+    # A distance also takes the two points' float64 copies it is computed from.
+    per_pair = 16 + (8 + 16 * X.shape[1] if return_distance else 0) + _TABLE_BYTES_A_PAIR
+    total = max(1, int(counts.sum()))
+    done = 0
+    for begin, end in _runs(counts, max(1, block // per_pair)):
+        settings = index._settings_for(n_jobs, end - begin)
+        # The pairs and distances cut from the table are charged with it.
+        indptr, indices, _ = index._checked_table(X[begin:end], eps, False, sort, settings,
+                                                  per_pair - _TABLE_BYTES_A_PAIR, False)
+        rows = np.repeat(np.arange(begin, end, dtype=np.int64),
+                         np.diff(indptr.view(np.int64)))
+        cols = indices.astype(np.int64)
+        del indptr, indices
+        if self_join:
+            kept = cols >= rows if include_self else cols > rows
+            rows, cols = rows[kept], cols[kept]
+        done += int(counts[begin:end].sum())
+        if report is not None:
+            report(done / total)
+        if rows.shape[0] == 0:  # every pair of the run was below its query (a self-join)
+            continue
+        pairs = np.stack([rows, cols], axis=1)
+        if return_distance:
+            yield pairs, pair_distances(X, index.data, rows, cols, metric, None)
+        else:
+            yield pairs
+    if report is not None:
+        report.finish()
