@@ -4,6 +4,8 @@ memory (the command line's ``--output``), from Python."""
 from __future__ import annotations
 
 import os
+import tempfile
+import time
 from typing import Any, Dict, Optional, Union
 
 import numpy.typing as npt
@@ -15,14 +17,14 @@ from ._progress import Progress
 from ._validation import Devices, MemorySize, check_eps, check_pair, raise_if_not_finite, run_settings
 
 #: The command line's rule: the format follows the extension.
-_FORMAT_OF_EXTENSION = {".npy": "npy", ".csv": "csv", ".txt": "csv"}
+_FORMAT_OF_EXTENSION = {".npy": "npy", ".csv": "csv", ".txt": "csv", ".parquet": "parquet"}
 
 
 def format_of(path: str, format: Optional[str]) -> str:
     if format is None:
         return _FORMAT_OF_EXTENSION.get(os.path.splitext(path)[1].lower(), "csr")
-    if format not in ("csr", "npy", "csv"):
-        raise ValueError(f"format must be 'csr', 'npy' or 'csv', got {format!r}")
+    if format not in ("csr", "npy", "csv", "parquet"):
+        raise ValueError(f"format must be 'csr', 'npy', 'csv' or 'parquet', got {format!r}")
     return format
 
 
@@ -66,7 +68,7 @@ def join_to(
         The radius (inclusive).
     Y : array-like of shape (n_points, n_features), default=None
         Points to search; ``None`` joins X with itself.
-    format : {"csr", "npy", "csv"}, default=None
+    format : {"csr", "npy", "csv", "parquet"}, default=None
         ``"csr"``: the binary CSR table, each query's row of neighbour ids (its layout:
         docs/formats.md). ``"npy"``: the
         pairs as a NumPy array of shape (m, 2), dtype uint32; ``"csv"``: one ``i,j`` line a
@@ -76,8 +78,8 @@ def join_to(
     include_self : bool, default=False
         Self-join only: each point is its own neighbour too.
     sort : bool, default=False
-        CSR only: each row's neighbours in increasing id. Sorted pairs come from
-        :func:`epsjoin.iter_pairs` (``sort=True``).
+        CSR: each row's neighbours in increasing id; Parquet: pairs in lexicographic order.
+        Sorted npy or CSV pairs come from :func:`epsjoin.iter_pairs` (``sort=True``).
     {run_options}
 
     Returns
@@ -90,7 +92,12 @@ def join_to(
                         "(.get() for CuPy, .cpu() for torch)")
     target = os.fspath(path)
     kind = format_of(target, format)
-    if sort and kind != "csr":
+    if kind == "parquet":
+        if boxsize is not None:
+            raise ValueError("boxsize is not taken by format='parquet' (written from iter_pairs)")
+        return _write_parquet(target, X, eps, Y, include_self, sort, metric, precision, n_jobs,
+                              memory_limit, progress)
+    if sort and kind not in ("csr", "parquet"):
         raise ValueError(f"sort applies to format='csr'; {kind} pairs are written as the join "
                          "finds them (epsjoin.iter_pairs(sort=True) gives them sorted)")
     X, Y = check_pair(X, Y)
@@ -107,3 +114,43 @@ def join_to(
         raise
     _progress.done(settings)
     return stats
+
+
+def _write_parquet(target: str, X: Any, eps: float, Y: Any, include_self: bool, sort: bool,
+                   metric: str, precision: Any, n_jobs: Optional[int], memory_limit: MemorySize,
+                   progress: Progress) -> Dict[str, Any]:
+    from ._stream import iter_pairs
+
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ImportError("format='parquet' needs pyarrow: pip install epsjoin[arrow]") from None
+    if os.path.isdir(target):
+        raise IsADirectoryError(f"{target}: is a directory; name a file for the output")
+    start = time.perf_counter()
+    blocks = iter_pairs(X, eps, Y, include_self=include_self, sort=sort, metric=metric,
+                        precision=precision, n_jobs=n_jobs, memory_limit=memory_limit,
+                        progress=progress)
+    # A regular file (or a new one) is written beside its name and renamed when complete; a
+    # device or FIFO is written in place.
+    in_place = os.path.exists(target) and not os.path.isfile(target)
+    if in_place:
+        written = target
+    else:
+        handle, written = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".",
+                                           suffix=".partial", dir=os.path.dirname(target) or ".")
+        os.close(handle)
+    pairs = 0
+    try:
+        with pq.ParquetWriter(written, blocks.arrow_schema()) as writer:
+            for batch in blocks.arrow_batches():
+                writer.write_batch(batch)
+                pairs += batch.num_rows
+        if not in_place:
+            os.replace(written, target)
+    except BaseException:
+        if not in_place and os.path.exists(written):
+            os.remove(written)
+        raise
+    return {"format": "parquet", "pairs": pairs, "engine": "cpu-grid",
+            "seconds": time.perf_counter() - start}

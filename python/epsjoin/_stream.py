@@ -55,7 +55,7 @@ def iter_pairs(
     n_jobs: Optional[int] = None,
     memory_limit: MemorySize = None,
     progress: Progress = False,
-) -> Iterator[Block]:
+) -> "PairBlocks":
     """The pairs within `eps`, in blocks of bounded size: what ``epsjoin.pairs`` returns, for
     results larger than memory.
 
@@ -96,11 +96,14 @@ def iter_pairs(
         ``True``: a bar (tqdm when installed) over the blocks; a callable gets the fraction
         done.
 
-    Yields
-    ------
-    pairs : ndarray of shape (m, 2), dtype int64
-    distances : ndarray of shape (m,), dtype float64
-        Only with ``return_distance=True`` (then each item is the tuple).
+    Returns
+    -------
+    blocks : PairBlocks
+        An iterator of the blocks, each ``pairs``, an ndarray of shape (m, 2) and dtype int64,
+        or with ``return_distance=True`` the tuple ``(pairs, distances)``, distances an ndarray
+        of shape (m,), float64. Also an Arrow C stream (``__arrow_c_stream__``) of the same
+        blocks as record batches ``i``, ``j`` [, ``distance``]: ``pyarrow.table(blocks)`` or
+        DuckDB read it (needs pyarrow). The blocks are computed as they are read, once.
 
     Examples
     --------
@@ -128,13 +131,68 @@ def iter_pairs(
     index = EpsIndex(searched, grid_eps, metric=metric, precision=precision, n_jobs=n_jobs,
                      memory_limit=memory_limit)
     report = _progress.reporter(progress, "epsjoin.iter_pairs")
-    return _blocks(index, X, Y is None, eps, include_self, sort, return_distance, block,
-                   metric, n_jobs, report)
+    return PairBlocks(_blocks(index, X, Y is None, eps, include_self, sort, return_distance,
+                              block, metric, n_jobs, report), return_distance)
+
+
+class PairBlocks:
+    """What :func:`iter_pairs` returns: an iterator of blocks, and an Arrow C stream of them.
+
+    Iterating yields ``(m, 2)`` int64 arrays (``(pairs, distances)`` with
+    ``return_distance=True``). ``__arrow_c_stream__`` hands the same blocks to Arrow readers
+    (``pyarrow.table(blocks)``, ``pyarrow.RecordBatchReader.from_stream``, DuckDB, Polars) as
+    record batches of columns ``i``, ``j`` (int64) and ``distance`` (float64, when asked), the
+    columns passed without a copy; it needs pyarrow (``pip install epsjoin[arrow]``). Either
+    way the blocks are computed as they are read, once: a second read finds none.
+    """
+
+    def __init__(self, columns: Iterator[Tuple[np.ndarray, ...]], with_distance: bool) -> None:
+        self._columns = columns
+        self._with_distance = with_distance
+
+    def __iter__(self) -> "PairBlocks":
+        return self
+
+    def __next__(self) -> Block:
+        rows, cols, *distances = next(self._columns)
+        pairs = np.stack([rows, cols], axis=1)
+        return (pairs, distances[0]) if self._with_distance else pairs
+
+    def arrow_schema(self) -> Any:
+        """The pyarrow schema of the record batches."""
+        pa = _pyarrow()
+        fields = [pa.field("i", pa.int64(), nullable=False), pa.field("j", pa.int64(), nullable=False)]
+        if self._with_distance:
+            fields.append(pa.field("distance", pa.float64(), nullable=False))
+        return pa.schema(fields)
+
+    def arrow_batches(self) -> Iterator[Any]:
+        """The blocks as pyarrow record batches (the columns are not copied)."""
+        pa = _pyarrow()
+        schema = self.arrow_schema()
+        for columns in self._columns:
+            yield pa.record_batch([pa.array(c) for c in columns], schema=schema)
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        pa = _pyarrow()
+        reader = pa.RecordBatchReader.from_batches(self.arrow_schema(), self.arrow_batches())
+        return reader.__arrow_c_stream__(requested_schema)
+
+
+def _pyarrow() -> Any:
+    try:
+        import pyarrow
+    except ImportError:
+        raise ImportError("pairs as Arrow record batches need pyarrow: pip install "
+                          "epsjoin[arrow] (or pyarrow); iterating the blocks does not") from None
+    return pyarrow
 
 
 def _blocks(index: EpsIndex, X: np.ndarray, self_join: bool, eps: float, include_self: bool,
             sort: bool, return_distance: bool, block: int, metric: str, n_jobs: Optional[int],
-            report: Any) -> Iterator[Block]:
+            report: Any) -> Iterator[Tuple[np.ndarray, ...]]:
+    """(query ids, neighbour ids[, distances]) of each block: columns, which the pairs stack
+    and Arrow takes as they are."""
     # Each run is joined as queries against the index, so a self-join's rows hold the query's
     # own point too: counted here, and cut with the pairs below it.
     counts = index.count(X, eps, per_row=True, n_jobs=n_jobs)
@@ -159,10 +217,9 @@ def _blocks(index: EpsIndex, X: np.ndarray, self_join: bool, eps: float, include
             report(done / total)
         if rows.shape[0] == 0:  # every pair of the run was below its query (a self-join)
             continue
-        pairs = np.stack([rows, cols], axis=1)
         if return_distance:
-            yield pairs, pair_distances(X, index.data, rows, cols, metric, None)
+            yield rows, cols, pair_distances(X, index.data, rows, cols, metric, None)
         else:
-            yield pairs
+            yield rows, cols
     if report is not None:
         report.finish()

@@ -2,6 +2,7 @@
 (issue 46 part 3), on random data of many shapes, lattices with pairs at exactly eps, duplicates,
 and results many times the memory limit."""
 
+import os
 import tracemalloc
 
 import numpy as np
@@ -137,3 +138,44 @@ def test_the_docstring_example_holds():
     import epsjoin._stream
 
     assert doctest.testmod(epsjoin._stream).failed == 0
+
+
+def test_the_blocks_are_an_arrow_stream(rng, tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    X = rng.random((4000, 3)).astype(np.float32)
+    eps = eps_for(X, 15, rng)
+    want = epsjoin.pairs(X, eps, sort=True)
+    table = pa.table(epsjoin.iter_pairs(X, eps, sort=True, block_bytes=30_000))
+    assert table.schema.names == ["i", "j"] and table.num_rows == len(want)
+    np.testing.assert_array_equal(np.stack([table["i"].to_numpy(), table["j"].to_numpy()], 1),
+                                  want)
+    reader = pa.RecordBatchReader.from_stream(
+        epsjoin.iter_pairs(X, eps, return_distance=True, block_bytes=30_000))
+    graph = epsjoin.neighbor_graph(X, eps, mode="distance")
+    batches = list(reader)
+    assert len(batches) > 1
+    for batch in batches:
+        i, j = batch["i"].to_numpy(), batch["j"].to_numpy()
+        np.testing.assert_array_equal(batch["distance"].to_numpy(),
+                                      np.asarray(graph[i, j]).ravel())
+    # Parquet, through join_to: written from the blocks, renamed only when complete.
+    stats = epsjoin.join_to(tmp_path / "p.parquet", X, eps, sort=True)
+    written = pq.read_table(tmp_path / "p.parquet")
+    assert stats["pairs"] == len(want) and os.listdir(tmp_path) == ["p.parquet"]
+    np.testing.assert_array_equal(
+        np.stack([written["i"].to_numpy(), written["j"].to_numpy()], 1), want)
+    bad = X.copy()
+    bad[3, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        epsjoin.join_to(tmp_path / "q.parquet", bad, eps)
+    assert os.listdir(tmp_path) == ["p.parquet"]
+
+
+def test_duckdb_reads_the_stream(rng):
+    duckdb = pytest.importorskip("duckdb")
+    X = rng.random((3000, 2))
+    eps = eps_for(X, 10, rng)
+    blocks = epsjoin.iter_pairs(X, eps, block_bytes=20_000)  # noqa: F841 (read by name below)
+    assert duckdb.sql("select count(*) from blocks").fetchone()[0] == len(epsjoin.pairs(X, eps))
