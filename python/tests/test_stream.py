@@ -179,3 +179,49 @@ def test_duckdb_reads_the_stream(rng):
     eps = eps_for(X, 10, rng)
     blocks = epsjoin.iter_pairs(X, eps, block_bytes=20_000)  # noqa: F841 (read by name below)
     assert duckdb.sql("select count(*) from blocks").fetchone()[0] == len(epsjoin.pairs(X, eps))
+
+
+@pytest.mark.parametrize("engine", ["auto", "super-ego", "cpu-grid-params"])
+def test_blocks_of_rows_are_the_tables_rows(engine, rng):
+    options = ({"engine": "cpu-grid", "params": {"pattern": "full"}} if engine == "cpu-grid-params"
+               else {"engine": engine})
+    X = rng.random((2500, 2))
+    Y = rng.random((1700, 2))
+    eps = eps_for(X, 12, rng)
+    for other, include_self in ((None, False), (None, True), (Y, False)):
+        indptr, indices = epsjoin.neighbor_table(X, eps, other, include_self=include_self,
+                                                 sort_indices=True)
+        graph = epsjoin.neighbor_graph(X, eps, other, include_self=include_self,
+                                       mode="distance", sort_indices=True)
+        first_rows, lengths, ids, distances = [], [], [], []
+        for first, ptr, cols, dist in epsjoin.iter_pairs(
+                X, eps, other, include_self=include_self, sort=True, rows=True,
+                return_distance=True, block_bytes=8_000, **options):
+            assert ptr[0] == 0 and ptr[-1] == len(cols) == len(dist)
+            first_rows.append(first)
+            lengths.append(np.diff(ptr))
+            ids.append(cols)
+            distances.append(dist)
+        assert first_rows[0] == 0 and len(first_rows) > 3
+        np.testing.assert_array_equal(np.concatenate(lengths), np.diff(indptr))
+        np.testing.assert_array_equal(np.concatenate(ids), indices)
+        np.testing.assert_array_equal(np.concatenate(distances), graph.data)
+    blocks = epsjoin.iter_pairs(X, eps, rows=True)
+    with pytest.raises(TypeError, match="no Arrow form"):
+        blocks.arrow_schema()
+
+
+def test_another_engine_and_a_periodic_box_join_each_run(rng):
+    X = rng.random((3000, 3))
+    eps = eps_for(X, 10, rng)
+    for options in ({"engine": "super-ego"}, {"engine": "cpu-rtree"}, {"boxsize": 1.0},
+                    {"metric": "manhattan", "engine": "super-ego"}):
+        want = epsjoin.pairs(X, eps, sort=True, **options)
+        got = _joined(epsjoin.iter_pairs(X, eps, sort=True, block_bytes=10_000, **options))
+        np.testing.assert_array_equal(got, want)
+        pairs, distances = zip(*epsjoin.iter_pairs(X, eps, return_distance=True, sort=True,
+                                                   block_bytes=10_000, **options))
+        graph = epsjoin.neighbor_graph(X, eps, mode="distance", **options)
+        p = np.concatenate(pairs)
+        np.testing.assert_array_equal(np.concatenate(distances),
+                                      np.asarray(graph[p[:, 0], p[:, 1]]).ravel())
