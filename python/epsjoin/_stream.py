@@ -177,7 +177,8 @@ def _index_runs(X: np.ndarray, searched: np.ndarray, eps: float, sort: bool,
         # The pairs and distances cut from the table are charged with it.
         indptr, indices, _ = index._checked_table(X[begin:end], eps, False, sort, settings,
                                                   per_pair - _TABLE_BYTES_A_PAIR, False)
-        indptr, cols = indptr.view(np.int64), indices.astype(np.int64)
+        # The ids stay uint32 until a block is assembled: half the bytes for the cut to move.
+        indptr, cols = indptr.view(np.int64), indices
         distances = None
         if return_distance:
             queries = np.repeat(np.arange(begin, end, dtype=np.int64), np.diff(indptr))
@@ -210,8 +211,7 @@ class PairBlocks:
     Iterating yields ``(m, 2)`` int64 arrays (``(pairs, distances)`` with
     ``return_distance=True``). ``__arrow_c_stream__`` hands the same blocks to Arrow readers
     (``pyarrow.table(blocks)``, ``pyarrow.RecordBatchReader.from_stream``, DuckDB, Polars) as
-    record batches of columns ``i``, ``j`` (int64) and ``distance`` (float64, when asked), the
-    columns passed without a copy; it needs pyarrow (``pip install epsjoin[arrow]``). Either
+    record batches of columns ``i``, ``j`` (int64) and ``distance`` (float64, when asked); it needs pyarrow (``pip install epsjoin[arrow]``). Either
     way the blocks are computed as they are read, once: a second read finds none. Blocks of
     rows (``rows=True``) have no Arrow form.
     """
@@ -229,7 +229,9 @@ class PairBlocks:
         if self._rows:
             return next(self._columns)
         rows, cols, *distances = next(self._columns)
-        pairs = np.stack([rows, cols], axis=1)
+        pairs = np.empty((rows.shape[0], 2), dtype=np.int64)
+        pairs[:, 0] = rows
+        pairs[:, 1] = cols
         return (pairs, distances[0]) if self._with_distance else pairs
 
     def arrow_schema(self) -> Any:
@@ -244,10 +246,13 @@ class PairBlocks:
         return pa.schema(fields)
 
     def arrow_batches(self) -> Iterator[Any]:
-        """The blocks as pyarrow record batches (the columns are not copied)."""
+        """The blocks as pyarrow record batches (int64 ids, converted once from the index's
+        uint32)."""
         pa = _pyarrow()
         schema = self.arrow_schema()
-        for columns in self._columns:
+        for rows, cols, *distances in self._columns:
+            columns = [rows.astype(np.int64, copy=False), cols.astype(np.int64, copy=False),
+                       *distances]
             yield pa.record_batch([pa.array(c) for c in columns], schema=schema)
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
@@ -272,7 +277,8 @@ def _pair_columns(counts: np.ndarray, table: RunTable, self_join: bool, include_
     total, done = max(1, int(counts.sum())), 0
     for begin, end in _runs(counts, pairs_a_block):
         indptr, cols, distances = table(begin, end)
-        rows = np.repeat(np.arange(begin, end, dtype=np.int64), np.diff(indptr))
+        ids = np.uint32 if cols.dtype == np.uint32 else np.int64
+        rows = np.repeat(np.arange(begin, end, dtype=ids), np.diff(indptr))
         if self_join:
             kept = cols >= rows if include_self else cols > rows
             rows, cols = rows[kept], cols[kept]
@@ -306,6 +312,7 @@ def _row_blocks(counts: np.ndarray, table: RunTable, self_join: bool, include_se
         done += int(counts[begin:end].sum())
         if report is not None:
             report(done / total)
+        cols = cols.astype(np.int64, copy=False)
         yield (begin, indptr, cols) if distances is None else (begin, indptr, cols, distances)
     if report is not None:
         report.finish()
