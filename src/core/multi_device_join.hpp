@@ -20,27 +20,10 @@
 // device, resources::peer for the others) and the engine runs on it as on one device. The unit
 // tests run it with CPU engines.
 
+#include "core/device_split.hpp"
 #include "core/engine.hpp"
 
 namespace epsjoin::detail {
-
-/// Whether dispatch should spread the plain (Euclidean, box-free) join of `request` with `e`
-/// over the resources' devices: more than one device, an engine that runs on a GPU, points on
-/// the host, and nothing that asks for rows on the device (self_join_on_device). With
-/// resources::devices_automatic() only a counts-only self-join of at least 1M points, and
-/// run_on_devices then runs it on the first device alone unless modelled_device_seconds says
-/// it takes one device at least a second.
-bool spreads_over_devices(const engine& e, const join_request& request);
-
-/// The seconds one GPU is modelled to take for `work` (partition_plan::work) in `d` dimensions.
-double modelled_device_seconds(double work, std::size_t d);
-
-/// Whether run_on_devices may split the join of `request` with `e` by work items (counts only,
-/// an engine that shares its items) rather than by slabs or dealt queries, as resources::split()
-/// asks: `items` yes (invalid_argument where this join cannot share them), `slabs` no, `auto` for
-/// a self-join that can, and run_on_devices then takes them where the sink keeps only the total
-/// (each device sums its counts on the device) or else where the slabs' halo would be large.
-bool shares_items_across_devices(const engine& e, const join_request& request);
 
 /// Runs the join of `request` with `e` on one shard per device of request.res.devices(),
 /// delivering to request.sink (which must take concurrent calls, as every sink does). Counts,
