@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator, Optional, Tuple, Union
 import numpy as np
 import numpy.typing as npt
 
-from . import _progress
+from . import _device, _progress
 from ._index import EpsIndex
 from ._join import neighbor_graph, neighbor_table
 from ._metrics import pair_distances
@@ -132,6 +132,10 @@ def iter_pairs(
     ...     print(block.tolist())
     [[0, 1], [1, 2]]
     """
+    if _device.any_on_device(X, Y):
+        raise TypeError("iter_pairs takes points in host memory; a device result is whole in "
+                        "device memory (epsjoin.pairs on the device arrays), or copy them to "
+                        "the host (.get() for CuPy, .cpu() for torch)")
     X, Y = check_pair(X, Y)
     if include_self and Y is not None:
         raise ValueError("include_self applies to a self-join (Y=None) only")

@@ -92,3 +92,17 @@ def test_a_device_file_is_written_in_place(rng):
         epsjoin.join_to("/dev/null", rng.random((300, 2)), 0.1, format="npy")
     after = os.stat("/dev/null")
     assert stat.S_ISCHR(after.st_mode) and after.st_rdev == before.st_rdev
+
+
+class _OnDevice:
+    """Looks like an array in CUDA memory to the package's dispatch, and has no data at all."""
+
+    __cuda_array_interface__ = {"shape": (4, 2), "typestr": "<f8", "data": (0, True), "version": 3}
+
+
+def test_device_arrays_are_refused_by_name(tmp_path):
+    with pytest.raises(TypeError, match="host memory"):
+        epsjoin.iter_pairs(_OnDevice(), 0.1)
+    with pytest.raises(TypeError, match="host memory"):
+        epsjoin.join_to(tmp_path / "x.csr", _OnDevice(), 0.1)
+    assert os.listdir(tmp_path) == []
