@@ -30,6 +30,12 @@ while (($#)); do
   esac
 done
 ((${#variants[@]})) || variants=(cpu)
+# Each variant's raw wheel is built in build/wheels/VARIANT, emptied first: a --dist there would
+# lose the repaired wheels (and the raw one, before auditwheel reads it).
+if [[ $dist == "$root/build/wheels" || $dist == "$root/build/wheels/"* ]]; then
+  echo "build-wheels: --dist $dist lies in build/wheels/, which each build empties; name another" >&2
+  exit 2
+fi
 # SASS for every architecture CUDA 13 builds for, from Turing (sm_75, its lowest) to Blackwell
 # (sm_120), plus sm_120's PTX, which the driver compiles for a GPU newer than all of them.
 cuda_archs=${EPSJOIN_WHEEL_CUDA_ARCHITECTURES:-75-real;80-real;86-real;89-real;90-real;100-real;120}
