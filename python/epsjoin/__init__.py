@@ -34,7 +34,7 @@ from ._join import build_info, engines, neighbor_graph, neighbor_table, pairs
 from ._radii import count, count_radii
 from ._sklearn import radius_neighbors_graph
 from ._files import join_to
-from ._stream import iter_pairs
+from ._stream import PairBlocks, iter_pairs
 
 if TYPE_CHECKING:
     from ._dbscan import DBSCAN
@@ -62,6 +62,7 @@ __all__ = [
     "CudaError",
     "DBSCAN",
     "EpsIndex",
+    "PairBlocks",
     "UnavailableError",
     "build_info",
     "count",

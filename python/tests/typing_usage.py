@@ -38,6 +38,11 @@ radii: Counts = epsjoin.count_radii(X, [0.1, 0.2], include_self=True)
 radii_stats: Tuple[Counts, Stats] = epsjoin.count_radii(X, np.array([0.1]), return_stats=True)
 
 sk_graph: scipy.sparse.csr_matrix = epsjoin.radius_neighbors_graph(X, 0.1, include_self="auto")
+
+blocks: epsjoin.PairBlocks = epsjoin.iter_pairs(X, 0.1, block_bytes="16M", sort=True)
+for block in epsjoin.iter_pairs(X, 0.1, Y, engine="super-ego", memory_limit=1 << 30):
+    pass
+written: Stats = epsjoin.join_to("pairs.npy", X, 0.1, n_jobs=2)
 sk_stats: Tuple[scipy.sparse.csr_matrix, Stats] = epsjoin.radius_neighbors_graph(
     X, 0.1, mode="distance", p=1, n_jobs=2, return_stats=True)
 
