@@ -34,6 +34,7 @@ from ._join import build_info, engines, neighbor_graph, neighbor_table, pairs
 from ._radii import count, count_radii
 from ._sklearn import radius_neighbors_graph
 from ._files import join_to
+from ._partition import SlabPlan, plan_slabs
 from ._stream import PairBlocks, iter_pairs
 
 if TYPE_CHECKING:
@@ -73,7 +74,9 @@ __all__ = [
     "neighbor_graph",
     "neighbor_table",
     "pairs",
+    "plan_slabs",
     "RadiusNeighbors",
     "RadiusNeighborsTransformer",
+    "SlabPlan",
     "radius_neighbors_graph",
 ]

@@ -47,6 +47,10 @@ def neighbor_distance_table(
     include_self: bool, sort_indices: bool, settings: RunSettings
 ) -> Tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32], npt.NDArray[np.float64],
            Dict[str, Any]]: ...
+def plan_slabs(
+    points: npt.NDArray[np.floating], sample_size: int, n_points: int, eps: float, slabs: int,
+    point_cost: float, settings: RunSettings
+) -> Tuple[int, List[float], float, int, float]: ...
 def join_to_file(
     queries: npt.NDArray[np.floating], data: Optional[npt.NDArray[np.floating]], eps: float,
     include_self: bool, path: str, format: str, sort: bool, settings: RunSettings

@@ -97,6 +97,12 @@ nb::object join_to_file(points_array queries, std::optional<points_array> data, 
                         bool include_self, const std::string& path, const std::string& format,
                         bool sort, const run_settings& settings);
 
+/// (coordinate cut, ascending cuts [slabs - 1], estimated work, sample points, sample seconds):
+/// plan_from_sample on take_sample(points, sample_size), standing for n_points points;
+/// partition_call.cpp.
+nb::tuple plan_slabs(points_array points, std::size_t sample_size, std::size_t n_points,
+                     double eps, std::size_t slabs, double point_cost, const run_settings& s);
+
 /// n float64 ones (scikit-learn's connectivity data), filled on `threads` threads (0: all): a
 /// fresh array of hundreds of MB costs its page faults, which numpy's ones takes on one thread.
 nb::object filled_ones(std::size_t n, unsigned threads);

@@ -147,6 +147,8 @@ NB_MODULE(_epsjoin, m) {
         "data"_a.none(), "eps"_a, "include_self"_a, "sort_indices"_a, "settings"_a);
   m.def("pairs_from_rows", &epsjoin_python::pairs_from_rows, "queries"_a, "data"_a.none(), "eps"_a,
         "include_self"_a, "sort"_a, "settings"_a, "once"_a = true);
+  m.def("plan_slabs", &epsjoin_python::plan_slabs, "points"_a, "sample_size"_a, "n_points"_a,
+        "eps"_a, "slabs"_a, "point_cost"_a, "settings"_a);
   m.def("join_to_file", &epsjoin_python::join_to_file, "queries"_a, "data"_a.none(), "eps"_a,
         "include_self"_a, "path"_a, "format"_a, "sort"_a, "settings"_a);
   m.def("neighbor_counts", &epsjoin_python::neighbor_counts, "queries"_a, "data"_a.none(), "eps"_a,
