@@ -1,0 +1,196 @@
+"""epsjoin on Dask: joins of points partitioned across workers, never replicated (issue 47).
+
+``import epsjoin.dask`` (needs ``pip install epsjoin[dask]``: dask, distributed, pandas).
+
+The points, a ``dask.array`` of shape (n, d) (numpy chunks) or a ``dask.dataframe`` of
+coordinates, are cut into slabs of like estimated work along one coordinate by the library's
+planner (:func:`epsjoin.plan_slabs`, the cuts ``epsjoin mpi-join`` takes, from one sample of the
+points). Each chunk sends every slab the rows it owns and the rows in its halo (within eps of
+it), tagged with their global ids; each slab's task joins its own points against its own and
+halo points on the worker that holds it and keeps the pairs whose smaller id it owns, so every
+pair is found once and the result equals the one-node functions'. No worker holds more than one
+slab with its halo, the chunks routed to it, and its result.
+"""
+
+from __future__ import annotations
+
+import importlib
+import operator
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from . import _join, _radii
+from ._metrics import pair_distances
+from ._partition import SlabPlan, plan_slabs
+from ._validation import check_eps
+
+try:
+    # Any: the package's hints must not depend on dask's and pandas' own (partly untyped).
+    dask: Any = importlib.import_module("dask")
+    da: Any = importlib.import_module("dask.array")
+    dd: Any = importlib.import_module("dask.dataframe")
+    pd: Any = importlib.import_module("pandas")
+except ImportError as missing:  # pragma: no cover - the message is the point
+    raise ImportError("epsjoin.dask needs dask, distributed and pandas: pip install "
+                      f"epsjoin[dask] ({missing})") from None
+
+_DEFAULT_SAMPLE = 200_000
+
+
+def _points(X: Any) -> Any:
+    """X as a 2-D float dask array with known chunk sizes."""
+    if isinstance(X, dd.DataFrame):
+        X = X.to_dask_array(lengths=True)
+    if not isinstance(X, da.Array):
+        raise TypeError(f"epsjoin.dask takes a dask.array or dask.dataframe of points, got "
+                        f"{type(X).__name__}; use epsjoin's own functions for numpy arrays")
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2D array of points (n, n_features), got {X.ndim}-D")
+    if any(np.isnan(c) for c in X.chunks[0]):
+        X = X.compute_chunk_sizes()
+    if X.dtype.kind not in "fiu":
+        raise ValueError(f"points must be numbers, got dtype {X.dtype}")
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    return X.rechunk({1: -1})
+
+
+def plan(X: Any, eps: float, n_slabs: Optional[int] = None, *,
+         sample_size: int = _DEFAULT_SAMPLE) -> SlabPlan:
+    """The slabs the joins of this module cut `X` into: :func:`epsjoin.plan_slabs` on rows
+    spread evenly through `X` (at most `sample_size`, computed on the cluster), standing for all
+    of them. `n_slabs` defaults to the number of row chunks."""
+    X = _points(X)
+    if not 0 < check_eps(eps) < np.inf:
+        raise ValueError(f"eps must be a finite number > 0 for slabs, got {eps!r}")
+    n = int(X.shape[0])
+    slabs = int(X.numblocks[0]) if n_slabs is None else n_slabs
+    if n == 0:
+        return SlabPlan(0, [], eps)
+    step = max(1, n // max(1, sample_size))
+    sample = np.asarray(X[::step].compute())
+    extent = np.ptp(sample, axis=0).max()
+    if eps > extent:
+        # Every slab's halo would hold every point: one slab is the honest plan.
+        slabs = 1
+    return plan_slabs(sample, eps, max(1, slabs), n_points=max(n, sample.shape[0]))
+
+
+def _route(block: np.ndarray, offset: int, plan: SlabPlan) -> List[Tuple[Any, ...]]:
+    """For each slab: (global ids, points, owned by the slab) of this chunk's rows it needs."""
+    first, last = plan.halo_slabs(block)
+    home = plan.slab_of(block)
+    pieces: List[Tuple[Any, ...]] = []
+    for r in range(plan.n_slabs):
+        needed = (first <= r) & (r <= last)
+        rows = np.nonzero(needed)[0]
+        pieces.append((offset + rows, block[rows], home[rows] == r))
+    return pieces
+
+
+def _slab(pieces: List[Tuple[np.ndarray, ...]]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    ids = np.concatenate([p[0] for p in pieces])
+    points = np.concatenate([p[1] for p in pieces])
+    own = np.concatenate([p[2] for p in pieces])
+    return ids, points, own
+
+
+def _slab_pairs(pieces: List[Tuple[np.ndarray, ...]], eps: float, include_self: bool,
+                return_distance: bool, options: Dict[str, Any]) -> Any:
+    ids, points, own = _slab(pieces)
+    mine = np.nonzero(own)[0]
+    columns: Dict[str, Any] = {"i": np.empty(0, np.int64), "j": np.empty(0, np.int64)}
+    if mine.size and points.shape[0]:
+        found = _join.pairs(points[mine], eps, points, **options)
+        i, j = ids[mine][found[:, 0]], ids[found[:, 1]]
+        # Each pair once: from the slab that owns its smaller id.
+        keep = i <= j if include_self else i < j
+        a, b = mine[found[keep, 0]], found[keep, 1]
+        columns = {"i": i[keep], "j": j[keep]}
+        if return_distance:
+            columns["distance"] = pair_distances(points, points, a, b,
+                                                 options.get("metric", "euclidean"), None)
+    elif return_distance:
+        columns["distance"] = np.empty(0, np.float64)
+    return pd.DataFrame(columns)
+
+
+def _slab_counts(pieces: List[Tuple[np.ndarray, ...]], eps: float, include_self: bool,
+                 options: Dict[str, Any]) -> Tuple[np.ndarray, np.ndarray]:
+    """(global ids, neighbour counts) of the slab's own points."""
+    ids, points, own = _slab(pieces)
+    mine = np.nonzero(own)[0]
+    if mine.size == 0:
+        return ids[mine], np.zeros(0, np.int64)
+    counts = np.asarray(_radii.count(points[mine], eps, points, per_row=True, **options))
+    # Each own point is among the slab's points, at distance 0 from itself.
+    return ids[mine], counts - (0 if include_self else 1)
+
+
+def _place(offset: int, size: int, *slab_counts: Tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    out = np.zeros(size, dtype=np.int64)
+    for ids, counts in slab_counts:
+        inside = (ids >= offset) & (ids < offset + size)
+        out[ids[inside] - offset] = counts[inside]
+    return out
+
+
+def _routed(X: Any, slabs: SlabPlan) -> List[List[Any]]:
+    """pieces[r]: the delayed pieces of every chunk that slab r needs."""
+    offsets = np.concatenate([[0], np.cumsum(X.chunks[0])])[:-1]
+    blocks = X.to_delayed().ravel()
+    routed = [dask.delayed(_route)(b, int(o), slabs) for b, o in zip(blocks, offsets)]
+    return [[dask.delayed(operator.getitem)(piece, r) for piece in routed]
+            for r in range(slabs.n_slabs)]
+
+
+def _options(engine: str, precision: Any, n_jobs: Optional[int], memory_limit: Any,
+             metric: str) -> Dict[str, Any]:
+    return dict(engine=engine, precision=precision, n_jobs=n_jobs, memory_limit=memory_limit,
+                metric=metric)
+
+
+def pairs(X: Any, eps: float, *, include_self: bool = False, return_distance: bool = False,
+          n_slabs: Optional[int] = None, engine: str = "auto", precision: Any = "float64",
+          n_jobs: Optional[int] = 1, memory_limit: Any = None,
+          metric: str = "euclidean") -> Any:
+    """A self-join's pairs within `eps` as a ``dask.dataframe.DataFrame`` of columns ``i``,
+    ``j`` (int64, global row ids, i < j; i <= j with include_self) and, with
+    `return_distance`, ``distance`` (float64): one partition a slab, computed lazily
+    (``.compute()``, ``.to_parquet(...)``). Sorted by (i, j) it equals ``epsjoin.pairs(X, eps,
+    sort=True)`` on one node. `engine`, `precision`, `n_jobs` (threads on each worker; 1 by
+    default, as each worker runs one slab a thread), `memory_limit` (each slab's join) and
+    `metric` as the joins take them; `n_slabs` as :func:`plan`."""
+    X = _points(X)
+    eps = check_eps(eps)
+    slabs = plan(X, eps, n_slabs)
+    options = _options(engine, precision, n_jobs, memory_limit, metric)
+    parts = [dask.delayed(_slab_pairs)(pieces, eps, include_self, return_distance, options)
+             for pieces in _routed(X, slabs)]
+    meta: Dict[str, Any] = {"i": np.int64, "j": np.int64}
+    if return_distance:
+        meta["distance"] = np.float64
+    return dd.from_delayed(parts, meta=pd.DataFrame({k: np.empty(0, v) for k, v in meta.items()}),
+                           verify_meta=False)
+
+
+def count(X: Any, eps: float, *, per_row: bool = False, include_self: bool = False,
+          n_slabs: Optional[int] = None, engine: str = "auto", precision: Any = "float64",
+          n_jobs: Optional[int] = 1, memory_limit: Any = None, metric: str = "euclidean") -> Any:
+    """The ordered pairs of a self-join within `eps` as a 0-d ``dask.array`` (int64), or with
+    `per_row` each point's neighbour count as a ``dask.array`` chunked as X's rows: equal to
+    ``epsjoin.count(X, eps, per_row=..., include_self=...)`` on one node."""
+    X = _points(X)
+    eps = check_eps(eps)
+    slabs = plan(X, eps, n_slabs)
+    options = _options(engine, precision, n_jobs, memory_limit, metric)
+    counted = [dask.delayed(_slab_counts)(pieces, eps, include_self, options)
+               for pieces in _routed(X, slabs)]
+    offsets = np.concatenate([[0], np.cumsum(X.chunks[0])])[:-1]
+    rows = da.concatenate([
+        da.from_delayed(dask.delayed(_place)(int(o), int(size), *counted), shape=(int(size),),
+                        dtype=np.int64)
+        for o, size in zip(offsets, X.chunks[0])
+    ]) if X.shape[0] else da.zeros(0, dtype=np.int64)
+    return rows if per_row else rows.sum()

@@ -1,0 +1,100 @@
+"""epsjoin.dask: joins of slabs of a dask.array, each slab with its halo on its own task, equal
+to the one-node functions (issue 47), on uniform and skewed points, lattice ties, duplicates,
+several chunkings and slab counts, and on a distributed cluster of processes."""
+
+import numpy as np
+import pytest
+
+import epsjoin
+from conftest import eps_for, lattice
+
+da = pytest.importorskip("dask.array")
+pytest.importorskip("dask.dataframe")
+pytest.importorskip("distributed")
+import epsjoin.dask as ejd  # noqa: E402
+
+
+def _sorted(frame):
+    p = frame[["i", "j"]].to_numpy().astype(np.int64)
+    return p[np.lexsort((p[:, 1], p[:, 0]))] if len(p) else p.reshape(0, 2)
+
+
+def _cases(rng):
+    skewed = np.vstack([rng.random((1500, 2)), rng.random((1500, 2)) * 0.1])
+    dup = rng.random((800, 3))
+    return {
+        "uniform-2d": (rng.random((3000, 2)), None),
+        "skewed-2d": (skewed, None),
+        "expo-4d": (rng.exponential(1 / 40, (1200, 4)), None),
+        "lattice ties": (lattice(15, 2), 1.0),
+        "duplicates": (np.vstack([dup, dup[:200]]), None),
+    }
+
+
+@pytest.mark.parametrize("chunks,slabs", [(500, None), (1000, 2), (700, 5), (4000, 1)])
+def test_pairs_and_counts_equal_the_one_node_functions(chunks, slabs, rng):
+    for name, (X, eps) in _cases(rng).items():
+        eps = eps if eps is not None else eps_for(X, 12, rng)
+        D = da.from_array(X, chunks=(chunks, -1))
+        for include_self in (False, True):
+            got = ejd.pairs(D, eps, include_self=include_self, n_slabs=slabs).compute(
+                scheduler="sync")
+            want = epsjoin.pairs(X, eps, include_self=include_self, sort=True)
+            np.testing.assert_array_equal(_sorted(got), want, err_msg=name)
+            rows = ejd.count(D, eps, per_row=True, include_self=include_self, n_slabs=slabs)
+            np.testing.assert_array_equal(
+                rows.compute(scheduler="sync"),
+                epsjoin.count(X, eps, per_row=True, include_self=include_self), err_msg=name)
+        assert int(ejd.count(D, eps, n_slabs=slabs).compute(scheduler="sync")) == \
+            epsjoin.count(X, eps)
+
+
+def test_distances_float32_and_a_dataframe(rng):
+    X = rng.random((2000, 3)).astype(np.float32)
+    eps = eps_for(X, 10, rng)
+    got = ejd.pairs(da.from_array(X, chunks=(300, 3)), eps, return_distance=True,
+                    n_slabs=4).compute(scheduler="sync")
+    graph = epsjoin.neighbor_graph(X, eps, mode="distance")
+    np.testing.assert_array_equal(got["distance"].to_numpy(),
+                                  np.asarray(graph[got["i"].to_numpy(), got["j"].to_numpy()]).ravel())
+    assert len(got) == graph.nnz // 2
+    import dask.dataframe as dd
+    import pandas as pd
+
+    frame = dd.from_pandas(pd.DataFrame(X.astype(np.float64), columns=list("xyz")), npartitions=3)
+    np.testing.assert_array_equal(_sorted(ejd.pairs(frame, eps).compute(scheduler="sync")),
+                                  epsjoin.pairs(X.astype(np.float64), eps, sort=True))
+
+
+def test_the_plan_and_refusals(rng):
+    X = rng.random((4000, 2)) * [4.0, 1.0]
+    D = da.from_array(X, chunks=(1000, 2))
+    plan = ejd.plan(D, 0.02)
+    assert plan.n_slabs == 4 and plan.dim == 0
+    assert ejd.plan(D, 10.0).n_slabs == 1  # eps wider than the points: one slab, stated
+    with pytest.raises(TypeError, match="dask.array"):
+        ejd.pairs(X, 0.1)
+    with pytest.raises(ValueError, match="eps"):
+        ejd.pairs(D, 0.0)
+    with pytest.raises(ValueError, match="2D"):
+        ejd.count(da.zeros(10, chunks=5), 0.1)
+    assert ejd.count(da.zeros((0, 2), chunks=(1, 2)), 0.1).compute(scheduler="sync") == 0
+
+
+def test_on_a_cluster_of_processes(rng):
+    distributed = pytest.importorskip("distributed")
+    X = np.vstack([rng.random((4000, 2)), rng.random((2000, 2)) * 0.2])
+    eps = eps_for(X, 15, rng)
+    D = da.from_array(X, chunks=(1500, 2))
+    want = epsjoin.pairs(X, eps, sort=True)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        for workers in (2, 1):
+            if workers == 1:
+                cluster.scale(1)
+                client.wait_for_workers(1)
+            got = client.compute(ejd.pairs(D, eps, n_slabs=4)).result()
+            np.testing.assert_array_equal(_sorted(got), want)
+            rows = client.compute(ejd.count(D, eps, per_row=True)).result()
+            np.testing.assert_array_equal(rows, epsjoin.count(X, eps, per_row=True))
