@@ -128,12 +128,40 @@ def _slab_counts(pieces: List[Tuple[np.ndarray, ...]], eps: float, include_self:
     return ids[mine], counts - (0 if include_self else 1)
 
 
-def _place(offset: int, size: int, *slab_counts: Tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    out = np.zeros(size, dtype=np.int64)
-    for ids, counts in slab_counts:
-        inside = (ids >= offset) & (ids < offset + size)
-        out[ids[inside] - offset] = counts[inside]
+def _to_chunks(ids: np.ndarray, values: np.ndarray, offsets: np.ndarray
+               ) -> List[Tuple[np.ndarray, np.ndarray]]:
+    """A slab's results for its own points, cut by the chunk that holds each row: (offsets in
+    the chunk, values) a chunk, so no task ever gathers every slab's whole result."""
+    chunk = np.searchsorted(offsets, ids, side="right") - 1
+    order = np.argsort(chunk, kind="stable")
+    bounds = np.searchsorted(chunk[order], np.arange(offsets.shape[0]))
+    out = []
+    for k in range(offsets.shape[0] - 1):
+        rows = order[bounds[k]:bounds[k + 1]]
+        out.append((ids[rows] - offsets[k], values[rows]))
     return out
+
+
+def _chunk_values(size: int, fill: int, *pieces: Tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    out = np.full(size, fill, dtype=np.int64)
+    for at, values in pieces:
+        out[at] = values
+    return out
+
+
+def _back_to_chunks(X: Any, per_slab: List[Any], assemble: Any, *extra: Any) -> Any:
+    """A dask array chunked as X's rows from each slab's (own ids, values): every slab's
+    results cut by chunk (one task a slab), then each chunk assembled from its pieces."""
+    offsets = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
+    cut = [dask.delayed(_to_chunks)(dask.delayed(operator.getitem)(r, 0),
+                                    dask.delayed(operator.getitem)(r, 1), offsets)
+           for r in per_slab]
+    chunks = []
+    for k, size in enumerate(X.chunks[0]):
+        pieces = [dask.delayed(operator.getitem)(c, k) for c in cut]
+        chunks.append(da.from_delayed(dask.delayed(assemble)(int(size), *extra, *pieces),
+                                      shape=(int(size),), dtype=np.int64))
+    return da.concatenate(chunks)
 
 
 def _routed(X: Any, slabs: SlabPlan) -> List[List[Any]]:
@@ -187,10 +215,44 @@ def count(X: Any, eps: float, *, per_row: bool = False, include_self: bool = Fal
     options = _options(engine, precision, n_jobs, memory_limit, metric)
     counted = [dask.delayed(_slab_counts)(pieces, eps, include_self, options)
                for pieces in _routed(X, slabs)]
-    offsets = np.concatenate([[0], np.cumsum(X.chunks[0])])[:-1]
-    rows = da.concatenate([
-        da.from_delayed(dask.delayed(_place)(int(o), int(size), *counted), shape=(int(size),),
-                        dtype=np.int64)
-        for o, size in zip(offsets, X.chunks[0])
-    ]) if X.shape[0] else da.zeros(0, dtype=np.int64)
+    if X.shape[0] == 0:
+        rows = da.zeros(0, dtype=np.int64)
+    else:
+        rows = _back_to_chunks(X, counted, _chunk_values, 0)
     return rows if per_row else rows.sum()
+
+
+def dbscan(X: Any, eps: float, min_samples: int = 5, *, n_slabs: Optional[int] = None,
+           engine: str = "auto", precision: Any = "float64", n_jobs: Optional[int] = 1,
+           memory_limit: Any = None, metric: str = "euclidean") -> Any:
+    """DBSCAN's labels of `X` (a ``dask.array`` of int64 chunked as X's rows; -1 for noise),
+    equal to ``epsjoin.DBSCAN(eps, min_samples=min_samples).fit(X).labels_`` on one node:
+    clusters numbered by their smallest core point, a border point in the cluster of its
+    smallest-id core neighbour. Core flags are exact on each slab (the halo holds every
+    neighbour); only the edges that cross slabs meet on one task."""
+    from . import _dask_dbscan as steps
+
+    X = _points(X)
+    eps = check_eps(eps)
+    if isinstance(min_samples, bool) or not isinstance(min_samples, (int, np.integer)) or \
+            min_samples < 1:
+        raise ValueError(f"min_samples must be an integer >= 1, got {min_samples!r}")
+    if X.shape[0] == 0:
+        return da.zeros(0, dtype=np.int64)
+    slabs = plan(X, eps, n_slabs)
+    options = _options(engine, precision, n_jobs, memory_limit, metric)
+    routed = _routed(X, slabs)
+    cores = [dask.delayed(steps.slab_core)(pieces, eps, int(min_samples), options)
+             for pieces in routed]
+    flags = _back_to_chunks(X, cores, _chunk_values, 0).to_delayed().ravel()
+    routes = [dask.delayed(steps.route_flags)(f, b, slabs)
+              for f, b in zip(flags, X.to_delayed().ravel())]
+    components = [
+        dask.delayed(steps.slab_components)(
+            routed[r], [dask.delayed(operator.getitem)(route, r) for route in routes], slabs, eps,
+            options)
+        for r in range(slabs.n_slabs)
+    ]
+    crossings = [dask.delayed(operator.getitem)(c, slice(2, 5)) for c in components]
+    numbered = dask.delayed(steps.union)(*crossings)
+    return _back_to_chunks(X, components, steps.chunk_labels, numbered)

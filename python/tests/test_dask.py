@@ -1,6 +1,7 @@
 """epsjoin.dask: joins of slabs of a dask.array, each slab with its halo on its own task, equal
 to the one-node functions (issue 47), on uniform and skewed points, lattice ties, duplicates,
-several chunkings and slab counts, and on a distributed cluster of processes."""
+several chunkings and slab counts, and on a distributed cluster of processes; DBSCAN's labels
+equal to epsjoin.DBSCAN's."""
 
 import numpy as np
 import pytest
@@ -49,6 +50,17 @@ def test_pairs_and_counts_equal_the_one_node_functions(chunks, slabs, rng):
             epsjoin.count(X, eps)
 
 
+@pytest.mark.parametrize("chunks,slabs", [(600, None), (1000, 3), (400, 7), (5000, 1)])
+def test_dbscan_labels_equal_the_one_node_estimators(chunks, slabs, rng):
+    for name, (X, eps) in _cases(rng).items():
+        eps = eps if eps is not None else eps_for(X, 8, rng)
+        D = da.from_array(X, chunks=(chunks, -1))
+        for min_samples in (1, 4, 9):
+            want = epsjoin.DBSCAN(eps=eps, min_samples=min_samples).fit(X).labels_
+            got = ejd.dbscan(D, eps, min_samples, n_slabs=slabs).compute(scheduler="sync")
+            np.testing.assert_array_equal(got, want, err_msg=f"{name}, min_samples {min_samples}")
+
+
 def test_distances_float32_and_a_dataframe(rng):
     X = rng.random((2000, 3)).astype(np.float32)
     eps = eps_for(X, 10, rng)
@@ -78,6 +90,9 @@ def test_the_plan_and_refusals(rng):
         ejd.pairs(D, 0.0)
     with pytest.raises(ValueError, match="2D"):
         ejd.count(da.zeros(10, chunks=5), 0.1)
+    with pytest.raises(ValueError, match="min_samples"):
+        ejd.dbscan(D, 0.1, 0)
+    assert ejd.dbscan(da.zeros((0, 2), chunks=(1, 2)), 0.1).shape == (0,)
     assert ejd.count(da.zeros((0, 2), chunks=(1, 2)), 0.1).compute(scheduler="sync") == 0
 
 
@@ -98,3 +113,6 @@ def test_on_a_cluster_of_processes(rng):
             np.testing.assert_array_equal(_sorted(got), want)
             rows = client.compute(ejd.count(D, eps, per_row=True)).result()
             np.testing.assert_array_equal(rows, epsjoin.count(X, eps, per_row=True))
+            labels = client.compute(ejd.dbscan(D, eps, 6, n_slabs=3)).result()
+            np.testing.assert_array_equal(labels,
+                                          epsjoin.DBSCAN(eps=eps, min_samples=6).fit(X).labels_)
