@@ -203,6 +203,41 @@ def pairs(X: Any, eps: float, *, include_self: bool = False, return_distance: bo
                            verify_meta=False)
 
 
+def _graph(n: int, mode: str, include_self: bool, *parts: Any) -> Any:
+    import scipy.sparse
+
+    frame = pd.concat(parts) if parts else pd.DataFrame({"i": [], "j": []})
+    i, j = frame["i"].to_numpy(np.int64), frame["j"].to_numpy(np.int64)
+    if mode == "distance":
+        values = frame["distance"].to_numpy(np.float64)
+    else:
+        values = np.ones(i.shape[0])
+    off = i != j  # with include_self, (i, i) once: the diagonal
+    rows = np.concatenate([i, j[off]])
+    cols = np.concatenate([j, i[off]])
+    data = np.concatenate([values, values[off]])
+    graph = scipy.sparse.csr_matrix((data, (rows, cols)), shape=(n, n))
+    graph.sort_indices()
+    return graph
+
+
+def neighbor_graph(X: Any, eps: float, *, mode: str = "connectivity", include_self: bool = False,
+                   n_slabs: Optional[int] = None, engine: str = "auto",
+                   precision: Any = "float64", n_jobs: Optional[int] = 1,
+                   memory_limit: Any = None, metric: str = "euclidean") -> Any:
+    """The self-join's neighbourhood graph as a ``dask.delayed`` object: ``.compute()`` gives
+    the ``scipy.sparse.csr_matrix`` that ``epsjoin.neighbor_graph(X, eps, mode=...,
+    include_self=..., sort_indices=True)`` gives on one node, assembled on one worker from
+    :func:`pairs`' partitions (the whole graph is held there: compute it only where it fits)."""
+    if mode not in ("connectivity", "distance"):
+        raise ValueError(f"mode must be 'connectivity' or 'distance', got {mode!r}")
+    frame = pairs(X, eps, include_self=include_self, return_distance=mode == "distance",
+                  n_slabs=n_slabs, engine=engine, precision=precision, n_jobs=n_jobs,
+                  memory_limit=memory_limit, metric=metric)
+    n = int(_points(X).shape[0])
+    return dask.delayed(_graph)(n, mode, include_self, *frame.to_delayed())
+
+
 def count(X: Any, eps: float, *, per_row: bool = False, include_self: bool = False,
           n_slabs: Optional[int] = None, engine: str = "auto", precision: Any = "float64",
           n_jobs: Optional[int] = 1, memory_limit: Any = None, metric: str = "euclidean") -> Any:

@@ -3,6 +3,9 @@ to the one-node functions (issue 47), on uniform and skewed points, lattice ties
 several chunkings and slab counts, and on a distributed cluster of processes; DBSCAN's labels
 equal to epsjoin.DBSCAN's."""
 
+import time
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -20,10 +23,16 @@ def _sorted(frame):
     return p[np.lexsort((p[:, 1], p[:, 0]))] if len(p) else p.reshape(0, 2)
 
 
+COAST = Path(__file__).resolve().parents[2] / "fuzz" / "corpus" / "raw" / "gshhg_coast_2d_sample.f64"
+
+
 def _cases(rng):
     skewed = np.vstack([rng.random((1500, 2)), rng.random((1500, 2)) * 0.1])
     dup = rng.random((800, 3))
+    # The GSHHG shoreline sample (../shared/data/README.md: eps 0.2789 for about 10 neighbours).
+    coast = np.fromfile(COAST, dtype="<f8").reshape(-1, 2)[::4]
     return {
+        "coastline": (coast, 0.2789 * 2),
         "uniform-2d": (rng.random((3000, 2)), None),
         "skewed-2d": (skewed, None),
         "expo-4d": (rng.exponential(1 / 40, (1200, 4)), None),
@@ -78,6 +87,30 @@ def test_distances_float32_and_a_dataframe(rng):
                                   epsjoin.pairs(X.astype(np.float64), eps, sort=True))
 
 
+@pytest.mark.parametrize("mode", ["connectivity", "distance"])
+# dask's Parquet writer still passes pandas 3.1 an inplace keyword it deprecates.
+@pytest.mark.filterwarnings("ignore:The inplace keyword")
+def test_the_graph_and_parquet(mode, rng, tmp_path):
+    X = rng.random((2500, 2))
+    eps = eps_for(X, 10, rng)
+    D = da.from_array(X, chunks=(600, 2))
+    for include_self in (False, True):
+        got = ejd.neighbor_graph(D, eps, mode=mode, include_self=include_self).compute(
+            scheduler="sync")
+        want = epsjoin.neighbor_graph(X, eps, mode=mode, include_self=include_self,
+                                      sort_indices=True)
+        np.testing.assert_array_equal(got.indptr, want.indptr)
+        np.testing.assert_array_equal(got.indices, want.indices)
+        np.testing.assert_array_equal(got.data, want.data)
+    pytest.importorskip("pyarrow")
+    import dask.dataframe as dd
+
+    ejd.pairs(D, eps, return_distance=True).to_parquet(tmp_path / "pairs",
+                                                       compute_kwargs={"scheduler": "sync"})
+    back = dd.read_parquet(tmp_path / "pairs").compute(scheduler="sync")
+    np.testing.assert_array_equal(_sorted(back), epsjoin.pairs(X, eps, sort=True))
+
+
 def test_the_plan_and_refusals(rng):
     X = rng.random((4000, 2)) * [4.0, 1.0]
     D = da.from_array(X, chunks=(1000, 2))
@@ -102,13 +135,15 @@ def test_on_a_cluster_of_processes(rng):
     eps = eps_for(X, 15, rng)
     D = da.from_array(X, chunks=(1500, 2))
     want = epsjoin.pairs(X, eps, sort=True)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+    with distributed.LocalCluster(n_workers=4, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
-        for workers in (2, 1):
-            if workers == 1:
-                cluster.scale(1)
-                client.wait_for_workers(1)
+        for workers in (4, 2, 1):
+            if workers < 4:
+                cluster.scale(workers)
+                while len(client.scheduler_info()["workers"]) > workers:
+                    client.wait_for_workers(workers)  # scaling down: wait until it has
+                    time.sleep(0.05)
             got = client.compute(ejd.pairs(D, eps, n_slabs=4)).result()
             np.testing.assert_array_equal(_sorted(got), want)
             rows = client.compute(ejd.count(D, eps, per_row=True)).result()
