@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import operator
+import warnings
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -70,9 +71,12 @@ def plan(X: Any, eps: float, n_slabs: Optional[int] = None, *,
         return SlabPlan(0, [], eps)
     step = max(1, n // max(1, sample_size))
     sample = np.asarray(X[::step].compute())
-    extent = np.ptp(sample, axis=0).max()
-    if eps > extent:
+    extent = float(np.ptp(sample, axis=0).max())
+    if eps > extent and slabs > 1:
         # Every slab's halo would hold every point: one slab is the honest plan.
+        warnings.warn(f"eps {eps} is wider than the points' extent ({extent}): every slab's "
+                      "halo would hold every point, so the join runs as one slab, on one worker",
+                      stacklevel=3)
         slabs = 1
     return plan_slabs(sample, eps, max(1, slabs), n_points=max(n, sample.shape[0]))
 
