@@ -4,10 +4,12 @@
    exact because the halo holds every neighbour.
 2. The flags go back to the chunks, and out again to the slabs beside the points (the same
    routing), so each slab knows which of its halo points are core.
-3. Each slab joins its core points' edges (own and halo points) into components, each named by
-   its smallest core id (its representative); a border point takes the component of its
-   smallest-id core neighbour, the library's rule. Edges that cross slabs come out: each halo
-   core point with its component here, each own core point other slabs see with its component.
+3. Each slab clusters its own and halo points with the library's DBSCAN (O(n) memory): own
+   points' core flags are exact there, so each local cluster is part of one true cluster, named
+   by its smallest core id (its representative). Own points near a cut are looked at again with
+   the exact flags: their edges to true core points of the halo cross slabs, and a border point
+   there takes its smallest-id true core neighbour, the library's rule. Each own core point
+   other slabs see goes out with its representative.
 4. One task unions the crossing edges (their number grows with the halos, not the points) and
    numbers the clusters by their smallest core id, as the one-node DBSCAN numbers them.
 5. Each chunk maps its rows' representatives to those labels.
@@ -49,50 +51,67 @@ def route_flags(block_flags: np.ndarray, block: np.ndarray, plan: SlabPlan) -> L
 
 
 def slab_components(pieces: Pieces, flags: List[np.ndarray], plan: SlabPlan, eps: float,
-                    options: Dict[str, Any]) -> Tuple[np.ndarray, ...]:
+                    min_samples: int, options: Dict[str, Any]) -> Tuple[np.ndarray, ...]:
     """(own ids, their representatives or -1, crossing edges as two id arrays, the slab's
-    representatives)."""
+    representatives).
+
+    The library's DBSCAN of the slab's points (own and halo) gives its clusters: own points'
+    core flags are exact there, a halo point's may be missing (its neighbourhood is cut), so a
+    local cluster is part of one true cluster, named by its smallest core id (the slab's points
+    are in id order). Own points near a cut (in another slab's halo) are looked at again with
+    the exact flags: their edges to true core points of the halo cross slabs, and a border point
+    there takes its smallest-id true core neighbour."""
+    from ._dbscan import DBSCAN
+
     ids, points, own = _gathered(pieces)
     core = np.concatenate(flags).astype(bool)
     mine = np.nonzero(own)[0]
     none = np.empty(0, np.int64)
     if mine.size == 0:
         return ids[mine], none, none, none, none
-    indptr, indices = _join.neighbor_table(points[mine], eps, points, sort_indices=True,
-                                           **options)
-    rows = np.repeat(mine, np.diff(indptr))
-    cols = indices.astype(np.int64)
-    # Components of the core points over core-core edges of own points (a halo core point's
-    # edges to other halo points are its own slab's to find).
-    both = core[rows] & core[cols]
-    n = ids.shape[0]
-    graph = scipy.sparse.coo_matrix((np.ones(int(both.sum()), np.int8), (rows[both], cols[both])),
-                                    shape=(n, n))
-    _, component = connected_components(graph, directed=False)
-    # A component's representative: its smallest core id (non-core points are singletons).
-    rep_of = np.full(component.max() + 1, np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(rep_of, component[core], ids[core])
-    rep = np.full(n, -1, dtype=np.int64)
-    rep[core] = rep_of[component[core]]
-    # Border points: the component of their smallest-id core neighbour (rows sorted by slab
-    # position; ids ascend with it within one chunk, not across chunks, so take the minimum).
-    labels = rep[mine].copy()
-    border = ~core[rows] & core[cols]
-    if border.any():
-        b_rows, b_cols = rows[border], cols[border]
-        key = ids[b_cols]
-        order = np.lexsort((key, b_rows))
-        b_rows, b_cols = b_rows[order], b_cols[order]
-        firsts = np.concatenate([[True], b_rows[1:] != b_rows[:-1]])
-        position = np.searchsorted(mine, b_rows[firsts])
-        labels[position] = rep[b_cols[firsts]]
-    # Crossing edges: each halo core point with its component here, and each own core point
-    # that other slabs see with its own.
+    model = DBSCAN(eps=eps, min_samples=min_samples, engine=options["engine"],
+                   precision=options["precision"], n_jobs=options["n_jobs"],
+                   memory_limit=options["memory_limit"], metric=options["metric"]).fit(points)
+    local = np.asarray(model.labels_)
+    local_core = np.zeros(ids.shape[0], bool)
+    local_core[model.core_sample_indices_] = True
+    rep_of = np.full(int(local.max()) + 1 if local.size else 0, np.iinfo(np.int64).max, np.int64)
+    np.minimum.at(rep_of, local[local_core], ids[local_core])
+    rep = np.full(ids.shape[0], -1, dtype=np.int64)
+    rep[local >= 0] = rep_of[local[local >= 0]]
+    labels = rep[mine]
     first, last = plan.halo_slabs(points)
     home = plan.slab_of(points)
     seen_elsewhere = (first < home) | (last > home)
-    crossing = core & (~own | seen_elsewhere)
-    return (ids[mine], labels, ids[crossing], rep[crossing], np.unique(rep[core]))
+    near = np.nonzero(own & seen_elsewhere)[0]
+    a, b = [none], [none]
+    if near.size:
+        indptr, indices = _join.neighbor_table(points[near], eps, points, sort_indices=True,
+                                               **options)
+        rows = np.repeat(near, np.diff(indptr))
+        cols = indices.astype(np.int64)
+        to_core = core[cols]
+        # An own core point with each true core point of the halo it reaches.
+        cross = core[rows] & to_core & ~own[cols]
+        a.append(rep[rows[cross]])
+        b.append(ids[cols[cross]])
+        # A border point near a cut: its smallest-id true core neighbour, which names its
+        # cluster (that point's own slab ties it to its cluster's representative).
+        border = ~core[rows] & to_core
+        if border.any():
+            b_rows, b_cols = rows[border], cols[border]
+            order = np.lexsort((ids[b_cols], b_rows))
+            b_rows, b_cols = b_rows[order], b_cols[order]
+            firsts = np.concatenate([[True], b_rows[1:] != b_rows[:-1]])
+            at = np.searchsorted(mine, b_rows[firsts])
+            labels[at] = np.where(own[b_cols[firsts]], rep[b_cols[firsts]], ids[b_cols[firsts]])
+    # Each own core point other slabs see, with its cluster here.
+    seen = core & own & seen_elsewhere
+    a.append(ids[seen])
+    b.append(rep[seen])
+    used = labels[labels >= 0]
+    return (ids[mine], labels, np.concatenate(a), np.concatenate(b),
+            np.unique(np.concatenate([used, rep[core & own]])))
 
 
 def union(*crossings: Tuple[np.ndarray, ...]) -> Tuple[np.ndarray, np.ndarray]:

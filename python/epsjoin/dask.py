@@ -289,7 +289,7 @@ def dbscan(X: Any, eps: float, min_samples: int = 5, *, n_slabs: Optional[int] =
     components = [
         dask.delayed(steps.slab_components)(
             routed[r], [dask.delayed(operator.getitem)(route, r) for route in routes], slabs, eps,
-            options)
+            int(min_samples), options)
         for r in range(slabs.n_slabs)
     ]
     crossings = [dask.delayed(operator.getitem)(c, slice(2, 5)) for c in components]

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""epsjoin.dask on a LocalCluster of processes: each worker's peak memory against its share of
+the points, and the time against the one-node function in the same run (issue 47).
+
+Uniform 2-D points at selectivity S, generated on the workers (da.random), chunked into one
+chunk a worker; counts per point and DBSCAN labels. A worker's peak is its process's VmHWM
+minus its resident size before the job (the peak is reset
+first, /proc/self/clear_refs); "broadcast" is what every worker would hold if the points
+were sent to all of them (cuML's multi-GPU DBSCAN scatters them with broadcast=True).
+
+  build/python-venv/bin/python bench/dask_memory.py --n 4000000 --s 50 --workers 2
+"""
+
+import argparse
+import time
+
+import numpy as np
+
+
+def status_mb(field):
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def hwm_mb():
+    return status_mb("VmHWM")
+
+
+def reset_peak_mb():
+    """Resets this process's peak (VmHWM) to its resident size now, which it returns."""
+    with open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")
+    return status_mb("VmRSS")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=4_000_000)
+    parser.add_argument("--s", type=float, default=50)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--min-samples", type=int, default=20)
+    args = parser.parse_args()
+    import dask.array as da
+    import distributed
+
+    import epsjoin
+    import epsjoin.dask as ejd
+
+    n, eps = args.n, float(np.sqrt(args.s / (np.pi * args.n)))
+    points_mb = n * 2 * 8 / 2**20
+    print(f"{args.workers} workers (processes, one thread each), {n} uniform 2-D points "
+          f"({points_mb:.0f} MiB), S {args.s:g}, eps {eps:.3g}\n")
+    print("| job | seconds | one node (numpy, same machine) s | worker peak beyond its resident "
+          "size, MiB (max) | the worker's share of the points, MiB | broadcast, MiB |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    with distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, memory_limit=0) as cluster, \
+            distributed.Client(cluster) as client:
+        X = da.random.default_rng(7).random((n, 2), chunks=(n // args.workers, 2)).persist()
+        distributed.wait(X)
+        host = X.compute()
+        jobs = {
+            "count per point": (lambda: ejd.count(X, eps, per_row=True, n_jobs=1),
+                                lambda: epsjoin.count(host, eps, per_row=True, n_jobs=1)),
+            "DBSCAN labels": (lambda: ejd.dbscan(X, eps, args.min_samples, n_jobs=1),
+                              lambda: epsjoin.DBSCAN(eps=eps, min_samples=args.min_samples,
+                                                     n_jobs=1).fit(host).labels_),
+        }
+        # A first run of each, unmeasured: the workers' imports (epsjoin, scipy, pandas) and the
+        # one node's (scikit-learn's base classes) are not the join's memory or time.
+        for distributed_job, one_node in jobs.values():
+            client.compute(distributed_job()).result()
+            one_node()
+        for name, (distributed_job, one_node) in jobs.items():
+            client.run(lambda: __import__("ctypes").CDLL("libc.so.6").malloc_trim(0))
+            before = client.run(reset_peak_mb)
+            start = time.perf_counter()
+            got = client.compute(distributed_job()).result()
+            seconds = time.perf_counter() - start
+            start = time.perf_counter()
+            want = one_node()
+            local = time.perf_counter() - start
+            assert np.array_equal(got, want), name
+            after = client.run(hwm_mb)
+            peak = max(after[w] - before[w] for w in after)
+            print(f"| {name} | {seconds:.2f} | {local:.2f} | {peak:.0f} | "
+                  f"{points_mb / args.workers:.0f} | {points_mb:.0f} |")
+
+
+if __name__ == "__main__":
+    main()
