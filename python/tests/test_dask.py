@@ -129,15 +129,19 @@ def test_the_plan_and_refusals(rng):
     assert ejd.count(da.zeros((0, 2), chunks=(1, 2)), 0.1).compute(scheduler="sync") == 0
 
 
-def test_on_a_cluster_of_processes(rng):
+def test_on_a_cluster_of_processes(rng, tmp_path):
     distributed = pytest.importorskip("distributed")
+    import dask
     X = np.vstack([rng.random((4000, 2)), rng.random((2000, 2)) * 0.2])
     eps = eps_for(X, 15, rng)
     D = da.from_array(X, chunks=(1500, 2))
     want = epsjoin.pairs(X, eps, sort=True)
+    # The workers' scratch space in the test's folder: the suite leaves nothing in TMPDIR.
     for workers in (4, 2):
-        with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                      dashboard_address=None) as cluster, \
+        with dask.config.set({"temporary-directory": str(tmp_path)}), \
+                distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
+                                         processes=True, dashboard_address=None,
+                                         local_directory=str(tmp_path)) as cluster, \
                 distributed.Client(cluster) as client:
             got = client.compute(ejd.pairs(D, eps, n_slabs=4)).result()
             np.testing.assert_array_equal(_sorted(got), want)
