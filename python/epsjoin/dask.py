@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from . import _join, _radii
-from ._metrics import pair_distances
+from ._metrics import metric_name, pair_distances
 from ._partition import SlabPlan, plan_slabs
 from ._validation import check_eps
 
@@ -179,8 +179,14 @@ def _routed(X: Any, slabs: SlabPlan) -> List[List[Any]]:
 
 def _options(engine: str, precision: Any, n_jobs: Optional[int], memory_limit: Any,
              metric: str) -> Dict[str, Any]:
+    name = metric_name(metric)
+    if name not in ("euclidean", "manhattan", "chebyshev"):
+        # A slab's halo is cut along one coordinate, which bounds only these distances from
+        # below (a cosine or a great-circle distance does not bound a coordinate's difference).
+        raise ValueError(f"epsjoin.dask cuts slabs along a coordinate, which holds for the "
+                         f"euclidean, manhattan and chebyshev metrics only; got {metric!r}")
     return dict(engine=engine, precision=precision, n_jobs=n_jobs, memory_limit=memory_limit,
-                metric=metric)
+                metric=name)
 
 
 def pairs(X: Any, eps: float, *, include_self: bool = False, return_distance: bool = False,
@@ -196,8 +202,8 @@ def pairs(X: Any, eps: float, *, include_self: bool = False, return_distance: bo
     `metric` as the joins take them; `n_slabs` as :func:`plan`."""
     X = _points(X)
     eps = check_eps(eps)
+    options = _options(engine, precision, n_jobs, memory_limit, metric)  # refused before work
     slabs = plan(X, eps, n_slabs)
-    options = _options(engine, precision, n_jobs, memory_limit, metric)
     parts = [dask.delayed(_slab_pairs)(pieces, eps, include_self, return_distance, options)
              for pieces in _routed(X, slabs)]
     meta: Dict[str, Any] = {"i": np.int64, "j": np.int64}
@@ -250,8 +256,8 @@ def count(X: Any, eps: float, *, per_row: bool = False, include_self: bool = Fal
     ``epsjoin.count(X, eps, per_row=..., include_self=...)`` on one node."""
     X = _points(X)
     eps = check_eps(eps)
+    options = _options(engine, precision, n_jobs, memory_limit, metric)  # refused before work
     slabs = plan(X, eps, n_slabs)
-    options = _options(engine, precision, n_jobs, memory_limit, metric)
     counted = [dask.delayed(_slab_counts)(pieces, eps, include_self, options)
                for pieces in _routed(X, slabs)]
     if X.shape[0] == 0:
@@ -278,8 +284,8 @@ def dbscan(X: Any, eps: float, min_samples: int = 5, *, n_slabs: Optional[int] =
         raise ValueError(f"min_samples must be an integer >= 1, got {min_samples!r}")
     if X.shape[0] == 0:
         return da.zeros(0, dtype=np.int64)
+    options = _options(engine, precision, n_jobs, memory_limit, metric)  # refused before work
     slabs = plan(X, eps, n_slabs)
-    options = _options(engine, precision, n_jobs, memory_limit, metric)
     routed = _routed(X, slabs)
     cores = [dask.delayed(steps.slab_core)(pieces, eps, int(min_samples), options)
              for pieces in routed]

@@ -125,6 +125,14 @@ def test_the_plan_and_refusals(rng):
         ejd.count(da.zeros(10, chunks=5), 0.1)
     with pytest.raises(ValueError, match="min_samples"):
         ejd.dbscan(D, 0.1, 0)
+    for metric in ("cosine", "haversine"):
+        with pytest.raises(ValueError, match="euclidean, manhattan and chebyshev"):
+            ejd.pairs(D, 0.1, metric=metric)
+    for metric in ("l1", "chebyshev"):
+        np.testing.assert_array_equal(
+            _sorted(ejd.pairs(D, 0.05, metric=metric, return_distance=True).compute(
+                scheduler="sync")),
+            epsjoin.pairs(X, 0.05, metric=metric, sort=True))
     assert ejd.dbscan(da.zeros((0, 2), chunks=(1, 2)), 0.1).shape == (0,)
     assert ejd.count(da.zeros((0, 2), chunks=(1, 2)), 0.1).compute(scheduler="sync") == 0
 
