@@ -8,7 +8,7 @@ minus its resident size before the job (the peak is reset
 first, /proc/self/clear_refs); "broadcast" is what every worker would hold if the points
 were sent to all of them (cuML's multi-GPU DBSCAN scatters them with broadcast=True).
 
-  build/python-venv/bin/python bench/dask_memory.py --n 4000000 --s 50 --workers 2
+  build/python-venv/bin/python bench/dask_memory.py --n 4000000 --s 50 --workers 1,2,4,8
 """
 
 import argparse
@@ -40,33 +40,39 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=4_000_000)
     parser.add_argument("--s", type=float, default=50)
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--workers", default="2",
+                        help="worker processes, or a comma-separated list (a cluster each)")
     parser.add_argument("--min-samples", type=int, default=20)
     args = parser.parse_args()
+    n, eps = args.n, float(np.sqrt(args.s / (np.pi * args.n)))
+    points_mb = n * 2 * 8 / 2**20
+    print(f"{n} uniform 2-D points ({points_mb:.0f} MiB), S {args.s:g}, eps {eps:.3g}; worker "
+          "processes of one thread each; every result equal to one node's\n")
+    print("| workers | job | seconds | one node (numpy, same machine) s | worker peak beyond its "
+          "resident size, MiB (max) | the worker's share of the points, MiB | broadcast, MiB |")
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    for workers in (int(w) for w in str(args.workers).split(",")):
+        run(workers, n, eps, args.min_samples, points_mb)
+
+
+def run(workers, n, eps, min_samples, points_mb):
     import dask.array as da
     import distributed
 
     import epsjoin
     import epsjoin.dask as ejd
 
-    n, eps = args.n, float(np.sqrt(args.s / (np.pi * args.n)))
-    points_mb = n * 2 * 8 / 2**20
-    print(f"{args.workers} workers (processes, one thread each), {n} uniform 2-D points "
-          f"({points_mb:.0f} MiB), S {args.s:g}, eps {eps:.3g}\n")
-    print("| job | seconds | one node (numpy, same machine) s | worker peak beyond its resident "
-          "size, MiB (max) | the worker's share of the points, MiB | broadcast, MiB |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
-    with distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+    with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                   dashboard_address=None, memory_limit=0) as cluster, \
             distributed.Client(cluster) as client:
-        X = da.random.default_rng(7).random((n, 2), chunks=(n // args.workers, 2)).persist()
+        X = da.random.default_rng(7).random((n, 2), chunks=(-(-n // workers), 2)).persist()
         distributed.wait(X)
         host = X.compute()
         jobs = {
             "count per point": (lambda: ejd.count(X, eps, per_row=True, n_jobs=1),
                                 lambda: epsjoin.count(host, eps, per_row=True, n_jobs=1)),
-            "DBSCAN labels": (lambda: ejd.dbscan(X, eps, args.min_samples, n_jobs=1),
-                              lambda: epsjoin.DBSCAN(eps=eps, min_samples=args.min_samples,
+            "DBSCAN labels": (lambda: ejd.dbscan(X, eps, min_samples, n_jobs=1),
+                              lambda: epsjoin.DBSCAN(eps=eps, min_samples=min_samples,
                                                      n_jobs=1).fit(host).labels_),
         }
         # A first run of each, unmeasured: the workers' imports (epsjoin, scipy, pandas) and the
@@ -86,8 +92,8 @@ def main():
             assert np.array_equal(got, want), name
             after = client.run(hwm_mb)
             peak = max(after[w] - before[w] for w in after)
-            print(f"| {name} | {seconds:.2f} | {local:.2f} | {peak:.0f} | "
-                  f"{points_mb / args.workers:.0f} | {points_mb:.0f} |")
+            print(f"| {workers} | {name} | {seconds:.2f} | {local:.2f} | {peak:.0f} | "
+                  f"{points_mb / workers:.0f} | {points_mb:.0f} |")
 
 
 if __name__ == "__main__":
