@@ -40,8 +40,8 @@ def slab_core(pieces: Pieces, eps: float, min_samples: int,
     mine = np.nonzero(own)[0]
     if mine.size == 0:
         return ids[mine], np.zeros(0, bool)
-    counts = np.asarray(_radii.count(points[mine], eps, points, per_row=True, **options))
-    return ids[mine], counts >= min_samples  # the point itself included, as scikit-learn counts
+    counts = np.asarray(_radii.count(points, eps, per_row=True, include_self=True, **options))
+    return ids[mine], counts[mine] >= min_samples  # itself included, as scikit-learn counts
 
 
 def route_flags(block_flags: np.ndarray, block: np.ndarray, plan: SlabPlan) -> List[np.ndarray]:

@@ -7,8 +7,8 @@ coordinates, are cut into slabs of like estimated work along one coordinate by t
 planner (:func:`epsjoin.plan_slabs`, the cuts ``epsjoin mpi-join`` takes, from one sample of the
 points). Each chunk sends every slab the rows it owns and the rows in its halo (within eps of
 it), tagged with their global ids; each slab's task joins its own points against its own and
-halo points on the worker that holds it and keeps the pairs whose smaller id it owns, so every
-pair is found once and the result equals the one-node functions'. No worker holds more than one
+halo points (a self-join of them) on the worker that holds it and keeps the pairs whose smaller
+id it owns, so every pair is found once and the result equals the one-node functions'. No worker holds more than one
 slab with its halo, the chunks routed to it, and its result.
 """
 
@@ -102,19 +102,18 @@ def _slab(pieces: List[Tuple[np.ndarray, ...]]) -> Tuple[np.ndarray, np.ndarray,
 
 def _slab_pairs(pieces: List[Tuple[np.ndarray, ...]], eps: float, include_self: bool,
                 return_distance: bool, options: Dict[str, Any]) -> Any:
+    # The slab's points self-joined (each pair once, local ids in global id order): the pairs
+    # whose smaller id the slab owns are its share. Pairs of two halo points are found and
+    # dropped, which costs little where the halo is thin (low d; high d wants work items).
     ids, points, own = _slab(pieces)
-    mine = np.nonzero(own)[0]
     columns: Dict[str, Any] = {"i": np.empty(0, np.int64), "j": np.empty(0, np.int64)}
-    if mine.size and points.shape[0]:
-        found = _join.pairs(points[mine], eps, points, **options)
-        i, j = ids[mine][found[:, 0]], ids[found[:, 1]]
-        # Each pair once: from the slab that owns its smaller id.
-        keep = i <= j if include_self else i < j
-        a, b = mine[found[keep, 0]], found[keep, 1]
-        columns = {"i": i[keep], "j": j[keep]}
+    if own.any():
+        found = _join.pairs(points, eps, include_self=include_self, **options)
+        found = found[own[found[:, 0]]]
+        a, b = found[:, 0], found[:, 1]
+        columns = {"i": ids[a], "j": ids[b]}
         if return_distance:
-            columns["distance"] = pair_distances(points, points, a, b,
-                                                 options.get("metric", "euclidean"), None)
+            columns["distance"] = pair_distances(points, points, a, b, options["metric"], None)
     elif return_distance:
         columns["distance"] = np.empty(0, np.float64)
     return pd.DataFrame(columns)
@@ -122,14 +121,15 @@ def _slab_pairs(pieces: List[Tuple[np.ndarray, ...]], eps: float, include_self: 
 
 def _slab_counts(pieces: List[Tuple[np.ndarray, ...]], eps: float, include_self: bool,
                  options: Dict[str, Any]) -> Tuple[np.ndarray, np.ndarray]:
-    """(global ids, neighbour counts) of the slab's own points."""
+    """(global ids, neighbour counts) of the slab's own points: their rows of the slab's
+    self-join, whole because the halo holds every neighbour."""
     ids, points, own = _slab(pieces)
     mine = np.nonzero(own)[0]
     if mine.size == 0:
         return ids[mine], np.zeros(0, np.int64)
-    counts = np.asarray(_radii.count(points[mine], eps, points, per_row=True, **options))
-    # Each own point is among the slab's points, at distance 0 from itself.
-    return ids[mine], counts - (0 if include_self else 1)
+    counts = np.asarray(_radii.count(points, eps, per_row=True, include_self=include_self,
+                                     **options))
+    return ids[mine], counts[mine].astype(np.int64)
 
 
 def _to_chunks(ids: np.ndarray, values: np.ndarray, offsets: np.ndarray
