@@ -25,12 +25,9 @@ from scipy.sparse.csgraph import connected_components
 
 from . import _join, _radii
 from ._partition import SlabPlan
+from .dask import _gathered
 
 Pieces = List[Tuple[Any, ...]]
-
-
-def _gathered(pieces: Pieces) -> Tuple[np.ndarray, ...]:
-    return tuple(np.concatenate([p[k] for p in pieces]) for k in range(len(pieces[0])))
 
 
 def slab_core(pieces: Pieces, eps: float, min_samples: int,

@@ -14,7 +14,8 @@ from . import _device, _epsjoin, _progress
 from ._metrics import set_geometry
 from ._options_doc import _with_run_options
 from ._progress import Progress
-from ._validation import Devices, MemorySize, check_eps, check_pair, raise_if_not_finite, run_settings
+from ._join import _check_self, _run
+from ._validation import Devices, MemorySize, check_eps, check_pair, run_settings
 
 #: The command line's rule: the format follows the extension.
 _FORMAT_OF_EXTENSION = {".npy": "npy", ".csv": "csv", ".txt": "csv", ".parquet": "parquet"}
@@ -101,17 +102,12 @@ def join_to(
         raise ValueError(f"sort applies to format='csr'; {kind} pairs are written as the join "
                          "finds them (epsjoin.iter_pairs(sort=True) gives them sorted)")
     X, Y = check_pair(X, Y)
-    if include_self and Y is not None:
-        raise ValueError("include_self applies to a self-join (Y=None) only")
+    _check_self(include_self, Y)
     settings = run_settings(engine, precision, approximate, n_jobs, memory_limit,
                             device_memory_limit, device, params, devices_split, progress)
     set_geometry(settings, metric, boxsize, X.shape[1])
-    try:
-        stats: Dict[str, Any] = _epsjoin.join_to_file(X, Y, check_eps(eps), bool(include_self),
-                                                      target, kind, bool(sort), settings)
-    except ValueError:
-        raise_if_not_finite(X, Y)
-        raise
+    stats: Dict[str, Any] = _run(_epsjoin.join_to_file, X, Y, check_eps(eps),
+                                 bool(include_self), target, kind, bool(sort), settings)
     _progress.done(settings)
     return stats
 

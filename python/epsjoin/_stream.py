@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from . import _device, _progress
 from ._index import EpsIndex
-from ._join import neighbor_graph, neighbor_table
+from ._join import _check_self, neighbor_graph, neighbor_table
 from ._metrics import pair_distances
 from ._progress import Progress
 from ._radii import count
@@ -137,8 +137,7 @@ def iter_pairs(
                         "device memory (epsjoin.pairs on the device arrays), or copy them to "
                         "the host (.get() for CuPy, .cpu() for torch)")
     X, Y = check_pair(X, Y)
-    if include_self and Y is not None:
-        raise ValueError("include_self applies to a self-join (Y=None) only")
+    _check_self(include_self, Y)
     eps = check_eps(eps)
     limit = memory_bytes(memory_limit, "memory_limit")
     if block_bytes is None:

@@ -93,11 +93,9 @@ def _route(block: np.ndarray, offset: int, plan: SlabPlan) -> List[Tuple[Any, ..
     return pieces
 
 
-def _slab(pieces: List[Tuple[np.ndarray, ...]]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    ids = np.concatenate([p[0] for p in pieces])
-    points = np.concatenate([p[1] for p in pieces])
-    own = np.concatenate([p[2] for p in pieces])
-    return ids, points, own
+def _gathered(pieces: List[Tuple[Any, ...]]) -> Tuple[np.ndarray, ...]:
+    """A slab's pieces from every chunk, column by column (ids, points, owned[, ...])."""
+    return tuple(np.concatenate([p[k] for p in pieces]) for k in range(len(pieces[0])))
 
 
 def _slab_pairs(pieces: List[Tuple[np.ndarray, ...]], eps: float, include_self: bool,
@@ -105,7 +103,7 @@ def _slab_pairs(pieces: List[Tuple[np.ndarray, ...]], eps: float, include_self: 
     # The slab's points self-joined (each pair once, local ids in global id order): the pairs
     # whose smaller id the slab owns are its share. Pairs of two halo points are found and
     # dropped, which costs little where the halo is thin (low d; high d wants work items).
-    ids, points, own = _slab(pieces)
+    ids, points, own = _gathered(pieces)
     columns: Dict[str, Any] = {"i": np.empty(0, np.int64), "j": np.empty(0, np.int64)}
     if own.any():
         found = _join.pairs(points, eps, include_self=include_self, **options)
@@ -123,7 +121,7 @@ def _slab_counts(pieces: List[Tuple[np.ndarray, ...]], eps: float, include_self:
                  options: Dict[str, Any]) -> Tuple[np.ndarray, np.ndarray]:
     """(global ids, neighbour counts) of the slab's own points: their rows of the slab's
     self-join, whole because the halo holds every neighbour."""
-    ids, points, own = _slab(pieces)
+    ids, points, own = _gathered(pieces)
     mine = np.nonzero(own)[0]
     if mine.size == 0:
         return ids[mine], np.zeros(0, np.int64)
@@ -135,15 +133,11 @@ def _slab_counts(pieces: List[Tuple[np.ndarray, ...]], eps: float, include_self:
 def _to_chunks(ids: np.ndarray, values: np.ndarray, offsets: np.ndarray
                ) -> List[Tuple[np.ndarray, np.ndarray]]:
     """A slab's results for its own points, cut by the chunk that holds each row: (offsets in
-    the chunk, values) a chunk, so no task ever gathers every slab's whole result."""
-    chunk = np.searchsorted(offsets, ids, side="right") - 1
-    order = np.argsort(chunk, kind="stable")
-    bounds = np.searchsorted(chunk[order], np.arange(offsets.shape[0]))
-    out = []
-    for k in range(offsets.shape[0] - 1):
-        rows = order[bounds[k]:bounds[k + 1]]
-        out.append((ids[rows] - offsets[k], values[rows]))
-    return out
+    the chunk, values) a chunk, so no task ever gathers every slab's whole result. The ids
+    ascend (a slab's pieces come in chunk order, each in row order), so each chunk's are a run."""
+    bounds = np.searchsorted(ids, offsets)
+    return [(ids[b:e] - offsets[k], values[b:e])
+            for k, (b, e) in enumerate(zip(bounds[:-1], bounds[1:]))]
 
 
 def _chunk_values(size: int, fill: int, *pieces: Tuple[np.ndarray, np.ndarray]) -> np.ndarray:

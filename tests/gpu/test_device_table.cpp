@@ -11,29 +11,12 @@
 #include <vector>
 
 #include "epsjoin/epsjoin.hpp"
+#include "support/device_points.hpp"
 #include "support/seed.hpp"
 
 namespace {
 
-/// Points on device 0, freed with the test.
-struct device_points {
-  void* data = nullptr;
-  epsjoin::dataset_view view;
-  explicit device_points(const epsjoin::dataset& host) {
-    view = host.view();
-    const std::size_t bytes = host.n() * host.d() * size_of(host.type());
-    EXPECT_EQ(cudaMalloc(&data, std::max<std::size_t>(bytes, 1)), cudaSuccess);
-    if (bytes > 0) {
-      EXPECT_EQ(cudaMemcpy(data, view.data, bytes, cudaMemcpyHostToDevice), cudaSuccess);
-    }
-    view.data = data;
-    view.space = epsjoin::memory_space::device;
-    view.device = 0;
-  }
-  ~device_points() { cudaFree(data); }
-  device_points(const device_points&) = delete;
-  device_points& operator=(const device_points&) = delete;
-};
+using epsjoin::test::device_points;
 
 /// Coordinates on a grid of 1/8: many pairs lie at exactly eps. In float64 a jitter of up to
 /// 1e-3 in every third coordinate makes distances whose last bits matter; float32 points stay on

@@ -12,31 +12,12 @@
 #include <vector>
 
 #include "epsjoin/epsjoin.hpp"
+#include "support/device_points.hpp"
 #include "support/seed.hpp"
 
 namespace {
 
-/// Points on the device, freed with the test.
-struct device_points {
-  void* data = nullptr;
-  epsjoin::dataset_view view;
-  explicit device_points(const epsjoin::dataset& host) {
-    view = host.view();
-    const std::size_t bytes = std::max<std::size_t>(host.n() * host.d() * size_of(host.type()), 1);
-    EXPECT_EQ(cudaMalloc(&data, bytes), cudaSuccess);
-    if (host.n() > 0) {
-      EXPECT_EQ(cudaMemcpy(data, view.data, host.n() * host.d() * size_of(host.type()),
-                           cudaMemcpyHostToDevice),
-                cudaSuccess);
-    }
-    view.data = data;
-    view.space = epsjoin::memory_space::device;
-    view.device = 0;
-  }
-  ~device_points() { cudaFree(data); }
-  device_points(const device_points&) = delete;
-  device_points& operator=(const device_points&) = delete;
-};
+using epsjoin::test::device_points;
 
 /// Coordinates on a grid of 1/8 (exact in float32 too): many pairs lie at exactly eps.
 epsjoin::dataset lattice(std::size_t n, std::size_t d, std::uint64_t seed, bool f32 = false) {
