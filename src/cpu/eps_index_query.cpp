@@ -12,6 +12,7 @@
 #include "core/counting_sink.hpp"
 #include "core/metric_join.hpp"
 #include "core/point_checks.hpp"
+#include "cpu/eps_index_few.hpp"
 #include "cpu/eps_index_state.hpp"
 
 namespace epsjoin::detail {
@@ -137,7 +138,12 @@ join_stats run_query(const eps_index_state& s, resources& res, dataset_view quer
       stats.notes.emplace_back("eps_index grid", concat(level, " of 0 to ", s.levels.size() - 1,
                                                         " (grid l: cells of max_eps / 2^l)"));
     }
-    std::visit(run, s.levels[level]);
+    if (!self && walks_grid(s, level, queries)) {
+      stats.candidates = walk_grid(s, level, queries, eps, counted);
+      stats.notes.emplace_back("few queries", "the grid walked on the calling thread");
+    } else {
+      std::visit(run, s.levels[level]);
+    }
   }
   stats.pairs = counted.pairs();
   if (options.include_self) {

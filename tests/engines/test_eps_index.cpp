@@ -40,6 +40,16 @@ void check_query(const epsjoin::eps_index& index, const dataset& data, const dat
   EXPECT_TRUE(epsjoin::test::same_pairs(expected, got, q, data.view(), eps, band));
   EXPECT_EQ(stats.pairs, got.size());
   EXPECT_EQ(stats.engine, "cpu-grid");
+  // A few queries walk the grid on the calling thread (cpu/eps_index_few.hpp), at most four
+  // indexed dimensions: every set of up to 16 queries in up to 4-D must have taken that path.
+  const bool walked = std::any_of(stats.notes.begin(), stats.notes.end(),
+                                  [](const auto& note) { return note.first == "few queries"; });
+  if (queries && q.n > 0 && q.n <= 16 && data.n() > 0 && data.d() <= 4) {
+    EXPECT_TRUE(walked) << "a few queries did not take the grid walk";
+  }
+  if (q.n > 16) {
+    EXPECT_FALSE(walked);
+  }
 
   epsjoin::resources res(2);
   epsjoin::count_sink counts(true);
@@ -76,6 +86,20 @@ dataset as_type(const dataset& d, scalar_type type) {
   return dataset(std::move(v), d.d());
 }
 
+// The first m points, column 0 moved past the data's largest value by up to `beyond` (0: the
+// points unchanged).
+dataset first_rows(const dataset& data, std::size_t m, double beyond = 0) {
+  const epsjoin::dataset_view v = data.view();
+  std::vector<double> rows(m * v.d);
+  double top = v.n > 0 ? v.at(0, 0) : 0;
+  for (std::size_t i = 0; i < v.n; ++i) top = std::max(top, v.at(i, 0));
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t k = 0; k < v.d; ++k) rows[i * v.d + k] = v.at(i, k);
+    if (beyond > 0) rows[i * v.d] = top + beyond * static_cast<double>(i) / static_cast<double>(m);
+  }
+  return as_type(dataset(std::move(rows), v.d), data.type());
+}
+
 using index_case = std::tuple<shape_kind, std::size_t /*n*/, std::size_t /*d*/, scalar_type>;
 
 class eps_index_test : public testing::TestWithParam<index_case> {};
@@ -102,6 +126,12 @@ TEST_P(eps_index_test, many_queries_and_eps_equal_fresh_joins) {
   query_sets.push_back(as_type(epsjoin::test::make_shape(kind, n / 3 + 7, d, seed + 1), input));
   query_sets.push_back(as_type(epsjoin::test::make_shape(kind, 1, d, seed + 2), input));
   query_sets.push_back(dataset(0, d, input));
+  // The grid walk's limits and edges: 16 and 17 of the indexed points themselves (lattice ties
+  // at exactly eps), and a few moved up to 0.9 max_eps beyond the grid along column 0.
+  for (const std::size_t m : {std::size_t{16}, std::size_t{17}}) {
+    query_sets.push_back(first_rows(data, std::min(m, n)));
+  }
+  query_sets.push_back(first_rows(data, std::min<std::size_t>(5, n), 0.9 * max_eps));
 
   epsjoin::resources res(3);
   epsjoin::index_options opt;
