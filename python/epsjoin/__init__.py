@@ -12,7 +12,7 @@ program). Functions:
 - :func:`count`: the number of pairs, or of each point's neighbours.
 - :func:`neighbor_table`: the library's CSR arrays themselves, without a copy.
 - :class:`DBSCAN`: scikit-learn's DBSCAN estimator (``fit``, ``labels_``, ...) on two joins,
-  without storing any neighbourhood.
+  without storing any neighbourhood; :func:`dbscan`, scikit-learn's function of that name.
 - :class:`RadiusNeighbors`, :class:`RadiusNeighborsTransformer`: scikit-learn's
   ``NearestNeighbors`` radius queries and ``RadiusNeighborsTransformer``.
 - :class:`EpsIndex`: the points' grid built once at a largest eps and queried many times, at
@@ -38,12 +38,12 @@ from ._partition import SlabPlan, plan_slabs
 from ._stream import PairBlocks, iter_pairs
 
 if TYPE_CHECKING:
-    from ._dbscan import DBSCAN
+    from ._dbscan import DBSCAN, dbscan
     from ._neighbors import RadiusNeighbors, RadiusNeighborsTransformer
 
 # The estimators' module imports scikit-learn's base classes where it is installed, which costs
 # more than the rest of the package: loaded on first use, so `import epsjoin` does not pay it.
-_ESTIMATORS = {"DBSCAN": "_dbscan", "RadiusNeighbors": "_neighbors",
+_ESTIMATORS = {"DBSCAN": "_dbscan", "dbscan": "_dbscan", "RadiusNeighbors": "_neighbors",
                "RadiusNeighborsTransformer": "_neighbors"}
 
 
@@ -68,6 +68,7 @@ __all__ = [
     "build_info",
     "count",
     "count_radii",
+    "dbscan",
     "engines",
     "iter_pairs",
     "join_to",

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import numbers
-from typing import Any, Mapping, Optional, overload
+from typing import Any, Callable, Mapping, Optional, Union, overload
 
 import numpy as np
 import numpy.typing as npt
 
-from . import _dbscan_graph, _device, _epsjoin, _progress
+from . import _callable_metric, _dbscan_graph, _device, _epsjoin, _progress
 from ._estimator import (HAVE_SKLEARN, BaseEstimator, ClusterMixin, check_search_parameters,
                          check_weights, is_sparse, library_metric, validated)
 from ._join import HostPoints, PointsLike
@@ -66,10 +66,14 @@ class DBSCAN(ClusterMixin, BaseEstimator):
         (``"infinity"``), ``"cosine"``, ``"haversine"`` (radians, two features: latitude,
         longitude), ``"minkowski"`` with ``p`` 1, 2 or inf, or ``"precomputed"``: ``X`` is then
         a square distance matrix, dense or a sparse radius-neighbours graph (missing entries
-        are no neighbours; each point is its own), and no join runs. Another metric, or a
-        callable, raises ``ValueError``.
+        are no neighbours; each point is its own), and no join runs. A callable
+        ``metric(u, v, **metric_params)`` returning a distance is called once per pair of
+        samples (n^2 calls, as scikit-learn's brute-force search makes; no engine runs it), in
+        blocks of rows whose distances are dropped beyond ``eps``. Another metric name raises
+        ``ValueError``.
     metric_params : dict, default=None
-        Only ``{"p": ...}`` for ``"minkowski"``.
+        ``{"p": ...}`` for ``"minkowski"`` (where ``p`` is also given, this one is used and a
+        ``SyntaxWarning`` says so, as scikit-learn warns); a callable's keyword arguments.
     algorithm : {"auto", "ball_tree", "kd_tree", "brute"}, default="auto"
         Accepted for scikit-learn's sake and checked; the engine decides how to search.
     leaf_size : int, default=30
@@ -138,7 +142,7 @@ class DBSCAN(ClusterMixin, BaseEstimator):
         eps: float = 0.5,
         min_samples: int = 5,
         *,
-        metric: str = "euclidean",
+        metric: Union[str, Callable[..., float]] = "euclidean",
         metric_params: Optional[Mapping[str, Any]] = None,
         algorithm: str = "auto",
         leaf_size: int = 30,
@@ -194,7 +198,9 @@ class DBSCAN(ClusterMixin, BaseEstimator):
         _check_parameters(self.eps, self.min_samples)
         check_search_parameters(self)
         precomputed = self.metric == "precomputed"
-        metric = None if precomputed else library_metric(self.metric, self.p, self.metric_params)
+        custom = self.metric if callable(self.metric) else None
+        metric = (None if precomputed or custom is not None
+                  else library_metric(self.metric, self.p, self.metric_params))
         if _device.any_on_device(X):
             if sample_weight is not None or metric != "euclidean":
                 raise ValueError("device points are clustered Euclidean and unweighted; copy "
@@ -202,14 +208,17 @@ class DBSCAN(ClusterMixin, BaseEstimator):
             return self._fit_on_device(X)
         X = validated(self, X, reset=True, sparse=True, square=precomputed)
         weights = check_weights(sample_weight, X.shape[0])
-        if precomputed:
+        if precomputed or custom is not None:
             report = _progress.reporter(self.progress, "epsjoin DBSCAN")
-            labels, core = _dbscan_graph.cluster(
-                _dbscan_graph.neighbourhoods(X, float(self.eps)), int(self.min_samples), weights)
+            eps = float(self.eps)
+            graph = (X if custom is None
+                     else _callable_metric.radius_graph(X, eps, custom, self.metric_params))
+            labels, core = _dbscan_graph.cluster(_dbscan_graph.neighbourhoods(graph, eps),
+                                                 int(self.min_samples), weights)
             if report is not None:
                 report.finish()  # type: ignore[attr-defined]
-            self.stats_ = {"merge": "precomputed", "n": X.shape[0], "eps": float(self.eps),
-                           "min_samples": int(self.min_samples)}
+            self.stats_ = {"merge": "precomputed" if custom is None else "callable",
+                           "n": X.shape[0], "eps": eps, "min_samples": int(self.min_samples)}
         else:
             labels, core = self._fit_points(X, metric, weights)
         self.labels_ = labels
@@ -274,3 +283,32 @@ class DBSCAN(ClusterMixin, BaseEstimator):
             tags.input_tags.pairwise = self.metric == "precomputed"
             tags.input_tags.sparse = True
             return tags
+
+
+def dbscan(X: PointsLike, eps: float = 0.5, *, min_samples: int = 5,
+           metric: Union[str, Callable[..., float]] = "minkowski",
+           metric_params: Optional[Mapping[str, Any]] = None, algorithm: str = "auto",
+           leaf_size: int = 30, p: Optional[float] = 2, sample_weight: Any = None,
+           n_jobs: Optional[int] = None, engine: str = "auto",
+           precision: npt.DTypeLike = "float64", memory_limit: MemorySize = None,
+           device_memory_limit: MemorySize = None, device: int = 0,
+           params: Optional[Mapping[str, Any]] = None, progress: Progress = False) -> Any:
+    """``sklearn.cluster.dbscan``: :class:`DBSCAN` fitted once, its result as a tuple.
+
+    The parameters are :class:`DBSCAN`'s and :meth:`DBSCAN.fit`'s, with scikit-learn's
+    defaults for this function (``metric="minkowski"``, ``p=2``: Euclidean).
+
+    Returns
+    -------
+    core_samples : ndarray of shape (n_core_samples,), dtype int64
+        Indices of the core samples, ascending.
+    labels : ndarray of shape (n_samples,), dtype int64
+        Cluster of each point, ``-1`` for noise.
+    """
+    estimator = DBSCAN(eps, min_samples, metric=metric, metric_params=metric_params,
+                       algorithm=algorithm, leaf_size=leaf_size, p=p, n_jobs=n_jobs,
+                       engine=engine, precision=precision, memory_limit=memory_limit,
+                       device_memory_limit=device_memory_limit, device=device, params=params,
+                       progress=progress)
+    estimator.fit(X, sample_weight=sample_weight)
+    return estimator.core_sample_indices_, estimator.labels_

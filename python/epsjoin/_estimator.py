@@ -4,6 +4,7 @@ installed), input checks, metric names and the sparse interface of their graphs.
 from __future__ import annotations
 
 import inspect
+import warnings
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
@@ -100,6 +101,9 @@ def library_metric(metric: Any, p: Any, metric_params: Optional[Mapping[str, Any
     ``metric_params={"p": ...}``), or ValueError for what epsjoin does not compute."""
     params = dict(metric_params or {})
     if "p" in params:
+        if p is not None:
+            warnings.warn("Parameter p is found in metric_params. The corresponding parameter "
+                          "from __init__ is ignored.", SyntaxWarning, stacklevel=3)
         p = params.pop("p")
     if params:
         raise ValueError(f"metric_params other than 'p' are not supported, got {sorted(params)}")

@@ -155,6 +155,66 @@ def test_dbscan_precomputed(rng, sparse, weighted):
     np.testing.assert_array_equal(got.labels_, expected_labels(sk_labels, core, D, eps))
 
 
+def _weighted_l1(u, v, scale=1.0):
+    return scale * float(np.abs(u - v).sum())
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_dbscan_callable_metric(rng, weighted):
+    # A callable is called per pair, as scikit-learn calls it: equal labels on random data, at
+    # ties on a lattice, with metric_params passed through; sparse input made dense for it.
+    X = points(rng, 200, 3, "euclidean")
+    weights = rng.integers(-2, 12, len(X)) / 4 if weighted else None
+    D = distances(X, "manhattan", None) * 2.0
+    eps = clear_eps(D, 0.3, 1e-9)
+    for data, radius, dist in [(X, eps, D), (lattice(8, 2), 2.0,
+                                             2.0 * distances(lattice(8, 2), "manhattan", None))]:
+        w = weights[: len(data)] if weighted and len(data) == len(X) else None
+        ref = SkDBSCAN(eps=radius, min_samples=4, metric=_weighted_l1,
+                       metric_params={"scale": 2.0}).fit(data, sample_weight=w)
+        core = np.zeros(len(data), dtype=bool)
+        core[ref.core_sample_indices_] = True
+        got = epsjoin.DBSCAN(eps=radius, min_samples=4, metric=_weighted_l1,
+                             metric_params={"scale": 2.0}).fit(data, sample_weight=w)
+        np.testing.assert_array_equal(got.core_sample_indices_, ref.core_sample_indices_)
+        np.testing.assert_array_equal(got.labels_, expected_labels(ref.labels_, core, dist, radius))
+        assert got.stats_["merge"] == "callable"
+    import scipy.sparse
+    sparse = epsjoin.DBSCAN(eps=eps, min_samples=4, metric=_weighted_l1,
+                            metric_params={"scale": 2.0}).fit(scipy.sparse.csr_matrix(X))
+    np.testing.assert_array_equal(sparse.labels_, epsjoin.DBSCAN(
+        eps=eps, min_samples=4, metric=_weighted_l1, metric_params={"scale": 2.0}).fit(X).labels_)
+
+
+def test_callable_metric_refuses_a_bad_distance():
+    X = np.arange(6.0).reshape(3, 2)
+    for bad in (-1.0, np.nan):
+        with pytest.raises(ValueError, match="distance must be a finite number >= 0"):
+            epsjoin.DBSCAN(metric=lambda u, v, b=bad: b).fit(X)
+
+
+def test_dbscan_function_is_the_estimator(rng):
+    # scikit-learn's dbscan(): (core_sample_indices_, labels_) of the estimator, its defaults
+    # (minkowski, p 2) Euclidean; p in metric_params wins over p, with scikit-learn's warning.
+    from sklearn.cluster import dbscan as sk_dbscan
+
+    X = points(rng, 300, 2, "euclidean")
+    eps = clear_eps(distances(X, "euclidean", None), 0.05, 1e-9)
+    core, labels = epsjoin.dbscan(X, eps, min_samples=4)
+    sk_core, sk_labels = sk_dbscan(X, eps, min_samples=4)
+    np.testing.assert_array_equal(core, sk_core)
+    fitted = epsjoin.DBSCAN(eps, min_samples=4).fit(X)
+    np.testing.assert_array_equal(labels, fitted.labels_)
+    with pytest.warns(SyntaxWarning, match="Parameter p is found in metric_params"):
+        core1, labels1 = epsjoin.dbscan(X, eps, min_samples=4, metric_params={"p": 1})
+    manhattan = epsjoin.DBSCAN(eps, min_samples=4, metric="manhattan").fit(X)
+    np.testing.assert_array_equal(labels1, manhattan.labels_)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        epsjoin.DBSCAN(eps, metric="minkowski", metric_params={"p": 1}).fit(X)
+
+
 def sklearn_neighbors(metric, p, radius):
     # Exact distances where it can: kd_tree (ball_tree drops chebyshev ties at exactly radius in
     # scikit-learn 1.9), ball_tree for haversine, brute for cosine.
