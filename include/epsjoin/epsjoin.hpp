@@ -11,6 +11,7 @@
 #include "epsjoin/index.hpp"
 #include "epsjoin/io.hpp"
 #include "epsjoin/join.hpp"
+#include "epsjoin/nearest.hpp"
 #include "epsjoin/options.hpp"
 #include "epsjoin/pairs_array.hpp"
 #include "epsjoin/partition.hpp"

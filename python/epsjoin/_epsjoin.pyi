@@ -42,6 +42,11 @@ def neighbor_counts(
     include_self: bool, per_row: bool, settings: RunSettings
 ) -> Tuple[int, Optional[npt.NDArray[np.uint64]], Dict[str, Any]]: ...
 def filled_ones(n: int, threads: int) -> npt.NDArray[np.float64]: ...
+def nearest(
+    queries: npt.NDArray[np.floating], data: Optional[npt.NDArray[np.floating]], eps: float,
+    k: int, include_self: bool, settings: RunSettings
+) -> Tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32], npt.NDArray[np.float64],
+           Optional[Dict[str, Any]]]: ...
 def neighbor_distance_table(
     queries: npt.NDArray[np.floating], data: Optional[npt.NDArray[np.floating]], eps: float,
     include_self: bool, sort_indices: bool, settings: RunSettings
@@ -101,3 +106,9 @@ class EpsIndex:
         self, queries: Optional[npt.NDArray[np.floating]], eps: float, include_self: bool,
         per_row: bool, settings: RunSettings, with_stats: bool = True
     ) -> Tuple[int, Optional[npt.NDArray[np.uint64]], Dict[str, Any]]: ...
+    def nearest(
+        self, queries: Optional[npt.NDArray[np.floating]], eps: float, k: int,
+        include_self: bool, data: npt.NDArray[np.floating], settings: RunSettings,
+        with_stats: bool = True
+    ) -> Tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32], npt.NDArray[np.float64],
+               Optional[Dict[str, Any]]]: ...

@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse
 
-from . import _edge_radii, _epsjoin, _index_queries, _progress
+from . import _edge_radii, _epsjoin, _index_queries, _nearest, _progress
 from ._join import Stats, _converted, _index_views, neighbor_table
 from ._metrics import set_geometry
 from ._progress import Progress
@@ -354,6 +354,34 @@ class EpsIndex:
 
         return _index_queries.count_neighbors(self._data, theirs, same, r, weights,
                                               bool(cumulative), counts, table)
+
+    def kneighbors(self, X: Optional[npt.ArrayLike] = None, k: int = 1,
+                   max_radius: Optional[float] = None, *, return_distance: bool = True,
+                   n_jobs: Optional[int] = None, progress: Progress = False) -> Any:
+        """Each query's `k` nearest indexed points within `max_radius` (default ``max_eps``,
+        at most it; inclusive), nearest first, equal distances by index, as scipy's
+        ``cKDTree.query(x, k, distance_upper_bound=...)`` answers: arrays of shape (m, k),
+        float64 distances and int64 indices, a missing neighbour at distance ``inf`` with
+        index ``n`` (one point, shape (d,), gives shape (k,)). ``X=None`` asks for the
+        indexed points' neighbours, each without itself (scikit-learn's ``kneighbors()``).
+        Exact: the distances are a distance graph's, ties at ``max_radius`` included. Memory:
+        k neighbours a query, whatever the number within the radius. Returns
+        ``(distances, indices)``, or the indices alone without `return_distance`."""
+        k = _nearest.check_k(k)
+        eps = self._eps(max_radius)
+        if _edge_radii.kind_of(eps, [], self._settings.metric) is not None:
+            raise ValueError(f"max_radius must be a finite number > 0, got {eps!r}")
+        single = X is not None and np.ndim(X) == 1
+        Q = None if X is None else self._queries(np.reshape(np.asarray(X), (1, -1)) if single
+                                                 else X)
+        settings = self._settings_for(n_jobs, None if Q is None else Q.shape[0], progress)
+        offsets, ids, dist, _ = self._index.nearest(Q, eps, k, False, self._data, settings,
+                                                    False)
+        _progress.done(settings)
+        distances, indices = _nearest.padded(offsets, ids, dist, k, self._data.shape[0])
+        if single:
+            distances, indices = distances[0], indices[0]
+        return (distances, indices) if return_distance else indices
 
     @overload
     def count(self, X: Optional[npt.ArrayLike] = ..., eps: Optional[float] = ..., *,

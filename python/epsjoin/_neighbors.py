@@ -9,12 +9,12 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse
 
-from . import _device
+from . import _device, _epsjoin, _nearest
 from ._estimator import (HAVE_SKLEARN, BaseEstimator, TransformerMixin, as_configured,
                          check_is_fitted, check_search_parameters, int64_indices, is_sparse,
                          library_metric, rows_of, validated)
 from ._join import neighbor_graph
-from ._validation import Devices, MemorySize
+from ._validation import Devices, MemorySize, check_eps, run_settings
 
 _MODES = ("connectivity", "distance")
 
@@ -32,6 +32,8 @@ class RadiusNeighbors(BaseEstimator):
     ----------
     radius : float, default=1.0
         Default radius of the queries (inclusive: ``distance <= radius``).
+    n_neighbors : int, default=5
+        Default number of neighbours of :meth:`kneighbors`.
     metric : str, default="minkowski"
         ``"minkowski"`` (with ``p``), ``"euclidean"`` (``"l2"``), ``"manhattan"``
         (``"cityblock"``, ``"l1"``), ``"chebyshev"`` (``"infinity"``), ``"cosine"`` or
@@ -67,6 +69,7 @@ class RadiusNeighbors(BaseEstimator):
         self,
         radius: float = 1.0,
         *,
+        n_neighbors: int = 5,
         metric: str = "minkowski",
         p: float = 2,
         metric_params: Optional[Mapping[str, Any]] = None,
@@ -81,6 +84,7 @@ class RadiusNeighbors(BaseEstimator):
         params: Optional[Mapping[str, Any]] = None,
     ) -> None:
         self.radius = radius
+        self.n_neighbors = n_neighbors
         self.metric = metric
         self.p = p
         self.metric_params = metric_params
@@ -140,6 +144,52 @@ class RadiusNeighbors(BaseEstimator):
             graph = _on_host(graph)
         dist, ind = rows_of(graph)
         return (dist, ind) if return_distance else ind
+
+    def kneighbors(self, X: Any = None, n_neighbors: Optional[int] = None,
+                   return_distance: bool = True, *, max_radius: Optional[float] = None) -> Any:
+        """Each query's `n_neighbors` nearest fitted points within `max_radius`, as
+        scikit-learn's ``NearestNeighbors.kneighbors`` with a bound on the distance (default
+        the estimator's ``radius``; inclusive), nearest first, equal distances by index.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features), default=None
+            Queries; ``None`` queries the fitted points, each without itself.
+        n_neighbors : int, default=None
+            The number of neighbours; ``None`` is the estimator's ``n_neighbors``.
+        return_distance : bool, default=True
+            Return the distances too.
+        max_radius : float, default=None
+            Neighbours beyond it are not returned; ``None`` is the estimator's ``radius``.
+
+        Returns
+        -------
+        neigh_dist : ndarray of shape (n_queries, n_neighbors)
+            Distances (the points' float dtype), ``inf`` where fewer neighbours lie within
+            ``max_radius`` (scipy's ``cKDTree.query`` convention); with ``return_distance``.
+        neigh_ind : ndarray of shape (n_queries, n_neighbors), dtype int64
+            Indices into the fitted points, ``n_samples_fit_`` where missing.
+        """
+        check_is_fitted(self)
+        k = _nearest.check_k(self.n_neighbors if n_neighbors is None else n_neighbors,
+                             "n_neighbors")
+        eps = check_eps(self.radius if max_radius is None else max_radius, "max_radius",
+                        positive=True)
+        if _device.any_on_device(self._fit_X) or (X is not None and _device.any_on_device(X)):
+            raise ValueError("kneighbors takes points in host memory; copy device arrays to "
+                             "the host (the join may still run on a GPU engine)")
+        queries = None if X is None else _dense(validated(self, X, reset=False, sparse=True))
+        settings = run_settings(self.engine, self.precision, False, self.n_jobs,
+                                self.memory_limit, self.device_memory_limit, self.device,
+                                self.params)
+        settings.metric = self.effective_metric_
+        fit_X = self._fit_X
+        offsets, ids, dist, _ = _epsjoin.nearest(fit_X if queries is None else queries,
+                                                 None if queries is None else fit_X, eps, k,
+                                                 False, settings)
+        distances, indices = _nearest.padded(offsets, ids, dist, k, self.n_samples_fit_)
+        distances = distances.astype(fit_X.dtype, copy=False)
+        return (distances, indices) if return_distance else indices
 
     def radius_neighbors_graph(self, X: Any = None, radius: Optional[float] = None,
                                mode: str = "connectivity", sort_results: bool = False) -> Any:
@@ -203,6 +253,7 @@ class RadiusNeighborsTransformer(TransformerMixin, RadiusNeighbors):
         *,
         mode: str = "distance",
         radius: float = 1.0,
+        n_neighbors: int = 5,
         metric: str = "minkowski",
         p: float = 2,
         metric_params: Optional[Mapping[str, Any]] = None,
@@ -216,7 +267,8 @@ class RadiusNeighborsTransformer(TransformerMixin, RadiusNeighbors):
         device: Devices = "auto",
         params: Optional[Mapping[str, Any]] = None,
     ) -> None:
-        super().__init__(radius, metric=metric, p=p, metric_params=metric_params,
+        super().__init__(radius, n_neighbors=n_neighbors, metric=metric, p=p,
+                         metric_params=metric_params,
                          algorithm=algorithm, leaf_size=leaf_size, n_jobs=n_jobs, engine=engine,
                          precision=precision, memory_limit=memory_limit,
                          device_memory_limit=device_memory_limit, device=device, params=params)

@@ -7,6 +7,7 @@
 #include <epsjoin/index.hpp>
 
 #include "join_support.hpp"
+#include "nearest_calls.hpp"
 #include "released_call.hpp"
 
 namespace epsjoin_python {
@@ -63,6 +64,23 @@ nb::tuple index_handle::counts(std::optional<points_array> queries, double eps, 
   return counts_result(sink, per_row, queries ? queries->shape(0) : n(), stats, with_stats);
 }
 
+nb::tuple index_handle::nearest(std::optional<points_array> queries, double eps, std::size_t k,
+                                bool include_self, points_array data, const run_settings& s,
+                                bool with_stats) const {
+  const epsjoin::index_options& o = index_->options();
+  epsjoin::join_options geometry;
+  geometry.metric = o.metric;
+  geometry.angles = o.angles;
+  geometry.sphere_radius = o.sphere_radius;
+  const epsjoin::dataset_view points = view_of(data);
+  if (points.n != n() || points.d != d()) {
+    throw epsjoin::invalid_argument("the index's nearest neighbours need the indexed points");
+  }
+  epsjoin::nearest_sink sink(queries ? view_of(*queries) : points, points, k, geometry);
+  const epsjoin::join_stats stats = run(queries, eps, include_self, s, sink);
+  return nearest_result(sink.release(), stats, with_stats);
+}
+
 void bind_index(nb::module_& m) {
   using namespace nb::literals;
   nb::class_<index_handle>(m, "EpsIndex")
@@ -74,6 +92,8 @@ void bind_index(nb::module_& m) {
       .def_prop_ro("memory_bytes", &index_handle::memory_bytes)
       .def("table", &index_handle::table, "queries"_a.none(), "eps"_a, "include_self"_a,
            "sort_indices"_a, "added_per_pair"_a, "settings"_a, "with_stats"_a = true)
+      .def("nearest", &index_handle::nearest, "queries"_a.none(), "eps"_a, "k"_a,
+           "include_self"_a, "data"_a, "settings"_a, "with_stats"_a = true)
       .def("counts", &index_handle::counts, "queries"_a.none(), "eps"_a, "include_self"_a,
            "per_row"_a, "settings"_a, "with_stats"_a = true);
 }

@@ -34,6 +34,11 @@ class index_handle {
   /// (total, per-row counts uint64 or None, stats dict or None).
   nb::tuple counts(std::optional<points_array> queries, double eps, bool include_self,
                    bool per_row, const run_settings& settings, bool with_stats = true) const;
+  /// nearest_result's tuple: each query's k nearest indexed points within eps. `data` is the
+  /// array the index was built from (the distances are computed from it).
+  nb::tuple nearest(std::optional<points_array> queries, double eps, std::size_t k,
+                    bool include_self, points_array data, const run_settings& settings,
+                    bool with_stats = true) const;
 
  private:
   epsjoin::join_stats run(const std::optional<points_array>& queries, double eps,

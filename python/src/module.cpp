@@ -15,6 +15,7 @@
 #include "device_calls.hpp"
 #include "index_calls.hpp"
 #include "join_calls.hpp"
+#include "nearest_calls.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -143,6 +144,8 @@ NB_MODULE(_epsjoin, m) {
 
   m.def("neighbor_table", &epsjoin_python::neighbor_table, "queries"_a, "data"_a.none(), "eps"_a,
         "include_self"_a, "sort_indices"_a, "settings"_a, "added_bytes_per_pair"_a = 0.0);
+  m.def("nearest", &epsjoin_python::nearest, "queries"_a, "data"_a.none(), "eps"_a, "k"_a,
+        "include_self"_a, "settings"_a);
   m.def("neighbor_distance_table", &epsjoin_python::neighbor_distance_table, "queries"_a,
         "data"_a.none(), "eps"_a, "include_self"_a, "sort_indices"_a, "settings"_a);
   m.def("pairs_from_rows", &epsjoin_python::pairs_from_rows, "queries"_a, "data"_a.none(), "eps"_a,

@@ -1,0 +1,25 @@
+#pragma once
+// The k nearest within a radius, for the Python package (nearest_calls.cpp).
+
+#include <nanobind/nanobind.h>
+
+#include <cstddef>
+#include <optional>
+
+#include <epsjoin/nearest.hpp>
+
+#include "join_calls.hpp"
+
+namespace epsjoin_python {
+
+/// (offsets uint64 [rows + 1], ids uint32, distances float64, stats dict or None) of a
+/// nearest_table, the arrays views of the table itself.
+nb::tuple nearest_result(epsjoin::nearest_table table, const epsjoin::join_stats& stats,
+                         bool with_stats);
+
+/// Each query's k nearest points of `data` (None: the queries themselves, a self-join) within
+/// eps, by the settings' engine and metric.
+nb::tuple nearest(points_array queries, std::optional<points_array> data, double eps,
+                  std::size_t k, bool include_self, const run_settings& settings);
+
+}  // namespace epsjoin_python
