@@ -45,8 +45,7 @@ def filled_ones(n: int, threads: int) -> npt.NDArray[np.float64]: ...
 def nearest(
     queries: npt.NDArray[np.floating], data: Optional[npt.NDArray[np.floating]], eps: float,
     k: int, include_self: bool, settings: RunSettings
-) -> Tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32], npt.NDArray[np.float64],
-           Optional[Dict[str, Any]]]: ...
+) -> Tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], Optional[Dict[str, Any]]]: ...
 def neighbor_distance_table(
     queries: npt.NDArray[np.floating], data: Optional[npt.NDArray[np.floating]], eps: float,
     include_self: bool, sort_indices: bool, settings: RunSettings
@@ -110,5 +109,4 @@ class EpsIndex:
         self, queries: Optional[npt.NDArray[np.floating]], eps: float, k: int,
         include_self: bool, data: npt.NDArray[np.floating], settings: RunSettings,
         with_stats: bool = True
-    ) -> Tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32], npt.NDArray[np.float64],
-               Optional[Dict[str, Any]]]: ...
+    ) -> Tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], Optional[Dict[str, Any]]]: ...

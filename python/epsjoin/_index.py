@@ -375,10 +375,9 @@ class EpsIndex:
         Q = None if X is None else self._queries(np.reshape(np.asarray(X), (1, -1)) if single
                                                  else X)
         settings = self._settings_for(n_jobs, None if Q is None else Q.shape[0], progress)
-        offsets, ids, dist, _ = self._index.nearest(Q, eps, k, False, self._data, settings,
+        distances, indices, _ = self._index.nearest(Q, eps, k, False, self._data, settings,
                                                     False)
         _progress.done(settings)
-        distances, indices = _nearest.padded(offsets, ids, dist, k, self._data.shape[0])
         if single:
             distances, indices = distances[0], indices[0]
         return (distances, indices) if return_distance else indices

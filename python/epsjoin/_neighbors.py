@@ -184,10 +184,9 @@ class RadiusNeighbors(BaseEstimator):
                                 self.params)
         settings.metric = self.effective_metric_
         fit_X = self._fit_X
-        offsets, ids, dist, _ = _epsjoin.nearest(fit_X if queries is None else queries,
+        distances, indices, _ = _epsjoin.nearest(fit_X if queries is None else queries,
                                                  None if queries is None else fit_X, eps, k,
                                                  False, settings)
-        distances, indices = _nearest.padded(offsets, ids, dist, k, self.n_samples_fit_)
         distances = distances.astype(fit_X.dtype, copy=False)
         return (distances, indices) if return_distance else indices
 

@@ -78,7 +78,7 @@ nb::tuple index_handle::nearest(std::optional<points_array> queries, double eps,
   }
   epsjoin::nearest_sink sink(queries ? view_of(*queries) : points, points, k, geometry);
   const epsjoin::join_stats stats = run(queries, eps, include_self, s, sink);
-  return nearest_result(sink.release(), stats, with_stats);
+  return nearest_result(sink.table(), k, n(), stats, with_stats);
 }
 
 void bind_index(nb::module_& m) {

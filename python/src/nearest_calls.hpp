@@ -12,9 +12,10 @@
 
 namespace epsjoin_python {
 
-/// (offsets uint64 [rows + 1], ids uint32, distances float64, stats dict or None) of a
-/// nearest_table, the arrays views of the table itself.
-nb::tuple nearest_result(epsjoin::nearest_table table, const epsjoin::join_stats& stats,
+/// (distances float64 [rows x k], indices int64 [rows x k], stats dict or None) of a
+/// nearest_table: each row nearest first, a missing neighbour at inf with index `n_points`.
+nb::tuple nearest_result(const epsjoin::nearest_table& table, std::size_t k,
+                         std::size_t n_points, const epsjoin::join_stats& stats,
                          bool with_stats);
 
 /// Each query's k nearest points of `data` (None: the queries themselves, a self-join) within

@@ -4,8 +4,6 @@
 // of queries (the blocks one thread hands over are mostly of one cell's queries, so threads
 // rarely meet on a stripe).
 
-#include "epsjoin/nearest.hpp"
-
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -13,6 +11,7 @@
 #include "base/expects.hpp"
 #include "base/within_eps.hpp"
 #include "core/metric_join.hpp"
+#include "epsjoin/nearest.hpp"
 
 namespace epsjoin {
 
@@ -60,7 +59,13 @@ struct nearest_sink::state {
   // other metrics by the oracle's expression (haversine on the sphere of the options' radius).
   double distance(std::uint32_t q, std::uint32_t j) const {
     const std::size_t d = data.d;
-    if (options.metric == distance_metric::euclidean && options.box.empty()) {
+    const bool plain = options.metric == distance_metric::euclidean && options.box.empty();
+    if (plain && queries.type == scalar_type::f64 && data.type == scalar_type::f64) {
+      const double* x = static_cast<const double*>(queries.data) + std::size_t{q} * d;
+      const double* y = static_cast<const double*>(data.data) + std::size_t{j} * d;
+      return detail::reported_distance(d, [&](std::size_t c) { return x[c] - y[c]; });
+    }
+    if (plain) {
       return detail::reported_distance(
           d, [&](std::size_t c) { return queries.at(q, c) - data.at(j, c); });
     }
@@ -121,10 +126,16 @@ void nearest_sink::begin(const sink_info& info) {
 
 void nearest_sink::consume(std::span<const index_pair> pairs) {
   state& s = *state_;
-  for (const index_pair& p : pairs) {
-    const near_entry e{s.distance(p.query, p.neighbor), p.neighbor};
-    const stripe_lock held(s.locks[p.query % lock_stripes]);
-    s.keep(p.query, e);
+  // A query's pairs mostly come together: their distances first, then one lock for the run.
+  thread_local std::vector<near_entry> run;
+  for (std::size_t a = 0; a < pairs.size();) {
+    const std::uint32_t q = pairs[a].query;
+    run.clear();
+    for (; a < pairs.size() && pairs[a].query == q; ++a) {
+      run.push_back({s.distance(q, pairs[a].neighbor), pairs[a].neighbor});
+    }
+    const stripe_lock held(s.locks[q % lock_stripes]);
+    for (const near_entry& e : run) s.keep(q, e);
   }
 }
 
