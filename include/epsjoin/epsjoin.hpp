@@ -12,6 +12,7 @@
 #include "epsjoin/io.hpp"
 #include "epsjoin/join.hpp"
 #include "epsjoin/nearest.hpp"
+#include "epsjoin/optics.hpp"
 #include "epsjoin/options.hpp"
 #include "epsjoin/pairs_array.hpp"
 #include "epsjoin/partition.hpp"

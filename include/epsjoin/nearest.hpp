@@ -74,6 +74,7 @@ class nearest_sink final : public result_sink {
 
  private:
   struct state;
+  std::size_t queries_n_ = 0, data_n_ = 0;
   std::unique_ptr<state> state_;
   nearest_table table_;
 };

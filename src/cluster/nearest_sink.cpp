@@ -9,8 +9,7 @@
 #include <cmath>
 
 #include "base/expects.hpp"
-#include "base/within_eps.hpp"
-#include "core/metric_join.hpp"
+#include "cluster/pair_distance.hpp"
 #include "epsjoin/nearest.hpp"
 
 namespace epsjoin {
@@ -48,38 +47,12 @@ class stripe_lock {
 }  // namespace
 
 struct nearest_sink::state {
-  dataset_view queries, data;
+  state(detail::pair_distance d, std::size_t k_kept) : distance(std::move(d)), k(k_kept) {}
+  detail::pair_distance distance;
   std::size_t k = 0;
-  join_options options;
   std::vector<near_entry> heaps;    // [n_queries x k]
   std::vector<std::uint32_t> kept;  // [n_queries] entries in each heap
   std::unique_ptr<std::atomic_flag[]> locks{new std::atomic_flag[lock_stripes]};
-
-  // The distance a distance graph reports: Euclidean to the last bit of the host table's;
-  // other metrics by the oracle's expression (haversine on the sphere of the options' radius).
-  double distance(std::uint32_t q, std::uint32_t j) const {
-    const std::size_t d = data.d;
-    const bool plain = options.metric == distance_metric::euclidean && options.box.empty();
-    if (plain && queries.type == scalar_type::f64 && data.type == scalar_type::f64) {
-      const double* x = static_cast<const double*>(queries.data) + std::size_t{q} * d;
-      const double* y = static_cast<const double*>(data.data) + std::size_t{j} * d;
-      return detail::reported_distance(d, [&](std::size_t c) { return x[c] - y[c]; });
-    }
-    if (plain) {
-      return detail::reported_distance(
-          d, [&](std::size_t c) { return queries.at(q, c) - data.at(j, c); });
-    }
-    thread_local std::vector<double> a, b;
-    a.resize(d);
-    b.resize(d);
-    for (std::size_t c = 0; c < d; ++c) {
-      a[c] = queries.at(q, c);
-      b[c] = data.at(j, c);
-    }
-    const double value = detail::metric_value(options, a.data(), b.data(), d);
-    if (options.metric == distance_metric::euclidean) return std::sqrt(value);
-    return options.metric == distance_metric::haversine ? value * options.sphere_radius : value;
-  }
 
   void keep(std::uint32_t q, near_entry e) {
     near_entry* heap = heaps.data() + static_cast<std::size_t>(q) * k;
@@ -97,15 +70,11 @@ struct nearest_sink::state {
 
 nearest_sink::nearest_sink(dataset_view queries, dataset_view data, std::size_t k,
                            const join_options& options)
-    : state_(std::make_unique<state>()) {
+    : queries_n_(queries.n), data_n_(data.n) {
   EPSJOIN_EXPECTS(k >= 1, "k must be at least 1, got 0");
   EPSJOIN_EXPECTS(!queries.on_device() && !data.on_device(),
                   "the nearest neighbours are kept from points in host memory");
-  state_->queries = queries;
-  state_->data = data;
-  state_->k = k;
-  state_->options = options;
-  state_->options.progress = {};
+  state_ = std::make_unique<state>(detail::pair_distance(queries, data, options), k);
 }
 
 nearest_sink::~nearest_sink() = default;
@@ -116,9 +85,9 @@ sink_request nearest_sink::request() const {
 }
 
 void nearest_sink::begin(const sink_info& info) {
-  EPSJOIN_EXPECTS(info.n_queries == state_->queries.n && info.n_data == state_->data.n,
-                  "nearest_sink made for ", state_->queries.n, " queries and ", state_->data.n,
-                  " points, joined with ", info.n_queries, " and ", info.n_data);
+  EPSJOIN_EXPECTS(info.n_queries == queries_n_ && info.n_data == data_n_, "nearest_sink made for ",
+                  queries_n_, " queries and ", data_n_, " points, joined with ", info.n_queries,
+                  " and ", info.n_data);
   state_->heaps.resize(info.n_queries * state_->k);
   state_->kept.assign(info.n_queries, 0);
   table_ = {};
