@@ -1,8 +1,9 @@
 """epsjoin.dask: joins of slabs of a dask.array, each slab with its halo on its own task, equal
 to the one-node functions (issue 47), on uniform and skewed points, lattice ties, duplicates,
-several chunkings and slab counts, and on a distributed cluster of processes; DBSCAN's labels
-equal to epsjoin.DBSCAN's."""
+several chunkings and slab counts, and on a distributed cluster of processes; DBSCAN's labels,
+weighted or not, equal to epsjoin.DBSCAN's; the same results when a worker dies mid-join."""
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,7 @@ from conftest import eps_for, lattice
 
 da = pytest.importorskip("dask.array")
 pytest.importorskip("dask.dataframe")
-pytest.importorskip("distributed")
+distributed = pytest.importorskip("distributed")
 import epsjoin.dask as ejd  # noqa: E402
 
 
@@ -141,7 +142,6 @@ def test_the_plan_and_refusals(rng):
 def client(request, tmp_path_factory):
     """A cluster of worker processes, shared by the module's tests at each size (starting one
     costs seconds on a small machine); its scratch space in a test folder, not TMPDIR."""
-    distributed = pytest.importorskip("distributed")
     import dask
 
     scratch = tmp_path_factory.mktemp(f"dask-{request.param}")
@@ -189,14 +189,14 @@ def test_weighted_dbscan_equals_the_one_node_estimator(chunks, slabs, rng):
     for name, X, eps, w in _weighted_cases(rng):
         D = da.from_array(X, chunks=(chunks, -1))
         # The weights as a dask array chunked otherwise than X (rechunked), and as numpy.
-        given = {"dask": da.from_array(w, chunks=chunks // 2 + 1), "numpy": w}
-        for min_samples in (1, 3, 8):
+        given = [da.from_array(w, chunks=chunks // 2 + 1), w, w]
+        for min_samples, weights in zip((1, 3, 8), given):
             want = epsjoin.DBSCAN(eps=eps, min_samples=min_samples).fit(X, sample_weight=w)
-            for kind, weights in given.items():
-                got = ejd.dbscan(D, eps, min_samples, sample_weight=weights,
-                                 n_slabs=slabs).compute(scheduler="sync")
-                np.testing.assert_array_equal(
-                    got, want.labels_, err_msg=f"{name}, min_samples {min_samples}, {kind}")
+            got = ejd.dbscan(D, eps, min_samples, sample_weight=weights,
+                             n_slabs=slabs).compute(scheduler="sync")
+            np.testing.assert_array_equal(
+                got, want.labels_,
+                err_msg=f"{name}, min_samples {min_samples}, {type(weights).__name__}")
         # One number for every point: min_samples 4 at weight 0.5 wants 8 points.
         want = epsjoin.DBSCAN(eps=eps, min_samples=4).fit(X, sample_weight=0.5).labels_
         got = ejd.dbscan(D, eps, 4, sample_weight=0.5, n_slabs=slabs).compute(scheduler="sync")
@@ -204,15 +204,14 @@ def test_weighted_dbscan_equals_the_one_node_estimator(chunks, slabs, rng):
 
 
 def test_weighted_dbscan_on_a_cluster_of_processes(client, rng):
-    for name, X, eps, w in _weighted_cases(rng):
+    for (name, X, eps, w), min_samples in zip(_weighted_cases(rng), (2, 5, 3, 6)):
         D = da.from_array(X, chunks=(500, -1))
         W = da.from_array(w, chunks=500)
-        for min_samples in (2, 5):
-            want = epsjoin.DBSCAN(eps=eps, min_samples=min_samples).fit(X, sample_weight=w)
-            got = client.compute(ejd.dbscan(D, eps, min_samples, sample_weight=W,
-                                            n_slabs=4)).result()
-            np.testing.assert_array_equal(got, want.labels_,
-                                          err_msg=f"{name}, min_samples {min_samples}")
+        want = epsjoin.DBSCAN(eps=eps, min_samples=min_samples).fit(X, sample_weight=w)
+        got = client.compute(ejd.dbscan(D, eps, min_samples, sample_weight=W,
+                                        n_slabs=4)).result()
+        np.testing.assert_array_equal(got, want.labels_,
+                                      err_msg=f"{name}, min_samples {min_samples}")
 
 
 def test_bad_sample_weights_are_refused_at_the_call(rng):
@@ -260,3 +259,57 @@ def test_without_dask_the_import_names_the_extra(monkeypatch):
     monkeypatch.delitem(sys.modules, "epsjoin.dask")
     with pytest.raises(ImportError, match=r"pip install epsjoin\[dask\]"):
         importlib.import_module("epsjoin.dask")
+
+
+class _DieOnce(distributed.WorkerPlugin):
+    """Ends its worker's process (os._exit: no clean-up, no goodbye to the scheduler, as a
+    killed process goes) the first time a task whose key names one of `steps` starts
+    executing, once a step over the cluster: the first worker to create the step's marker file
+    (O_EXCL: exactly one can) writes its pid there and dies."""
+
+    def __init__(self, folder, steps):
+        self.folder, self.steps = str(folder), steps
+
+    def transition(self, key, start, finish, **kwargs):
+        if finish != "executing":
+            return
+        for step in self.steps:
+            if step in str(key):
+                marker = os.path.join(self.folder, step)
+                try:
+                    fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+                except FileExistsError:
+                    return
+                os.write(fd, str(os.getpid()).encode())
+                os.close(fd)
+                os._exit(1)
+
+
+@pytest.mark.parametrize("client", [2], indirect=True, ids=["2 workers"])
+def test_a_worker_lost_mid_join_changes_nothing(client, rng, tmp_path):
+    """A worker process dies while it runs a slab's join (pairs) or clustering (DBSCAN); the
+    scheduler runs its tasks again on the other worker or the one its nanny starts in its
+    place. The results are still the one-node ones, no pair twice. The markers hold the pids
+    of the processes that died, which are no longer among the workers: the deaths happened
+    (the task keys are named after the functions in epsjoin/dask.py and _dask_dbscan.py; a
+    renamed step would leave no marker and fail here, not pass unharmed)."""
+    X = np.vstack([rng.random((3000, 2)), rng.random((1500, 2)) * 0.2])
+    eps = eps_for(X, 10, rng)
+    w = rng.integers(-2, 12, X.shape[0]) / 4
+    D = da.from_array(X, chunks=(1000, 2))
+    steps = ("_slab_pairs", "slab_components")
+    plugin = _DieOnce(tmp_path, steps)
+    client.register_plugin(plugin, name="die-once")
+    try:
+        got = client.compute(ejd.pairs(D, eps, n_slabs=4)).result()
+        labels = client.compute(ejd.dbscan(D, eps, 4, sample_weight=w, n_slabs=4)).result()
+        alive = set(client.run(os.getpid).values())
+    finally:
+        client.unregister_worker_plugin("die-once")
+    pairs = _sorted(got)
+    np.testing.assert_array_equal(pairs, epsjoin.pairs(X, eps, sort=True))
+    assert len(np.unique(pairs, axis=0)) == len(got)
+    np.testing.assert_array_equal(
+        labels, epsjoin.DBSCAN(eps, min_samples=4).fit(X, sample_weight=w).labels_)
+    died = {step: int((tmp_path / step).read_text()) for step in steps}
+    assert not alive & set(died.values()), (died, alive)
