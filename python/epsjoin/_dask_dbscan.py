@@ -22,15 +22,15 @@ step 1 no slab ever merges what the whole would not.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 import scipy.sparse
 from scipy.sparse.csgraph import connected_components
 
-from . import _join, _radii
-from ._estimator import check_weights
+from . import _epsjoin, _join, _radii
 from ._partition import SlabPlan
+from ._validation import run_settings
 from .dask import _gathered, da, dask, dd
 
 Pieces = List[Tuple[Any, ...]]
@@ -47,6 +47,10 @@ def checked_weights(sample_weight: Any, X: Any) -> Any:
     if isinstance(sample_weight, da.Array) and sample_weight.ndim == 0:
         sample_weight = sample_weight.compute()
     if not isinstance(sample_weight, da.Array):
+        # Imported here: _estimator imports scikit-learn, which the workers should not pay for
+        # when they unpickle this module's tasks.
+        from ._estimator import check_weights
+
         w = np.asarray(check_weights(sample_weight, n))
         # Again for one number, which check_weights passes unchecked (scikit-learn refuses 0).
         _check_values(bool(np.isfinite(w).all()), bool(w.any()), n)
@@ -73,12 +77,20 @@ def _check_values(finite: bool, nonzero: bool, n: int) -> None:
         raise ValueError("Sample weights must contain at least one non-zero number.")
 
 
-def _dbscan(eps: float, min_samples: int, options: Dict[str, Any]) -> Any:
-    from ._dbscan import DBSCAN
-
-    return DBSCAN(eps=eps, min_samples=min_samples, engine=options["engine"],
-                  precision=options["precision"], n_jobs=options["n_jobs"],
-                  memory_limit=options["memory_limit"], metric=options["metric"])
+def _dbscan(points: np.ndarray, eps: float, min_samples: int, options: Dict[str, Any],
+            weights: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]:
+    """(labels, core flags) of the library's DBSCAN of `points`, called straight through the
+    extension: the estimator would import scikit-learn on every fresh worker (about 3 s)."""
+    settings = run_settings(options["engine"], options["precision"], False, options["n_jobs"],
+                            options["memory_limit"])
+    settings.metric = options["metric"]
+    data = np.ascontiguousarray(points)
+    if data.dtype not in (np.float32, np.float64):
+        data = data.astype(np.float64)
+    labels, core, _ = _epsjoin.dbscan(data, float(eps), int(min_samples), settings,
+                                      None if weights is None
+                                      else np.ascontiguousarray(weights, dtype=np.float64))
+    return labels.view(np.int64), core.astype(bool)
 
 
 def slab_core(pieces: Pieces, eps: float, min_samples: int,
@@ -100,8 +112,7 @@ def _weighted_core(points: np.ndarray, weights: np.ndarray, eps: float, min_samp
     # weights in memory linear in the points, and its core flags are exact for own points.
     core = np.zeros(points.shape[0], bool)
     if weights.any():  # all 0 here: nothing reaches min_samples >= 1 (and fit would refuse)
-        fitted = _dbscan(eps, min_samples, options).fit(points, sample_weight=weights)
-        core[fitted.core_sample_indices_] = True
+        core = _dbscan(points, eps, min_samples, options, weights)[1]
     return core
 
 
@@ -118,7 +129,7 @@ def _representatives(ids: np.ndarray, points: np.ndarray, core: np.ndarray, eps:
     at = np.nonzero(core)[0]
     if at.size:
         # At min_samples 1 every point given is core: the components over eps edges.
-        local = np.asarray(_dbscan(eps, 1, options).fit(points[at]).labels_)
+        local = _dbscan(points[at], eps, 1, options)[0]
         smallest = np.full(int(local.max()) + 1, np.iinfo(np.int64).max, np.int64)
         np.minimum.at(smallest, local, ids[at])
         rep[at] = smallest[local]
