@@ -1,44 +1,119 @@
 """DBSCAN on Dask, slab by slab (epsjoin.dask.dbscan; issue 47).
 
-1. Each slab counts its own points' neighbours among its own and halo points: the core flags,
-   exact because the halo holds every neighbour.
+1. Each slab counts its own points' neighbours among its own and halo points (or sums their
+   weights, which travel with the points): the core flags, exact because the halo holds every
+   neighbour.
 2. The flags go back to the chunks, and out again to the slabs beside the points (the same
    routing), so each slab knows which of its halo points are core.
-3. Each slab clusters its own and halo points with the library's DBSCAN (O(n) memory): own
-   points' core flags are exact there, so each local cluster is part of one true cluster, named
-   by its smallest core id (its representative). Own points near a cut are looked at again with
-   the exact flags: their edges to true core points of the halo cross slabs, and a border point
-   there takes its smallest-id true core neighbour, the library's rule. Each own core point
-   other slabs see goes out with its representative.
+3. Each slab joins its core points (own and halo, all flags exact) into components with the
+   library's DBSCAN at min_samples 1 (O(n) memory): each is part of one true cluster, named by
+   its smallest core id (its representative). Each own border point takes its smallest-id core
+   neighbour's representative, the library's rule (the slab holds all its neighbours). Each
+   halo core point goes out with its representative here, each own core point other slabs see
+   with its own: those edges tie a point's components in every slab it is in.
 4. One task unions the crossing edges (their number grows with the halos, not the points) and
    numbers the clusters by their smallest core id, as the one-node DBSCAN numbers them.
 5. Each chunk maps its rows' representatives to those labels.
+
+The local clustering takes only core points because a halo point's flag from a cut
+neighbourhood could be wrong either way once weights may be negative; with exact flags from
+step 1 no slab ever merges what the whole would not.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 import scipy.sparse
 from scipy.sparse.csgraph import connected_components
 
-from . import _join, _radii
+from . import _epsjoin, _join, _radii
 from ._partition import SlabPlan
-from .dask import _gathered
+from ._validation import run_settings
+from .dask import _gathered, da, dask, dd
 
 Pieces = List[Tuple[Any, ...]]
+
+
+def checked_weights(sample_weight: Any, X: Any) -> Any:
+    """`sample_weight` as float64 chunked as X's rows (a dask array), or None: the one-node
+    estimator's checks and words; a dask array's length at once, its values in one pass."""
+    if sample_weight is None:
+        return None
+    n = int(X.shape[0])
+    if isinstance(sample_weight, dd.Series):
+        sample_weight = sample_weight.to_dask_array(lengths=True)
+    if isinstance(sample_weight, da.Array) and sample_weight.ndim == 0:
+        sample_weight = sample_weight.compute()
+    if not isinstance(sample_weight, da.Array):
+        # Imported here: _estimator imports scikit-learn, which the workers should not pay for
+        # when they unpickle this module's tasks.
+        from ._estimator import check_weights
+
+        w = np.asarray(check_weights(sample_weight, n))
+        # Again for one number, which check_weights passes unchecked (scikit-learn refuses 0).
+        _check_values(bool(np.isfinite(w).all()), bool(w.any()), n)
+        return da.from_array(w, chunks=(X.chunks[0],))
+    w = sample_weight
+    if w.ndim != 1:
+        raise ValueError("Sample weights must be 1D array or scalar")
+    if any(np.isnan(c) for c in w.chunks[0]):
+        w = w.compute_chunk_sizes()
+    if w.shape != (n,):
+        raise ValueError(f"sample_weight.shape == {w.shape}, expected {(n,)}!")
+    if w.dtype.kind not in "biuf":
+        raise ValueError(f"sample_weight must be numbers, got dtype {w.dtype}")
+    w = w.astype(np.float64).rechunk((X.chunks[0],))
+    finite, nonzero = dask.compute(da.isfinite(w).all(), (w != 0).any())
+    _check_values(bool(finite), bool(nonzero), n)
+    return w
+
+
+def _check_values(finite: bool, nonzero: bool, n: int) -> None:
+    if not finite:
+        raise ValueError("Input sample_weight contains NaN or infinity.")
+    if n and not nonzero:
+        raise ValueError("Sample weights must contain at least one non-zero number.")
+
+
+def _dbscan(points: np.ndarray, eps: float, min_samples: int, options: Dict[str, Any],
+            weights: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]:
+    """(labels, core flags) of the library's DBSCAN of `points`, called straight through the
+    extension: the estimator would import scikit-learn on every fresh worker (about 3 s)."""
+    settings = run_settings(options["engine"], options["precision"], False, options["n_jobs"],
+                            options["memory_limit"])
+    settings.metric = options["metric"]
+    data = np.ascontiguousarray(points)
+    if data.dtype not in (np.float32, np.float64):
+        data = data.astype(np.float64)
+    labels, core, _ = _epsjoin.dbscan(data, float(eps), int(min_samples), settings,
+                                      None if weights is None
+                                      else np.ascontiguousarray(weights, dtype=np.float64))
+    return labels.view(np.int64), core.astype(bool)
 
 
 def slab_core(pieces: Pieces, eps: float, min_samples: int,
               options: Dict[str, Any]) -> Tuple[np.ndarray, np.ndarray]:
     """(global ids, core flags) of the slab's own points."""
-    ids, points, own = _gathered(pieces)
+    ids, points, own, *weights = _gathered(pieces)
     mine = np.nonzero(own)[0]
     if mine.size == 0:
         return ids[mine], np.zeros(0, bool)
+    if weights:
+        return ids[mine], _weighted_core(points, weights[0], eps, min_samples, options)[mine]
     counts = np.asarray(_radii.count(points, eps, per_row=True, include_self=True, **options))
     return ids[mine], counts[mine] >= min_samples  # itself included, as scikit-learn counts
+
+
+def _weighted_core(points: np.ndarray, weights: np.ndarray, eps: float, min_samples: int,
+                   options: Dict[str, Any]) -> np.ndarray:
+    # No per-row weighted count is exposed: the library's weighted DBSCAN of the slab sums the
+    # weights in memory linear in the points, and its core flags are exact for own points.
+    core = np.zeros(points.shape[0], bool)
+    if weights.any():  # all 0 here: nothing reaches min_samples >= 1 (and fit would refuse)
+        core = _dbscan(points, eps, min_samples, options, weights)[1]
+    return core
 
 
 def route_flags(block_flags: np.ndarray, block: np.ndarray, plan: SlabPlan) -> List[np.ndarray]:
@@ -47,68 +122,53 @@ def route_flags(block_flags: np.ndarray, block: np.ndarray, plan: SlabPlan) -> L
     return [block_flags[(first <= r) & (r <= last)] for r in range(plan.n_slabs)]
 
 
+def _representatives(ids: np.ndarray, points: np.ndarray, core: np.ndarray, eps: float,
+                     options: Dict[str, Any]) -> np.ndarray:
+    """Each core point's smallest core id among its component of core points; -1 elsewhere."""
+    rep = np.full(ids.shape[0], -1, dtype=np.int64)
+    at = np.nonzero(core)[0]
+    if at.size:
+        # At min_samples 1 every point given is core: the components over eps edges.
+        local = _dbscan(points[at], eps, 1, options)[0]
+        smallest = np.full(int(local.max()) + 1, np.iinfo(np.int64).max, np.int64)
+        np.minimum.at(smallest, local, ids[at])
+        rep[at] = smallest[local]
+    return rep
+
+
+def _borders(rows: np.ndarray, points: np.ndarray, core: np.ndarray, rep: np.ndarray,
+             eps: float, options: Dict[str, Any]) -> None:
+    """`rep` of each non-core point of `rows` set to its smallest-id core neighbour's (core
+    points are in id order, so a sorted row's first)."""
+    at = np.nonzero(core)[0]
+    if rows.size == 0 or at.size == 0:
+        return
+    indptr, indices = _join.neighbor_table(points[rows], eps, points[at], sort_indices=True,
+                                           **options)
+    reached = np.diff(indptr) > 0
+    rep[rows[reached]] = rep[at[indices[indptr[:-1][reached]]]]
+
+
 def slab_components(pieces: Pieces, flags: List[np.ndarray], plan: SlabPlan, eps: float,
-                    min_samples: int, options: Dict[str, Any]) -> Tuple[np.ndarray, ...]:
-    """(own ids, their representatives or -1, crossing edges as two id arrays, the slab's
-    representatives).
-
-    The library's DBSCAN of the slab's points (own and halo) gives its clusters: own points'
-    core flags are exact there, a halo point's may be missing (its neighbourhood is cut), so a
-    local cluster is part of one true cluster, named by its smallest core id (the slab's points
-    are in id order). Own points near a cut (in another slab's halo) are looked at again with
-    the exact flags: their edges to true core points of the halo cross slabs, and a border point
-    there takes its smallest-id true core neighbour."""
-    from ._dbscan import DBSCAN
-
-    ids, points, own = _gathered(pieces)
+                    options: Dict[str, Any]) -> Tuple[np.ndarray, ...]:
+    """(own ids, their representatives or -1, crossing edges as two id arrays, the
+    representatives the slab's labels use)."""
+    ids, points, own = _gathered(pieces)[:3]
     core = np.concatenate(flags).astype(bool)
     mine = np.nonzero(own)[0]
     none = np.empty(0, np.int64)
     if mine.size == 0:
         return ids[mine], none, none, none, none
-    model = DBSCAN(eps=eps, min_samples=min_samples, engine=options["engine"],
-                   precision=options["precision"], n_jobs=options["n_jobs"],
-                   memory_limit=options["memory_limit"], metric=options["metric"]).fit(points)
-    local = np.asarray(model.labels_)
-    local_core = np.zeros(ids.shape[0], bool)
-    local_core[model.core_sample_indices_] = True
-    rep_of = np.full(int(local.max()) + 1 if local.size else 0, np.iinfo(np.int64).max, np.int64)
-    np.minimum.at(rep_of, local[local_core], ids[local_core])
-    rep = np.full(ids.shape[0], -1, dtype=np.int64)
-    rep[local >= 0] = rep_of[local[local >= 0]]
-    labels = rep[mine]
+    rep = _representatives(ids, points, core, eps, options)
+    _borders(np.nonzero(own & ~core)[0], points, core, rep, eps, options)
     first, last = plan.halo_slabs(points)
     home = plan.slab_of(points)
-    seen_elsewhere = (first < home) | (last > home)
-    near = np.nonzero(own & seen_elsewhere)[0]
-    a, b = [none], [none]
-    if near.size:
-        indptr, indices = _join.neighbor_table(points[near], eps, points, sort_indices=True,
-                                               **options)
-        rows = np.repeat(near, np.diff(indptr))
-        cols = indices.astype(np.int64)
-        to_core = core[cols]
-        # An own core point with each true core point of the halo it reaches.
-        cross = core[rows] & to_core & ~own[cols]
-        a.append(rep[rows[cross]])
-        b.append(ids[cols[cross]])
-        # A border point near a cut: its smallest-id true core neighbour, which names its
-        # cluster (that point's own slab ties it to its cluster's representative).
-        border = ~core[rows] & to_core
-        if border.any():
-            b_rows, b_cols = rows[border], cols[border]
-            order = np.lexsort((ids[b_cols], b_rows))
-            b_rows, b_cols = b_rows[order], b_cols[order]
-            firsts = np.concatenate([[True], b_rows[1:] != b_rows[:-1]])
-            at = np.searchsorted(mine, b_rows[firsts])
-            labels[at] = np.where(own[b_cols[firsts]], rep[b_cols[firsts]], ids[b_cols[firsts]])
-    # Each own core point other slabs see, with its cluster here.
-    seen = core & own & seen_elsewhere
-    a.append(ids[seen])
-    b.append(rep[seen])
-    used = labels[labels >= 0]
-    return (ids[mine], labels, np.concatenate(a), np.concatenate(b),
-            np.unique(np.concatenate([used, rep[core & own]])))
+    seen = core & own & ((first < home) | (last > home))
+    halo = core & ~own
+    labels = rep[mine]
+    return (ids[mine], labels, np.concatenate([rep[halo], ids[seen]]),
+            np.concatenate([ids[halo], rep[seen]]),
+            np.unique(np.concatenate([labels[labels >= 0], rep[core & own]])))
 
 
 def union(*crossings: Tuple[np.ndarray, ...]) -> Tuple[np.ndarray, np.ndarray]:

@@ -81,15 +81,17 @@ def plan(X: Any, eps: float, n_slabs: Optional[int] = None, *,
     return plan_slabs(sample, eps, max(1, slabs), n_points=max(n, sample.shape[0]))
 
 
-def _route(block: np.ndarray, offset: int, plan: SlabPlan) -> List[Tuple[Any, ...]]:
-    """For each slab: (global ids, points, owned by the slab) of this chunk's rows it needs."""
+def _route(block: np.ndarray, offset: int, plan: SlabPlan,
+           *columns: np.ndarray) -> List[Tuple[Any, ...]]:
+    """For each slab: (global ids, points, owned by the slab[, each of `columns`]) of this
+    chunk's rows it needs (`columns`: per-row values that travel with the points, weights)."""
     first, last = plan.halo_slabs(block)
     home = plan.slab_of(block)
     pieces: List[Tuple[Any, ...]] = []
     for r in range(plan.n_slabs):
         needed = (first <= r) & (r <= last)
         rows = np.nonzero(needed)[0]
-        pieces.append((offset + rows, block[rows], home[rows] == r))
+        pieces.append((offset + rows, block[rows], home[rows] == r, *(c[rows] for c in columns)))
     return pieces
 
 
@@ -162,11 +164,14 @@ def _back_to_chunks(X: Any, per_slab: List[Any], assemble: Any, *extra: Any) -> 
     return da.concatenate(chunks)
 
 
-def _routed(X: Any, slabs: SlabPlan) -> List[List[Any]]:
-    """pieces[r]: the delayed pieces of every chunk that slab r needs."""
+def _routed(X: Any, slabs: SlabPlan, *columns: Any) -> List[List[Any]]:
+    """pieces[r]: the delayed pieces of every chunk that slab r needs, with the rows of
+    `columns` (1-D dask arrays chunked as X's rows)."""
     offsets = np.concatenate([[0], np.cumsum(X.chunks[0])])[:-1]
     blocks = X.to_delayed().ravel()
-    routed = [dask.delayed(_route)(b, int(o), slabs) for b, o in zip(blocks, offsets)]
+    extra = [c.to_delayed().ravel() for c in columns]
+    routed = [dask.delayed(_route)(b, int(o), slabs, *(e[k] for e in extra))
+              for k, (b, o) in enumerate(zip(blocks, offsets))]
     return [[dask.delayed(operator.getitem)(piece, r) for piece in routed]
             for r in range(slabs.n_slabs)]
 
@@ -261,14 +266,20 @@ def count(X: Any, eps: float, *, per_row: bool = False, include_self: bool = Fal
     return rows if per_row else rows.sum()
 
 
-def dbscan(X: Any, eps: float, min_samples: int = 5, *, n_slabs: Optional[int] = None,
-           engine: str = "auto", precision: Any = "float64", n_jobs: Optional[int] = 1,
-           memory_limit: Any = None, metric: str = "euclidean") -> Any:
+def dbscan(X: Any, eps: float, min_samples: int = 5, *, sample_weight: Any = None,
+           n_slabs: Optional[int] = None, engine: str = "auto", precision: Any = "float64",
+           n_jobs: Optional[int] = 1, memory_limit: Any = None,
+           metric: str = "euclidean") -> Any:
     """DBSCAN's labels of `X` (a ``dask.array`` of int64 chunked as X's rows; -1 for noise),
-    equal to ``epsjoin.DBSCAN(eps, min_samples=min_samples).fit(X).labels_`` on one node:
-    clusters numbered by their smallest core point, a border point in the cluster of its
-    smallest-id core neighbour. Core flags are exact on each slab (the halo holds every
-    neighbour); only the edges that cross slabs meet on one task."""
+    equal to ``epsjoin.DBSCAN(eps, min_samples=min_samples).fit(X, sample_weight=...).labels_``
+    on one node: clusters numbered by their smallest core point, a border point in the cluster
+    of its smallest-id core neighbour. `sample_weight` (scikit-learn's meaning: a point is core
+    when the weights within eps, its own included, sum to at least `min_samples`; they may be 0
+    or negative) is a 1-D ``dask.array`` or ``dask.dataframe`` column as long as X (rechunked
+    as X's rows where it is not), an array-like, or a number; its length is checked at once
+    and its values (finite, not all 0) in one pass on the cluster. Core flags are exact on each
+    slab (the halo, with its weights, holds every neighbour); only the edges that cross slabs
+    meet on one task."""
     from . import _dask_dbscan as steps
 
     X = _points(X)
@@ -276,11 +287,12 @@ def dbscan(X: Any, eps: float, min_samples: int = 5, *, n_slabs: Optional[int] =
     if isinstance(min_samples, bool) or not isinstance(min_samples, (int, np.integer)) or \
             min_samples < 1:
         raise ValueError(f"min_samples must be an integer >= 1, got {min_samples!r}")
+    weights = steps.checked_weights(sample_weight, X)
     if X.shape[0] == 0:
         return da.zeros(0, dtype=np.int64)
     options = _options(engine, precision, n_jobs, memory_limit, metric)  # refused before work
     slabs = plan(X, eps, n_slabs)
-    routed = _routed(X, slabs)
+    routed = _routed(X, slabs, *([] if weights is None else [weights]))
     cores = [dask.delayed(steps.slab_core)(pieces, eps, int(min_samples), options)
              for pieces in routed]
     flags = _back_to_chunks(X, cores, _chunk_values, 0).to_delayed().ravel()
@@ -289,7 +301,7 @@ def dbscan(X: Any, eps: float, min_samples: int = 5, *, n_slabs: Optional[int] =
     components = [
         dask.delayed(steps.slab_components)(
             routed[r], [dask.delayed(operator.getitem)(route, r) for route in routes], slabs, eps,
-            int(min_samples), options)
+            options)
         for r in range(slabs.n_slabs)
     ]
     crossings = [dask.delayed(operator.getitem)(c, slice(2, 5)) for c in components]

@@ -1,8 +1,9 @@
 """epsjoin.dask: joins of slabs of a dask.array, each slab with its halo on its own task, equal
 to the one-node functions (issue 47), on uniform and skewed points, lattice ties, duplicates,
-several chunkings and slab counts, and on a distributed cluster of processes; DBSCAN's labels
-equal to epsjoin.DBSCAN's."""
+several chunkings and slab counts, and on a distributed cluster of processes; DBSCAN's labels,
+weighted or not, equal to epsjoin.DBSCAN's; the same results when a worker dies mid-join."""
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,7 @@ from conftest import eps_for, lattice
 
 da = pytest.importorskip("dask.array")
 pytest.importorskip("dask.dataframe")
-pytest.importorskip("distributed")
+distributed = pytest.importorskip("distributed")
 import epsjoin.dask as ejd  # noqa: E402
 
 
@@ -137,24 +138,178 @@ def test_the_plan_and_refusals(rng):
     assert ejd.count(da.zeros((0, 2), chunks=(1, 2)), 0.1).compute(scheduler="sync") == 0
 
 
-def test_on_a_cluster_of_processes(rng, tmp_path):
-    distributed = pytest.importorskip("distributed")
+@pytest.fixture(scope="module", params=[4, 2], ids=lambda n: f"{n} workers")
+def client(request, tmp_path_factory):
+    """A cluster of worker processes, shared by the module's tests at each size (starting one
+    costs seconds on a small machine); its scratch space in a test folder, not TMPDIR."""
     import dask
+
+    scratch = tmp_path_factory.mktemp(f"dask-{request.param}")
+    with dask.config.set({"temporary-directory": str(scratch)}), \
+            distributed.LocalCluster(n_workers=request.param, threads_per_worker=1,
+                                     processes=True, dashboard_address=None,
+                                     local_directory=str(scratch)) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client
+
+
+def test_on_a_cluster_of_processes(client, rng):
     X = np.vstack([rng.random((4000, 2)), rng.random((2000, 2)) * 0.2])
     eps = eps_for(X, 15, rng)
     D = da.from_array(X, chunks=(1500, 2))
     want = epsjoin.pairs(X, eps, sort=True)
-    # The workers' scratch space in the test's folder: the suite leaves nothing in TMPDIR.
-    for workers in (4, 2):
-        with dask.config.set({"temporary-directory": str(tmp_path)}), \
-                distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
-                                         processes=True, dashboard_address=None,
-                                         local_directory=str(tmp_path)) as cluster, \
-                distributed.Client(cluster) as client:
-            got = client.compute(ejd.pairs(D, eps, n_slabs=4)).result()
-            np.testing.assert_array_equal(_sorted(got), want)
-            rows = client.compute(ejd.count(D, eps, per_row=True)).result()
-            np.testing.assert_array_equal(rows, epsjoin.count(X, eps, per_row=True))
-            labels = client.compute(ejd.dbscan(D, eps, 6, n_slabs=3)).result()
-            np.testing.assert_array_equal(labels,
-                                          epsjoin.DBSCAN(eps=eps, min_samples=6).fit(X).labels_)
+    got = client.compute(ejd.pairs(D, eps, n_slabs=4)).result()
+    np.testing.assert_array_equal(_sorted(got), want)
+    rows = client.compute(ejd.count(D, eps, per_row=True)).result()
+    np.testing.assert_array_equal(rows, epsjoin.count(X, eps, per_row=True))
+    labels = client.compute(ejd.dbscan(D, eps, 6, n_slabs=3)).result()
+    np.testing.assert_array_equal(labels, epsjoin.DBSCAN(eps=eps, min_samples=6).fit(X).labels_)
+
+
+def _weighted_cases(rng):
+    """(points, eps, weights): weights in quarters from -0.5 to 2.75, so every sum is exact in
+    any order (the slabs sum a point's neighbours in another order than one node does) and
+    negative weights can keep a point from being core."""
+    centres = rng.random((6, 2)) * 10
+    blobs = centres[rng.integers(0, 6, 1500)] + rng.normal(0, 0.3, (1500, 2))
+    dup = rng.random((500, 3))
+    cases = {
+        "uniform-2d": (rng.random((1500, 2)), None),
+        "blobs": (blobs, None),
+        "lattice ties": (lattice(30, 2), 1.0),
+        "duplicates": (np.vstack([dup, dup[:150], dup[:50]]), None),
+    }
+    for name, (X, eps) in cases.items():
+        eps = eps if eps is not None else eps_for(X, 8, rng)
+        yield name, X, eps, rng.integers(-2, 12, X.shape[0]) / 4
+
+
+@pytest.mark.parametrize("chunks,slabs", [(400, None), (700, 3), (300, 6)])
+def test_weighted_dbscan_equals_the_one_node_estimator(chunks, slabs, rng):
+    for name, X, eps, w in _weighted_cases(rng):
+        D = da.from_array(X, chunks=(chunks, -1))
+        # The weights as a dask array chunked otherwise than X (rechunked), and as numpy.
+        given = [da.from_array(w, chunks=chunks // 2 + 1), w, w]
+        for min_samples, weights in zip((1, 3, 8), given):
+            want = epsjoin.DBSCAN(eps=eps, min_samples=min_samples).fit(X, sample_weight=w)
+            got = ejd.dbscan(D, eps, min_samples, sample_weight=weights,
+                             n_slabs=slabs).compute(scheduler="sync")
+            np.testing.assert_array_equal(
+                got, want.labels_,
+                err_msg=f"{name}, min_samples {min_samples}, {type(weights).__name__}")
+        # One number for every point: min_samples 4 at weight 0.5 wants 8 points.
+        want = epsjoin.DBSCAN(eps=eps, min_samples=4).fit(X, sample_weight=0.5).labels_
+        got = ejd.dbscan(D, eps, 4, sample_weight=0.5, n_slabs=slabs).compute(scheduler="sync")
+        np.testing.assert_array_equal(got, want, err_msg=f"{name}, weight 0.5")
+
+
+def test_weighted_dbscan_on_a_cluster_of_processes(client, rng):
+    for (name, X, eps, w), min_samples in zip(_weighted_cases(rng), (2, 5, 3, 6)):
+        D = da.from_array(X, chunks=(500, -1))
+        W = da.from_array(w, chunks=500)
+        want = epsjoin.DBSCAN(eps=eps, min_samples=min_samples).fit(X, sample_weight=w)
+        got = client.compute(ejd.dbscan(D, eps, min_samples, sample_weight=W,
+                                        n_slabs=4)).result()
+        np.testing.assert_array_equal(got, want.labels_,
+                                      err_msg=f"{name}, min_samples {min_samples}")
+
+
+def test_bad_sample_weights_are_refused_at_the_call(rng):
+    X = rng.random((300, 2))
+    D = da.from_array(X, chunks=(100, 2))
+    w = np.ones(300)
+    bad = {
+        "shape == \\(299,\\)": [w[:299], da.from_array(w[:299], chunks=100)],
+        "NaN or infinity": [np.where(np.arange(300) == 7, np.nan, w),
+                            da.from_array(np.where(np.arange(300) == 250, np.inf, w), chunks=60),
+                            np.inf],
+        "1D array or scalar": [w.reshape(150, 2), da.ones((150, 2), chunks=50)],
+        "non-zero": [np.zeros(300), da.zeros(300, chunks=100), 0.0],
+        "numbers": [da.from_array(np.array(["a"] * 300), chunks=100)],
+    }
+    for message, weights in bad.items():
+        for given in weights:
+            with pytest.raises(ValueError, match=message):
+                ejd.dbscan(D, 0.1, 3, sample_weight=given)
+    # Lengths of a dask array are known without computing it, unknown ones computed first.
+    unknown = da.from_array(w, chunks=100)[da.from_array(w, chunks=100) > 0]
+    labels = ejd.dbscan(D, 0.1, 3, sample_weight=unknown).compute(scheduler="sync")
+    np.testing.assert_array_equal(labels, epsjoin.DBSCAN(0.1, min_samples=3).fit(X).labels_)
+
+
+def test_eps_wider_than_the_points_runs_as_one_slab_and_says_so(rng):
+    X = rng.random((500, 2))
+    D = da.from_array(X, chunks=(100, 2))
+    w = rng.integers(-2, 12, 500) / 4
+    with pytest.warns(UserWarning, match="wider than the points' extent"):
+        got = ejd.dbscan(D, 2.0, 300, sample_weight=w).compute(scheduler="sync")
+    np.testing.assert_array_equal(
+        got, epsjoin.DBSCAN(2.0, min_samples=300).fit(X, sample_weight=w).labels_)
+    with pytest.warns(UserWarning, match="wider than the points' extent"):
+        assert len(ejd.pairs(D, 2.0).compute(scheduler="sync")) == 500 * 499 // 2
+
+
+def test_without_dask_the_import_names_the_extra(monkeypatch):
+    import importlib
+    import sys
+
+    # dask as if not installed (None in sys.modules makes its import fail), and epsjoin.dask
+    # imported afresh; monkeypatch puts both back.
+    monkeypatch.setitem(sys.modules, "dask", None)
+    monkeypatch.delitem(sys.modules, "epsjoin.dask")
+    with pytest.raises(ImportError, match=r"pip install epsjoin\[dask\]"):
+        importlib.import_module("epsjoin.dask")
+
+
+class _DieOnce(distributed.WorkerPlugin):
+    """Ends its worker's process (os._exit: no clean-up, no goodbye to the scheduler, as a
+    killed process goes) the first time a task whose key names one of `steps` starts
+    executing, once a step over the cluster: the first worker to create the step's marker file
+    (O_EXCL: exactly one can) writes its pid there and dies."""
+
+    def __init__(self, folder, steps):
+        self.folder, self.steps = str(folder), steps
+
+    def transition(self, key, start, finish, **kwargs):
+        if finish != "executing":
+            return
+        for step in self.steps:
+            if step in str(key):
+                marker = os.path.join(self.folder, step)
+                try:
+                    fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+                except FileExistsError:
+                    return
+                os.write(fd, str(os.getpid()).encode())
+                os.close(fd)
+                os._exit(1)
+
+
+@pytest.mark.parametrize("client", [2], indirect=True, ids=["2 workers"])
+def test_a_worker_lost_mid_join_changes_nothing(client, rng, tmp_path):
+    """A worker process dies while it runs a slab's join (pairs) or clustering (DBSCAN); the
+    scheduler runs its tasks again on the other worker or the one its nanny starts in its
+    place. The results are still the one-node ones, no pair twice. The markers hold the pids
+    of the processes that died, which are no longer among the workers: the deaths happened
+    (the task keys are named after the functions in epsjoin/dask.py and _dask_dbscan.py; a
+    renamed step would leave no marker and fail here, not pass unharmed)."""
+    X = np.vstack([rng.random((3000, 2)), rng.random((1500, 2)) * 0.2])
+    eps = eps_for(X, 10, rng)
+    w = rng.integers(-2, 12, X.shape[0]) / 4
+    D = da.from_array(X, chunks=(1000, 2))
+    steps = ("_slab_pairs", "slab_components")
+    plugin = _DieOnce(tmp_path, steps)
+    client.register_plugin(plugin, name="die-once")
+    try:
+        got = client.compute(ejd.pairs(D, eps, n_slabs=4)).result()
+        labels = client.compute(ejd.dbscan(D, eps, 4, sample_weight=w, n_slabs=4)).result()
+        alive = set(client.run(os.getpid).values())
+    finally:
+        client.unregister_worker_plugin("die-once")
+    pairs = _sorted(got)
+    np.testing.assert_array_equal(pairs, epsjoin.pairs(X, eps, sort=True))
+    assert len(np.unique(pairs, axis=0)) == len(got)
+    np.testing.assert_array_equal(
+        labels, epsjoin.DBSCAN(eps, min_samples=4).fit(X, sample_weight=w).labels_)
+    died = {step: int((tmp_path / step).read_text()) for step in steps}
+    assert not alive & set(died.values()), (died, alive)
