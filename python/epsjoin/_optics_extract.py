@@ -105,7 +105,8 @@ def _sample_count(value: Any, name: str, n_samples: int) -> int:
 
 
 def _xi_value(xi: Any) -> float:
-    if not isinstance(xi, numbers.Real) or isinstance(xi, bool) or not 0 < xi < 1:
+    real = isinstance(xi, numbers.Real) and not isinstance(xi, bool)
+    if not real or not 0 < float(xi) < 1:
         # 0 would make every non-rising point steep, and 1 makes 1 / (1 - xi) infinite.
         raise ValueError(
             "The 'xi' parameter of xi_clusters must be a float in the range (0.0, 1.0). "
@@ -280,7 +281,9 @@ def _clusters_at_up_area(
             end = _trim_by_predecessor(plot, pred_at, start, end)
             if end < 0:
                 continue
-        # Definition 11: criteria 3a, 1 and 2.
+        # Definition 11: criteria 3a, 1 and 2. The last two cannot fail as the areas are
+        # kept (the mib filter puts the up area's start below the cluster's start, where the
+        # predecessor correction stops), but they are the definition's, and cheap.
         if end - start + 1 >= min_cluster_size and start <= d_end and end >= up[0]:
             found.append((start, end))
     return found
