@@ -13,6 +13,7 @@ program). Functions:
 - :func:`neighbor_table`: the library's CSR arrays themselves, without a copy.
 - :class:`DBSCAN`: scikit-learn's DBSCAN estimator (``fit``, ``labels_``, ...) on two joins,
   without storing any neighbourhood; :func:`dbscan`, scikit-learn's function of that name.
+- :class:`OPTICS`: scikit-learn's OPTICS estimator on one join and the library's ordering.
 - :class:`RadiusNeighbors`, :class:`RadiusNeighborsTransformer`: scikit-learn's
   ``NearestNeighbors`` radius queries and ``RadiusNeighborsTransformer``.
 - :class:`EpsIndex`: the points' grid built once at a largest eps and queried many times, at
@@ -40,10 +41,12 @@ from ._stream import PairBlocks, iter_pairs
 if TYPE_CHECKING:
     from ._dbscan import DBSCAN, dbscan
     from ._neighbors import RadiusNeighbors, RadiusNeighborsTransformer
+    from ._optics import OPTICS
 
 # The estimators' module imports scikit-learn's base classes where it is installed, which costs
 # more than the rest of the package: loaded on first use, so `import epsjoin` does not pay it.
-_ESTIMATORS = {"DBSCAN": "_dbscan", "dbscan": "_dbscan", "RadiusNeighbors": "_neighbors",
+_ESTIMATORS = {"DBSCAN": "_dbscan", "dbscan": "_dbscan", "OPTICS": "_optics",
+               "RadiusNeighbors": "_neighbors",
                "RadiusNeighborsTransformer": "_neighbors"}
 
 
@@ -63,6 +66,7 @@ __all__ = [
     "CudaError",
     "DBSCAN",
     "EpsIndex",
+    "OPTICS",
     "PairBlocks",
     "UnavailableError",
     "build_info",

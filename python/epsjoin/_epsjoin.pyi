@@ -46,6 +46,10 @@ def nearest(
     queries: npt.NDArray[np.floating], data: Optional[npt.NDArray[np.floating]], eps: float,
     k: int, include_self: bool, settings: RunSettings
 ) -> Tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], Optional[Dict[str, Any]]]: ...
+def optics(
+    points: npt.NDArray[np.floating], max_eps: float, min_samples: int, settings: RunSettings
+) -> Tuple[npt.NDArray[np.uint32], npt.NDArray[np.float64], npt.NDArray[np.float64],
+           npt.NDArray[np.int64], Dict[str, Any]]: ...
 def neighbor_distance_table(
     queries: npt.NDArray[np.floating], data: Optional[npt.NDArray[np.floating]], eps: float,
     include_self: bool, sort_indices: bool, settings: RunSettings

@@ -16,6 +16,7 @@
 #include "index_calls.hpp"
 #include "join_calls.hpp"
 #include "nearest_calls.hpp"
+#include "optics_call.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -170,6 +171,7 @@ NB_MODULE(_epsjoin, m) {
   m.def("dbscan_device", &epsjoin_python::dbscan_device, "points"_a, "eps"_a, "min_samples"_a,
         "settings"_a);
   epsjoin_python::bind_index(m);
+  epsjoin_python::bind_optics(m);
   m.def("engines", &engine_list);
   m.def("build_info", &build_dict);
 }

@@ -23,7 +23,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 import epsjoin  # noqa: E402
 
-ESTIMATORS = [epsjoin.DBSCAN(), epsjoin.DBSCAN(metric="precomputed"), epsjoin.RadiusNeighbors(),
+ESTIMATORS = [epsjoin.DBSCAN(), epsjoin.DBSCAN(metric="precomputed"), epsjoin.OPTICS(),
+              epsjoin.RadiusNeighbors(),
               epsjoin.RadiusNeighborsTransformer()]
 
 # Checks that cannot apply, each with its reason; everything else must pass. Only DBSCAN on
