@@ -225,8 +225,8 @@ def _trim_by_predecessor(plot: FloatArray, pred_at: IntArray, start: int, end: i
     """The end moved left to the last point that lies below the start or whose predecessor
     is inside the cluster; -1 when none is left after the start (Schubert & Gertz, alg. 2).
 
-    A cluster's last points can be reached from outside it only; cutting them makes the
-    ends of nested clusters agree with the order in which OPTICS reached the points.
+    A last point no lower than the start, reached by OPTICS from a point outside the
+    cluster, belongs with what follows the cluster rather than with the cluster.
     """
     tail = np.arange(start + 1, end + 1)
     pred = pred_at[start + 1:end + 1]
