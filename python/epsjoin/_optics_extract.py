@@ -225,8 +225,8 @@ def _trim_by_predecessor(plot: FloatArray, pred_at: IntArray, start: int, end: i
     """The end moved left to the last point that lies below the start or whose predecessor
     is inside the cluster; -1 when none is left after the start (Schubert & Gertz, alg. 2).
 
-    A cluster's last points can be reached from outside it only; cutting them makes the
-    ends of nested clusters agree with the order in which OPTICS reached the points.
+    A last point no lower than the start, reached by OPTICS from a point outside the
+    cluster, belongs with what follows the cluster rather than with the cluster.
     """
     tail = np.arange(start + 1, end + 1)
     pred = pred_at[start + 1:end + 1]
@@ -236,16 +236,13 @@ def _trim_by_predecessor(plot: FloatArray, pred_at: IntArray, start: int, end: i
 
 
 def _cluster_bounds(
-    plot: FloatArray, down: Tuple[int, int, float], up: Tuple[int, int], xi_complement: float
-) -> Optional[Tuple[int, int]]:
-    """The cluster from steep down area ``down`` (start, end, mib) to steep up area ``up``,
-    with the start or end moved in to the level of the other side (definition 11, 4b/4c),
-    or None when the areas do not enclose one (the sc2* condition)."""
-    d_start, d_end, d_mib = down
+    plot: FloatArray, down: Tuple[int, int], up: Tuple[int, int], xi_complement: float
+) -> Tuple[int, int]:
+    """The cluster from steep down area ``down`` to steep up area ``up`` (each (start, end)),
+    with its start or end moved in to the level of the other side (definition 11, 4b/4c)."""
+    d_start, d_end = down
     u_start, u_end = up
     after = plot[u_end + 1]
-    if after * xi_complement < d_mib:
-        return None
     top = plot[d_start]
     start, end = d_start, u_end
     if top * xi_complement >= after:
@@ -269,14 +266,12 @@ def _clusters_at_up_area(
     min_cluster_size: int,
 ) -> List[Tuple[int, int]]:
     """The clusters ending at steep up area ``up``, innermost (latest down area) first."""
+    # The sc2* condition: the end must rise xi above everything between the down area and it.
+    enclosing = np.flatnonzero(~(plot[up[1] + 1] * xi_complement < downs.mibs))
     found = []
-    for i in range(downs.starts.shape[0] - 1, -1, -1):
-        d_end = int(downs.ends[i])
-        down = (int(downs.starts[i]), d_end, float(downs.mibs[i]))
-        bounds = _cluster_bounds(plot, down, up, xi_complement)
-        if bounds is None:
-            continue
-        start, end = bounds
+    for d_start, d_end in zip(downs.starts[enclosing[::-1]].tolist(),
+                              downs.ends[enclosing[::-1]].tolist()):
+        start, end = _cluster_bounds(plot, (d_start, d_end), up, xi_complement)
         if pred_at is not None:
             end = _trim_by_predecessor(plot, pred_at, start, end)
             if end < 0:
