@@ -156,6 +156,14 @@ void write_pairs_csv(const std::string& path, std::span<const index_pair> pairs)
 ///        when `path` ends in .npy (any case), else text, one decimal label a line, in point
 ///        order.
 void write_labels(const std::string& path, std::span<const std::int64_t> labels);
+/// @brief An OPTICS reachability plot as CSV text: a header line, then one line per point in
+///        OPTICS order, "point,reachability,core_distance,predecessor[,label]" (by point id,
+///        `labels` only when not empty; distances in shortest round-trip form, "inf" where
+///        infinite; -1 for no predecessor).
+void write_optics(const std::string& path, std::span<const std::uint32_t> ordering,
+                  std::span<const double> reachability, std::span<const double> core_distances,
+                  std::span<const std::int64_t> predecessor,
+                  std::span<const std::int64_t> labels = {});
 /// @brief Neighbour counts in query order: NumPy .npy of shape (n,), dtype <u8, when `path` ends
 ///        in .npy (any case), else text, one decimal count a line.
 void write_counts(const std::string& path, std::span<const std::uint64_t> counts);

@@ -108,7 +108,9 @@ void write_dataset(const std::string& path, dataset_view data, data_format forma
   out.commit();
 }
 
-std::string pairs_npy_header(std::uint64_t n_pairs) { return detail::npy_header("<u4", n_pairs, 2); }
+std::string pairs_npy_header(std::uint64_t n_pairs) {
+  return detail::npy_header("<u4", n_pairs, 2);
+}
 
 void write_pairs_npy(const std::string& path, std::span<const index_pair> pairs) {
   // The pairs go out as they lie in memory: two uint32 per pair, row-major (n, 2).
@@ -183,6 +185,45 @@ void write_labels(const std::string& path, std::span<const std::int64_t> labels)
   write_lines(path, labels, [](std::string& buf, std::int64_t label) {
     char digits[24];
     buf.append(digits, std::to_chars(digits, digits + sizeof digits, label).ptr);
+    buf.push_back('\n');
+  });
+}
+
+namespace {
+
+void append_double(std::string& buf, double value) {
+  char digits[32];  // shortest round trip; "inf" for infinity
+  buf.append(digits, std::to_chars(digits, digits + sizeof digits, value).ptr);
+}
+
+}  // namespace
+
+void write_optics(const std::string& path, std::span<const std::uint32_t> ordering,
+                  std::span<const double> reachability, std::span<const double> core_distances,
+                  std::span<const std::int64_t> predecessor, std::span<const std::int64_t> labels) {
+  const std::string header = std::string("point,reachability,core_distance,predecessor") +
+                             (labels.empty() ? "\n" : ",label\n");
+  if (ordering.empty()) {
+    detail::output_file out(path);
+    out.write(header.data(), header.size());
+    return out.commit();
+  }
+  bool first = true;
+  write_lines(path, ordering, [&](std::string& buf, std::uint32_t p) {
+    if (first) buf += header;
+    first = false;
+    append_number(buf, p);
+    buf.push_back(',');
+    append_double(buf, reachability[p]);
+    buf.push_back(',');
+    append_double(buf, core_distances[p]);
+    buf.push_back(',');
+    char digits[24];
+    buf.append(digits, std::to_chars(digits, digits + sizeof digits, predecessor[p]).ptr);
+    if (!labels.empty()) {
+      buf.push_back(',');
+      buf.append(digits, std::to_chars(digits, digits + sizeof digits, labels[p]).ptr);
+    }
     buf.push_back('\n');
   });
 }

@@ -31,6 +31,7 @@ struct command_entry {
 const command_entry commands[] = {
     {join_command, run_join},
     {dbscan_command, run_dbscan},
+    {optics_command, run_optics},
     {gen_command, run_gen},
     {info_command, run_info},
 #ifdef EPSJOIN_WITH_MPI
