@@ -112,7 +112,10 @@ struct dbscan_result {
 /// builds no join index; it plans within 42 + 8 d bytes a point and 24 + 16 d a non-empty cell
 /// (at most one a point) and runs the joins instead where that does not fit.
 /// @param res         execution resources; its memory limits bound both joins
-/// @param points      [host] [n x d, row-major] points; n <= 2^32 - 1
+/// @param points      [host or device] [n x d, row-major] points; n <= 2^32 - 1. Points in
+///                    device memory are clustered by a row-filling GPU engine merging on the
+///                    device, or, weighted and Euclidean, by any GPU or tensor engine through
+///                    the host merge (whose sinks read ids, never points).
 /// @param eps         the radius (never its square); finite and > 0
 /// @param min_samples at least 1
 /// @param options     engine, precision, parameters, progress

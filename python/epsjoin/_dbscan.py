@@ -94,7 +94,8 @@ class DBSCAN(ClusterMixin, BaseEstimator):
     device : int, default=0
         CUDA device ordinal for GPU engines. A CuPy array or CUDA tensor is clustered on its
         own device, with a GPU engine that merges there (``"auto"``, lbjoin, gds-join,
-        ted-join, meta-16q, meta-1q), Euclidean and unweighted; the points never leave it.
+        ted-join, meta-16q, meta-1q), Euclidean; the points never leave it (with
+        ``sample_weight``, any GPU or tensor engine's pairs come to the host merge).
     params : dict, default=None
         Engine parameters (see :func:`epsjoin.engines`); an unknown key raises ``ValueError``.
     progress : bool or callable, default=False
@@ -202,10 +203,10 @@ class DBSCAN(ClusterMixin, BaseEstimator):
         metric = (None if precomputed or custom is not None
                   else library_metric(self.metric, self.p, self.metric_params))
         if _device.any_on_device(X):
-            if sample_weight is not None or metric != "euclidean":
-                raise ValueError("device points are clustered Euclidean and unweighted; copy "
-                                 "them to the host for sample_weight or another metric")
-            return self._fit_on_device(X)
+            if metric != "euclidean":
+                raise ValueError("device points are clustered Euclidean; copy them to the host "
+                                 "for another metric")
+            return self._fit_on_device(X, sample_weight)
         X = validated(self, X, reset=True, sparse=True, square=precomputed)
         weights = check_weights(sample_weight, X.shape[0])
         if precomputed or custom is not None:
@@ -245,11 +246,14 @@ class DBSCAN(ClusterMixin, BaseEstimator):
         self.stats_ = stats
         return labels.view(np.int64), core  # numpy's own int64 type, not C's long long
 
-    def _fit_on_device(self, X: Any) -> "DBSCAN":
+    def _fit_on_device(self, X: Any, sample_weight: Any) -> "DBSCAN":
         b, A, _ = _device.check_device_pair(X, None, min_samples=1, estimator="DBSCAN")
         settings = self._settings()
+        # Weights are read on the host (the merge that sums them runs there); a device array
+        # of them is copied, n float64s.
+        weights = check_weights(_device.to_host(sample_weight), int(A.shape[0]))
         labels, core, stats = _epsjoin.dbscan_device(A, float(self.eps), int(self.min_samples),
-                                                     _device.settings_on(settings, b, A))
+                                                     _device.settings_on(settings, b, A), weights)
         _progress.done(settings)
         self.labels_ = b.upload(labels.view(np.int64), A)
         self.core_sample_indices_ = b.upload(np.flatnonzero(core).astype(np.int64), A)

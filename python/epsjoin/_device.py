@@ -170,6 +170,12 @@ class _Torch:
                                             size=shape, check_invariants=False)
 
 
+def to_host(values: Any) -> Any:
+    """`values` copied to a numpy array where they lie in device memory (CuPy, torch), else
+    as given (None, numbers and host arrays pass through)."""
+    return _backend_for(values).to_host(values) if _is_device_array(values) else values
+
+
 def _backend_for(X: Any) -> Any:
     if type(X).__module__.startswith("torch"):
         return _Torch()

@@ -73,9 +73,11 @@ nb::tuple dbscan(points_array points, double eps, std::uint64_t min_samples,
 }
 
 nb::tuple dbscan_device(device_points points, double eps, std::uint64_t min_samples,
-                        const run_settings& settings) {
+                        const run_settings& settings, std::optional<weights_array> weights) {
   const epsjoin::dataset_view view = device_view_of(points);
-  return run_dbscan(view, eps, min_samples, on_points_device(settings, view.device));
+  std::span<const double> w;
+  if (weights) w = {weights->data(), weights->shape(0)};
+  return run_dbscan(view, eps, min_samples, on_points_device(settings, view.device), w);
 }
 
 }  // namespace epsjoin_python

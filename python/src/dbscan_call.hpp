@@ -20,8 +20,9 @@ nb::tuple dbscan(points_array points, double eps, std::uint64_t min_samples,
                  const run_settings& settings, std::optional<weights_array> weights);
 
 /// dbscan of points in CUDA device memory, clustered on their device (labels and core flags
-/// come back to the host: 9 bytes a point; the points never do).
+/// come back to the host: 9 bytes a point; the points never do). With host `weights`, the
+/// pairs come to the host merge (the points still stay on the device).
 nb::tuple dbscan_device(device_points points, double eps, std::uint64_t min_samples,
-                        const run_settings& settings);
+                        const run_settings& settings, std::optional<weights_array> weights);
 
 }  // namespace epsjoin_python

@@ -169,7 +169,7 @@ NB_MODULE(_epsjoin, m) {
   m.def("dbscan", &epsjoin_python::dbscan, "points"_a, "eps"_a, "min_samples"_a, "settings"_a,
         "weights"_a = nb::none());
   m.def("dbscan_device", &epsjoin_python::dbscan_device, "points"_a, "eps"_a, "min_samples"_a,
-        "settings"_a);
+        "settings"_a, "weights"_a = nb::none());
   epsjoin_python::bind_index(m);
   epsjoin_python::bind_optics(m);
   m.def("engines", &engine_list);

@@ -364,6 +364,23 @@ def test_dbscan_of_device_points_equals_the_hosts(framework, engine, dtype, rng)
 
 
 @pytest.mark.parametrize("framework", ["cupy", "torch"])
+@pytest.mark.parametrize("engine", ["auto", "lbjoin", "gpu-sj"])
+def test_weighted_dbscan_of_device_points(framework, engine, rng):
+    # Weights (on the host or the device) take the host merge; the points stay on the device.
+    X = rng.exponential(1 / 40, (4000, 2))
+    eps = eps_for(X, 8, rng)
+    w = rng.integers(-2, 12, len(X)) / 4
+    want = epsjoin.DBSCAN(eps=eps, min_samples=5, engine="cpu-grid").fit(X, sample_weight=w)
+    for weights in (w, _to_device(framework, w)):
+        got = epsjoin.DBSCAN(eps=eps, min_samples=5, engine=engine)
+        labels = got.fit_predict(_to_device(framework, X), sample_weight=weights)
+        assert got.stats_["merge"] == "host", got.stats_
+        np.testing.assert_array_equal(_host(labels), want.labels_)
+    with pytest.raises(ValueError, match="Euclidean"):
+        epsjoin.DBSCAN(eps=eps, metric="manhattan").fit(_to_device(framework, X))
+
+
+@pytest.mark.parametrize("framework", ["cupy", "torch"])
 def test_dbscan_of_device_points_refuses_what_cannot_merge_there(framework, rng):
     X = _to_device(framework, rng.random((500, 2)))
     refused = [e["name"] for e in epsjoin.engines()

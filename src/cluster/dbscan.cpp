@@ -160,12 +160,15 @@ dbscan_result run_dbscan(resources& res, dataset_view points, double eps,
   if (!cuda_part_built() && points.on_device() && n > 0) {
     throw unavailable("points in device memory need epsjoin built with CUDA");
   }
-  EPSJOIN_EXPECTS(!points.on_device() || n == 0,
+  // Weighted Euclidean device points take the host merge: its sinks read ids, never points.
+  const bool ids_only = weighted && options.metric == distance_metric::euclidean;
+  EPSJOIN_EXPECTS(!points.on_device() || n == 0 || ids_only,
                   "points in device memory are clustered on the device: a GPU engine that "
                   "delivers its rows there (auto, lbjoin, gds-join, ted-join, meta-16q, meta-1q) "
-                  "with the device merge, unweighted and Euclidean; engine '", options.engine,
+                  "with the device merge, unweighted and Euclidean, or weighted and Euclidean "
+                  "through the host merge; engine '", options.engine,
                   "'", options.device_merge ? "" : " with device_merge = false",
-                  plain ? " does not" : ", sample weights or another metric do not");
+                  plain ? " does not" : ", another metric does not");
   if (options.cell_merge && plain && on_cpu_grid(res, points, options)) {
     if (std::optional<dbscan_result> on_cells =
             dbscan_on_cells(res, points, eps, min_samples, options.progress)) {

@@ -11,6 +11,7 @@
 
 #include "epsjoin/dbscan.hpp"
 #include "epsjoin/join.hpp"
+#include "support/device_points.hpp"
 #include "support/paper_data.hpp"
 #include "support/seed.hpp"
 #include "support/shapes.hpp"
@@ -263,6 +264,35 @@ TEST(dbscan_gpu, weights_and_metrics_on_every_device_engine) {
       expect_same(expected, actual);
     }
   }
+}
+
+// Weighted points in device memory take the host merge (its sinks read ids, never points): the
+// labels of the host points', on every engine that joins device points (the GPU and tensor
+// ones).
+TEST(dbscan_gpu, weighted_points_in_device_memory) {
+  const dataset points = test::make_shape(test::shape_kind::clusters, 3000, 2, test::test_seed());
+  std::vector<double> weights(points.n());
+  for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = double((i * 7919) % 13) / 4 - 0.75;
+  const test::device_points on_device(points);
+  dbscan_options opt;
+  opt.sample_weight = weights;
+  resources res;
+  opt.engine = "brute-cpu";
+  const dbscan_result expected = dbscan(res, points, 0.02, 5, opt);
+  for (const engine_info& e : engines()) {
+    // hegjoin's CPU side reads the points on the host: it refuses device points.
+    if (!e.available || (e.processor != "gpu" && e.processor != "tensor")) continue;
+    const std::string& engine = e.name;
+    SCOPED_TRACE(engine);
+    opt.engine = engine;
+    const dbscan_result actual = dbscan(res, on_device.view, 0.02, 5, opt);
+    EXPECT_EQ(actual.merge, "host");
+    expect_same(expected, actual);
+  }
+  opt.sample_weight = {};
+  opt.metric = distance_metric::manhattan;
+  opt.engine = "lbjoin";
+  EXPECT_THROW(dbscan(res, on_device.view, 0.02, 5, opt), invalid_argument);
 }
 
 }  // namespace
