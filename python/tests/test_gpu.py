@@ -363,6 +363,23 @@ def test_dbscan_of_device_points_equals_the_hosts(framework, engine, dtype, rng)
         assert got.n_features_in_ == X.shape[1]
 
 
+@pytest.mark.parametrize("engine", GPU_ENGINES)
+def test_gpu_engine_kneighbors_and_optics_equal_the_cpus(engine, rng):
+    # Both take the engine's pairs through host sinks: the same rows and plot as cpu-grid's.
+    X = np.concatenate([rng.random((2000, 2)), 0.5 + 0.01 * rng.standard_normal((1000, 2))])
+    cpu = epsjoin.RadiusNeighbors(radius=0.03, n_neighbors=6, engine="cpu-grid").fit(X)
+    gpu = epsjoin.RadiusNeighbors(radius=0.03, n_neighbors=6, engine=engine).fit(X)
+    for queries in (None, X[:300] + 0.001):
+        want, got = cpu.kneighbors(queries), gpu.kneighbors(queries)
+        np.testing.assert_array_equal(got[1], want[1])
+        np.testing.assert_array_equal(got[0], want[0])
+    want = epsjoin.OPTICS(min_samples=6, max_eps=0.05, engine="cpu-grid").fit(X)
+    got = epsjoin.OPTICS(min_samples=6, max_eps=0.05, engine=engine).fit(X)
+    assert got.stats_["engine"] == engine
+    for name in ("ordering_", "reachability_", "core_distances_", "predecessor_", "labels_"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(want, name), err_msg=name)
+
+
 @pytest.mark.parametrize("framework", ["cupy", "torch"])
 @pytest.mark.parametrize("engine", ["auto", "lbjoin", "gpu-sj"])
 def test_weighted_dbscan_of_device_points(framework, engine, rng):
