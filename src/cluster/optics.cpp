@@ -3,7 +3,9 @@
 // priority queue of the reachable unprocessed points, keyed by (reachability, id) so the next
 // point is scikit-learn's argmin (smallest reachability, then smallest index). The queue is an
 // indexed binary heap: a point is in it at most once and its key only falls, so it holds at most
-// n ids whatever the number of pairs.
+// n ids whatever the number of pairs. All three steps run on the points renumbered along a grid
+// of cells (cluster/near_order.hpp), so that a row's neighbours lie near each other in memory;
+// ties and new starts are still decided by the caller's indices.
 
 #include "epsjoin/optics.hpp"
 
@@ -12,12 +14,14 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <span>
 
 #include "base/expects.hpp"
 #include "base/memory_budget.hpp"
 #include "base/parallel.hpp"
 #include "base/progress.hpp"
 #include "base/timer.hpp"
+#include "cluster/near_order.hpp"
 #include "cluster/pair_distance.hpp"
 #include "epsjoin/join.hpp"
 #include "epsjoin/sink.hpp"
@@ -31,15 +35,18 @@ namespace {
 
 constexpr double infinity = std::numeric_limits<double>::infinity();
 constexpr std::uint32_t not_queued = std::numeric_limits<std::uint32_t>::max();
-// reachability, core distances, predecessors, ordering, the heap and its positions.
-constexpr std::uint64_t bytes_per_point = 8 + 8 + 8 + 4 + 4 + 4;
+// Reachability, core distances and predecessors twice (the walk's, then the caller's), the
+// ordering, the heap and its positions, the two numberings, and the renumbering's keys.
+constexpr std::uint64_t bytes_per_point = 2 * (8 + 8 + 8) + 4 + 4 + 4 + 4 + 4 + 16;
 // Shares of the run for progress: the join, the core distances, the ordering.
 constexpr double join_share = 0.6, core_share = 0.1;
 
 // The reachable unprocessed points, smallest (reachability, id) on top.
 class reach_queue {
  public:
-  reach_queue(const std::vector<double>& reach, std::size_t n) : reach_(reach), at_(n, not_queued) {
+  reach_queue(const std::vector<double>& reach, std::span<const std::uint32_t> original)
+      : reach_(reach), original_(original), at_(original.size(), not_queued) {
+    const std::size_t n = original.size();
     heap_.reserve(std::min<std::size_t>(n, 1 << 20));
   }
   bool empty() const noexcept { return heap_.empty(); }
@@ -66,8 +73,9 @@ class reach_queue {
   }
 
  private:
+  // Equal reachabilities by the caller's index, whatever the walk's numbering.
   bool before(std::uint32_t a, std::uint32_t b) const noexcept {
-    return reach_[a] < reach_[b] || (reach_[a] == reach_[b] && a < b);
+    return reach_[a] < reach_[b] || (reach_[a] == reach_[b] && original_[a] < original_[b]);
   }
   void place(std::size_t slot, std::uint32_t id) {
     heap_[slot] = id;
@@ -95,13 +103,14 @@ class reach_queue {
   }
 
   const std::vector<double>& reach_;
+  std::span<const std::uint32_t> original_;
   std::vector<std::uint32_t> heap_;
   std::vector<std::uint32_t> at_;  // each id's slot, or not_queued
 };
 
-void require_memory(const resources& res, std::size_t n) {
+void require_memory(const resources& res, std::size_t n, std::uint64_t point_bytes) {
   const memory_budget budget(res.memory(), {});
-  const std::uint64_t needed = bytes_per_point * n;
+  const std::uint64_t needed = (bytes_per_point + point_bytes) * n;
   const std::uint64_t available = budget.host_available();
   EPSJOIN_ENSURE(needed <= available, out_of_memory, "OPTICS of ", n, " points needs ", needed,
                  " bytes of host memory beside its neighbour table but ", available,
@@ -131,38 +140,50 @@ std::vector<double> core_distances(const neighbor_table& table, const detail::pa
   return core;
 }
 
+// The order over the walk's ids (neighbours near in memory), reported in the caller's:
+// original[a] is walk id a's index, the ties and the new starts are decided by it.
 void order_points(const neighbor_table& table, const detail::pair_distance& dist,
+                  std::span<const std::uint32_t> original, const std::vector<double>& core,
                   const std::function<void(double)>& progress, optics_result& r) {
   const std::size_t n = table.n_queries();
-  r.reachability.assign(n, infinity);
-  r.predecessor.assign(n, -1);
+  std::vector<double> reach(n, infinity);
+  std::vector<std::int64_t> from(n, -1);
+  std::vector<std::uint32_t> walk_id(n);
+  for (std::size_t a = 0; a < n; ++a) walk_id[original[a]] = static_cast<std::uint32_t>(a);
+  std::vector<std::uint8_t> processed(n, 0);
+  reach_queue queue(reach, original);
   r.ordering.clear();
   r.ordering.reserve(n);
-  std::vector<std::uint8_t> processed(n, 0);
-  reach_queue queue(r.reachability, n);
-  std::size_t next_start = 0;  // every point below it is processed
+  std::size_t next_start = 0;  // every caller's index below it is processed
   for (std::size_t step = 0; step < n; ++step) {
     std::uint32_t p;
     if (!queue.empty()) {
       p = queue.pop();
     } else {
-      while (processed[next_start]) ++next_start;
-      p = static_cast<std::uint32_t>(next_start);
+      while (processed[walk_id[next_start]]) ++next_start;
+      p = walk_id[next_start];
     }
     processed[p] = 1;
-    r.ordering.push_back(p);
+    r.ordering.push_back(original[p]);
     if (progress && step % 65536 == 0) progress(static_cast<double>(step) / static_cast<double>(n));
-    const double core = r.core_distances[p];
-    if (core == infinity) continue;
+    if (core[p] == infinity) continue;
     for (const std::uint32_t j : table.row(p)) {
       if (processed[j]) continue;
-      const double reach = std::max(dist(p, j), core);
-      if (reach < r.reachability[j]) {
-        r.reachability[j] = reach;
-        r.predecessor[j] = p;
+      const double through_p = std::max(dist(p, j), core[p]);
+      if (through_p < reach[j]) {
+        reach[j] = through_p;
+        from[j] = p;
         queue.lowered(j);
       }
     }
+  }
+  r.reachability.assign(n, infinity);
+  r.predecessor.assign(n, -1);
+  r.core_distances.assign(n, infinity);
+  for (std::size_t a = 0; a < n; ++a) {
+    r.reachability[original[a]] = reach[a];
+    r.predecessor[original[a]] = from[a] < 0 ? -1 : std::int64_t{original[from[a]]};
+    r.core_distances[original[a]] = core[a];
   }
 }
 
@@ -175,7 +196,8 @@ optics_result optics(resources& res, dataset_view points, double max_eps, std::s
                   "max_eps must be a finite number > 0, got ", max_eps);
   EPSJOIN_EXPECTS(min_samples >= 1, "min_samples must be at least 1, got 0");
   EPSJOIN_EXPECTS(!points.on_device(), "OPTICS orders points in host memory");
-  require_memory(res, points.n);
+  require_memory(res, points.n, points.d * size_of(points.type));
+  const unsigned threads = std::max(1u, res.threads());
   auto shown = std::make_shared<std::atomic<double>>(0.0);
   join_options o;
   o.eps = max_eps;
@@ -187,22 +209,25 @@ optics_result optics(resources& res, dataset_view points, double max_eps, std::s
 
   optics_result r;
   stopwatch clock;
+  // The join, the core distances and the order run on the points renumbered along a grid.
+  const detail::near_order near = detail::order_by_cells(points, max_eps, options.metric, threads);
+  const dataset_view walked = near.reordered() ? near.points.view() : points;
   csr_sink table_sink;
-  const join_stats s = self_join(res, points, o, table_sink);
+  const join_stats s = self_join(res, walked, o, table_sink);
   const neighbor_table& table = table_sink.table();
   r.engine = s.engine;
   r.pairs = s.pairs;
   r.stages.push_back({"join", clock.seconds()});
 
   clock.restart();
-  const detail::pair_distance dist(points, points, o);
-  r.core_distances = core_distances(table, dist, min_samples, std::max(1u, res.threads()));
+  const detail::pair_distance dist(walked, walked, o);
+  const std::vector<double> core = core_distances(table, dist, min_samples, threads);
   r.stages.push_back({"core", clock.seconds()});
   if (options.progress)
     detail::progress_span(options.progress, 0, 1, shown)(join_share + core_share);
 
   clock.restart();
-  order_points(table, dist,
+  order_points(table, dist, near.original, core,
                detail::progress_span(options.progress, join_share + core_share, 1, shown), r);
   r.stages.push_back({"order", clock.seconds()});
   if (options.progress) options.progress(1.0);
