@@ -7,7 +7,9 @@
 /// 4 bytes a pair, checked against the memory limit before it is made). Each row's distances
 /// give its core distance (the distance of its min_samples-th nearest point, itself the first);
 /// then the points are ordered by a priority queue of reachabilities, each processed point
-/// relaxing its unprocessed neighbours. The clusters are extracted from the result (Python's
+/// relaxing its unprocessed neighbours. All three run on a copy of the points renumbered along
+/// a grid of cells (Euclidean, L1, L-infinity), so that neighbours lie near each other in
+/// memory; the result is in the caller's indices, ties decided by them. The clusters are extracted from the result (Python's
 /// `epsjoin.OPTICS`; `optics_dbscan_labels` here).
 /// @code
 ///   epsjoin::resources res;
