@@ -162,7 +162,9 @@ def check_weights(sample_weight: Any, n: int) -> Optional[np.ndarray]:
     if sample_weight is None:
         return None
     w = np.asarray(sample_weight, dtype=np.float64)
-    if w.ndim == 0:
+    if w.ndim == 0:  # scikit-learn's checks for one number: nonzero (inf passes, as there)
+        if n and float(w) == 0:
+            raise ValueError("Sample weights must contain at least one non-zero number.")
         return np.full(n, float(w))
     if w.ndim != 1:
         raise ValueError("Sample weights must be 1D array or scalar")

@@ -186,6 +186,18 @@ def test_dbscan_callable_metric(rng, weighted):
         eps=eps, min_samples=4, metric=_weighted_l1, metric_params={"scale": 2.0}).fit(X).labels_)
 
 
+def test_sample_weight_refusals_as_sklearns(rng):
+    # scikit-learn's checks and words, for arrays and for one number.
+    X = rng.random((40, 2))
+    for bad, words in [(0.0, "at least one non-zero"), (np.zeros(40), "at least one non-zero"),
+                       (np.ones(39), "shape"), (np.ones((40, 1)), "1D"),
+                       (np.r_[np.ones(39), np.nan], "NaN")]:
+        with pytest.raises(ValueError, match=words):
+            SkDBSCAN(eps=0.2).fit(X, sample_weight=bad)
+        with pytest.raises(ValueError, match=words):
+            epsjoin.DBSCAN(eps=0.2).fit(X, sample_weight=bad)
+
+
 def test_callable_metric_refuses_a_bad_distance():
     X = np.arange(6.0).reshape(3, 2)
     for bad in (-1.0, np.nan):
