@@ -25,6 +25,8 @@ class RunSettings:
     angles: str
     sphere_radius: float
     box: List[float]
+    share_index: int
+    share_count: int
     progress: Any
     def __init__(self) -> None: ...
 

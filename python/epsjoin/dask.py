@@ -62,13 +62,18 @@ def plan(X: Any, eps: float, n_slabs: Optional[int] = None, *,
     """The slabs the joins of this module cut `X` into: :func:`epsjoin.plan_slabs` on rows
     spread evenly through `X` (at most `sample_size`, computed on the cluster), standing for all
     of them. `n_slabs` defaults to the number of row chunks."""
-    X = _points(X)
+    return _plan_on_sample(_points(X), eps, n_slabs, sample_size)[0]
+
+
+def _plan_on_sample(X: Any, eps: float, n_slabs: Optional[int],
+                    sample_size: int = _DEFAULT_SAMPLE) -> Tuple[SlabPlan, np.ndarray]:
+    """:func:`plan`'s slabs and the sample they were planned on."""
     if not 0 < check_eps(eps) < np.inf:
         raise ValueError(f"eps must be a finite number > 0 for slabs, got {eps!r}")
     n = int(X.shape[0])
     slabs = int(X.numblocks[0]) if n_slabs is None else n_slabs
     if n == 0:
-        return SlabPlan(0, [], eps)
+        return SlabPlan(0, [], eps), np.zeros((0, X.shape[1]))
     step = max(1, n // max(1, sample_size))
     sample = np.asarray(X[::step].compute())
     extent = float(np.ptp(sample, axis=0).max())
@@ -78,7 +83,7 @@ def plan(X: Any, eps: float, n_slabs: Optional[int] = None, *,
                       "halo would hold every point, so the join runs as one slab, on one worker",
                       stacklevel=3)
         slabs = 1
-    return plan_slabs(sample, eps, max(1, slabs), n_points=max(n, sample.shape[0]))
+    return plan_slabs(sample, eps, max(1, slabs), n_points=max(n, sample.shape[0])), sample
 
 
 def _route(block: np.ndarray, offset: int, plan: SlabPlan,
@@ -248,22 +253,51 @@ def neighbor_graph(X: Any, eps: float, *, mode: str = "connectivity", include_se
 
 
 def count(X: Any, eps: float, *, per_row: bool = False, include_self: bool = False,
-          n_slabs: Optional[int] = None, engine: str = "auto", precision: Any = "float64",
-          n_jobs: Optional[int] = 1, memory_limit: Any = None, metric: str = "euclidean") -> Any:
+          n_slabs: Optional[int] = None, split: str = "auto", engine: str = "auto",
+          precision: Any = "float64", n_jobs: Optional[int] = 1, memory_limit: Any = None,
+          metric: str = "euclidean", return_stats: bool = False) -> Any:
     """The ordered pairs of a self-join within `eps` as a 0-d ``dask.array`` (int64), or with
     `per_row` each point's neighbour count as a ``dask.array`` chunked as X's rows: equal to
-    ``epsjoin.count(X, eps, per_row=..., include_self=...)`` on one node."""
+    ``epsjoin.count(X, eps, per_row=..., include_self=...)`` on one node.
+
+    `split`: ``"slabs"`` (each worker its slab and halo), ``"items"`` (each of `n_slabs` tasks
+    holds every point and counts its share of the join's work items; Euclidean, on an engine
+    that shares them: cpu-grid, lbjoin, gds-join, ted-join, meta-16q, meta-1q), or ``"auto"``:
+    items where the slabs would put more than half of the sampled points in halos (high d),
+    as mpi-join decides. With `return_stats`, also a dict: ``split``, ``halo_fraction`` (of the
+    sample, under slabs), ``tasks`` and ``reason``."""
+    from . import _dask_items  # it imports this module's dask
+
     X = _points(X)
     eps = check_eps(eps)
     options = _options(engine, precision, n_jobs, memory_limit, metric)  # refused before work
-    slabs = plan(X, eps, n_slabs)
-    counted = [dask.delayed(_slab_counts)(pieces, eps, include_self, options)
-               for pieces in _routed(X, slabs)]
+    if split not in ("auto", "slabs", "items"):
+        raise ValueError(f"split must be 'auto', 'slabs' or 'items', got {split!r}")
+    if split == "items" and options["metric"] != "euclidean":
+        raise ValueError("split='items' shares a Euclidean join's work items; got metric "
+                         f"{metric!r} (use split='slabs')")
+    slabs, sample = _plan_on_sample(X, eps, n_slabs)
+    halo = _dask_items.halo_fraction(slabs, sample)
+    by_items = split == "items" or (split == "auto" and options["metric"] == "euclidean"
+                                    and halo > _dask_items.ITEMS_ABOVE_HALO)
+    tasks = max(1, int(X.numblocks[0]) if n_slabs is None else n_slabs)
     if X.shape[0] == 0:
         rows = da.zeros(0, dtype=np.int64)
+    elif by_items:
+        rows = _dask_items.item_counts(X, eps, include_self, options, tasks)
     else:
+        counted = [dask.delayed(_slab_counts)(pieces, eps, include_self, options)
+                   for pieces in _routed(X, slabs)]
         rows = _back_to_chunks(X, counted, _chunk_values, 0)
-    return rows if per_row else rows.sum()
+    result = rows if per_row else rows.sum()
+    if not return_stats:
+        return result
+    stats = {"split": "items" if by_items else "slabs", "halo_fraction": halo,
+             "tasks": tasks if by_items else slabs.n_slabs,
+             "reason": f"slabs would put {halo:.3g} of the sampled points in halos"
+                       + ("" if split != "auto" else
+                          f"; items above {_dask_items.ITEMS_ABOVE_HALO}")}
+    return result, stats
 
 
 def dbscan(X: Any, eps: float, min_samples: int = 5, *, sample_weight: Any = None,

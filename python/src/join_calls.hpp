@@ -47,6 +47,10 @@ struct run_settings {
   double sphere_radius = 1.0;
   /// Periodic box sides (scipy's boxsize), empty for none.
   std::vector<double> box;
+  /// This process's share of a counts-only self-join's work items (join_options::share):
+  /// items share_index, share_index + share_count, ... (epsjoin.dask's split by items).
+  unsigned share_index = 0;
+  unsigned share_count = 1;
   /// progress=: a Python callable given the fraction done (0 to 1) now and then, or None.
   nb::object progress = nb::none();
 };

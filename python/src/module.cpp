@@ -141,6 +141,8 @@ NB_MODULE(_epsjoin, m) {
       .def_rw("angles", &epsjoin_python::run_settings::angles)
       .def_rw("sphere_radius", &epsjoin_python::run_settings::sphere_radius)
       .def_rw("box", &epsjoin_python::run_settings::box)
+      .def_rw("share_index", &epsjoin_python::run_settings::share_index)
+      .def_rw("share_count", &epsjoin_python::run_settings::share_count)
       .def_rw("progress", &epsjoin_python::run_settings::progress);
 
   m.def("neighbor_table", &epsjoin_python::neighbor_table, "queries"_a, "data"_a.none(), "eps"_a,

@@ -108,6 +108,7 @@ epsjoin::join_options options_of(const run_settings& s, double eps, bool include
   options.approximate = s.approximate;
   options.include_self = include_self;
   options.params = s.params;
+  options.share = {s.share_index, s.share_count};
   set_geometry(s, options);
   options.progress = interrupt_check(report_of(s));
   return options;

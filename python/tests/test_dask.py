@@ -164,6 +164,46 @@ def test_on_a_cluster_of_processes(client, rng):
     np.testing.assert_array_equal(rows, epsjoin.count(X, eps, per_row=True))
     labels = client.compute(ejd.dbscan(D, eps, 6, n_slabs=3)).result()
     np.testing.assert_array_equal(labels, epsjoin.DBSCAN(eps=eps, min_samples=6).fit(X).labels_)
+    # High d: halos would hold every point, so the counts share work items instead.
+    H = rng.random((3000, 12))
+    counts, stats = ejd.count(da.from_array(H, chunks=(800, 12)), 0.8, per_row=True,
+                              return_stats=True)
+    assert stats["split"] == "items"
+    np.testing.assert_array_equal(client.compute(counts).result(),
+                                  epsjoin.count(H, 0.8, per_row=True))
+
+
+@pytest.mark.parametrize("d,neighbours", [(12, 20), (8, 30), (2, 15)])
+def test_counts_split_by_work_items_equal_the_one_node_counts(d, neighbours, rng):
+    # Every share holds all the points and counts its work items; the shares add up exactly,
+    # per point and in total, with and without the points themselves, on lattice ties too.
+    X = rng.random((3000, d))
+    eps = eps_for(X, neighbours, rng)
+    L = lattice(7, 3).astype(np.float64)
+    for points, radius in [(X, eps), (L, 1.0)]:
+        D = da.from_array(points, chunks=(len(points) // 3 + 1, points.shape[1]))
+        for include_self in (False, True):
+            want = epsjoin.count(points, radius, per_row=True, include_self=include_self)
+            for shares in (None, 1, 5):
+                rows, stats = ejd.count(D, radius, per_row=True, include_self=include_self,
+                                        split="items", n_slabs=shares, return_stats=True)
+                assert stats["split"] == "items"
+                np.testing.assert_array_equal(rows.compute(scheduler="sync"), want)
+            total = ejd.count(D, radius, include_self=include_self, split="items")
+            assert int(total.compute(scheduler="sync")) == int(want.sum())
+    auto = ejd.count(da.from_array(X, chunks=(1000, d)), eps, split="auto", return_stats=True)[1]
+    assert auto["split"] == ("items" if auto["halo_fraction"] > 0.5 else "slabs"), auto
+    assert (d >= 8) == (auto["split"] == "items"), auto
+
+
+def test_split_refusals(rng):
+    D = da.from_array(rng.random((100, 3)), chunks=(50, 3))
+    with pytest.raises(ValueError, match="split must be"):
+        ejd.count(D, 0.1, split="boxes")
+    with pytest.raises(ValueError, match="Euclidean"):
+        ejd.count(D, 0.1, split="items", metric="manhattan")
+    # Other metrics keep to slabs under auto.
+    assert ejd.count(D, 0.9, metric="manhattan", return_stats=True)[1]["split"] == "slabs"
 
 
 def _weighted_cases(rng):

@@ -1,0 +1,62 @@
+"""Counts on Dask split by work items (epsjoin.dask.count; issue 47's high dimensions).
+
+Where the slabs' halos would hold most of the points (high d: eps is wide against any one
+coordinate's spread), every worker takes all the points and counts its share of the join's work
+items, items i, i + S, i + 2S, ... of the workload every share builds alike from the same
+points (the library's ``join_options::share``, mpi-join's ``--split items``). The shares' counts
+add up to the one-node counts, total and per point, and no distance is computed twice.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict
+
+import numpy as np
+
+from . import _epsjoin
+from ._partition import SlabPlan
+from ._validation import run_settings
+from .dask import da, dask
+
+#: The halo fraction above which ``split="auto"`` shares work items (mpi-join's rule).
+ITEMS_ABOVE_HALO = 0.5
+
+
+def halo_fraction(plan: SlabPlan, sample: np.ndarray) -> float:
+    """The fraction of the sampled points that the slabs would send to more than one slab."""
+    if plan.n_slabs < 2 or len(sample) == 0:
+        return 0.0
+    first, last = plan.halo_slabs(sample)
+    return float(np.mean(last > first))
+
+
+def _share_counts(points: np.ndarray, eps: float, include_self: bool, options: Dict[str, Any],
+                  index: int, shares: int) -> np.ndarray:
+    settings = run_settings(options["engine"], options["precision"], False, options["n_jobs"],
+                            options["memory_limit"])
+    settings.metric = options["metric"]
+    settings.share_index = index
+    settings.share_count = shares
+    _, rows, _ = _epsjoin.neighbor_counts(np.ascontiguousarray(points), None, float(eps),
+                                          bool(include_self), True, settings)
+    assert rows is not None  # asked per row
+    return rows.astype(np.int64)
+
+
+def _summed(*parts: np.ndarray) -> np.ndarray:
+    total = parts[0].copy()
+    for part in parts[1:]:
+        total += part
+    return total
+
+
+def item_counts(X: Any, eps: float, include_self: bool, options: Dict[str, Any],
+                shares: int) -> Any:
+    """Each point's neighbour count, the join shared by `shares` tasks that each hold every
+    point, as a ``dask.array`` chunked as X's rows."""
+    whole = dask.delayed(np.concatenate)(X.to_delayed().ravel().tolist())
+    parts = [dask.delayed(_share_counts)(whole, eps, include_self, options, i, shares)
+             for i in range(shares)]
+    rows = da.from_delayed(dask.delayed(_summed)(*parts), shape=(int(X.shape[0]),),
+                           dtype=np.int64)
+    return rows.rechunk((X.chunks[0],))
