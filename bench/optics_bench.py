@@ -42,7 +42,8 @@ def main():
     results = {}
     for which in ("epsjoin", "sklearn"):
         q = ctx.Queue()
-        p = ctx.Process(target=fit, args=(which, a.n, a.s, a.repeat if which == "epsjoin" else 1, q))
+        repeat = a.repeat if which == "epsjoin" else 1
+        p = ctx.Process(target=fit, args=(which, a.n, a.s, repeat, q))
         p.start()
         results[which] = q.get()
         p.join()

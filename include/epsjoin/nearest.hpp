@@ -51,7 +51,8 @@ struct nearest_table {
 /// Takes pairs from any engine, from several threads at once; each pair's distance is computed
 /// from the points in the options' metric and periodic box (Euclidean: the distance a distance
 /// graph reports, to the last bit). Host memory: 16 bytes per kept neighbour (12 in the table
-/// it hands over), k per query, and nothing per pair. The points must stay alive and unchanged until `finish`.
+/// it hands over), k per query, and nothing per pair. The points must stay alive and
+/// unchanged until `finish`.
 class nearest_sink final : public result_sink {
  public:
   /// @param queries [host] the join's query points (its points, for a self-join)

@@ -9,8 +9,8 @@
 /// then the points are ordered by a priority queue of reachabilities, each processed point
 /// relaxing its unprocessed neighbours. All three run on a copy of the points renumbered along
 /// a grid of cells (Euclidean, L1, L-infinity), so that neighbours lie near each other in
-/// memory; the result is in the caller's indices, ties decided by them. The clusters are extracted from the result (Python's
-/// `epsjoin.OPTICS`; `optics_dbscan_labels` here).
+/// memory; the result is in the caller's indices, ties decided by them. The clusters are
+/// extracted from the result (Python's `epsjoin.OPTICS`; `optics_dbscan_labels` here).
 /// @code
 ///   epsjoin::resources res;
 ///   epsjoin::optics_result r = epsjoin::optics(res, points.view(), 0.5, 10);

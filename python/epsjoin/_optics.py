@@ -11,8 +11,8 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _epsjoin, _optics_extract, _progress
-from ._estimator import (HAVE_SKLEARN, BaseEstimator, ClusterMixin, check_search_parameters, is_sparse,
-                         library_metric, validated)
+from ._estimator import (HAVE_SKLEARN, BaseEstimator, ClusterMixin, check_search_parameters,
+                         is_sparse, library_metric, validated)
 from ._progress import Progress
 from ._validation import MemorySize, raise_if_not_finite, run_settings
 

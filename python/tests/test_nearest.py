@@ -105,7 +105,8 @@ def test_estimator_kneighbors_every_engine(rng, engine):
     want_d, want_i = oracle(X, X, 4, 0.03, exclude_self=True)
     np.testing.assert_array_equal(ind, want_i)
     np.testing.assert_array_equal(dist, want_d)
-    np.testing.assert_array_equal(est.kneighbors(Q, return_distance=False), oracle(Q, X, 6, 0.04)[1])
+    np.testing.assert_array_equal(est.kneighbors(Q, return_distance=False),
+                                  oracle(Q, X, 6, 0.04)[1])
 
 
 def test_estimator_kneighbors_equal_sklearn(rng):
