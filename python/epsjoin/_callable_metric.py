@@ -13,7 +13,6 @@ from typing import Any, Callable, List, Mapping, Optional
 
 import numpy as np
 import scipy.sparse
-from scipy.spatial.distance import cdist
 
 _BLOCK_BYTES = 16 << 20
 
@@ -24,6 +23,9 @@ def radius_graph(X: Any, eps: float, metric: Callable[..., Any],
     at most `eps` (explicit zeros kept: a stored entry is a neighbour, as in scikit-learn's
     radius graphs). A result that is not a finite number >= 0 raises ValueError naming the
     pair."""
+    # Imported here: only a callable metric needs it, and `import epsjoin.DBSCAN` stays light.
+    from scipy.spatial.distance import cdist
+
     points = np.asarray(X.todense()) if bool(scipy.sparse.issparse(X)) else np.asarray(X)
     params = dict(metric_params or {})
     n = points.shape[0]
