@@ -30,8 +30,7 @@ from scipy.sparse.csgraph import connected_components
 
 from . import _epsjoin, _join, _radii
 from ._partition import SlabPlan
-from ._validation import run_settings
-from .dask import _gathered, da, dask, dd
+from .dask import _gathered, _settings, da, dask, dd
 
 Pieces = List[Tuple[Any, ...]]
 
@@ -81,9 +80,7 @@ def _dbscan(points: np.ndarray, eps: float, min_samples: int, options: Dict[str,
             weights: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]:
     """(labels, core flags) of the library's DBSCAN of `points`, called straight through the
     extension: the estimator would import scikit-learn on every fresh worker (about 3 s)."""
-    settings = run_settings(options["engine"], options["precision"], False, options["n_jobs"],
-                            options["memory_limit"])
-    settings.metric = options["metric"]
+    settings = _settings(options)
     data = np.ascontiguousarray(points)
     if data.dtype not in (np.float32, np.float64):
         data = data.astype(np.float64)

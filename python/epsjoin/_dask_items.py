@@ -15,8 +15,7 @@ import numpy as np
 
 from . import _epsjoin
 from ._partition import SlabPlan
-from ._validation import run_settings
-from .dask import da, dask
+from .dask import _settings, da, dask
 
 #: The halo fraction above which ``split="auto"`` shares work items (mpi-join's rule).
 ITEMS_ABOVE_HALO = 0.5
@@ -32,9 +31,7 @@ def halo_fraction(plan: SlabPlan, sample: np.ndarray) -> float:
 
 def _share_counts(points: np.ndarray, eps: float, include_self: bool, options: Dict[str, Any],
                   index: int, shares: int) -> np.ndarray:
-    settings = run_settings(options["engine"], options["precision"], False, options["n_jobs"],
-                            options["memory_limit"])
-    settings.metric = options["metric"]
+    settings = _settings(options)
     settings.share_index = index
     settings.share_count = shares
     _, rows, _ = _epsjoin.neighbor_counts(np.ascontiguousarray(points), None, float(eps),

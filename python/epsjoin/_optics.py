@@ -148,7 +148,7 @@ class OPTICS(ClusterMixin, BaseEstimator):
         if n < 2:  # scikit-learn's check and words
             raise ValueError(f"Found array with {n} sample(s) (shape={points.shape}) while a "
                              "minimum of 2 is required by OPTICS.")
-        min_samples = _sample_count(self.min_samples, "min_samples", n)
+        min_samples = _optics_extract._sample_count(self.min_samples, "min_samples", n, "OPTICS")
         max_eps = _max_eps(self.max_eps)
         radius = max_eps if math.isfinite(max_eps) else _covering_radius(points, metric)
         settings = run_settings(self.engine, self.precision, False, self.n_jobs,
@@ -197,22 +197,6 @@ class OPTICS(ClusterMixin, BaseEstimator):
             tags = super().__sklearn_tags__()  # type: ignore[misc]
             tags.input_tags.sparse = True
             return tags
-
-
-def _sample_count(value: Any, name: str, n: int) -> int:
-    """scikit-learn's reading of min_samples: an int > 1, or a fraction of n (at least 2)."""
-    integral = isinstance(value, numbers.Integral) and not isinstance(value, bool)
-    if integral and value > 1:
-        count = int(value)
-    elif isinstance(value, numbers.Real) and not integral and 0 < float(value) <= 1:
-        count = max(2, int(float(value) * n))
-    else:
-        raise ValueError(f"The '{name}' parameter of OPTICS must be an int in the range [2, inf) "
-                         f"or a float in the range (0.0, 1.0]. Got {value!r} instead.")
-    if count > n:
-        raise ValueError(f"{name} must be no greater than the number of samples ({n}). Got "
-                         f"{count}")
-    return count
 
 
 def _max_eps(value: Any) -> float:

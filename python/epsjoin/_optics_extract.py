@@ -86,11 +86,11 @@ def _is_fraction(value: Any) -> bool:
     return real and 0 < value <= 1
 
 
-def _sample_count(value: Any, name: str, n_samples: int) -> int:
+def _sample_count(value: Any, name: str, n_samples: int, owner: str = "xi_clusters") -> int:
     """An int >= 2 as given, or a fraction of n rounded down and raised to at least 2."""
     if not (_is_int(value) and value >= 2) and not _is_fraction(value):
         raise ValueError(
-            f"The '{name}' parameter of xi_clusters must be an int in the range [2, inf) or a "
+            f"The '{name}' parameter of {owner} must be an int in the range [2, inf) or a "
             f"float in the range (0.0, 1.0]. Got {value!r} instead."
         )
     # Compared before rounding, as scikit-learn does: a fraction fails only when n is 0.

@@ -24,7 +24,7 @@ import numpy as np
 from . import _join, _radii
 from ._metrics import metric_name, pair_distances
 from ._partition import SlabPlan, plan_slabs
-from ._validation import check_eps
+from ._validation import check_eps, run_settings
 
 try:
     # Any: the package's hints must not depend on dask's and pandas' own (partly untyped).
@@ -191,6 +191,14 @@ def _options(engine: str, precision: Any, n_jobs: Optional[int], memory_limit: A
                          f"euclidean, manhattan and chebyshev metrics only; got {metric!r}")
     return dict(engine=engine, precision=precision, n_jobs=n_jobs, memory_limit=memory_limit,
                 metric=name)
+
+
+def _settings(options: Dict[str, Any]) -> Any:
+    """The extension's RunSettings of `_options`' dict, for the steps that call it directly."""
+    settings = run_settings(options["engine"], options["precision"], False, options["n_jobs"],
+                            options["memory_limit"])
+    settings.metric = options["metric"]
+    return settings
 
 
 def pairs(X: Any, eps: float, *, include_self: bool = False, return_distance: bool = False,

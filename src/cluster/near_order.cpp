@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "base/parallel.hpp"
+#include "grid/plan.hpp"
 #include "grid/radix_sort.hpp"
 
 namespace epsjoin::detail {
@@ -27,14 +28,10 @@ struct cell_grid_key {
   int bits = 0;
 };
 
-cell_grid_key plan_key(dataset_view points, double eps) {
-  std::vector<double> low(points.d, INFINITY), high(points.d, -INFINITY);
-  for (std::size_t i = 0; i < points.n; ++i) {
-    for (std::size_t c = 0; c < points.d; ++c) {
-      low[c] = std::min(low[c], points.at(i, c));
-      high[c] = std::max(high[c], points.at(i, c));
-    }
-  }
+cell_grid_key plan_key(dataset_view points, double eps, unsigned threads) {
+  const grid::column_stats stats = grid::compute_column_stats(points, threads);
+  const std::vector<double>& low = stats.min;
+  const std::vector<double>& high = stats.max;
   std::vector<std::size_t> widest(points.d);
   std::iota(widest.begin(), widest.end(), 0);
   std::stable_sort(widest.begin(), widest.end(), [&](std::size_t a, std::size_t b) {
@@ -80,7 +77,7 @@ near_order order_by_cells(dataset_view points, double eps, distance_metric metri
                               metric == distance_metric::manhattan ||
                               metric == distance_metric::chebyshev;
   if (!by_coordinates || n < 2 || points.d == 0) return out;
-  const cell_grid_key g = plan_key(points, eps);
+  const cell_grid_key g = plan_key(points, eps, threads);
   std::vector<std::uint64_t> keys(n), keys_scratch(n);
   std::vector<std::uint32_t> ids_scratch(n);
   parallel_for(threads, n, 1 << 14, [&](std::size_t begin, std::size_t end, unsigned) {

@@ -11,11 +11,10 @@
 #include <tuple>
 #include <vector>
 
-#include "base/within_eps.hpp"
-#include "core/metric_join.hpp"
 #include "epsjoin/index.hpp"
 #include "epsjoin/join.hpp"
 #include "epsjoin/nearest.hpp"
+#include "support/metric_oracle.hpp"
 #include "support/seed.hpp"
 #include "support/shapes.hpp"
 
@@ -26,33 +25,6 @@ struct expected_row {
   std::vector<std::uint32_t> ids;
   std::vector<double> distances;
 };
-
-double oracle_distance(const join_options& o, dataset_view a, std::size_t i, dataset_view b,
-                       std::size_t j) {
-  if (o.metric == distance_metric::euclidean) {
-    return detail::reported_distance(a.d, [&](std::size_t c) { return a.at(i, c) - b.at(j, c); });
-  }
-  std::vector<double> x(a.d), y(a.d);
-  for (std::size_t c = 0; c < a.d; ++c) {
-    x[c] = a.at(i, c);
-    y[c] = b.at(j, c);
-  }
-  return detail::metric_value(o, x.data(), y.data(), a.d);
-}
-
-bool oracle_within(const join_options& o, dataset_view a, std::size_t i, dataset_view b,
-                   std::size_t j) {
-  if (o.metric == distance_metric::euclidean) {
-    return detail::reported_square(a.d, [&](std::size_t c) { return a.at(i, c) - b.at(j, c); }) <=
-           o.eps * o.eps;
-  }
-  std::vector<double> x(a.d), y(a.d);
-  for (std::size_t c = 0; c < a.d; ++c) {
-    x[c] = a.at(i, c);
-    y[c] = b.at(j, c);
-  }
-  return detail::metric_value(o, x.data(), y.data(), a.d) <= detail::metric_limit(o, o.eps);
-}
 
 std::vector<expected_row> oracle(dataset_view q, dataset_view data, bool self, std::size_t k,
                                  const join_options& o) {

@@ -13,9 +13,8 @@
 #include <tuple>
 #include <vector>
 
-#include "base/within_eps.hpp"
-#include "core/metric_join.hpp"
 #include "epsjoin/optics.hpp"
+#include "support/metric_oracle.hpp"
 #include "support/seed.hpp"
 #include "support/shapes.hpp"
 
@@ -30,32 +29,16 @@ struct plot {
   std::vector<std::int64_t> pred;
 };
 
-double distance(dataset_view v, std::size_t i, std::size_t j, distance_metric m) {
-  if (m == distance_metric::euclidean) {
-    return detail::reported_distance(v.d, [&](std::size_t c) { return v.at(i, c) - v.at(j, c); });
-  }
-  join_options o;
-  o.metric = m;
-  std::vector<double> a(v.d), b(v.d);
-  for (std::size_t c = 0; c < v.d; ++c) {
-    a[c] = v.at(i, c);
-    b[c] = v.at(j, c);
-  }
-  return detail::metric_value(o, a.data(), b.data(), v.d);
-}
-
 plot oracle(dataset_view v, double max_eps, std::size_t min_samples, distance_metric m) {
   const std::size_t n = v.n;
+  join_options o;
+  o.metric = m;
+  o.eps = max_eps;
   std::vector<std::vector<double>> d(n, std::vector<double>(n));
   for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t j = 0; j < n; ++j) d[i][j] = distance(v, i, j, m);
+    for (std::size_t j = 0; j < n; ++j) d[i][j] = oracle_distance(o, v, i, v, j);
   }
-  // The join's rule for "within": the squared sum against eps^2 for Euclidean.
-  auto within = [&](std::size_t i, std::size_t j) {
-    if (m != distance_metric::euclidean) return d[i][j] <= max_eps;
-    return detail::reported_square(v.d, [&](std::size_t c) { return v.at(i, c) - v.at(j, c); }) <=
-           max_eps * max_eps;
-  };
+  auto within = [&](std::size_t i, std::size_t j) { return oracle_within(o, v, i, v, j); };
   plot p{{},
          std::vector<double>(n, inf),
          std::vector<double>(n, inf),

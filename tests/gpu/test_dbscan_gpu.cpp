@@ -12,6 +12,7 @@
 #include "epsjoin/dbscan.hpp"
 #include "epsjoin/join.hpp"
 #include "support/device_points.hpp"
+#include "support/gpu_engines.hpp"
 #include "support/paper_data.hpp"
 #include "support/seed.hpp"
 #include "support/shapes.hpp"
@@ -20,13 +21,7 @@ namespace {
 
 using namespace epsjoin;
 
-std::vector<std::string> device_engines() {
-  std::vector<std::string> names;
-  for (const engine_info& e : engines()) {
-    if (e.processor != "cpu" && e.available) names.push_back(e.name);
-  }
-  return names;
-}
+using test::device_engines;
 
 // The engines whose rows can stay on the device (engine::takes_device_rows).
 bool merges_on_device(const std::string& engine) {

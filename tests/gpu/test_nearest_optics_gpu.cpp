@@ -11,6 +11,7 @@
 #include "epsjoin/join.hpp"
 #include "epsjoin/nearest.hpp"
 #include "epsjoin/optics.hpp"
+#include "support/gpu_engines.hpp"
 #include "support/seed.hpp"
 #include "support/shapes.hpp"
 
@@ -18,13 +19,7 @@ namespace {
 
 using namespace epsjoin;
 
-std::vector<std::string> device_engines() {
-  std::vector<std::string> names;
-  for (const engine_info& e : engines()) {
-    if (e.processor != "cpu" && e.available) names.push_back(e.name);
-  }
-  return names;
-}
+using test::device_engines;
 
 struct gpu_case {
   test::shape_kind kind;

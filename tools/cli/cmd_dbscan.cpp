@@ -164,10 +164,7 @@ int run_dbscan(const parsed_args& args) {
   if (!args.has("eps")) throw usage_error{"missing --eps X"};
   if (!args.has("min-samples")) throw usage_error{"missing --min-samples M"};
   dbscan_report report;
-  report.eps = args.get_double("eps", 0);
-  if (!(std::isfinite(report.eps) && report.eps > 0)) {
-    throw usage_error{"--eps must be a finite number > 0, got '" + args.get("eps") + "'"};
-  }
+  report.eps = read_radius(args, "eps");
   report.min_samples = args.get_size("min-samples", 0);
   if (report.min_samples == 0) throw usage_error{"--min-samples must be at least 1"};
   dbscan_options options;

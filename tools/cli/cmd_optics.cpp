@@ -136,27 +136,6 @@ std::string json(const optics_report& r) {
   return out.str();
 }
 
-double positive_radius(const parsed_args& args, const char* name) {
-  const double value = args.get_double(name, 0);
-  if (!(std::isfinite(value) && value > 0)) {
-    throw usage_error{std::string("--") + name + " must be a finite number > 0, got '" +
-                      args.get(name) + "'"};
-  }
-  return value;
-}
-
-distance_metric read_metric(const parsed_args& args) {
-  if (!args.has("metric")) return distance_metric::euclidean;
-  const auto metric = parse_metric(args.get("metric"));
-  if (!metric) {
-    throw usage_error{
-        "--metric must be euclidean, manhattan, chebyshev, cosine or haversine, "
-        "got '" +
-        args.get("metric") + "'"};
-  }
-  return *metric;
-}
-
 }  // namespace
 
 int run_optics(const parsed_args& args) {
@@ -167,9 +146,9 @@ int run_optics(const parsed_args& args) {
   if (!args.has("max-eps")) throw usage_error{"missing --max-eps X"};
   if (!args.has("min-samples")) throw usage_error{"missing --min-samples M"};
   optics_report report;
-  report.max_eps = positive_radius(args, "max-eps");
+  report.max_eps = read_radius(args, "max-eps");
   if (args.has("cluster-eps")) {
-    report.cluster_eps = positive_radius(args, "cluster-eps");
+    report.cluster_eps = read_radius(args, "cluster-eps");
     if (report.cluster_eps > report.max_eps) {
       throw usage_error{"--cluster-eps must be at most --max-eps"};
     }

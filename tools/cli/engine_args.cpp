@@ -147,10 +147,7 @@ join_options read_join_options(const parsed_args& args) {
   }
   if (!args.has("eps")) throw usage_error{"missing --eps X"};
   join_options options;
-  options.eps = args.get_double("eps", 0);
-  if (!(std::isfinite(options.eps) && options.eps > 0)) {
-    throw usage_error{"--eps must be a finite number > 0, got '" + args.get("eps") + "'"};
-  }
+  options.eps = read_radius(args, "eps");
   options.engine = read_engine(args);
   options.params = read_engine_params(args);
   options.precision = read_precision(args);
@@ -170,14 +167,26 @@ scalar_type read_precision(const parsed_args& args) {
 
 namespace epsjoin::cli {
 
-void read_geometry(const parsed_args& args, join_options& options) {
+double read_radius(const parsed_args& args, const std::string& name) {
+  const double value = args.get_double(name, 0);
+  if (!(std::isfinite(value) && value > 0)) {
+    throw usage_error{"--" + name + " must be a finite number > 0, got '" + args.get(name) + "'"};
+  }
+  return value;
+}
+
+distance_metric read_metric(const parsed_args& args) {
   const std::string metric = args.get("metric", "euclidean");
   const auto m = parse_metric(metric);
   if (!m) {
     throw usage_error{"--metric must be euclidean, manhattan, chebyshev, cosine or haversine, got '" +
                       metric + "'"};
   }
-  options.metric = *m;
+  return *m;
+}
+
+void read_geometry(const parsed_args& args, join_options& options) {
+  options.metric = read_metric(args);
   const bool haversine = options.metric == distance_metric::haversine;
   if (args.has("angles")) {
     const std::string unit = args.get("angles");

@@ -46,6 +46,10 @@ device_split read_device_split(const parsed_args& args);
 join_options read_join_options(const parsed_args& args);
 /// --precision f64 (default) or f32.
 scalar_type read_precision(const parsed_args& args);
+/// The value of --NAME (eps, max-eps, ...): a finite number > 0, else a usage error.
+double read_radius(const parsed_args& args, const std::string& name);
+/// --metric: euclidean (the default), manhattan, chebyshev, cosine or haversine.
+distance_metric read_metric(const parsed_args& args);
 /// --metric, --box, --radius-of-sphere and --angles into `options` (docs/metrics.md): names and
 /// numbers checked here, their fit with the data by the join.
 void read_geometry(const parsed_args& args, join_options& options);
