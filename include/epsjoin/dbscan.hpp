@@ -108,7 +108,7 @@ struct dbscan_result {
 /// cluster of its core neighbour of smallest index, so every engine and every run gives the same
 /// labels (scikit-learn gives it the cluster of smallest number among its core neighbours'; the
 /// two differ only for a border point within eps of two clusters). Other points are noise (-1). Host memory beyond the joins' own: 17 bytes a point
-/// (9 on the device merge, which takes 25 bytes a point of device memory). The cell merge
+/// (9 on the device merge, which takes 17 bytes a point of device memory). The cell merge
 /// builds no join index; it plans within 42 + 8 d bytes a point and 24 + 16 d a non-empty cell
 /// (at most one a point) and runs the joins instead where that does not fit.
 /// @param res         execution resources; its memory limits bound both joins

@@ -40,6 +40,9 @@ struct gpu_state {
   std::array<pinned_buffer<std::uint32_t>, 3> row_chunks;
   /// lbjoin's recorded hits (grow-only; sized by the result bound and free memory).
   device_buffer<index_pair> records;
+  /// The per-point arrays of a caller above the joins (DBSCAN's union-find and labels): kept
+  /// for the next call while small, so a repeated small call allocates nothing.
+  device_buffer<unsigned char> point_arrays;
   /// The pinned pair that large host-to-device copies go through (base/upload.cuh).
   std::array<pinned_buffer<unsigned char>, 2> upload_chunks;
   /// Host threads the resources allow (set by acquire_gpu), for filling upload_chunks.

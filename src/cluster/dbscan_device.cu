@@ -1,9 +1,6 @@
-// DBSCAN's merge on the device (dbscan_device.hpp). The union-find is the host merge's
-// (union_find.hpp) on the GPU, in the style of ECL-CC: every link goes from a root to a smaller
-// root by one atomicCAS that holds only while the linked node is still a root, so each set's
-// root is its smallest core point whatever order the rows are read in; finds halve their path
-// with plain stores, which is safe because only roots are ever linked (a non-root's entry can
-// only be pointed further up by anyone, so a stale halving still writes an ancestor).
+// DBSCAN's merge on the device (dbscan_device.hpp). The counting pass's counts give the core
+// flags; the filling pass links every pair it finds into the union-find (base/core_links.cuh)
+// and writes no row; the labels are finished here and only they and the core flags come back.
 
 #include "cluster/dbscan_device.hpp"
 
@@ -12,62 +9,25 @@
 #include <algorithm>
 #include <thread>
 
+#include "base/core_links.cuh"
 #include "base/cub_call.cuh"
 #include "base/gpu_state.cuh"
 #include "base/memory.cuh"
 #include "base/memory_budget.hpp"
 #include "base/timer.hpp"
-#include "core/device_rows.hpp"
+#include "core/device_links.hpp"
 #include "epsjoin/join.hpp"
 
 namespace epsjoin::detail {
 
 namespace {
 
-/// The parent entry of a point that is not core: it is in no set.
-constexpr std::uint32_t not_core = UINT32_MAX;
+constexpr std::uint32_t not_core = core_links::not_core;
 /// A point's smallest core neighbour before any is found; also "no cluster" for noise.
-constexpr std::uint32_t none = UINT32_MAX;
+constexpr std::uint32_t none = core_links::no_core_neighbor;
 constexpr unsigned block = 256;
 constexpr unsigned warp_size = 32;
 constexpr unsigned full_mask = 0xffffffffu;
-/// Device bytes a point: core flag 1, parent 4, smallest core neighbour (later the cluster
-/// numbers) 4, cluster root 4, the cluster's first core point 4, label 8.
-constexpr std::uint64_t device_bytes_per_point = 25;
-
-// Other threads link and halve concurrently: every read goes to memory.
-__device__ std::uint32_t load(const std::uint32_t* parent, std::uint32_t x) {
-  return *reinterpret_cast<const volatile std::uint32_t*>(parent + x);
-}
-
-__device__ std::uint32_t find_root(std::uint32_t* parent, std::uint32_t x) {
-  std::uint32_t p = load(parent, x);
-  while (p != x) {
-    const std::uint32_t g = load(parent, p);
-    if (g == p) return p;
-    *reinterpret_cast<volatile std::uint32_t*>(parent + x) = g;
-    x = g;
-    p = load(parent, x);
-  }
-  return x;
-}
-
-__device__ void unite(std::uint32_t* parent, std::uint32_t a, std::uint32_t b) {
-  a = find_root(parent, a);
-  b = find_root(parent, b);
-  while (a != b) {
-    if (a > b) {
-      const std::uint32_t t = a;
-      a = b;
-      b = t;
-    }
-    const std::uint32_t seen = atomicCAS(parent + b, b, a);
-    if (seen == b) return;
-    // b was linked meanwhile: start again from both roots.
-    a = find_root(parent, a);
-    b = find_root(parent, seen);
-  }
-}
 
 __device__ void add_warp_total(unsigned long long* total, unsigned long long value) {
   for (unsigned offset = warp_size / 2; offset > 0; offset /= 2) {
@@ -93,128 +53,98 @@ __global__ void mark_core(const std::uint32_t* counts, const std::uint32_t* ids,
   add_warp_total(pairs, found);
 }
 
-// A warp per row: a core query unites with its core neighbours of larger id (the smaller one's
-// row carries the pair) and lowers its non-core neighbours' smallest core neighbour; the rows
-// of non-core queries carry nothing the other direction does not and are skipped whole.
-__global__ void merge_rows(device_row_segment rows, std::uint32_t* parent,
-                           std::uint32_t* min_core) {
-  const unsigned lane = threadIdx.x % warp_size;
-  const std::uint64_t warps = std::uint64_t{gridDim.x} * blockDim.x / warp_size;
-  for (std::uint64_t p = rows.first + (std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x) /
-                                          warp_size;
-       p < rows.end; p += warps) {
-    const std::uint32_t q = rows.ids[p];
-    if (load(parent, q) == not_core) continue;
-    // A root of q's set, possibly stale: a neighbour that reaches it is in q's set already (sets
-    // only grow), which settles most core pairs with the one load that tells core from not.
-    std::uint32_t q_root = find_root(parent, q);
-    const std::uint64_t end = rows.row_offset[p + 1] - rows.begin;
-    for (std::uint64_t k = rows.row_offset[p] - rows.begin + lane; k < end; k += warp_size) {
-      const std::uint32_t j = rows.neighbors[k];
-      const std::uint32_t j_parent = load(parent, j);
-      if (j_parent == not_core) {
-        atomicMin(min_core + j, q);
-      } else if (q < j && j_parent != q_root && find_root(parent, j_parent) != q_root) {
-        unite(parent, q, j);
-        q_root = find_root(parent, q);
-      }
-    }
-  }
+// Each point's cluster root, in place of its parent (a border point's is its smallest core
+// neighbour's; a core point's root is its set's smallest member, so a cluster's root is its first
+// core point, and clusters are numbered in that order, as scikit-learn numbers them); 1 in
+// place of the smallest core neighbour for each root, for the scan that numbers the clusters;
+// and the tallies of core, border and noise points and clusters. Finds start at and pass
+// through core points only, and without halving: a halving could put back a stale ancestor
+// after the point's own thread wrote its root, but a root written meanwhile is an ancestor too.
+__device__ std::uint32_t root_without_halving(const std::uint32_t* parent, std::uint32_t x) {
+  for (std::uint32_t p = load_parent(parent, x); p != x; p = load_parent(parent, x)) x = p;
+  return x;
 }
 
-// Each point's cluster root (a border point's is its smallest core neighbour's), each
-// cluster's first core point (clusters are numbered in their order, as scikit-learn numbers
-// them), and the tallies of core, border and noise points.
 __global__ void find_clusters(std::uint32_t n, const std::uint8_t* core, std::uint32_t* parent,
-                              const std::uint32_t* min_core, std::uint32_t* root,
-                              std::uint32_t* first, unsigned long long* tally) {
+                              std::uint32_t* min_core, unsigned long long* tally) {
   const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   int kind = -1;  // 0 core, 1 border, 2 noise
+  bool is_root = false;
   if (i < n) {
+    const auto id = static_cast<std::uint32_t>(i);
     std::uint32_t r = none;
     if (core[i] != 0) {
-      r = find_root(parent, static_cast<std::uint32_t>(i));
+      r = root_without_halving(parent, id);
       kind = 0;
+      is_root = r == id;
     } else if (min_core[i] != none) {
-      r = find_root(parent, min_core[i]);
+      r = root_without_halving(parent, min_core[i]);
       kind = 1;
     } else {
       kind = 2;
     }
-    root[i] = r;
-    if (kind == 0) atomicMin(first + r, static_cast<std::uint32_t>(i));
+    parent[i] = r;
+    min_core[i] = is_root ? 1 : 0;
   }
   for (int k = 0; k < 3; ++k) {
     const unsigned votes = __ballot_sync(full_mask, kind == k);
     if ((threadIdx.x % warp_size) == 0 && votes != 0) atomicAdd(tally + k, __popc(votes));
   }
+  const unsigned roots = __ballot_sync(full_mask, is_root);
+  if ((threadIdx.x % warp_size) == 0 && roots != 0) atomicAdd(tally + 3, __popc(roots));
 }
 
-// 1 for the first core point of each cluster, counting the clusters.
-__global__ void flag_firsts(std::uint32_t n, const std::uint32_t* root, const std::uint32_t* first,
-                            std::uint32_t* flag, unsigned long long* clusters) {
-  const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
-  bool is_first = false;
-  if (i < n) {
-    is_first = root[i] != none && first[root[i]] == i;
-    flag[i] = is_first ? 1 : 0;
-  }
-  const unsigned votes = __ballot_sync(full_mask, is_first);
-  if ((threadIdx.x % warp_size) == 0 && votes != 0) atomicAdd(clusters, __popc(votes));
-}
-
-__global__ void write_labels(std::uint32_t n, const std::uint32_t* root, const std::uint32_t* first,
+__global__ void write_labels(std::uint32_t n, const std::uint32_t* root,
                              const std::uint32_t* number, std::int64_t* labels) {
   const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const std::uint32_t r = root[i];
-  labels[i] = r == none ? -1 : static_cast<std::int64_t>(number[first[r]]);
+  labels[i] = r == none ? -1 : static_cast<std::int64_t>(number[r]);
 }
 
-/// The union-find over the rows the join leaves on the device.
-class union_find_consumer final : public device_row_consumer {
+/// Device bytes a point: parent (then the cluster roots) 4, smallest core neighbour (then the
+/// cluster numbers) 4, label 8, core flag 1.
+constexpr std::uint64_t device_bytes_per_point = 17;
+/// Arrays this small stay with the resources for the next call, so a small DBSCAN that the
+/// caller repeats on one `resources` (Python's estimator does) allocates nothing.
+constexpr std::uint64_t kept_arena_bytes = std::uint64_t{64} << 20;
+
+/// The union-find the join links its pairs into, and the labels made from it.
+class union_find_consumer final : public device_link_consumer {
  public:
   /// Labels `out`, whose arrays it sizes on a host thread while the device works (at 50M
   /// points, zeroing them takes 0.1 s or more).
   union_find_consumer(resources& res, std::size_t n, std::size_t min_samples, dbscan_result& out)
-      : res_(res), n_(static_cast<std::uint32_t>(n)), min_samples_(min_samples), out_(out) {}
+      : res_(res),
+        n_(static_cast<std::uint32_t>(n)),
+        min_samples_(min_samples),
+        out_(out) {}
 
-  void take_counts(const std::uint32_t* counts, const std::uint32_t* ids, std::uint32_t positions,
-                   CUstream_st* stream) override {
+  ~union_find_consumer() override {
+    if (gpu_ != nullptr && gpu_->point_arrays.capacity() > kept_arena_bytes) {
+      gpu_->point_arrays.release();
+    }
+  }
+  union_find_consumer(const union_find_consumer&) = delete;
+  union_find_consumer& operator=(const union_find_consumer&) = delete;
+
+  core_links take_counts(const std::uint32_t* counts, const std::uint32_t* ids,
+                         std::uint32_t positions, CUstream_st* stream) override {
     EPSJOIN_ENSURE(positions == n_, error, "internal: DBSCAN's device merge got ", positions,
                    " query positions for ", n_, " points");
     counted_at_ = clock_.seconds();
     stream_ = stream;
+    gpu_ = &acquire_gpu(res_);
     room_ = std::jthread([this] {
       out_.labels.resize(n_);
       out_.core.resize(n_);
     });
-    const memory_budget budget(res_.memory(), {});
-    std::size_t free = 0, total = 0;
-    EPSJOIN_CUDA_TRY(cudaMemGetInfo(&free, &total));
-    const std::uint64_t needed = device_bytes_per_point * n_;
-    EPSJOIN_ENSURE(needed <= budget.device_bytes(free), out_of_memory, "DBSCAN's device merge of ",
-                   n_, " points needs ", needed, " bytes of device memory beside the join but ",
-                   budget.device_bytes(free),
-                   " are available: raise the device memory limit or use fewer points");
-    core_.reserve(n_);
-    parent_.reserve(n_);
-    min_core_.reserve(n_);
-    tally_.reserve(5);
-    EPSJOIN_CUDA_TRY(cudaMemsetAsync(tally_.data(), 0, 5 * sizeof(unsigned long long), stream));
-    mark_core<<<grid_size(n_, block), block, 0, stream>>>(counts, ids, n_, min_samples_,
-                                                          core_.data(), parent_.data(),
-                                                          min_core_.data(), tally_.data() + 4);
+    carve_arrays();
+    EPSJOIN_CUDA_TRY(cudaMemsetAsync(tally_, 0, 5 * sizeof(unsigned long long), stream));
+    mark_core<<<grid_size(n_, block), block, 0, stream>>>(counts, ids, n_, min_samples_, core_,
+                                                          parent_, min_core_, tally_ + 4);
     EPSJOIN_CHECK_LAUNCH();
-  }
-
-  void take_rows(const device_row_segment& rows, CUstream_st* stream) override {
-    if (rows.end <= rows.first) return;
-    const std::uint64_t threads = std::uint64_t{rows.end - rows.first} * warp_size;
-    const auto grid = static_cast<unsigned>(std::min<std::uint64_t>(
-        (threads + block - 1) / block, std::uint64_t{1} << 30));
-    merge_rows<<<grid, block, 0, stream>>>(rows, parent_.data(), min_core_.data());
-    EPSJOIN_CHECK_LAUNCH();
+    return {parent_, min_core_};
   }
 
   bool took_counts() const { return stream_ != nullptr; }
@@ -224,33 +154,22 @@ class union_find_consumer final : public device_row_consumer {
   /// found.
   void label() {
     dbscan_result& r = out_;
-    gpu_state& gpu = acquire_gpu(res_);
     cudaStream_t stream = stream_;
     const unsigned blocks = grid_size(n_, block);
-    const device_buffer<std::uint32_t> root(n_), first(n_);
-    const device_buffer<std::int64_t> labels(n_);
-    EPSJOIN_CUDA_TRY(cudaMemsetAsync(first.data(), 0xff, sizeof(std::uint32_t) * n_, stream));
-    find_clusters<<<blocks, block, 0, stream>>>(n_, core_.data(), parent_.data(), min_core_.data(),
-                                                root.data(), first.data(), tally_.data());
+    find_clusters<<<blocks, block, 0, stream>>>(n_, core_, parent_, min_core_, tally_);
     EPSJOIN_CHECK_LAUNCH();
-    // The smallest core neighbours are read; their room takes the cluster numbers.
-    std::uint32_t* number = min_core_.data();
-    flag_firsts<<<blocks, block, 0, stream>>>(n_, root.data(), first.data(), number,
-                                              tally_.data() + 3);
-    EPSJOIN_CHECK_LAUNCH();
-    cub_call(gpu.scratch, [&](void* temp, std::size_t& bytes) {
+    std::uint32_t* number = min_core_;
+    cub_call(gpu_->scratch, [&](void* temp, std::size_t& bytes) {
       return cub::DeviceScan::ExclusiveSum(temp, bytes, number, number, n_, stream);
     });
-    write_labels<<<blocks, block, 0, stream>>>(n_, root.data(), first.data(), number,
-                                               labels.data());
+    write_labels<<<blocks, block, 0, stream>>>(n_, parent_, number, labels_);
     EPSJOIN_CHECK_LAUNCH();
     room_.join();
     unsigned long long tally[5] = {};
-    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(r.labels.data(), labels.data(), sizeof(std::int64_t) * n_,
+    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(r.labels.data(), labels_, sizeof(std::int64_t) * n_,
                                      cudaMemcpyDeviceToHost, stream));
-    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(r.core.data(), core_.data(), n_, cudaMemcpyDeviceToHost,
-                                     stream));
-    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(tally, tally_.data(), sizeof tally, cudaMemcpyDeviceToHost,
+    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(r.core.data(), core_, n_, cudaMemcpyDeviceToHost, stream));
+    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(tally, tally_, sizeof tally, cudaMemcpyDeviceToHost,
                                      stream));
     EPSJOIN_CUDA_TRY(cudaStreamSynchronize(stream));
     r.n_core = tally[0];
@@ -261,17 +180,47 @@ class union_find_consumer final : public device_row_consumer {
   }
 
  private:
+  // The per-point arrays, carved from the resources' arena (grown within the budget when short).
+  void carve_arrays() {
+    constexpr std::uint64_t align = 256;
+    const auto rounded = [](std::uint64_t bytes) { return (bytes + align - 1) / align * align; };
+    const std::uint64_t words = rounded(sizeof(std::uint32_t) * std::uint64_t{n_});
+    const std::uint64_t bytes = 2 * words + rounded(sizeof(std::int64_t) * std::uint64_t{n_}) +
+                                rounded(n_) + 5 * sizeof(unsigned long long);
+    device_buffer<unsigned char>& arena = gpu_->point_arrays;
+    if (arena.capacity() < bytes) {
+      arena.release();
+      const memory_budget budget(res_.memory(), {});
+      std::size_t free = 0, total = 0;
+      EPSJOIN_CUDA_TRY(cudaMemGetInfo(&free, &total));
+      EPSJOIN_ENSURE(bytes <= budget.device_bytes(free), out_of_memory,
+                     "DBSCAN's device merge of ", n_, " points needs ", bytes,
+                     " bytes of device memory beside the join but ", budget.device_bytes(free),
+                     " are available: raise the device memory limit or use fewer points");
+      arena.reserve(bytes);
+    }
+    unsigned char* at = arena.data();
+    parent_ = reinterpret_cast<std::uint32_t*>(at);
+    min_core_ = reinterpret_cast<std::uint32_t*>(at + words);
+    labels_ = reinterpret_cast<std::int64_t*>(at + 2 * words);
+    core_ = at + 2 * words + rounded(sizeof(std::int64_t) * std::uint64_t{n_});
+    tally_ = reinterpret_cast<unsigned long long*>(core_ + rounded(n_));
+  }
+
   resources& res_;
+  gpu_state* gpu_ = nullptr;  // acquired with the counts: a join that cannot link runs nothing
   std::uint32_t n_;
   std::size_t min_samples_;
   dbscan_result& out_;
   stopwatch clock_;
   double counted_at_ = 0;
   cudaStream_t stream_ = nullptr;
-  device_buffer<std::uint8_t> core_;
-  device_buffer<std::uint32_t> parent_, min_core_;
+  std::uint32_t* parent_ = nullptr;
+  std::uint32_t* min_core_ = nullptr;
+  std::int64_t* labels_ = nullptr;
+  std::uint8_t* core_ = nullptr;
   /// core, border, noise, clusters, pairs
-  device_buffer<unsigned long long> tally_;
+  unsigned long long* tally_ = nullptr;
   std::jthread room_;  // the last member: joined first when the consumer goes, on an error too
 };
 
@@ -292,7 +241,7 @@ std::optional<dbscan_result> dbscan_on_device(resources& res, dataset_view point
   const std::optional<join_stats> s = self_join_on_device(res, points, o, merger);
   if (!s) return std::nullopt;
   EPSJOIN_ENSURE(merger.took_counts(), error,
-                 "internal: the device-rows join of ", points.n, " points gave no counts");
+                 "internal: the device-links join of ", points.n, " points gave no counts");
   const double joined = clock.seconds();
   r.engine = s->engine;
   r.merge = "device";

@@ -1,5 +1,5 @@
 // cluster/dbscan_device.hpp for a build without CUDA (built only then): no engine has the
-// device-rows path, so DBSCAN always merges on the host.
+// device-links path, so DBSCAN always merges on the host.
 
 #include "cluster/dbscan_device.hpp"
 

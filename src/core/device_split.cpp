@@ -73,7 +73,7 @@ double modelled_device_seconds(double work, std::size_t d) {
 bool spreads_over_devices(const engine& e, const join_request& request) {
   const std::string_view processor = e.processor();
   const bool can = request.res.devices().size() > 1 && processor != "cpu" &&
-                   request.device_rows == nullptr && !request.data.on_device() &&
+                   request.device_links == nullptr && !request.data.on_device() &&
                    !request.queries.on_device();
   if (!can || !request.res.devices_automatic()) return can;
   // Automatic: only a join that can gain is worth the sample that decides (run_on_devices).

@@ -16,7 +16,7 @@
 #include "base/timer.hpp"
 #include "core/auto_select.hpp"
 #include "core/counting_sink.hpp"
-#include "core/device_rows.hpp"
+#include "core/device_links.hpp"
 #include "core/engine.hpp"
 #include "core/geometry_join.hpp"
 #include "core/metric_join.hpp"
@@ -201,18 +201,19 @@ void refuse_early(const engine& e, join_request& request, const join_options& op
                          request.stats);
 }
 
-// The sink of a join whose rows go to a device_row_consumer: nothing may arrive.
+// The sink of a join whose pairs are linked on the device (device_link_consumer): nothing may
+// arrive.
 class no_pairs_sink final : public result_sink {
  public:
   void consume(std::span<const index_pair> pairs) override {
-    if (!pairs.empty()) throw error("internal: a device-rows join delivered pairs to the host");
+    if (!pairs.empty()) throw error("internal: a device-links join delivered pairs to the host");
   }
 };
 
-// With `device_rows`, nullopt (nothing run) when the engine has no device-rows path.
+// With `device_links`, nullopt (nothing run) when the engine cannot link on the device.
 std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset_view data,
                                    bool self, const join_options& options, result_sink& sink,
-                                   device_row_consumer* device_rows = nullptr) {
+                                   device_link_consumer* device_links = nullptr) {
   stopwatch total;
   validate_options(options);
   validate_points(res, data, self ? "the dataset" : "the indexed dataset B", res.threads());
@@ -257,8 +258,8 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
   // or periodic images re-checks pairs on the host, so those take the host path.
   const bool geometry_on_host = (runs_on_euclidean(options.metric) && !e.computes(options.metric)) ||
                                 (!options.box.empty() && !e.takes_periodic_box());
-  if (device_rows != nullptr && (!e.takes_device_rows() || geometry_on_host)) return std::nullopt;
-  request.device_rows = device_rows;
+  if (device_links != nullptr && (!e.takes_device_links() || geometry_on_host)) return std::nullopt;
+  request.device_links = device_links;
   // Parsed once, here, before any work: a bad parameter fails the join before it starts.
   const std::unique_ptr<const engine_params> params = e.parse_params(options.params);
   request.params = params.get();
@@ -283,7 +284,7 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
   }
 
   // Before the sink is begun: nothing of the result is allocated when this refuses it.
-  if (device_rows == nullptr && !shared) refuse_early(e, request, options, sink);
+  if (device_links == nullptr && !shared) refuse_early(e, request, options, sink);
   const sink_info info{queries.n, data.n, self, self && options.include_self,
                        request.budget.limits().host_bytes, queries, data, res.device()};
   counted.begin(info);
@@ -335,7 +336,7 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
 
 std::optional<join_stats> self_join_on_device(resources& res, dataset_view points,
                                               const join_options& options,
-                                              device_row_consumer& consumer) {
+                                              device_link_consumer& consumer) {
   join_options without_self = options;
   without_self.include_self = false;
   no_pairs_sink nothing;

@@ -14,7 +14,7 @@
 
 namespace epsjoin::detail {
 
-class device_row_consumer;
+class device_link_consumer;
 
 /// One device's share of a counts-only join that several devices run whole, each with its own
 /// copy of the index (core/multi_device_join.hpp): the device counts work items index,
@@ -46,9 +46,9 @@ struct join_request {
   /// The engine's parameters, parsed by dispatch from options.params before any work
   /// (engine::parse_params); engines read these, never the strings.
   const engine_params* params = nullptr;
-  /// When set (only for an engine whose takes_device_rows() is true, self-joins): the rows go
-  /// here, on the device, and nothing reaches `sink` (core/device_rows.hpp).
-  device_row_consumer* device_rows = nullptr;
+  /// When set (only for an engine whose takes_device_links() is true, self-joins): the pairs are
+  /// linked here, on the device, and nothing reaches `sink` (core/device_links.hpp).
+  device_link_consumer* device_links = nullptr;
   /// When set (only for an engine whose shares_work_items() is true, counts-only sinks): the
   /// engine counts only this share of the work items, and says so in it.
   work_share* item_share = nullptr;
@@ -83,9 +83,9 @@ class engine {
   virtual bool takes_periodic_box() const { return false; }
   /// Empty when the engine can run on this machine; otherwise why not.
   virtual std::string unavailable_reason() const { return {}; }
-  /// True when the engine can hand its rows to a device_row_consumer (join_request::device_rows)
-  /// instead of the sink: the row_join engines.
-  virtual bool takes_device_rows() const { return false; }
+  /// True when the engine can link its pairs into a device_link_consumer's union-find
+  /// (join_request::device_links) instead of handing them to the sink: the row_join engines.
+  virtual bool takes_device_links() const { return false; }
   /// True when the engine counts only a share of its work items when asked
   /// (join_request::item_share): the row_join engines.
   virtual bool shares_work_items() const { return false; }

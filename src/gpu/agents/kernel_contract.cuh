@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "base/core_links.hpp"
 #include "base/emit.cuh"
 #include "grid/neighbor_ranges.cuh"
 
@@ -32,7 +33,9 @@ struct join_view {
 };
 
 /// The counting pass writes `counts`; the filling pass writes `neighbors`, which holds layout
-/// elements [segment_begin, ...): row p starts at row_offset[p].
+/// elements [segment_begin, ...): row p starts at row_offset[p]. A linking fill (`links` set,
+/// core/device_links.hpp) writes no row: each hit links the query's and the neighbour's caller
+/// ids, query_ids giving the query's, and neighbors, row_offset and cursor are unused.
 struct row_output {
   std::uint32_t* counts = nullptr;     // [nq] by query position
   std::uint32_t* neighbors = nullptr;
@@ -46,6 +49,7 @@ struct row_output {
   index_pair* records = nullptr;
   unsigned long long* record_count = nullptr;
   unsigned long long record_capacity = 0;
+  core_links links{};
 };
 
 enum class pass : int { count, fill };

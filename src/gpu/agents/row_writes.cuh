@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "base/core_links.cuh"
 #include "gpu/agents/kernel_contract.cuh"
 
 namespace epsjoin::detail::agents {
@@ -14,10 +15,21 @@ using row_join::pass;
 using row_join::row_output;
 using row_join::work_item;
 
+/// A linking fill's hit (row_output::links): query position `pos`, neighbour caller id `j_id`.
+__device__ __forceinline__ void link_hit(const row_output& out, std::uint32_t pos,
+                                        std::uint32_t j_id) {
+  link_pair(out.links, out.query_ids[pos], j_id);
+}
+
 /// Halving fill: the pair goes into both rows, each at its next free place.
 __device__ __forceinline__ void write_both_rows(const row_output& out, std::uint32_t pos,
                                                 std::uint32_t j, std::uint32_t j_id,
                                                 std::uint32_t pos_id) {
+  if (out.links) {
+    link_pair(out.links, pos_id, j_id);
+    link_pair(out.links, j_id, pos_id);
+    return;
+  }
   const std::uint32_t a = atomicAdd(out.cursor + pos, 1u);
   out.neighbors[out.row_offset[pos] - out.segment_begin + a] = j_id;
   const std::uint32_t b = atomicAdd(out.cursor + j, 1u);
@@ -25,16 +37,27 @@ __device__ __forceinline__ void write_both_rows(const row_output& out, std::uint
 }
 
 /// Where a one-query work item's filling pass writes: the FULL pattern's row of query position
-/// `pos`, or (halving) the query's own id for the reverse rows.
+/// `pos`, or (halving, or a linking fill) the query's own id.
 template <bool Halving, pass Pass>
 struct query_row {
   std::uint32_t* row = nullptr;
   std::uint32_t my_id = 0;
   __device__ __forceinline__ query_row(const row_output& out, std::uint32_t pos) {
-    if constexpr (Pass == pass::fill && !Halving) {
-      row = out.neighbors + (out.row_offset[pos] - out.segment_begin);
-    } else if constexpr (Pass == pass::fill) {
-      my_id = out.query_ids[pos];
+    if constexpr (Pass == pass::fill) {
+      if (Halving || out.links) {
+        my_id = out.query_ids[pos];
+      } else {
+        row = out.neighbors + (out.row_offset[pos] - out.segment_begin);
+      }
+    }
+  }
+  /// FULL fill: neighbour `id` at place `at` of the row, or linked.
+  __device__ __forceinline__ void put(const row_output& out, std::uint32_t at,
+                                      std::uint32_t id) const {
+    if (out.links) {
+      link_pair(out.links, my_id, id);
+    } else {
+      row[at] = id;
     }
   }
 };
@@ -110,6 +133,8 @@ __device__ __forceinline__ void fill_tile_hits(const row_output& out, const std:
     const std::uint32_t j = c0 + ((bit & 7) >> 1) * 8 + acc_col + (bit & 1);
     if constexpr (Halving) {
       write_both_rows(out, i, j, data_ids[j], out.query_ids[i]);
+    } else if (out.links) {
+      link_hit(out, i, data_ids[j]);
     } else {
       const std::uint32_t at = atomicAdd(row_fill + r, 1u);
       out.neighbors[out.row_offset[i] - out.segment_begin + at] = data_ids[j];

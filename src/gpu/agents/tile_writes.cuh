@@ -45,7 +45,12 @@ __device__ __forceinline__ void write_row_group(const row_output& out,
   if ((lane & 3) >= 2) before += up;
   const unsigned group_total = __shfl_sync(full_mask, before, 3, 4);
   before -= mine;
-  if (row_hits != 0) {
+  if (row_hits != 0 && out.links) {
+    for (unsigned bits = row_hits; bits != 0; bits &= bits - 1) {
+      const int bit = __ffs(bits) - 1;
+      link_hit(out, pos, data_ids[chunk + (bit >> 1) * 8 + acc_col + (bit & 1)]);
+    }
+  } else if (row_hits != 0) {
     std::uint32_t* row = out.neighbors + (out.row_offset[pos] - out.segment_begin);
     unsigned at = found + before;
     for (unsigned bits = row_hits; bits != 0; bits &= bits - 1) {

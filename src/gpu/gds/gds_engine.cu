@@ -58,7 +58,7 @@ class gds_join_engine final : public engine {
            "variance, ILP distance with early exit, k lanes per query; indexed or brute force; "
            "FP16 arithmetic (exact by default) with arithmetic=fp16|fp16-fp32";
   }
-  bool takes_device_rows() const override { return true; }
+  bool takes_device_links() const override { return true; }
   bool shares_work_items() const override { return true; }
   std::string unavailable_reason() const override { return gpu_unavailable_reason(0); }
   std::unique_ptr<const engine_params> read_params(param_reader& reader) const override {

@@ -121,9 +121,10 @@ __global__ void __launch_bounds__(block_threads)
     std::uint32_t found = 0;  // count pass: this lane's hits; fill pass (full): the group's
     std::uint32_t* row = nullptr;
     if constexpr (Pass == pass::fill && !Halving) {
-      row = out.neighbors + (out.row_offset[pos] - out.segment_begin);
+      if (!out.links) row = out.neighbors + (out.row_offset[pos] - out.segment_begin);
     }
-    const std::uint32_t my_id = Halving && Pass == pass::fill ? out.query_ids[pos] : 0;
+    const std::uint32_t my_id =
+        Pass == pass::fill && (Halving || out.links) ? out.query_ids[pos] : 0;
 
     // The item's candidate ranges, then (halving self-join) the rest of its own cell from the
     // lowest query's successor on (the others filter j > pos below).
@@ -163,7 +164,11 @@ __global__ void __launch_bounds__(block_threads)
             if (out.records != nullptr) record_hit<Halving>(out, hit, pos, j, v.data_ids, lanes_below);
           } else if constexpr (!Halving) {
             const unsigned ballot = __ballot_sync(full_mask, hit);
-            if (hit) row[found + __popc(ballot & group_mask & lanes_below)] = v.data_ids[j];
+            if (hit && out.links) {
+              link_pair(out.links, my_id, v.data_ids[j]);
+            } else if (hit) {
+              row[found + __popc(ballot & group_mask & lanes_below)] = v.data_ids[j];
+            }
             found += __popc(ballot & group_mask);
           } else {
             if (hit) write_both_rows(out, pos, j, v.data_ids[j], my_id);

@@ -36,7 +36,7 @@ class lbjoin_engine final : public engine {
     return "load-balanced GPU join (dissertation ch. 3): cell-tiled warps or k lanes per query, "
            "workload order, work queue; rows counted then filled in place";
   }
-  bool takes_device_rows() const override { return true; }
+  bool takes_device_links() const override { return true; }
   bool shares_work_items() const override { return true; }
   std::string unavailable_reason() const override { return gpu_unavailable_reason(0); }
   std::unique_ptr<const engine_params> read_params(param_reader& reader) const override {

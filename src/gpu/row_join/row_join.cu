@@ -127,7 +127,7 @@ row_join_result run_row_join(join_request& req, const row_join_params& s,
   std::optional<share_source<T>> share;
   if (req.item_share != nullptr) {
     EPSJOIN_EXPECTS(source == nullptr && req.sink.request().counts_only() &&
-                        req.device_rows == nullptr,
+                        req.device_links == nullptr,
                     "internal: a share of the items is for a counts-only join on the device alone");
     source = &share.emplace(*req.item_share);
   }

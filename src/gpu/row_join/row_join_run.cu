@@ -50,7 +50,7 @@ template <class T>
 void row_join_run<T>::build_index() {
   // Rows that cross the link to the host go through the pinned ring: its first pinning runs
   // beside the index and the counts instead of before the rows.
-  if (out_.form() == delivery_form::rows && req_.device_rows == nullptr &&
+  if (out_.form() == delivery_form::rows && req_.device_links == nullptr &&
       !req_.sink.request().device_table) {
     ring_reserved_ = reserve_row_ring(gpu_, req_.queries.n, req_.budget);
   }
@@ -101,7 +101,7 @@ void row_join_run<T>::set_written_ids() {
   written_ids_ = data_index().permutation.data();
   const sink_request& wanted = req_.sink.request();
   if (!req_.caller_ids.empty() && req_.self_join && wanted.rows_in_place &&
-      !wanted.counts_only() && req_.device_rows == nullptr) {
+      !wanted.counts_only() && req_.device_links == nullptr) {
     caller_ids_ = compose_caller_ids(gpu_, stream_, data_index().permutation.data(),
                                      data_index().n_points, req_.caller_ids);
     written_ids_ = caller_ids_.data();
@@ -164,10 +164,13 @@ double row_join_run<T>::run_count_pass() {
   // Whether any pair was found elsewhere: if not (the device took every item, or the others'
   // were all empty), the rows are the device's alone, without the per-position passes.
   found_elsewhere_ = source_.found_elsewhere();
-  if (req_.device_rows != nullptr) {
+  if (req_.device_links != nullptr) {
     EPSJOIN_ENSURE(!shared_ && req_.self_join, error,
-                   "internal: device rows are for a self-join with every item on the device");
-    req_.device_rows->take_counts(counts_.data(), queries().permutation.data(), nq_, stream_);
+                   "internal: linking on the device is for a self-join with every item there");
+    links_ =
+        req_.device_links->take_counts(counts_.data(), queries().permutation.data(), nq_, stream_);
+    EPSJOIN_ENSURE(static_cast<bool>(links_), error,
+                   "internal: the device-links consumer gave no union-find");
   }
   return kernel_seconds;
 }
@@ -178,8 +181,9 @@ double row_join_run<T>::run_count_pass() {
 template <class T>
 void row_join_run<T>::reserve_records() {
   const fill_mode fill = settings_.fill;
+  // A linking fill keeps nothing a pair: records would be the table it does without.
   const bool want_records =
-      kernel_.can_record() && !req_.sink.request().counts_only() &&
+      kernel_.can_record() && !req_.sink.request().counts_only() && req_.device_links == nullptr &&
       (fill == fill_mode::records || (fill == fill_mode::automatic && view_.d >= 6));
   if (!want_records) return;
   const std::uint64_t capacity =
@@ -194,36 +198,28 @@ void row_join_run<T>::reserve_records() {
 }
 
 // Rows of the device's alone, in a table that fits on the device, are laid out there in query
-// order (query_rows.cuh); rows for a device consumer are laid out on the device too, the host
-// needing the counts only to cut several segments; otherwise per position on the host. A sink
-// that keeps only the number of pairs gets the device's sum: at 100M points, copying and laying
-// out every query's count on the host took longer than a 2-D count kernel.
+// order (query_rows.cuh); otherwise per position on the host. A sink that keeps only the number
+// of pairs, and a linking fill, which keeps no row, get the device's sum: at 100M points,
+// copying and laying out every query's count on the host took longer than a 2-D count kernel.
 template <class T>
 void row_join_run<T>::choose_layout() {
-  device_row_consumer* const on_device = req_.device_rows;
-  if (out_.form() == delivery_form::rows && !found_elsewhere_ && on_device == nullptr) {
+  const bool linking = req_.device_links != nullptr;
+  if (out_.form() == delivery_form::rows && !found_elsewhere_ && !linking) {
     by_query_ = lay_out_by_query(gpu_, counts_.data(), queries().permutation.data(), nq_,
                                  static_cast<std::uint32_t>(req_.queries.n), stream_);
     if (segment_capacity(by_query_->total, req_.budget) < by_query_->total) by_query_.reset();
   }
-  if (on_device != nullptr) {
-    device_layout_ = lay_out_on_device(gpu_, counts_.data(), nq_, stream_);
-    one_device_segment_ =
-        segment_capacity(device_layout_->total, req_.budget) >= device_layout_->total;
-  }
   const std::optional<std::size_t> total_below =
-      found_elsewhere_ || on_device != nullptr ? std::nullopt : out_.total_only_below();
+      linking ? std::optional<std::size_t>(nq_)
+              : found_elsewhere_ ? std::nullopt : out_.total_only_below();
   if (total_below) {
     totals_ = sum_row_counts(counts_.data(), queries().permutation.data(), nq_, *total_below,
                              stream_);
   }
-  if (!by_query_ && !one_device_segment_ && !totals_) {
+  if (!by_query_ && !totals_) {
     rc_ = fetch_row_counts(counts_.data(), queries().permutation.data(), nq_, stream_);
   }
-  total_ = by_query_             ? by_query_->total
-           : one_device_segment_ ? device_layout_->total
-           : totals_             ? totals_->all
-                                 : rc_.offsets.back();
+  total_ = by_query_ ? by_query_->total : totals_ ? totals_->all : rc_.offsets.back();
 }
 
 template <class T>
@@ -254,7 +250,9 @@ void row_join_run<T>::deliver_counts() {
 template <class T>
 bool row_join_run<T>::plan_fill() {
   clock_.restart();
-  segments_ = !by_query_ && !one_device_segment_
+  // A linking fill is one launch over every item: nothing it writes is a row.
+  const bool one_segment = by_query_ || req_.device_links != nullptr;
+  segments_ = !one_segment
                   ? plan_segments(rc_, work_.host_first, segment_capacity(total_, req_.budget))
               : total_ > 0 ? std::vector<row_segment>{{0, nq_, 0, total_}}
                            : std::vector<row_segment>{};
@@ -279,7 +277,7 @@ bool row_join_run<T>::plan_fill() {
     return false;
   }
   plan_fill_items();
-  if (halving_fill_ || scatter_fill_) {
+  if ((halving_fill_ || scatter_fill_) && !links_) {
     cursor_.reserve(std::max<std::uint32_t>(nq_, 1));
     EPSJOIN_CUDA_TRY(cudaMemsetAsync(cursor_.data(), 0, sizeof(std::uint32_t) * nq_, stream_));
   }
@@ -350,8 +348,23 @@ void row_join_run<T>::fill_segment(std::size_t k, const row_segment& seg,
   out.segment_begin = seg.begin;
   out.cursor = cursor_.data();
   out.query_ids = query_ids();
+  out.links = links_;
   launch(halving_fill_ ? view_ : fill_view_, items_ + item_begin_[k],
          item_begin_[k + 1] - item_begin_[k], out, pass::fill, halving_fill_, on);
+}
+
+// The whole linking fill, one launch on the counting pass's stream.
+template <class T>
+void row_join_run<T>::link_on_device() {
+  stopwatch clock;
+  cuda_event start, end;
+  start.record(stream_);
+  if (!segments_.empty()) fill_segment(0, segments_.front(), nullptr, nullptr, stream_);
+  end.record(stream_);
+  EPSJOIN_CUDA_TRY(cudaStreamSynchronize(stream_));
+  req_.stats.add_stage("fill+link on device", clock.seconds());
+  req_.stats.notes.push_back({"fill+link kernel seconds", concat(end.since(start) * 1e-3)});
+  if (req_.options.progress) req_.options.progress(1.0);
 }
 
 // The fill kernels run on the counting pass's stream.
@@ -365,9 +378,8 @@ void row_join_run<T>::fill_and_deliver() {
   const bool self_slots = req_.self_join && req_.options.include_self;
   const std::function<void(double)>& progress = req_.options.progress;
   if (ring_reserved_.valid()) ring_reserved_.get();
-  if (req_.device_rows != nullptr) {
-    run_device_row_segments(gpu_, *device_layout_, segments_, queries().permutation.data(), fill,
-                            *req_.device_rows, req_.stats, progress);
+  if (links_) {
+    link_on_device();
   } else if (by_query_ && req_.sink.request().device_table) {
     hand_device_table(req_.sink,
                       fill_device_table(gpu_, *by_query_, fill, self_slots, req_.stats));

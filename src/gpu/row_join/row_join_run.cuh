@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "base/timer.hpp"
-#include "batch/device_rows.cuh"
+#include "core/device_links.hpp"
 #include "batch/query_rows.cuh"
 #include "core/delivery.hpp"
 #include "gpu/join_indexes.cuh"
@@ -56,6 +56,7 @@ class row_join_run {
   void choose_layout();
   void report_count(double kernel_seconds);
   void plan_fill_items();
+  void link_on_device();
   void fill_segment(std::size_t k, const row_segment& seg, std::uint32_t* neighbors,
                     const std::uint64_t* row_offset, cudaStream_t on);
 
@@ -91,9 +92,8 @@ class row_join_run {
   row_output count_out_;
   device_buffer<unsigned long long> record_count_;
   bool found_elsewhere_ = false;
+  core_links links_;  // set for a linking join (core/device_links.hpp)
   std::optional<query_layout> by_query_;
-  std::optional<device_row_layout> device_layout_;
-  bool one_device_segment_ = false;
   std::optional<count_totals> totals_;
   row_counts rc_;
   std::uint64_t total_ = 0;

@@ -45,7 +45,7 @@ class meta_16q_engine final : public tensor::tensor_engine {
     return "FP16 tensor-core join with FP32 accumulation (META-16Q, expanded formula), indexed "
            "or brute force; exact by re-checking the proven error band (--approximate skips it)";
   }
-  bool takes_device_rows() const override { return true; }
+  bool takes_device_links() const override { return true; }
   bool shares_work_items() const override { return true; }
   std::string unavailable_reason() const override {
     return gpu_unavailable_reason(0, 8, "FP16 MMA with cp.async");

@@ -35,7 +35,7 @@ class meta_1q_engine final : public tensor::tensor_engine {
            "warp), FP32 or FP16 sums, indexed or brute force; exact by re-checking the proven "
            "error band (--approximate skips it)";
   }
-  bool takes_device_rows() const override { return true; }
+  bool takes_device_links() const override { return true; }
   bool shares_work_items() const override { return true; }
   std::string unavailable_reason() const override {
     return gpu_unavailable_reason(0, 8, "FP16 MMA m16n8k16");

@@ -185,7 +185,7 @@ class ted_join_engine final : public tensor::tensor_engine {
     return "FP64 tensor-core join (TED-Join): expanded formula on m8n8k4 MMA tiles, exact by "
            "re-checking the rounding band (--approximate skips it); indexed or brute force";
   }
-  bool takes_device_rows() const override { return true; }
+  bool takes_device_links() const override { return true; }
   bool shares_work_items() const override { return true; }
   std::string unavailable_reason() const override {
     return gpu_unavailable_reason(0, 8, "FP64 tensor cores");

@@ -1,0 +1,65 @@
+#pragma once
+// The device side of core_links.hpp: a lock-free union-find in the style of ECL-CC. Every link
+// goes from a root to a smaller root by one atomicCAS that holds only while the linked node is
+// still a root, so each set's root is its smallest member whatever order the pairs come in;
+// finds halve their path with plain stores, which is safe because only roots are ever linked (a
+// non-root's entry can only be pointed further up by anyone, so a stale halving still writes an
+// ancestor).
+
+#include <cstdint>
+
+#include "base/core_links.hpp"
+
+namespace epsjoin::detail {
+
+// Other threads link and halve concurrently: every read goes to memory.
+__device__ __forceinline__ std::uint32_t load_parent(const std::uint32_t* parent,
+                                                     std::uint32_t x) {
+  return *reinterpret_cast<const volatile std::uint32_t*>(parent + x);
+}
+
+__device__ inline std::uint32_t find_root(std::uint32_t* parent, std::uint32_t x) {
+  std::uint32_t p = load_parent(parent, x);
+  while (p != x) {
+    const std::uint32_t g = load_parent(parent, p);
+    if (g == p) return p;
+    *reinterpret_cast<volatile std::uint32_t*>(parent + x) = g;
+    x = g;
+    p = load_parent(parent, x);
+  }
+  return x;
+}
+
+/// Unites the sets of the core points a and b.
+__device__ inline void unite(std::uint32_t* parent, std::uint32_t a, std::uint32_t b) {
+  a = find_root(parent, a);
+  b = find_root(parent, b);
+  while (a != b) {
+    if (a > b) {
+      const std::uint32_t t = a;
+      a = b;
+      b = t;
+    }
+    const std::uint32_t seen = atomicCAS(parent + b, b, a);
+    if (seen == b) return;
+    // b was linked meanwhile: start again from both roots.
+    a = find_root(parent, a);
+    b = find_root(parent, seen);
+  }
+}
+
+/// The ordered pair (q, j), caller ids, found within eps. A non-core q links nothing: the pair's
+/// other direction carries all it could. Core pairs are united from the smaller id's side only.
+__device__ __forceinline__ void link_pair(const core_links& links, std::uint32_t q,
+                                          std::uint32_t j) {
+  if (load_parent(links.parent, q) == core_links::not_core) return;
+  const std::uint32_t j_parent = load_parent(links.parent, j);
+  if (j_parent == core_links::not_core) {
+    // Most pairs of a dense border find the minimum already lower: a load instead of an atomic.
+    if (load_parent(links.min_core, j) > q) atomicMin(links.min_core + j, q);
+  } else if (q < j && find_root(links.parent, j_parent) != find_root(links.parent, q)) {
+    unite(links.parent, q, j);
+  }
+}
+
+}  // namespace epsjoin::detail

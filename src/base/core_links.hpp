@@ -1,0 +1,26 @@
+#pragma once
+// Where the filling pass of a linking join (core/device_links.hpp) links the pairs it finds: a
+// union-find of core points and each other point's smallest core neighbour, in device memory.
+// Plain C++, so that the consumer's interface stays CUDA-free; the device side is
+// core_links.cuh.
+
+#include <cstdint>
+
+namespace epsjoin::detail {
+
+/// Indexed by caller id, one entry a point in each array. For an ordered pair (q, j) within eps
+/// with q core: j core unites q's and j's sets; j not core lowers j's min_core to q. Every set's
+/// root is its smallest member, whatever order the pairs arrive in.
+struct core_links {
+  /// A core point's parent, itself at a root; `not_core` for the other points.
+  std::uint32_t* parent = nullptr;
+  /// A non-core point's smallest core neighbour so far, or `no_core_neighbor`.
+  std::uint32_t* min_core = nullptr;
+
+  static constexpr std::uint32_t not_core = UINT32_MAX;
+  static constexpr std::uint32_t no_core_neighbor = UINT32_MAX;
+
+  explicit operator bool() const noexcept { return parent != nullptr; }
+};
+
+}  // namespace epsjoin::detail
