@@ -49,17 +49,23 @@ __device__ inline void unite(std::uint32_t* parent, std::uint32_t a, std::uint32
 }
 
 /// The ordered pair (q, j), caller ids, found within eps. A non-core q links nothing: the pair's
-/// other direction carries all it could. Core pairs are united from the smaller id's side only.
+/// other direction carries all it could. Core pairs are united from the smaller id's side only,
+/// and most of them end at the first test: once the sets have formed and the finds have halved
+/// their paths, both points hang from the same root.
 __device__ __forceinline__ void link_pair(const core_links& links, std::uint32_t q,
                                           std::uint32_t j) {
-  if (load_parent(links.parent, q) == core_links::not_core) return;
+  const std::uint32_t q_parent = load_parent(links.parent, q);
+  if (q_parent == core_links::not_core) return;
   const std::uint32_t j_parent = load_parent(links.parent, j);
   if (j_parent == core_links::not_core) {
     // Most pairs of a dense border find the minimum already lower: a load instead of an atomic.
     if (load_parent(links.min_core, j) > q) atomicMin(links.min_core + j, q);
-  } else if (q < j && find_root(links.parent, j_parent) != find_root(links.parent, q)) {
-    unite(links.parent, q, j);
+    return;
   }
+  if (q > j || q_parent == j_parent) return;
+  const std::uint32_t q_root = find_root(links.parent, q_parent);
+  const std::uint32_t j_root = find_root(links.parent, j_parent);
+  if (q_root != j_root) unite(links.parent, q_root, j_root);
 }
 
 }  // namespace epsjoin::detail

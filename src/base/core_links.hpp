@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "base/host_device.hpp"
+
 namespace epsjoin::detail {
 
 /// Indexed by caller id, one entry a point in each array. For an ordered pair (q, j) within eps
@@ -20,7 +22,7 @@ struct core_links {
   static constexpr std::uint32_t not_core = UINT32_MAX;
   static constexpr std::uint32_t no_core_neighbor = UINT32_MAX;
 
-  explicit operator bool() const noexcept { return parent != nullptr; }
+  EPSJOIN_HD explicit operator bool() const noexcept { return parent != nullptr; }
 };
 
 }  // namespace epsjoin::detail

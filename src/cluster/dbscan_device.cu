@@ -102,9 +102,6 @@ __global__ void write_labels(std::uint32_t n, const std::uint32_t* root,
   labels[i] = r == none ? -1 : static_cast<std::int64_t>(number[r]);
 }
 
-/// Device bytes a point: parent (then the cluster roots) 4, smallest core neighbour (then the
-/// cluster numbers) 4, label 8, core flag 1.
-constexpr std::uint64_t device_bytes_per_point = 17;
 /// Arrays this small stay with the resources for the next call, so a small DBSCAN that the
 /// caller repeats on one `resources` (Python's estimator does) allocates nothing.
 constexpr std::uint64_t kept_arena_bytes = std::uint64_t{64} << 20;
@@ -180,7 +177,9 @@ class union_find_consumer final : public device_link_consumer {
   }
 
  private:
-  // The per-point arrays, carved from the resources' arena (grown within the budget when short).
+  // The per-point arrays, carved from the resources' arena (grown within the budget when short):
+  // parent (then the cluster roots) 4 bytes, smallest core neighbour (then the cluster numbers)
+  // 4, label 8, core flag 1.
   void carve_arrays() {
     constexpr std::uint64_t align = 256;
     const auto rounded = [](std::uint64_t bytes) { return (bytes + align - 1) / align * align; };

@@ -68,7 +68,7 @@ class Command(unittest.TestCase):
         text = run("dbscan", "--help").stdout
         for flag in ["--input", "--generate", "--eps", "--min-samples", "--engine", "--param",
                      "--precision", "--merge", "--threads", "--memory-limit", "--output", "--json",
-                     "--quiet", "--sample-weight"]:
+                     "--quiet", "--sample-weight", "--repeat"]:
             self.assertIn(flag, text)
         self.assertIn("dbscan", run("--help", ok=False).stdout)
 
@@ -85,6 +85,9 @@ class Command(unittest.TestCase):
         self.assert_usage_error(
             run("dbscan", *gen, "--eps", "0.1", "--min-samples", "2", "--merge", "gpu", ok=False),
             "--merge")
+        self.assert_usage_error(
+            run("dbscan", *gen, "--eps", "0.1", "--min-samples", "2", "--repeat", "0", ok=False),
+            "--repeat")
         p = run("dbscan", *gen, "--eps", "0.1", "--min-samples", "2", "--engine", "nope", ok=False)
         self.assertNotEqual(p.returncode, 0)
         self.assertIn("unknown engine 'nope'", p.stderr)
@@ -118,6 +121,22 @@ class Command(unittest.TestCase):
             "--output", text, "--quiet")
         with open(text) as f:
             self.assertEqual([int(line) for line in f], labels)
+
+    def test_repeat_reports_the_median_run_and_every_time(self):
+        gen = ["--generate", "gauss:2:3000:seed=5", "--eps", "0.01", "--min-samples", "5"]
+        once_file, thrice_file = self.path("once.npy"), self.path("thrice.npy")
+        once = json.loads(run("dbscan", *gen, "--output", once_file, "--json").stdout)
+        for merge in ["device", "host"]:
+            thrice = json.loads(run("dbscan", *gen, "--merge", merge, "--repeat", "3", "--output",
+                                    thrice_file, "--json").stdout)
+            self.assertEqual(len(thrice["run_seconds"]), 3)
+            self.assertEqual(sorted(thrice["run_seconds"])[1], thrice["seconds"])
+            self.assertEqual(read_npy_labels(thrice_file), read_npy_labels(once_file))
+            for key in ["clusters", "core", "border", "noise"]:
+                self.assertEqual(thrice[key], once[key])
+        self.assertNotIn("run_seconds", once)
+        text = run("dbscan", *gen, "--repeat", "2").stdout
+        self.assertIn("(median of 2 runs)", text)
 
     def test_sample_weights_against_an_oracle(self):
         # A lattice with eps = 1 spacing: every neighbour pair is a tie at exactly eps. Weights

@@ -1,12 +1,14 @@
 // DBSCAN on every GPU, tensor-core and CPU+GPU engine: each must give exactly the labels of the
 // brute-force engine (the border and numbering rules leave no freedom), which
 // tests/oracle/test_dbscan_oracle.cpp checks against an independent brute-force DBSCAN. The
-// row-filling engines merge on the device (union-find and labels on the GPU); the others, and
-// every engine with device_merge off, merge pairs on the host.
+// row-filling engines merge on the device (their fill kernels link each pair into a union-find
+// there, and the labels are made there); the others, and every engine with device_merge off,
+// merge pairs on the host.
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "epsjoin/dbscan.hpp"
@@ -23,7 +25,7 @@ using namespace epsjoin;
 
 using test::device_engines;
 
-// The engines whose rows can stay on the device (engine::takes_device_rows).
+// The engines that link their pairs on the device (engine::takes_device_links).
 bool merges_on_device(const std::string& engine) {
   for (const char* name : {"lbjoin", "gds-join", "ted-join", "meta-16q", "meta-1q"}) {
     if (engine == name) return true;
@@ -185,42 +187,67 @@ TEST(dbscan_gpu, device_merge_in_float32) {
   }
 }
 
-// One small case per engine, each path of the merge once (a single segment under LID-UNICOMP,
-// several under FULL): sized for compute-sanitizer's memcheck and racecheck.
+// One small case per engine and pattern: LID-UNICOMP links both directions of each pair it
+// computes, FULL each row's own; sized for compute-sanitizer's memcheck and racecheck.
 TEST(dbscan_gpu, device_merge_small) {
   const dataset points = test::make_shape(test::shape_kind::clusters, 1200, 2, test::test_seed());
   const double eps = test::eps_clear_of_pairs(
       points.view(), test::eps_for_selectivity(points.view(), points.view(), 12), 1e-9);
   const dbscan_result expected = cluster("brute-cpu", points, eps, 6);
-  run_options segmented;
-  segmented.params = {{"segment_ids", "2000"}};
   for (const std::string& engine : device_merging_engines()) {
-    SCOPED_TRACE(engine);
-    expect_same(expected, cluster(engine, points, eps, 6));
-    expect_same(expected, cluster(engine, points, eps, 6, segmented));
+    for (const char* pattern : {"lid-unicomp", "full"}) {
+      SCOPED_TRACE(testing::Message() << engine << " pattern=" << pattern);
+      run_options how;
+      how.params = {{"pattern", pattern}};
+      expect_same(expected, cluster(engine, points, eps, 6, how));
+    }
   }
 }
 
-// A segment far smaller than the rows: the filling pass runs segment after segment (pattern
-// full), each merged before the next is filled; and the fill from recorded hits (lbjoin).
-TEST(dbscan_gpu, device_merge_over_many_segments) {
+// The settings that change how the rows would be written change nothing a linking fill does:
+// a segment far smaller than the rows, the fill from recorded hits, the work queue.
+TEST(dbscan_gpu, device_merge_ignores_the_row_settings) {
   const dataset points = test::make_shape(test::shape_kind::skewed, 20000, 3, test::test_seed());
   const double eps = test::eps_clear_of_pairs(
       points.view(), test::eps_for_selectivity(points.view(), points.view(), 40), 1e-9);
   const dbscan_result expected = cluster("cpu-grid", points, eps, 12);
   for (const std::string& engine : device_merging_engines()) {
-    for (const char* segment_ids : {"5000", "100000"}) {
-      SCOPED_TRACE(testing::Message() << engine << " segment_ids=" << segment_ids);
+    for (const char* pattern : {"lid-unicomp", "full"}) {
+      SCOPED_TRACE(testing::Message() << engine << " pattern=" << pattern);
       run_options small;
-      small.params = {{"segment_ids", segment_ids}};
+      small.params = {{"segment_ids", "5000"}, {"pattern", pattern}};
       expect_same(expected, cluster(engine, points, eps, 12, small));
     }
   }
   for (const char* fill : {"records", "second-pass"}) {
-    SCOPED_TRACE(fill);
-    run_options how;
-    how.params = {{"fill", fill}};
-    expect_same(expected, cluster("lbjoin", points, eps, 12, how));
+    for (const char* queue : {"on", "off"}) {
+      SCOPED_TRACE(testing::Message() << "fill=" << fill << " queue=" << queue);
+      run_options how;
+      how.params = {{"fill", fill}, {"queue", queue}};
+      expect_same(expected, cluster("lbjoin", points, eps, 12, how));
+    }
+  }
+}
+
+// One `resources` for calls of several sizes, as Python's estimator keeps one: the per-point
+// arrays it keeps from a smaller call grow for a larger one and are reused by the next, and
+// nothing of an earlier call leaks into a later one's labels.
+TEST(dbscan_gpu, device_merge_on_one_resources) {
+  resources res;
+  dbscan_options opt;
+  opt.engine = "lbjoin";
+  using k = test::shape_kind;
+  for (const auto& [kind, n, min_samples] :
+       {std::tuple{k::clusters, 3000, 5}, std::tuple{k::uniform, 800, 3},
+        std::tuple{k::skewed, 12000, 10}, std::tuple{k::clusters, 3000, 5},
+        std::tuple{k::duplicates, 500, 4}}) {
+    const dataset points = test::make_shape(kind, std::size_t(n), 2, test::test_seed());
+    const double eps = test::eps_clear_of_pairs(
+        points.view(), test::eps_for_selectivity(points.view(), points.view(), 15), 1e-9);
+    SCOPED_TRACE(testing::Message() << test::to_string(kind) << " n=" << n);
+    const dbscan_result actual = dbscan(res, points, eps, std::size_t(min_samples), opt);
+    EXPECT_EQ(actual.merge, "device");
+    expect_same(cluster("brute-cpu", points, eps, std::size_t(min_samples)), actual);
   }
 }
 
