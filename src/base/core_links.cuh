@@ -48,18 +48,20 @@ __device__ inline void unite(std::uint32_t* parent, std::uint32_t a, std::uint32
   }
 }
 
-/// The ordered pair (q, j), caller ids, found within eps. A non-core q links nothing: the pair's
-/// other direction carries all it could. Core pairs are united from the smaller id's side only,
-/// and most of them end at the first test: once the sets have formed and the finds have halved
-/// their paths, both points hang from the same root.
-__device__ __forceinline__ void link_pair(const core_links& links, std::uint32_t q,
-                                          std::uint32_t j) {
+/// The ordered pair of positions (q, j) found within eps; ids[p] is position p's caller id,
+/// read only for a border point. A non-core q links nothing: the pair's other direction carries
+/// all it could. Core pairs are united from the smaller position's side only, and most of them
+/// end at the first test: once the sets have formed and the finds have halved their paths, both
+/// points hang from the same root.
+__device__ __forceinline__ void link_pair(const core_links& links, const std::uint32_t* ids,
+                                          std::uint32_t q, std::uint32_t j) {
   const std::uint32_t q_parent = load_parent(links.parent, q);
   if (q_parent == core_links::not_core) return;
   const std::uint32_t j_parent = load_parent(links.parent, j);
   if (j_parent == core_links::not_core) {
     // Most pairs of a dense border find the minimum already lower: a load instead of an atomic.
-    if (load_parent(links.min_core, j) > q) atomicMin(links.min_core + j, q);
+    const std::uint32_t q_id = ids[q];
+    if (load_parent(links.min_core, j) > q_id) atomicMin(links.min_core + j, q_id);
     return;
   }
   if (q > j || q_parent == j_parent) return;

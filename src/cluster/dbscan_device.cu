@@ -1,12 +1,15 @@
 // DBSCAN's merge on the device (dbscan_device.hpp). The counting pass's counts give the core
-// flags; the filling pass links every pair it finds into the union-find (base/core_links.cuh)
-// and writes no row; the labels are finished here and only they and the core flags come back.
+// flags; the filling pass links every pair it finds into the union-find (base/core_links.cuh),
+// indexed by the join's positions, and writes no row; the labels are made here, by caller id,
+// and only they and the core flags come back, through the pinned ring where they are large.
 
 #include "cluster/dbscan_device.hpp"
 
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
+#include <cstring>
+#include <future>
 #include <thread>
 
 #include "base/core_links.cuh"
@@ -14,7 +17,10 @@
 #include "base/gpu_state.cuh"
 #include "base/memory.cuh"
 #include "base/memory_budget.hpp"
+#include "base/parallel.hpp"
 #include "base/timer.hpp"
+#include "batch/pinned_ring.cuh"
+#include "batch/query_rows.cuh"
 #include "core/device_links.hpp"
 #include "epsjoin/join.hpp"
 
@@ -36,70 +42,91 @@ __device__ void add_warp_total(unsigned long long* total, unsigned long long val
   if ((threadIdx.x % warp_size) == 0 && value != 0) atomicAdd(total, value);
 }
 
+__device__ void add_votes(unsigned long long* tally, bool vote) {
+  const unsigned votes = __ballot_sync(full_mask, vote);
+  if ((threadIdx.x % warp_size) == 0 && votes != 0) atomicAdd(tally, __popc(votes));
+}
+
+/// By position p: the union-find's start, the core flag and where each caller id lies.
 __global__ void mark_core(const std::uint32_t* counts, const std::uint32_t* ids,
                           std::uint32_t positions, unsigned long long min_samples,
                           std::uint8_t* core, std::uint32_t* parent, std::uint32_t* min_core,
-                          unsigned long long* pairs) {
+                          std::uint32_t* position_of, unsigned long long* pairs) {
   const std::uint64_t p = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   unsigned long long found = 0;
   if (p < positions) {
+    const auto at = static_cast<std::uint32_t>(p);
     const std::uint32_t id = ids[p];
     found = counts[p];
     const bool is_core = found + 1 >= min_samples;
     core[id] = is_core ? 1 : 0;
-    parent[id] = is_core ? id : not_core;
-    min_core[id] = none;
+    position_of[id] = at;
+    parent[p] = is_core ? at : not_core;
+    min_core[p] = none;
   }
   add_warp_total(pairs, found);
 }
 
-// Each point's cluster root, in place of its parent (a border point's is its smallest core
-// neighbour's; a core point's root is its set's smallest member, so a cluster's root is its first
-// core point, and clusters are numbered in that order, as scikit-learn numbers them); 1 in
-// place of the smallest core neighbour for each root, for the scan that numbers the clusters;
-// and the tallies of core, border and noise points and clusters. Finds start at and pass
-// through core points only, and without halving: a halving could put back a stale ancestor
-// after the point's own thread wrote its root, but a root written meanwhile is an ancestor too.
+// Finds that start at and pass through core points only, without halving: a halving could put
+// back a stale ancestor after the point's own thread wrote its root, but a root written
+// meanwhile is an ancestor too.
 __device__ std::uint32_t root_without_halving(const std::uint32_t* parent, std::uint32_t x) {
   for (std::uint32_t p = load_parent(parent, x); p != x; p = load_parent(parent, x)) x = p;
   return x;
 }
 
-__global__ void find_clusters(std::uint32_t n, const std::uint8_t* core, std::uint32_t* parent,
-                              std::uint32_t* min_core, unsigned long long* tally) {
-  const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+// By position: each point's cluster root in place of its parent (a border point's is its
+// smallest core neighbour's), `none` for noise; the tallies of core, border and noise points.
+__global__ void find_roots(std::uint32_t n, std::uint32_t* parent, const std::uint32_t* min_core,
+                           const std::uint32_t* position_of, unsigned long long* tally) {
+  const std::uint64_t p = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   int kind = -1;  // 0 core, 1 border, 2 noise
-  bool is_root = false;
-  if (i < n) {
-    const auto id = static_cast<std::uint32_t>(i);
+  if (p < n) {
+    const auto at = static_cast<std::uint32_t>(p);
     std::uint32_t r = none;
-    if (core[i] != 0) {
-      r = root_without_halving(parent, id);
+    if (load_parent(parent, at) != not_core) {
+      r = root_without_halving(parent, at);
       kind = 0;
-      is_root = r == id;
-    } else if (min_core[i] != none) {
-      r = root_without_halving(parent, min_core[i]);
+    } else if (min_core[p] != none) {
+      r = root_without_halving(parent, position_of[min_core[p]]);
       kind = 1;
     } else {
       kind = 2;
     }
-    parent[i] = r;
-    min_core[i] = is_root ? 1 : 0;
+    parent[p] = r;
   }
-  for (int k = 0; k < 3; ++k) {
-    const unsigned votes = __ballot_sync(full_mask, kind == k);
-    if ((threadIdx.x % warp_size) == 0 && votes != 0) atomicAdd(tally + k, __popc(votes));
-  }
-  const unsigned roots = __ballot_sync(full_mask, is_root);
-  if ((threadIdx.x % warp_size) == 0 && roots != 0) atomicAdd(tally + 3, __popc(roots));
+  for (int k = 0; k < 3; ++k) add_votes(tally + k, kind == k);
 }
 
-__global__ void write_labels(std::uint32_t n, const std::uint32_t* root,
-                             const std::uint32_t* number, std::int64_t* labels) {
+// By caller id: each cluster's first core point (clusters are numbered in that order, as
+// scikit-learn numbers them), at its root's position.
+__global__ void find_firsts(std::uint32_t n, const std::uint8_t* core, const std::uint32_t* root,
+                            const std::uint32_t* position_of, std::uint32_t* first) {
+  const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (i < n && core[i] != 0) atomicMin(first + root[position_of[i]], static_cast<std::uint32_t>(i));
+}
+
+// By caller id: 1 for each cluster's first core point, counting the clusters.
+__global__ void flag_firsts(std::uint32_t n, const std::uint8_t* core, const std::uint32_t* root,
+                            const std::uint32_t* position_of, const std::uint32_t* first,
+                            std::uint32_t* flag, unsigned long long* clusters) {
+  const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  bool is_first = false;
+  if (i < n) {
+    is_first = core[i] != 0 && first[root[position_of[i]]] == i;
+    flag[i] = is_first ? 1 : 0;
+  }
+  add_votes(clusters, is_first);
+}
+
+// By caller id: label + 1 (0 for noise, so that every label of up to 2^32 - 1 points fits),
+// written over position_of: each thread reads its own entry before writing it.
+__global__ void write_labels(std::uint32_t n, const std::uint32_t* root, const std::uint32_t* first,
+                             const std::uint32_t* number, std::uint32_t* position_of) {
   const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  const std::uint32_t r = root[i];
-  labels[i] = r == none ? -1 : static_cast<std::int64_t>(number[r]);
+  const std::uint32_t r = root[position_of[i]];
+  position_of[i] = r == none ? 0 : number[first[r]] + 1;
 }
 
 /// Arrays this small stay with the resources for the next call, so a small DBSCAN that the
@@ -112,12 +139,10 @@ class union_find_consumer final : public device_link_consumer {
   /// Labels `out`, whose arrays it sizes on a host thread while the device works (at 50M
   /// points, zeroing them takes 0.1 s or more).
   union_find_consumer(resources& res, std::size_t n, std::size_t min_samples, dbscan_result& out)
-      : res_(res),
-        n_(static_cast<std::uint32_t>(n)),
-        min_samples_(min_samples),
-        out_(out) {}
+      : res_(res), n_(static_cast<std::uint32_t>(n)), min_samples_(min_samples), out_(out) {}
 
   ~union_find_consumer() override {
+    if (ring_.valid()) ring_.wait();
     if (gpu_ != nullptr && gpu_->point_arrays.capacity() > kept_arena_bytes) {
       gpu_->point_arrays.release();
     }
@@ -132,14 +157,18 @@ class union_find_consumer final : public device_link_consumer {
     counted_at_ = clock_.seconds();
     stream_ = stream;
     gpu_ = &acquire_gpu(res_);
+    const memory_budget budget(res_.memory(), {});
+    // The labels come back through the pinned ring: its first pinning overlaps the linking.
+    ring_ = reserve_row_ring(*gpu_, n_, budget);
     room_ = std::jthread([this] {
       out_.labels.resize(n_);
       out_.core.resize(n_);
     });
-    carve_arrays();
+    carve_arrays(budget);
     EPSJOIN_CUDA_TRY(cudaMemsetAsync(tally_, 0, 5 * sizeof(unsigned long long), stream));
     mark_core<<<grid_size(n_, block), block, 0, stream>>>(counts, ids, n_, min_samples_, core_,
-                                                          parent_, min_core_, tally_ + 4);
+                                                          parent_, min_core_, position_of_,
+                                                          tally_ + 4);
     EPSJOIN_CHECK_LAUNCH();
     return {parent_, min_core_};
   }
@@ -150,25 +179,32 @@ class union_find_consumer final : public device_link_consumer {
   /// Labels and core flags into the result, with the tallies and the pairs the counting pass
   /// found.
   void label() {
-    dbscan_result& r = out_;
     cudaStream_t stream = stream_;
     const unsigned blocks = grid_size(n_, block);
-    find_clusters<<<blocks, block, 0, stream>>>(n_, core_, parent_, min_core_, tally_);
+    std::uint32_t* root = parent_;
+    find_roots<<<blocks, block, 0, stream>>>(n_, root, min_core_, position_of_, tally_);
     EPSJOIN_CHECK_LAUNCH();
-    std::uint32_t* number = min_core_;
+    // The smallest core neighbours are read: their room takes each cluster's first point.
+    std::uint32_t* first = min_core_;
+    EPSJOIN_CUDA_TRY(cudaMemsetAsync(first, 0xff, sizeof(std::uint32_t) * n_, stream));
+    find_firsts<<<blocks, block, 0, stream>>>(n_, core_, root, position_of_, first);
+    EPSJOIN_CHECK_LAUNCH();
+    flag_firsts<<<blocks, block, 0, stream>>>(n_, core_, root, position_of_, first, number_,
+                                              tally_ + 3);
+    EPSJOIN_CHECK_LAUNCH();
     cub_call(gpu_->scratch, [&](void* temp, std::size_t& bytes) {
-      return cub::DeviceScan::ExclusiveSum(temp, bytes, number, number, n_, stream);
+      return cub::DeviceScan::ExclusiveSum(temp, bytes, number_, number_, n_, stream);
     });
-    write_labels<<<blocks, block, 0, stream>>>(n_, parent_, number, labels_);
+    std::uint32_t* labels = position_of_;
+    write_labels<<<blocks, block, 0, stream>>>(n_, root, first, number_, labels);
     EPSJOIN_CHECK_LAUNCH();
-    room_.join();
     unsigned long long tally[5] = {};
-    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(r.labels.data(), labels_, sizeof(std::int64_t) * n_,
-                                     cudaMemcpyDeviceToHost, stream));
-    EPSJOIN_CUDA_TRY(cudaMemcpyAsync(r.core.data(), core_, n_, cudaMemcpyDeviceToHost, stream));
     EPSJOIN_CUDA_TRY(cudaMemcpyAsync(tally, tally_, sizeof tally, cudaMemcpyDeviceToHost,
                                      stream));
-    EPSJOIN_CUDA_TRY(cudaStreamSynchronize(stream));
+    room_.join();
+    if (ring_.valid()) ring_.get();
+    bring_back(labels);
+    dbscan_result& r = out_;
     r.n_core = tally[0];
     r.n_border = tally[1];
     r.n_noise = tally[2];
@@ -178,18 +214,16 @@ class union_find_consumer final : public device_link_consumer {
 
  private:
   // The per-point arrays, carved from the resources' arena (grown within the budget when short):
-  // parent (then the cluster roots) 4 bytes, smallest core neighbour (then the cluster numbers)
-  // 4, label 8, core flag 1.
-  void carve_arrays() {
+  // parent (then the cluster roots) 4 bytes, smallest core neighbour (then each cluster's first
+  // point) 4, each caller id's position (then its label) 4, the cluster numbers 4, core flag 1.
+  void carve_arrays(const memory_budget& budget) {
     constexpr std::uint64_t align = 256;
     const auto rounded = [](std::uint64_t bytes) { return (bytes + align - 1) / align * align; };
     const std::uint64_t words = rounded(sizeof(std::uint32_t) * std::uint64_t{n_});
-    const std::uint64_t bytes = 2 * words + rounded(sizeof(std::int64_t) * std::uint64_t{n_}) +
-                                rounded(n_) + 5 * sizeof(unsigned long long);
+    const std::uint64_t bytes = 4 * words + rounded(n_) + 5 * sizeof(unsigned long long);
     device_buffer<unsigned char>& arena = gpu_->point_arrays;
     if (arena.capacity() < bytes) {
       arena.release();
-      const memory_budget budget(res_.memory(), {});
       std::size_t free = 0, total = 0;
       EPSJOIN_CUDA_TRY(cudaMemGetInfo(&free, &total));
       EPSJOIN_ENSURE(bytes <= budget.device_bytes(free), out_of_memory,
@@ -201,9 +235,57 @@ class union_find_consumer final : public device_link_consumer {
     unsigned char* at = arena.data();
     parent_ = reinterpret_cast<std::uint32_t*>(at);
     min_core_ = reinterpret_cast<std::uint32_t*>(at + words);
-    labels_ = reinterpret_cast<std::int64_t*>(at + 2 * words);
-    core_ = at + 2 * words + rounded(sizeof(std::int64_t) * std::uint64_t{n_});
+    position_of_ = reinterpret_cast<std::uint32_t*>(at + 2 * words);
+    number_ = reinterpret_cast<std::uint32_t*>(at + 3 * words);
+    core_ = at + 4 * words;
     tally_ = reinterpret_cast<unsigned long long*>(core_ + rounded(n_));
+  }
+
+  // The labels (label + 1, 32 bits) and core flags into the result: through the pinned ring
+  // when it is there, pieces widened on the host threads while the next ones cross; a pageable
+  // copy crosses on the driver's one thread at about 7 GB/s.
+  void bring_back(const std::uint32_t* labels) {
+    dbscan_result& r = out_;
+    const unsigned threads = res_.threads();
+    const auto widen = [&](const std::uint32_t* from, std::size_t begin, std::size_t end) {
+      parallel_for(threads, end - begin, std::size_t{1} << 18,
+                   [&](std::size_t b, std::size_t e, unsigned) {
+                     for (std::size_t i = b; i < e; ++i) {
+                       r.labels[begin + i] = static_cast<std::int64_t>(from[i]) - 1;
+                     }
+                   });
+    };
+    const std::size_t slot_words = gpu_->row_chunks[0].capacity();
+    // Per point: its label's word and its core flag's byte.
+    const std::size_t piece = slot_words * 4 / 5;
+    if (piece < (std::size_t{1} << 16) || n_ <= piece) {
+      std::vector<std::uint32_t> host(n_);
+      EPSJOIN_CUDA_TRY(cudaMemcpyAsync(host.data(), labels, sizeof(std::uint32_t) * n_,
+                                       cudaMemcpyDeviceToHost, stream_));
+      EPSJOIN_CUDA_TRY(
+          cudaMemcpyAsync(r.core.data(), core_, n_, cudaMemcpyDeviceToHost, stream_));
+      EPSJOIN_CUDA_TRY(cudaStreamSynchronize(stream_));
+      widen(host.data(), 0, n_);
+      return;
+    }
+    const std::size_t pieces = (n_ + piece - 1) / piece;
+    const auto range = [&](std::size_t k) {
+      return std::pair{k * piece, std::min<std::size_t>(n_, (k + 1) * piece)};
+    };
+    copy_through_ring(
+        gpu_->row_chunks, stream_, pieces,
+        [&](std::size_t k, std::uint32_t* slot) {
+          const auto [b, e] = range(k);
+          EPSJOIN_CUDA_TRY(cudaMemcpyAsync(slot, labels + b, sizeof(std::uint32_t) * (e - b),
+                                           cudaMemcpyDeviceToHost, stream_));
+          EPSJOIN_CUDA_TRY(cudaMemcpyAsync(slot + (e - b), core_ + b, e - b,
+                                           cudaMemcpyDeviceToHost, stream_));
+        },
+        [&](std::size_t k, const std::uint32_t* slot) {
+          const auto [b, e] = range(k);
+          widen(slot, b, e);
+          std::memcpy(r.core.data() + b, slot + (e - b), e - b);
+        });
   }
 
   resources& res_;
@@ -216,10 +298,12 @@ class union_find_consumer final : public device_link_consumer {
   cudaStream_t stream_ = nullptr;
   std::uint32_t* parent_ = nullptr;
   std::uint32_t* min_core_ = nullptr;
-  std::int64_t* labels_ = nullptr;
+  std::uint32_t* position_of_ = nullptr;
+  std::uint32_t* number_ = nullptr;
   std::uint8_t* core_ = nullptr;
   /// core, border, noise, clusters, pairs
   unsigned long long* tally_ = nullptr;
+  std::future<void> ring_;  // the pinned ring's reservation, when the labels need it
   std::jthread room_;  // the last member: joined first when the consumer goes, on an error too
 };
 

@@ -63,7 +63,7 @@ __global__ void __launch_bounds__(block_threads)
           if (Halving && hit) atomicAdd(out.counts + j, 1u);
         } else if constexpr (!Halving) {
           const unsigned ballot = tile.ballot(hit);
-          if (hit) to.put(out, found + __popc(ballot & below), v.data_ids[j]);
+          if (hit) to.put(out, found + __popc(ballot & below), j, v.data_ids[j]);
           found += __popc(ballot);
         } else {
           if (hit) write_both_rows(out, pos, j, v.data_ids[j], to.my_id);

@@ -15,10 +15,11 @@ using row_join::pass;
 using row_join::row_output;
 using row_join::work_item;
 
-/// A linking fill's hit (row_output::links): query position `pos`, neighbour caller id `j_id`.
+/// A linking fill's hit (row_output::links): query position `pos`, data position `j` (a
+/// self-join: one index, so query_ids maps both to caller ids).
 __device__ __forceinline__ void link_hit(const row_output& out, std::uint32_t pos,
-                                        std::uint32_t j_id) {
-  link_pair(out.links, out.query_ids[pos], j_id);
+                                        std::uint32_t j) {
+  link_pair(out.links, out.query_ids, pos, j);
 }
 
 /// Halving fill: the pair goes into both rows, each at its next free place.
@@ -26,8 +27,8 @@ __device__ __forceinline__ void write_both_rows(const row_output& out, std::uint
                                                 std::uint32_t j, std::uint32_t j_id,
                                                 std::uint32_t pos_id) {
   if (out.links) {
-    link_pair(out.links, pos_id, j_id);
-    link_pair(out.links, j_id, pos_id);
+    link_hit(out, pos, j);
+    link_hit(out, j, pos);
     return;
   }
   const std::uint32_t a = atomicAdd(out.cursor + pos, 1u);
@@ -37,25 +38,25 @@ __device__ __forceinline__ void write_both_rows(const row_output& out, std::uint
 }
 
 /// Where a one-query work item's filling pass writes: the FULL pattern's row of query position
-/// `pos`, or (halving, or a linking fill) the query's own id.
+/// `pos` (or, for a linking fill, nothing), or (halving) the query's own id.
 template <bool Halving, pass Pass>
 struct query_row {
   std::uint32_t* row = nullptr;
   std::uint32_t my_id = 0;
-  __device__ __forceinline__ query_row(const row_output& out, std::uint32_t pos) {
-    if constexpr (Pass == pass::fill) {
-      if (Halving || out.links) {
-        my_id = out.query_ids[pos];
-      } else {
-        row = out.neighbors + (out.row_offset[pos] - out.segment_begin);
-      }
+  std::uint32_t pos = 0;
+  __device__ __forceinline__ query_row(const row_output& out, std::uint32_t query)
+      : pos(query) {
+    if constexpr (Pass == pass::fill && Halving) {
+      my_id = out.query_ids[pos];
+    } else if constexpr (Pass == pass::fill) {
+      if (!out.links) row = out.neighbors + (out.row_offset[pos] - out.segment_begin);
     }
   }
-  /// FULL fill: neighbour `id` at place `at` of the row, or linked.
-  __device__ __forceinline__ void put(const row_output& out, std::uint32_t at,
+  /// FULL fill: data position j, caller id `id`, at place `at` of the row, or linked.
+  __device__ __forceinline__ void put(const row_output& out, std::uint32_t at, std::uint32_t j,
                                       std::uint32_t id) const {
     if (out.links) {
-      link_pair(out.links, my_id, id);
+      link_hit(out, pos, j);
     } else {
       row[at] = id;
     }
@@ -134,7 +135,7 @@ __device__ __forceinline__ void fill_tile_hits(const row_output& out, const std:
     if constexpr (Halving) {
       write_both_rows(out, i, j, data_ids[j], out.query_ids[i]);
     } else if (out.links) {
-      link_hit(out, i, data_ids[j]);
+      link_hit(out, i, j);
     } else {
       const std::uint32_t at = atomicAdd(row_fill + r, 1u);
       out.neighbors[out.row_offset[i] - out.segment_begin + at] = data_ids[j];

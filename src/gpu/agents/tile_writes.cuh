@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "gpu/agents/kernel_contract.cuh"
+#include "gpu/agents/row_writes.cuh"
 
 namespace epsjoin::detail::agents {
 
@@ -48,7 +49,7 @@ __device__ __forceinline__ void write_row_group(const row_output& out,
   if (row_hits != 0 && out.links) {
     for (unsigned bits = row_hits; bits != 0; bits &= bits - 1) {
       const int bit = __ffs(bits) - 1;
-      link_hit(out, pos, data_ids[chunk + (bit >> 1) * 8 + acc_col + (bit & 1)]);
+      link_hit(out, pos, chunk + (bit >> 1) * 8 + acc_col + (bit & 1));
     }
   } else if (row_hits != 0) {
     std::uint32_t* row = out.neighbors + (out.row_offset[pos] - out.segment_begin);

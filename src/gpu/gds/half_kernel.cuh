@@ -115,7 +115,7 @@ __global__ void __launch_bounds__(block_threads)
           if (Halving && hit) atomicAdd(out.counts + j, 1u);
         } else if constexpr (!Halving) {
           const unsigned ballot = __ballot_sync(group, hit);
-          if (hit) to.put(out, found + __popc(ballot & below), v.data_ids[j]);
+          if (hit) to.put(out, found + __popc(ballot & below), j, v.data_ids[j]);
           found += __popc(ballot);
         } else {
           if (hit) agents::write_both_rows(out, pos, j, v.data_ids[j], to.my_id);

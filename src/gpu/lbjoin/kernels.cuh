@@ -123,8 +123,7 @@ __global__ void __launch_bounds__(block_threads)
     if constexpr (Pass == pass::fill && !Halving) {
       if (!out.links) row = out.neighbors + (out.row_offset[pos] - out.segment_begin);
     }
-    const std::uint32_t my_id =
-        Pass == pass::fill && (Halving || out.links) ? out.query_ids[pos] : 0;
+    const std::uint32_t my_id = Halving && Pass == pass::fill ? out.query_ids[pos] : 0;
 
     // The item's candidate ranges, then (halving self-join) the rest of its own cell from the
     // lowest query's successor on (the others filter j > pos below).
@@ -165,7 +164,7 @@ __global__ void __launch_bounds__(block_threads)
           } else if constexpr (!Halving) {
             const unsigned ballot = __ballot_sync(full_mask, hit);
             if (hit && out.links) {
-              link_pair(out.links, my_id, v.data_ids[j]);
+              agents::link_hit(out, pos, j);
             } else if (hit) {
               row[found + __popc(ballot & group_mask & lanes_below)] = v.data_ids[j];
             }

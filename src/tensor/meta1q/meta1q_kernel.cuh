@@ -202,7 +202,7 @@ __global__ void __launch_bounds__(block_threads)
           } else if (!Halving && out.links) {
 #pragma unroll
             for (int which = 0; which < 2; ++which)
-              if (hit[which]) agents::link_hit(out, pos, v.data_ids[j[which]]);
+              if (hit[which]) agents::link_hit(out, pos, j[which]);
           } else if constexpr (!Halving) {
             std::uint32_t* row = out.neighbors + (out.row_offset[pos] - out.segment_begin) +
                                  __shfl_sync(full_mask, my_found, q);
