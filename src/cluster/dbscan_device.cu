@@ -138,8 +138,14 @@ class union_find_consumer final : public device_link_consumer {
  public:
   /// Labels `out`, whose arrays it sizes on a host thread while the device works (at 50M
   /// points, zeroing them takes 0.1 s or more).
-  union_find_consumer(resources& res, std::size_t n, std::size_t min_samples, dbscan_result& out)
-      : res_(res), n_(static_cast<std::uint32_t>(n)), min_samples_(min_samples), out_(out) {}
+  /// `overrides`: the join's parameters' (tests make the pinned ring's chunks small with them).
+  union_find_consumer(resources& res, std::size_t n, std::size_t min_samples,
+                      const memory_overrides& overrides, dbscan_result& out)
+      : res_(res),
+        overrides_(overrides),
+        n_(static_cast<std::uint32_t>(n)),
+        min_samples_(min_samples),
+        out_(out) {}
 
   ~union_find_consumer() override {
     if (ring_.valid()) ring_.wait();
@@ -157,7 +163,7 @@ class union_find_consumer final : public device_link_consumer {
     counted_at_ = clock_.seconds();
     stream_ = stream;
     gpu_ = &acquire_gpu(res_);
-    const memory_budget budget(res_.memory(), {});
+    const memory_budget budget(res_.memory(), overrides_);
     // The labels come back through the pinned ring: its first pinning overlaps the linking.
     ring_ = reserve_row_ring(*gpu_, n_, budget);
     room_ = std::jthread([this] {
@@ -289,6 +295,7 @@ class union_find_consumer final : public device_link_consumer {
   }
 
   resources& res_;
+  memory_overrides overrides_;
   gpu_state* gpu_ = nullptr;  // acquired with the counts: a join that cannot link runs nothing
   std::uint32_t n_;
   std::size_t min_samples_;
@@ -319,7 +326,7 @@ std::optional<dbscan_result> dbscan_on_device(resources& res, dataset_view point
   o.params = options.params;
   o.progress = options.progress;
   dbscan_result r;
-  union_find_consumer merger(res, points.n, min_samples, r);
+  union_find_consumer merger(res, points.n, min_samples, read_memory_overrides(options.params), r);
   stopwatch clock;
   const std::optional<join_stats> s = self_join_on_device(res, points, o, merger);
   if (!s) return std::nullopt;

@@ -251,6 +251,22 @@ TEST(dbscan_gpu, device_merge_on_one_resources) {
   }
 }
 
+// Labels of more points than a chunk of the pinned ring holds cross it in pieces (chunk_ids
+// makes the chunks small: 80,000 points a piece, so 300,000 take four), each widened on the
+// host; the last piece is a partial one.
+TEST(dbscan_gpu, device_labels_through_the_pinned_ring) {
+  const dataset points = test::paper_expo(2, 300000);
+  const dbscan_result expected = cluster("lbjoin", points, 0.0006, 10, host_merge());
+  EXPECT_GT(expected.n_clusters, 10u);
+  EXPECT_GT(expected.n_noise, 0u);
+  for (const char* chunk_ids : {"100000", "77777"}) {
+    SCOPED_TRACE(chunk_ids);
+    run_options small_chunks;
+    small_chunks.params = {{"chunk_ids", chunk_ids}};
+    expect_same(expected, cluster("lbjoin", points, 0.0006, 10, small_chunks));
+  }
+}
+
 // Every pair of a million points on the device: the union-find's races at scale.
 TEST(dbscan_gpu, a_million_points_merged_on_the_device) {
   const dataset points = test::paper_expo(2, 1000000);
