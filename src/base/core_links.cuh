@@ -48,26 +48,49 @@ __device__ inline void unite(std::uint32_t* parent, std::uint32_t a, std::uint32
   }
 }
 
-/// The ordered pair of positions (q, j) found within eps; ids[p] is position p's caller id,
-/// read only for a border point. A non-core q links nothing: the pair's other direction carries
-/// all it could. Core pairs are united from the smaller position's side only, and most of them
-/// end at the first test: once the sets have formed and the finds have halved their paths, both
-/// points hang from the same root.
+__device__ __forceinline__ void lower_min_core(const core_links& links, std::uint32_t point,
+                                               std::uint32_t core_id) {
+  // Most pairs of a dense border find the minimum already lower: a load instead of an atomic.
+  if (load_parent(links.min_core, point) > core_id) atomicMin(links.min_core + point, core_id);
+}
+
+/// q's root as a pass over q's pairs first sees it: its parent (an ancestor), or not_core.
+__device__ __forceinline__ std::uint32_t seen_root(const core_links& links, std::uint32_t q) {
+  return load_parent(links.parent, q);
+}
+
+/// The pair of positions (q, j) found within eps, linked in both directions (so a pass may visit
+/// each unordered pair once, or each ordered pair: linking twice changes nothing); ids[p] is
+/// position p's caller id, read only for a border point. `q_root` is q's root as last seen
+/// (seen_root, then updated here): an ancestor of q, because roots only ever gain parents, so
+/// a neighbour that reaches it is in q's set already. A pass that keeps it across q's pairs
+/// settles most core pairs with the one load that tells j core from not.
 __device__ __forceinline__ void link_pair(const core_links& links, const std::uint32_t* ids,
-                                          std::uint32_t q, std::uint32_t j) {
-  const std::uint32_t q_parent = load_parent(links.parent, q);
-  if (q_parent == core_links::not_core) return;
+                                          std::uint32_t q, std::uint32_t j,
+                                          std::uint32_t& q_root) {
   const std::uint32_t j_parent = load_parent(links.parent, j);
-  if (j_parent == core_links::not_core) {
-    // Most pairs of a dense border find the minimum already lower: a load instead of an atomic.
-    const std::uint32_t q_id = ids[q];
-    if (load_parent(links.min_core, j) > q_id) atomicMin(links.min_core + j, q_id);
+  if (q_root == core_links::not_core) {
+    if (j_parent != core_links::not_core) lower_min_core(links, q, ids[j]);
     return;
   }
-  if (q > j || q_parent == j_parent) return;
-  const std::uint32_t q_root = find_root(links.parent, q_parent);
+  if (j_parent == core_links::not_core) {
+    lower_min_core(links, j, ids[q]);
+    return;
+  }
+  if (j_parent == q_root) return;
   const std::uint32_t j_root = find_root(links.parent, j_parent);
-  if (q_root != j_root) unite(links.parent, q_root, j_root);
+  if (j_root == q_root) return;
+  q_root = find_root(links.parent, q_root);
+  if (j_root == q_root) return;
+  unite(links.parent, q_root, j_root);
+  q_root = find_root(links.parent, q_root);
+}
+
+/// The same without a kept root, for a pass that holds several queries at once.
+__device__ __forceinline__ void link_pair(const core_links& links, const std::uint32_t* ids,
+                                          std::uint32_t q, std::uint32_t j) {
+  std::uint32_t q_root = seen_root(links, q);
+  link_pair(links, ids, q, j, q_root);
 }
 
 }  // namespace epsjoin::detail

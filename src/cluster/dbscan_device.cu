@@ -136,8 +136,7 @@ constexpr std::uint64_t kept_arena_bytes = std::uint64_t{64} << 20;
 /// The union-find the join links its pairs into, and the labels made from it.
 class union_find_consumer final : public device_link_consumer {
  public:
-  /// Labels `out`, whose arrays it sizes on a host thread while the device works (at 50M
-  /// points, zeroing them takes 0.1 s or more).
+  /// Labels `out`, whose arrays it sizes on a host thread while the device works.
   /// `overrides`: the join's parameters' (tests make the pinned ring's chunks small with them).
   union_find_consumer(resources& res, std::size_t n, std::size_t min_samples,
                       const memory_overrides& overrides, dbscan_result& out)
@@ -156,6 +155,15 @@ class union_find_consumer final : public device_link_consumer {
   union_find_consumer(const union_find_consumer&) = delete;
   union_find_consumer& operator=(const union_find_consumer&) = delete;
 
+  // Sizing the result's 9 bytes a point on one thread takes about as long as a 2-D join of them
+  // (0.1 s at 50M points, most of it page faults): it starts with the join.
+  void linking_starts() override {
+    room_ = std::jthread([this] {
+      out_.labels.resize(n_);
+      out_.core.resize(n_);
+    });
+  }
+
   core_links take_counts(const std::uint32_t* counts, const std::uint32_t* ids,
                          std::uint32_t positions, CUstream_st* stream) override {
     EPSJOIN_ENSURE(positions == n_, error, "internal: DBSCAN's device merge got ", positions,
@@ -166,10 +174,7 @@ class union_find_consumer final : public device_link_consumer {
     const memory_budget budget(res_.memory(), overrides_);
     // The labels come back through the pinned ring: its first pinning overlaps the linking.
     ring_ = reserve_row_ring(*gpu_, n_, budget);
-    room_ = std::jthread([this] {
-      out_.labels.resize(n_);
-      out_.core.resize(n_);
-    });
+    if (!room_.joinable()) linking_starts();
     carve_arrays(budget);
     EPSJOIN_CUDA_TRY(cudaMemsetAsync(tally_, 0, 5 * sizeof(unsigned long long), stream));
     mark_core<<<grid_size(n_, block), block, 0, stream>>>(counts, ids, n_, min_samples_, core_,

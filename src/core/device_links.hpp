@@ -21,6 +21,9 @@ namespace epsjoin::detail {
 class device_link_consumer {
  public:
   virtual ~device_link_consumer() = default;
+  /// Called once the engine is known to link here, before its index is built: host work that
+  /// can overlap the whole join starts now.
+  virtual void linking_starts() {}
   /// counts[p]: neighbours of query position p, self excluded; ids[p]: its caller id (a
   /// permutation of [0, positions)). Device memory, valid until the call's work on `stream` is
   /// done. Returns the union-find the filling pass links into, its core flags and roots set

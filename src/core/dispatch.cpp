@@ -260,6 +260,7 @@ std::optional<join_stats> run_join(resources& res, dataset_view queries, dataset
                                 (!options.box.empty() && !e.takes_periodic_box());
   if (device_links != nullptr && (!e.takes_device_links() || geometry_on_host)) return std::nullopt;
   request.device_links = device_links;
+  if (device_links != nullptr) device_links->linking_starts();
   // Parsed once, here, before any work: a bad parameter fails the join before it starts.
   const std::unique_ptr<const engine_params> params = e.parse_params(options.params);
   request.params = params.get();

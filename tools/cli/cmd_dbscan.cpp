@@ -175,9 +175,9 @@ dbscan_result cluster_repeatedly(resources& res, dataset_view points, dbscan_rep
                                  dbscan_options& options, std::size_t repeat, bool show_progress) {
   std::vector<dbscan_result> runs;
   for (std::size_t run = 0; run < repeat; ++run) {
-    if (!runs.empty()) {
-      runs.back().labels = {};
-      runs.back().core = {};
+    if (!runs.empty()) {  // freed, not only emptied
+      std::vector<std::int64_t>().swap(runs.back().labels);
+      std::vector<std::uint8_t>().swap(runs.back().core);
     }
     progress_bar bar("clustering", show_progress && progress_bar::stderr_is_terminal());
     options.progress = [&bar](double f) { bar.update(f); };

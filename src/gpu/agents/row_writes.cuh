@@ -16,10 +16,16 @@ using row_join::row_output;
 using row_join::work_item;
 
 /// A linking fill's hit (row_output::links): query position `pos`, data position `j` (a
-/// self-join: one index, so query_ids maps both to caller ids).
+/// self-join: one index, so query_ids maps both to caller ids), linked both ways.
 __device__ __forceinline__ void link_hit(const row_output& out, std::uint32_t pos,
                                         std::uint32_t j) {
   link_pair(out.links, out.query_ids, pos, j);
+}
+
+/// The same for a kernel that keeps the query's root across its hits (seen_root first).
+__device__ __forceinline__ void link_hit(const row_output& out, std::uint32_t pos, std::uint32_t j,
+                                        std::uint32_t& pos_root) {
+  link_pair(out.links, out.query_ids, pos, j, pos_root);
 }
 
 /// Halving fill: the pair goes into both rows, each at its next free place.
@@ -28,7 +34,6 @@ __device__ __forceinline__ void write_both_rows(const row_output& out, std::uint
                                                 std::uint32_t pos_id) {
   if (out.links) {
     link_hit(out, pos, j);
-    link_hit(out, j, pos);
     return;
   }
   const std::uint32_t a = atomicAdd(out.cursor + pos, 1u);

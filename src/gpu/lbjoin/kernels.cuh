@@ -124,6 +124,8 @@ __global__ void __launch_bounds__(block_threads)
       if (!out.links) row = out.neighbors + (out.row_offset[pos] - out.segment_begin);
     }
     const std::uint32_t my_id = Halving && Pass == pass::fill ? out.query_ids[pos] : 0;
+    // A linking fill keeps the query's root across its hits.
+    std::uint32_t root = Pass == pass::fill && out.links ? seen_root(out.links, pos) : 0;
 
     // The item's candidate ranges, then (halving self-join) the rest of its own cell from the
     // lowest query's successor on (the others filter j > pos below).
@@ -164,13 +166,17 @@ __global__ void __launch_bounds__(block_threads)
           } else if constexpr (!Halving) {
             const unsigned ballot = __ballot_sync(full_mask, hit);
             if (hit && out.links) {
-              agents::link_hit(out, pos, j);
+              agents::link_hit(out, pos, j, root);
             } else if (hit) {
               row[found + __popc(ballot & group_mask & lanes_below)] = v.data_ids[j];
             }
             found += __popc(ballot & group_mask);
           } else {
-            if (hit) write_both_rows(out, pos, j, v.data_ids[j], my_id);
+            if (hit && out.links) {
+              agents::link_hit(out, pos, j, root);
+            } else if (hit) {
+              write_both_rows(out, pos, j, v.data_ids[j], my_id);
+            }
           }
         }
       }
