@@ -113,10 +113,11 @@ def main():
         cases = [c for c in cases if any(k in c[0] for k in a.cases)]
     others = ([("before", a.before, None)] if a.before else []) + \
              ([("host merge", a.binary, "host")] if a.host_merge else [])
-    print("| case | engine | S | count-only join s | DBSCAN s (merge) | ratio | first run s | " +
+    print("| case | engine | S | count-only join s | join first run s | DBSCAN s (merge) | ratio | " +
+          "first run s | " +
           "".join(f"{label} s | {label} ratio | same labels | " for label, _, _ in others) +
           "clusters | core / border / noise | DBSCAN peak RSS GB | DBSCAN stages |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | " + "---: | ---: | --- | " * len(others) +
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | " + "---: | ---: | --- | " * len(others) +
           "---: | --- | ---: | --- |")
     with tempfile.TemporaryDirectory() as tmp:
         for name, source, eps in cases:
@@ -138,7 +139,8 @@ def main():
                           f"{'yes' if same_labels(mine, theirs) else 'NO'} | ")
             s = join["pairs"] / max(join["n_queries"], 1)
             stages = ", ".join(f"{k} {v:.3f}" for k, v in last.get("stages", {}).items())
-            print(f"| {name} | {a.engine} | {s:.0f} | {join['seconds']:.3f} | {t:.3f} "
+            join_first = join.get("run_seconds", [join["seconds"]])[0]
+            print(f"| {name} | {a.engine} | {s:.0f} | {join['seconds']:.3f} | {join_first:.3f} | {t:.3f} "
                   f"({last.get('merge', 'host')}) | {t / join['seconds']:.2f} | {first:.3f} | {cells}"
                   f"{last.get('clusters')} | {last.get('core')} / {last.get('border')} / "
                   f"{last.get('noise')} | {last['peak_rss'] / 1e9:.2f} | {stages} |", flush=True)

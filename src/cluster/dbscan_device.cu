@@ -193,6 +193,8 @@ class union_find_consumer final : public device_link_consumer {
     cudaStream_t stream = stream_;
     const unsigned blocks = grid_size(n_, block);
     std::uint32_t* root = parent_;
+    cuda_event kernels_start, kernels_end;
+    kernels_start.record(stream);
     find_roots<<<blocks, block, 0, stream>>>(n_, root, min_core_, position_of_, tally_);
     EPSJOIN_CHECK_LAUNCH();
     // The smallest core neighbours are read: their room takes each cluster's first point.
@@ -209,13 +211,20 @@ class union_find_consumer final : public device_link_consumer {
     std::uint32_t* labels = position_of_;
     write_labels<<<blocks, block, 0, stream>>>(n_, root, first, number_, labels);
     EPSJOIN_CHECK_LAUNCH();
+    kernels_end.record(stream);
     unsigned long long tally[5] = {};
     EPSJOIN_CUDA_TRY(cudaMemcpyAsync(tally, tally_, sizeof tally, cudaMemcpyDeviceToHost,
                                      stream));
+    stopwatch clock;
     room_.join();
     if (ring_.valid()) ring_.get();
+    const double waited = clock.seconds();
+    clock.restart();
     bring_back(labels);
     dbscan_result& r = out_;
+    r.notes.push_back({"label kernels seconds", concat(kernels_end.since(kernels_start) * 1e-3)});
+    r.notes.push_back({"label waited for the host arrays and the ring", concat(waited)});
+    r.notes.push_back({"label copy back seconds", concat(clock.seconds())});
     r.n_core = tally[0];
     r.n_border = tally[1];
     r.n_noise = tally[2];
