@@ -172,6 +172,30 @@ def test_smaller_blocks_make_more_partitions_of_bounded_size(rng):
         assert counts[0] == 2 and counts == sorted(counts) and counts[-1] > total // 20, counts
 
 
+def test_blocks_cut_from_a_thin_sample(rng, monkeypatch):
+    # A sample of 300 of 6,000 points (about one sampled neighbour each: the estimate counts at
+    # a wider radius, as the planner does, and a sampled point stands for 20): the cuts follow
+    # the sample's noise, never the result.
+    planned = ejd._plan_on_sample
+    monkeypatch.setattr(ejd, "_plan_on_sample",
+                        lambda X, eps, n_slabs, sample_size=0: planned(X, eps, n_slabs, 300))
+    X = np.vstack([rng.random((3000, 2)), rng.random((3000, 2)) * 0.1])
+    eps = eps_for(X, 20, rng)
+    D = da.from_array(X, chunks=(2000, 2))
+    want = epsjoin.pairs(X, eps, sort=True)
+    for include_self in (False, True):
+        frame = ejd.pairs(D, eps, include_self=include_self, n_slabs=3,
+                          block_pairs=len(want) // 20)
+        parts = frame.to_delayed()
+        assert len(parts) > 3 * 4
+        sizes = [len(p.compute(scheduler="sync")) for p in parts]
+        # Each block's estimate rests on about 15 sampled points here.
+        assert max(sizes) <= 3 * (len(want) // 20), sizes
+        got = _sorted(frame.compute(scheduler="sync"))
+        np.testing.assert_array_equal(got[got[:, 0] != got[:, 1]], want)
+        assert (got[:, 0] == got[:, 1]).sum() == (len(X) if include_self else 0)
+
+
 def test_bad_block_sizes_are_refused(rng):
     D = da.from_array(rng.random((100, 2)), chunks=(50, 2))
     for bad in (0, -3, np.int64(0)):
