@@ -31,6 +31,9 @@ _PAIR_BYTES = 24
 #: The planner's floor for a sample's mean neighbour count (core/partition.cpp): below it the
 #: few sampled points that have a neighbour would carry every estimate, so a wider radius counts.
 _ENOUGH_NEIGHBOURS = 8.0
+#: Above this mean neighbour count, every k-th sampled row estimates the blocks (k = the mean
+#: over it): their pairs are found, and so many rows add nothing to the blocks' cuts.
+_DENSE_NEIGHBOURS = 64.0
 #: The planner's own sample sizes (plan_slabs): the estimate joins no more than it does.
 _COUNTED_LOW_D, _COUNTED_HIGH_D = 200_000, 20_000
 #: The most pairs the estimate finds in one join of the sample (64 MiB of them).
@@ -71,24 +74,36 @@ def _greater_neighbours(sample: np.ndarray, radius: float, counts: np.ndarray,
 
 
 def _kept_by_sampled_point(sample: np.ndarray, n: int, eps: float, include_self: bool,
-                           options: Dict[str, Any]) -> np.ndarray:
-    """Each sampled point's estimated pairs in the result, in the whole data's numbers: its
-    neighbours with larger ids (a pair is kept by its smaller id; the sample's rows are in id
-    order), and itself with include_self."""
+                           block_pairs: int, options: Dict[str, Any]
+                           ) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+    """(rows of the sample, each one's estimated pairs in the result in the whole data's
+    numbers: its neighbours with larger ids, as a pair is kept by its smaller id and the rows
+    are in id order, and itself with include_self); None where the whole result is estimated
+    at half a block or less, so no slab is cut."""
     m, d = int(sample.shape[0]), int(sample.shape[1])
     radius = eps
     counts = np.asarray(_radii.count(sample, eps, per_row=True, **options))
     # A sampled point's neighbours among m stand for (n - 1) / (m - 1) times as many among n.
     scale = (n - 1) / max(1, m - 1)
     mean = float(counts.mean())
+    if n * (mean * scale / 2 + include_self) <= block_pairs / 2:
+        return None
+    rows = np.arange(m)
     if m < n and mean < _ENOUGH_NEIGHBOURS and m > 1:
         # The planner's remedy for a thin sample: the same density, measured over a wider ball.
         widen = min(64.0, (_ENOUGH_NEIGHBOURS / max(mean, 0.5 / m)) ** (1.0 / d))
         radius = eps * widen
         counts = np.asarray(_radii.count(sample, radius, per_row=True, **options))
         scale /= widen**d
+    elif mean > _DENSE_NEIGHBOURS:
+        # Where every point has many neighbours, fewer rows tell as much, and their pairs, which
+        # the estimate finds, cost less than all the rows' (the whole data's when n <= m).
+        rows = rows[::int(mean // _DENSE_NEIGHBOURS)]
+        sample = np.ascontiguousarray(sample[rows])
+        counts = np.asarray(_radii.count(sample, eps, per_row=True, **options))
+        scale = (n - 1) / max(1, len(rows) - 1)
     greater = _greater_neighbours(sample, radius, counts, options)
-    return greater * scale + (1.0 if include_self else 0.0)
+    return rows, greater * scale + (1.0 if include_self else 0.0)
 
 
 def query_blocks(plan: SlabPlan, sample: np.ndarray, sample_ids: np.ndarray, n: int, eps: float,
@@ -104,15 +119,20 @@ def query_blocks(plan: SlabPlan, sample: np.ndarray, sample_ids: np.ndarray, n: 
     every = max(1, len(sample) // limit)
     sample, sample_ids = np.ascontiguousarray(sample[::every]), sample_ids[::every]
     # The planner's settings, not the tasks': memory_limit is each task's, not the client's.
-    kept = _kept_by_sampled_point(sample, n, eps, include_self, {"metric": options["metric"]})
+    estimate = _kept_by_sampled_point(sample, n, eps, include_self, block_pairs,
+                                      {"metric": options["metric"]})
+    if estimate is None:
+        return blocks
+    rows, kept = estimate
+    sample, sample_ids = sample[rows], sample_ids[rows]
     stands_for = n / len(sample)
     home = plan.slab_of(sample)
     for r in range(plan.n_slabs):
         mine = np.nonzero(home == r)[0]  # ascending ids, as the sample is taken
         weights = kept[mine]
-        estimate = stands_for * float(weights.sum())
+        expected = stands_for * float(weights.sum())
         # No finer than the sample: a cut falls on a sampled point.
-        k = min(len(mine), math.ceil(estimate / block_pairs))
+        k = min(len(mine), math.ceil(expected / block_pairs))
         if k <= 1:
             continue
         running = np.cumsum(weights)

@@ -18,6 +18,8 @@ pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 import epsjoin.dask as ejd  # noqa: E402
 
+pd = pytest.importorskip("pandas")
+
 
 def _sorted(frame):
     p = frame[["i", "j"]].to_numpy().astype(np.int64)
@@ -194,6 +196,21 @@ def test_blocks_cut_from_a_thin_sample(rng, monkeypatch):
         got = _sorted(frame.compute(scheduler="sync"))
         np.testing.assert_array_equal(got[got[:, 0] != got[:, 1]], want)
         assert (got[:, 0] == got[:, 1]).sum() == (len(X) if include_self else 0)
+
+
+def test_blocks_cut_from_every_few_rows_of_a_dense_sample(rng):
+    # About 200 neighbours a point: the blocks are estimated from every third sampled row.
+    X = rng.random((2000, 2))
+    eps = eps_for(X, 200, rng)
+    want = epsjoin.pairs(X, eps, sort=True)
+    frame = ejd.pairs(da.from_array(X, chunks=(700, 2)), eps, n_slabs=2,
+                      block_pairs=len(want) // 20, return_distance=True)
+    parts = [p.compute(scheduler="sync") for p in frame.to_delayed()]
+    assert len(parts) >= 20 and max(len(p) for p in parts) <= 3 * (len(want) // 20)
+    got, distances = _sorted_with_distances(pd.concat(parts))
+    np.testing.assert_array_equal(got, want)
+    graph = epsjoin.neighbor_graph(X, eps, mode="distance")
+    np.testing.assert_array_equal(distances, np.asarray(graph[got[:, 0], got[:, 1]]).ravel())
 
 
 def test_bad_block_sizes_are_refused(rng):
