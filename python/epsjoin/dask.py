@@ -7,9 +7,10 @@ coordinates, are cut into slabs of like estimated work along one coordinate by t
 planner (:func:`epsjoin.plan_slabs`, the cuts ``epsjoin mpi-join`` takes, from one sample of the
 points). Each chunk sends every slab the rows it owns and the rows in its halo (within eps of
 it), tagged with their global ids; each slab's task joins its own points against its own and
-halo points (a self-join of them) on the worker that holds it and keeps the pairs whose smaller
-id it owns, so every pair is found once and the result equals the one-node functions'. No worker holds more than one
-slab with its halo, the chunks routed to it, and its result.
+halo points on the worker that holds it and keeps the pairs whose smaller id it owns, so every
+pair is found once and the result equals the one-node functions'. A slab's pairs come in blocks
+of its own points, each its own task (_dask_pairs.py). No worker holds more than one slab with
+its halo, the chunks routed to it, and one result block.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from . import _join, _radii
-from ._metrics import metric_name, pair_distances
+from . import _radii
+from ._metrics import metric_name
 from ._partition import SlabPlan, plan_slabs
 from ._validation import check_eps, run_settings
 
@@ -66,14 +67,15 @@ def plan(X: Any, eps: float, n_slabs: Optional[int] = None, *,
 
 
 def _plan_on_sample(X: Any, eps: float, n_slabs: Optional[int],
-                    sample_size: int = _DEFAULT_SAMPLE) -> Tuple[SlabPlan, np.ndarray]:
-    """:func:`plan`'s slabs and the sample they were planned on."""
+                    sample_size: int = _DEFAULT_SAMPLE
+                    ) -> Tuple[SlabPlan, np.ndarray, np.ndarray]:
+    """:func:`plan`'s slabs, the sample they were planned on and its rows' global ids."""
     if not 0 < check_eps(eps) < np.inf:
         raise ValueError(f"eps must be a finite number > 0 for slabs, got {eps!r}")
     n = int(X.shape[0])
     slabs = int(X.numblocks[0]) if n_slabs is None else n_slabs
     if n == 0:
-        return SlabPlan(0, [], eps), np.zeros((0, X.shape[1]))
+        return SlabPlan(0, [], eps), np.zeros((0, X.shape[1])), np.zeros(0, np.int64)
     step = max(1, n // max(1, sample_size))
     sample = np.asarray(X[::step].compute())
     extent = float(np.ptp(sample, axis=0).max())
@@ -83,7 +85,8 @@ def _plan_on_sample(X: Any, eps: float, n_slabs: Optional[int],
                       "halo would hold every point, so the join runs as one slab, on one worker",
                       stacklevel=3)
         slabs = 1
-    return plan_slabs(sample, eps, max(1, slabs), n_points=max(n, sample.shape[0])), sample
+    planned = plan_slabs(sample, eps, max(1, slabs), n_points=max(n, sample.shape[0]))
+    return planned, sample, np.arange(sample.shape[0], dtype=np.int64) * step
 
 
 def _route(block: np.ndarray, offset: int, plan: SlabPlan,
@@ -103,25 +106,6 @@ def _route(block: np.ndarray, offset: int, plan: SlabPlan,
 def _gathered(pieces: List[Tuple[Any, ...]]) -> Tuple[np.ndarray, ...]:
     """A slab's pieces from every chunk, column by column (ids, points, owned[, ...])."""
     return tuple(np.concatenate([p[k] for p in pieces]) for k in range(len(pieces[0])))
-
-
-def _slab_pairs(pieces: List[Tuple[np.ndarray, ...]], eps: float, include_self: bool,
-                return_distance: bool, options: Dict[str, Any]) -> Any:
-    # The slab's points self-joined (each pair once, local ids in global id order): the pairs
-    # whose smaller id the slab owns are its share. Pairs of two halo points are found and
-    # dropped, which costs little where the halo is thin (low d; high d wants work items).
-    ids, points, own = _gathered(pieces)
-    columns: Dict[str, Any] = {"i": np.empty(0, np.int64), "j": np.empty(0, np.int64)}
-    if own.any():
-        found = _join.pairs(points, eps, include_self=include_self, **options)
-        found = found[own[found[:, 0]]]
-        a, b = found[:, 0], found[:, 1]
-        columns = {"i": ids[a], "j": ids[b]}
-        if return_distance:
-            columns["distance"] = pair_distances(points, points, a, b, options["metric"], None)
-    elif return_distance:
-        columns["distance"] = np.empty(0, np.float64)
-    return pd.DataFrame(columns)
 
 
 def _slab_counts(pieces: List[Tuple[np.ndarray, ...]], eps: float, include_self: bool,
@@ -202,22 +186,40 @@ def _settings(options: Dict[str, Any]) -> Any:
 
 
 def pairs(X: Any, eps: float, *, include_self: bool = False, return_distance: bool = False,
-          n_slabs: Optional[int] = None, engine: str = "auto", precision: Any = "float64",
-          n_jobs: Optional[int] = 1, memory_limit: Any = None,
-          metric: str = "euclidean") -> Any:
+          n_slabs: Optional[int] = None, block_pairs: Optional[int] = None,
+          engine: str = "auto", precision: Any = "float64", n_jobs: Optional[int] = 1,
+          memory_limit: Any = None, metric: str = "euclidean") -> Any:
     """A self-join's pairs within `eps` as a ``dask.dataframe.DataFrame`` of columns ``i``,
     ``j`` (int64, global row ids, i < j; i <= j with include_self) and, with
-    `return_distance`, ``distance`` (float64): one partition a slab, computed lazily
-    (``.compute()``, ``.to_parquet(...)``). Sorted by (i, j) it equals ``epsjoin.pairs(X, eps,
-    sort=True)`` on one node. `engine`, `precision`, `n_jobs` (threads on each worker; 1 by
-    default, as each worker runs one slab a thread), `memory_limit` (each slab's join) and
-    `metric` as the joins take them; `n_slabs` as :func:`plan`."""
+    `return_distance`, ``distance`` (float64), computed lazily (``.compute()``,
+    ``.to_parquet(...)``). Sorted by (i, j) it equals ``epsjoin.pairs(X, eps, sort=True)`` on
+    one node. `engine`, `precision`, `n_jobs` (threads on each worker; 1 by default, as each
+    worker runs one task a thread), `memory_limit` (each task's join) and `metric` as the joins
+    take them; `n_slabs` as :func:`plan`.
+
+    `block_pairs` (int >= 1) is the most pairs a partition should hold: each slab's own points
+    are cut, by ranges of ids, into blocks of about that many estimated pairs, each its own task
+    and partition, so a worker holds its slab, its halo and one block (with the join's table of
+    about as many pairs while it runs). ``None``: 2**24 pairs (256 MiB of i, j), or a quarter
+    of `memory_limit` at 24 bytes a pair where that is smaller. The estimate comes from the
+    sample the slabs are planned on: each sampled point's neighbours with larger ids in the
+    sample, scaled to the whole. It sets only how the blocks are cut, never the result. A slab
+    is cut no finer than its sampled points (at most 200,000 of all, spread by id), and a block
+    can exceed `block_pairs` where the sample misjudges it: a dense spot few sampled points fall
+    in, or blocks so small that each holds only a few of them (up to 3x with about 15 in
+    the tests). Partitions are fixed when the graph is built, so such a block is not cut again."""
+    from . import _dask_pairs  # it imports this module's pandas
+
     X = _points(X)
     eps = check_eps(eps)
     options = _options(engine, precision, n_jobs, memory_limit, metric)  # refused before work
-    slabs = plan(X, eps, n_slabs)
-    parts = [dask.delayed(_slab_pairs)(pieces, eps, include_self, return_distance, options)
-             for pieces in _routed(X, slabs)]
+    most = _dask_pairs.checked_block_pairs(block_pairs, memory_limit)
+    slabs, sample, sample_ids = _plan_on_sample(X, eps, n_slabs)
+    blocks = _dask_pairs.query_blocks(slabs, sample, sample_ids, int(X.shape[0]), eps,
+                                      include_self, most, options)
+    parts = [dask.delayed(_dask_pairs.slab_pairs)(pieces, block, eps, include_self,
+                                                  return_distance, options)
+             for pieces, slab_blocks in zip(_routed(X, slabs), blocks) for block in slab_blocks]
     meta: Dict[str, Any] = {"i": np.int64, "j": np.int64}
     if return_distance:
         meta["distance"] = np.float64
@@ -244,18 +246,20 @@ def _graph(n: int, mode: str, include_self: bool, *parts: Any) -> Any:
 
 
 def neighbor_graph(X: Any, eps: float, *, mode: str = "connectivity", include_self: bool = False,
-                   n_slabs: Optional[int] = None, engine: str = "auto",
+                   n_slabs: Optional[int] = None, block_pairs: Optional[int] = None,
+                   engine: str = "auto",
                    precision: Any = "float64", n_jobs: Optional[int] = 1,
                    memory_limit: Any = None, metric: str = "euclidean") -> Any:
     """The self-join's neighbourhood graph as a ``dask.delayed`` object: ``.compute()`` gives
     the ``scipy.sparse.csr_matrix`` that ``epsjoin.neighbor_graph(X, eps, mode=...,
     include_self=..., sort_indices=True)`` gives on one node, assembled on one worker from
-    :func:`pairs`' partitions (the whole graph is held there: compute it only where it fits)."""
+    :func:`pairs`' partitions (`block_pairs` as it takes it; the whole graph is held there:
+    compute it only where it fits)."""
     if mode not in ("connectivity", "distance"):
         raise ValueError(f"mode must be 'connectivity' or 'distance', got {mode!r}")
     frame = pairs(X, eps, include_self=include_self, return_distance=mode == "distance",
-                  n_slabs=n_slabs, engine=engine, precision=precision, n_jobs=n_jobs,
-                  memory_limit=memory_limit, metric=metric)
+                  n_slabs=n_slabs, block_pairs=block_pairs, engine=engine, precision=precision,
+                  n_jobs=n_jobs, memory_limit=memory_limit, metric=metric)
     n = int(_points(X).shape[0])
     return dask.delayed(_graph)(n, mode, include_self, *frame.to_delayed())
 
@@ -284,7 +288,7 @@ def count(X: Any, eps: float, *, per_row: bool = False, include_self: bool = Fal
     if split == "items" and options["metric"] != "euclidean":
         raise ValueError("split='items' shares a Euclidean join's work items; got metric "
                          f"{metric!r} (use split='slabs')")
-    slabs, sample = _plan_on_sample(X, eps, n_slabs)
+    slabs, sample, _ = _plan_on_sample(X, eps, n_slabs)
     halo = _dask_items.halo_fraction(slabs, sample)
     by_items = split == "items" or (split == "auto" and options["metric"] == "euclidean"
                                     and halo > _dask_items.ITEMS_ABOVE_HALO)

@@ -1,6 +1,7 @@
 """epsjoin.dask: joins of slabs of a dask.array, each slab with its halo on its own task, equal
 to the one-node functions (issue 47), on uniform and skewed points, lattice ties, duplicates,
-several chunkings and slab counts, and on a distributed cluster of processes; DBSCAN's labels,
+several chunkings and slab counts, and on a distributed cluster of processes; pairs in blocks
+of every size, each a partition of bounded size; DBSCAN's labels,
 weighted or not, equal to epsjoin.DBSCAN's; the same results when a worker dies mid-join."""
 
 import os
@@ -16,6 +17,8 @@ da = pytest.importorskip("dask.array")
 pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 import epsjoin.dask as ejd  # noqa: E402
+
+pd = pytest.importorskip("pandas")
 
 
 def _sorted(frame):
@@ -111,6 +114,126 @@ def test_the_graph_and_parquet(mode, rng, tmp_path):
     np.testing.assert_array_equal(_sorted(back), epsjoin.pairs(X, eps, sort=True))
 
 
+def _block_cases(rng):
+    """Small sets, as the smallest blocks make about one task a point."""
+    dup = rng.random((250, 3))
+    centres = rng.random((4, 2))
+    return {
+        "uniform-2d": (rng.random((500, 2)), None),
+        "clustered-2d": (centres[rng.integers(0, 4, 500)] + rng.normal(0, 0.02, (500, 2)), None),
+        "duplicates": (np.vstack([dup, dup[:100], dup[:30]]), None),
+        "lattice ties": (lattice(18, 2), 1.0),
+    }
+
+
+def _sorted_with_distances(frame):
+    order = np.lexsort((frame["j"].to_numpy(), frame["i"].to_numpy()))
+    return (frame[["i", "j"]].to_numpy().astype(np.int64)[order].reshape(-1, 2),
+            frame["distance"].to_numpy()[order])
+
+
+@pytest.mark.parametrize("block_pairs", [1, 7, 60, None, 2**40])
+def test_pairs_in_blocks_equal_the_one_node_pairs(block_pairs, rng):
+    # Blocks from about one query point each (1) to one a slab (2**40, the slab's self-join):
+    # each pair once, the distances those of one node's graph, ties at exactly eps included.
+    for name, (X, eps) in _block_cases(rng).items():
+        eps = eps if eps is not None else eps_for(X, 10, rng)
+        D = da.from_array(X, chunks=(130, -1))
+        graph = epsjoin.neighbor_graph(X, eps, mode="distance")
+        for include_self in (False, True):
+            want = epsjoin.pairs(X, eps, include_self=include_self, sort=True)
+            frame = ejd.pairs(D, eps, include_self=include_self, return_distance=True, n_slabs=3,
+                              block_pairs=block_pairs).compute(scheduler="sync")
+            got, distances = _sorted_with_distances(frame)
+            np.testing.assert_array_equal(got, want, err_msg=f"{name}, {include_self}")
+            off = got[:, 0] != got[:, 1]
+            np.testing.assert_array_equal(
+                distances[off], np.asarray(graph[got[off, 0], got[off, 1]]).ravel(), err_msg=name)
+            assert not distances[~off].any(), name
+            plain = ejd.pairs(D, eps, include_self=include_self, n_slabs=3,
+                              block_pairs=block_pairs).compute(scheduler="sync")
+            assert list(plain.columns) == ["i", "j"]
+            np.testing.assert_array_equal(_sorted(plain), want, err_msg=f"{name}, {include_self}")
+
+
+def test_smaller_blocks_make_more_partitions_of_bounded_size(rng):
+    # Every point is sampled here, so the estimate is exact: a block holds its share of the
+    # slab's pairs, at most `block_pairs`, and the pairs of the point it was cut after.
+    for X, eps in [(rng.random((3000, 2)), None), (lattice(40, 2), 1.0)]:
+        eps = eps if eps is not None else eps_for(X, 20, rng)
+        D = da.from_array(X, chunks=(1000, 2))
+        total = len(epsjoin.pairs(X, eps))
+        most = int(epsjoin.count(X, eps, per_row=True).max())
+        counts = []
+        for block_pairs in (2**40, total // 2, total // 8, total // 40, 10):
+            frame = ejd.pairs(D, eps, n_slabs=2, block_pairs=block_pairs)
+            sizes = frame.map_partitions(len).compute(scheduler="sync")
+            assert sizes.sum() == total
+            assert sizes.max() <= block_pairs + most, (block_pairs, most, sizes.max())
+            counts.append(frame.npartitions)
+        assert counts[0] == 2 and counts == sorted(counts) and counts[-1] > total // 20, counts
+
+
+def test_blocks_cut_from_a_thin_sample(rng, monkeypatch):
+    # A sample of 300 of 6,000 points (about one sampled neighbour each: the estimate counts at
+    # a wider radius, as the planner does, and a sampled point stands for 20): the cuts follow
+    # the sample's noise, never the result.
+    planned = ejd._plan_on_sample
+    monkeypatch.setattr(ejd, "_plan_on_sample",
+                        lambda X, eps, n_slabs, sample_size=0: planned(X, eps, n_slabs, 300))
+    X = np.vstack([rng.random((3000, 2)), rng.random((3000, 2)) * 0.1])
+    eps = eps_for(X, 20, rng)
+    D = da.from_array(X, chunks=(2000, 2))
+    want = epsjoin.pairs(X, eps, sort=True)
+    for include_self in (False, True):
+        frame = ejd.pairs(D, eps, include_self=include_self, n_slabs=3,
+                          block_pairs=len(want) // 20)
+        parts = frame.to_delayed()
+        assert len(parts) > 3 * 4
+        sizes = [len(p.compute(scheduler="sync")) for p in parts]
+        # Each block's estimate rests on about 15 sampled points here.
+        assert max(sizes) <= 3 * (len(want) // 20), sizes
+        got = _sorted(frame.compute(scheduler="sync"))
+        np.testing.assert_array_equal(got[got[:, 0] != got[:, 1]], want)
+        assert (got[:, 0] == got[:, 1]).sum() == (len(X) if include_self else 0)
+
+
+def test_blocks_cut_from_every_few_rows_of_a_dense_sample(rng):
+    # About 200 neighbours a point: the blocks are estimated from every third sampled row.
+    X = rng.random((2000, 2))
+    eps = eps_for(X, 200, rng)
+    want = epsjoin.pairs(X, eps, sort=True)
+    frame = ejd.pairs(da.from_array(X, chunks=(700, 2)), eps, n_slabs=2,
+                      block_pairs=len(want) // 20, return_distance=True)
+    parts = [p.compute(scheduler="sync") for p in frame.to_delayed()]
+    assert len(parts) >= 20 and max(len(p) for p in parts) <= 3 * (len(want) // 20)
+    got, distances = _sorted_with_distances(pd.concat(parts))
+    np.testing.assert_array_equal(got, want)
+    graph = epsjoin.neighbor_graph(X, eps, mode="distance")
+    np.testing.assert_array_equal(distances, np.asarray(graph[got[:, 0], got[:, 1]]).ravel())
+
+
+def test_bad_block_sizes_are_refused(rng):
+    D = da.from_array(rng.random((100, 2)), chunks=(50, 2))
+    for bad in (0, -3, np.int64(0)):
+        with pytest.raises(ValueError, match=r"block_pairs must be an integer >= 1 or None"):
+            ejd.pairs(D, 0.1, block_pairs=bad)
+    for bad in (2.5, 1e6, "1000", True):
+        with pytest.raises(TypeError, match="block_pairs must be an integer or None"):
+            ejd.pairs(D, 0.1, block_pairs=bad)
+    with pytest.raises(ValueError, match="block_pairs"):
+        ejd.neighbor_graph(D, 0.1, block_pairs=0)
+    # np.int64 is an integer; memory_limit alone sets the default: a quarter of it in pairs
+    # (24 bytes each), here about 2,700 of 20,000.
+    assert ejd.pairs(D, 0.1, block_pairs=np.int64(5)).npartitions > 2
+    X = rng.random((2000, 2))
+    eps = eps_for(X, 20, rng)
+    frame = ejd.pairs(da.from_array(X, chunks=(1000, 2)), eps, memory_limit="256K")
+    assert frame.npartitions >= 2 * 3
+    np.testing.assert_array_equal(_sorted(frame.compute(scheduler="sync")),
+                                  epsjoin.pairs(X, eps, sort=True))
+
+
 def test_the_plan_and_refusals(rng):
     X = rng.random((4000, 2)) * [4.0, 1.0]
     D = da.from_array(X, chunks=(1000, 2))
@@ -171,6 +294,23 @@ def test_on_a_cluster_of_processes(client, rng):
     assert stats["split"] == "items"
     np.testing.assert_array_equal(client.compute(counts).result(),
                                   epsjoin.count(H, 0.8, per_row=True))
+
+
+def test_pairs_in_blocks_on_a_cluster_of_processes(client, rng):
+    X = np.vstack([rng.random((3000, 2)), rng.random((1500, 2)) * 0.1, lattice(20, 2) / 20])
+    eps = 0.05  # the lattice's spacing: ties at exactly eps
+    D = da.from_array(X, chunks=(1200, 2))
+    for include_self in (False, True):
+        want = epsjoin.pairs(X, eps, include_self=include_self, sort=True)
+        frame = ejd.pairs(D, eps, include_self=include_self, n_slabs=3, block_pairs=2000)
+        assert frame.npartitions > 3 * 4
+        np.testing.assert_array_equal(_sorted(client.compute(frame).result()), want)
+    graph = ejd.neighbor_graph(D, eps, mode="distance", block_pairs=3000)
+    want = epsjoin.neighbor_graph(X, eps, mode="distance", sort_indices=True)
+    got = client.compute(graph).result()
+    np.testing.assert_array_equal(got.indptr, want.indptr)
+    np.testing.assert_array_equal(got.indices, want.indices)
+    np.testing.assert_array_equal(got.data, want.data)
 
 
 @pytest.mark.parametrize("d,neighbours", [(12, 20), (8, 30), (2, 15)])
@@ -331,13 +471,13 @@ def test_a_worker_lost_mid_join_changes_nothing(client, rng, tmp_path):
     scheduler runs its tasks again on the other worker or the one its nanny starts in its
     place. The results are still the one-node ones, no pair twice. The markers hold the pids
     of the processes that died, which are no longer among the workers: the deaths happened
-    (the task keys are named after the functions in epsjoin/dask.py and _dask_dbscan.py; a
+    (the task keys are named after the functions in epsjoin/_dask_pairs.py and _dask_dbscan.py; a
     renamed step would leave no marker and fail here, not pass unharmed)."""
     X = np.vstack([rng.random((3000, 2)), rng.random((1500, 2)) * 0.2])
     eps = eps_for(X, 10, rng)
     w = rng.integers(-2, 12, X.shape[0]) / 4
     D = da.from_array(X, chunks=(1000, 2))
-    steps = ("_slab_pairs", "slab_components")
+    steps = ("slab_pairs", "slab_components")
     plugin = _DieOnce(tmp_path, steps)
     client.register_plugin(plugin, name="die-once")
     try:
