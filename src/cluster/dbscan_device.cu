@@ -12,6 +12,10 @@
 #include <future>
 #include <thread>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 #include "base/core_links.cuh"
 #include "base/cub_call.cuh"
 #include "base/gpu_state.cuh"
@@ -65,6 +69,15 @@ __global__ void mark_core(const std::uint32_t* counts, const std::uint32_t* ids,
     min_core[p] = none;
   }
   add_warp_total(pairs, found);
+}
+
+// By position: every core point's path to its root halved, so that find_roots' walks, which may
+// not write, are short. (Linking keeps a query's root and finds seldom: paths stay long.)
+__global__ void shorten_paths(std::uint32_t n, std::uint32_t* parent) {
+  const std::uint64_t p = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (p < n && load_parent(parent, static_cast<std::uint32_t>(p)) != not_core) {
+    find_root(parent, static_cast<std::uint32_t>(p));
+  }
 }
 
 // Finds that start at and pass through core points only, without halving: a halving could put
@@ -129,6 +142,20 @@ __global__ void write_labels(std::uint32_t n, const std::uint32_t* root, const s
   position_of[i] = r == none ? 0 : number[first[r]] + 1;
 }
 
+/// Resizes `v` to n zeros, asking first (advice only) that its memory be backed by huge pages.
+template <class T>
+void size_in_huge_pages(std::vector<T>& v, std::size_t n) {
+  v.reserve(n);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr std::uintptr_t huge_page = std::uintptr_t{2} << 20;
+  const auto begin = reinterpret_cast<std::uintptr_t>(v.data());
+  const std::uintptr_t first = (begin + huge_page - 1) / huge_page * huge_page;
+  const std::uintptr_t last = (begin + n * sizeof(T)) / huge_page * huge_page;
+  if (last > first) (void)madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+#endif
+  v.resize(n);
+}
+
 /// Arrays this small stay with the resources for the next call, so a small DBSCAN that the
 /// caller repeats on one `resources` (Python's estimator does) allocates nothing.
 constexpr std::uint64_t kept_arena_bytes = std::uint64_t{64} << 20;
@@ -155,12 +182,13 @@ class union_find_consumer final : public device_link_consumer {
   union_find_consumer(const union_find_consumer&) = delete;
   union_find_consumer& operator=(const union_find_consumer&) = delete;
 
-  // Sizing the result's 9 bytes a point on one thread takes about as long as a 2-D join of them
-  // (0.1 s at 50M points, most of it page faults): it starts with the join.
+  // Sizing the result's 9 bytes a point on one thread takes longer than a 2-D join of them
+  // (0.36 s and more at 50M points on the H200 machine, nearly all of it 4 KiB page faults): it
+  // starts with the join, in huge pages where the kernel has them.
   void linking_starts() override {
     room_ = std::jthread([this] {
-      out_.labels.resize(n_);
-      out_.core.resize(n_);
+      size_in_huge_pages(out_.labels, n_);
+      size_in_huge_pages(out_.core, n_);
     });
   }
 
@@ -195,6 +223,8 @@ class union_find_consumer final : public device_link_consumer {
     std::uint32_t* root = parent_;
     cuda_event kernels_start, kernels_end;
     kernels_start.record(stream);
+    shorten_paths<<<blocks, block, 0, stream>>>(n_, parent_);
+    EPSJOIN_CHECK_LAUNCH();
     find_roots<<<blocks, block, 0, stream>>>(n_, root, min_core_, position_of_, tally_);
     EPSJOIN_CHECK_LAUNCH();
     // The smallest core neighbours are read: their room takes each cluster's first point.
