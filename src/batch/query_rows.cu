@@ -7,7 +7,7 @@
 #include "base/expects.hpp"
 #include "base/parallel.hpp"
 #include "base/timer.hpp"
-#include "batch/pinned_ring.cuh"
+#include "base/pinned_ring.cuh"
 #include "batch/query_rows.cuh"
 
 namespace epsjoin::detail {
@@ -15,7 +15,6 @@ namespace epsjoin::detail {
 namespace {
 
 constexpr unsigned block = 256;
-constexpr std::uint64_t default_chunk_ids = std::uint64_t{1} << 24;  // 64 MiB a chunk
 
 __global__ void scatter_counts_kernel(const std::uint32_t* __restrict__ counts,
                                       const std::uint32_t* __restrict__ ids, std::uint32_t positions,
@@ -47,11 +46,6 @@ __global__ void shift_for_self_slots_kernel(std::uint64_t* __restrict__ offsets,
                                             std::uint32_t entries) {
   const std::uint32_t q = blockIdx.x * blockDim.x + threadIdx.x;
   if (q < entries) offsets[q] += q;
-}
-
-/// Ids a chunk of the pinned ring holds: the budget's override, or 64 MiB.
-std::uint64_t ring_chunk_ids(const memory_budget& budget) {
-  return budget.overrides().chunk_ids > 0 ? budget.overrides().chunk_ids : default_chunk_ids;
 }
 
 /// What a device table's arrays are owned by.
@@ -173,10 +167,7 @@ std::future<void> reserve_row_ring(gpu_state& gpu, std::size_t queries,
                                    const memory_budget& budget) {
   const std::uint64_t chunk_ids = ring_chunk_ids(budget);
   if (2 * (std::uint64_t{queries} + 1) < chunk_ids) return {};
-  return std::async(std::launch::async, [&gpu, chunk_ids] {
-    EPSJOIN_CUDA_TRY(cudaSetDevice(gpu.device));
-    for (auto& slot : gpu.row_chunks) slot.reserve(chunk_ids);
-  });
+  return reserve_ring(gpu, chunk_ids);
 }
 
 void run_query_rows(gpu_state& gpu, query_layout& layout, const segment_filler& fill,

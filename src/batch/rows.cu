@@ -5,7 +5,7 @@
 #include "base/expects.hpp"
 #include "base/memory.cuh"
 #include "base/timer.hpp"
-#include "batch/pinned_ring.cuh"
+#include "base/pinned_ring.cuh"
 #include "batch/rows.cuh"
 #include "results/row_copy.hpp"
 
@@ -13,7 +13,6 @@ namespace epsjoin::detail {
 
 namespace {
 
-constexpr std::uint64_t default_chunk_ids = std::uint64_t{1} << 24;  // 64 MiB a chunk
 constexpr std::uint64_t min_segment_ids = std::uint64_t{1} << 20;
 
 struct chunk {
@@ -151,8 +150,7 @@ void run_row_segments(gpu_state& gpu, const row_counts& rc, std::span<const row_
   EPSJOIN_CUDA_TRY(cudaMemcpyAsync(row_offset.data(), rc.offsets.data(),
                                    sizeof(std::uint64_t) * rc.offsets.size(), cudaMemcpyHostToDevice,
                                    compute));
-  const std::uint64_t chunk_ids =
-      budget.overrides().chunk_ids > 0 ? budget.overrides().chunk_ids : default_chunk_ids;
+  const std::uint64_t chunk_ids = ring_chunk_ids(budget);
   auto& ring = gpu.row_chunks;
   for (auto& r : ring) r.reserve(std::min(chunk_ids, largest));
   const std::uint64_t ring_ids = ring[0].capacity();

@@ -22,9 +22,8 @@
 #include "base/memory.cuh"
 #include "base/memory_budget.hpp"
 #include "base/parallel.hpp"
+#include "base/pinned_ring.cuh"
 #include "base/timer.hpp"
-#include "batch/pinned_ring.cuh"
-#include "batch/query_rows.cuh"
 #include "core/device_links.hpp"
 #include "epsjoin/join.hpp"
 
@@ -201,7 +200,8 @@ class union_find_consumer final : public device_link_consumer {
     gpu_ = &acquire_gpu(res_);
     const memory_budget budget(res_.memory(), overrides_);
     // The labels come back through the pinned ring: its first pinning overlaps the linking.
-    ring_ = reserve_row_ring(*gpu_, n_, budget);
+    const std::uint64_t chunk_ids = ring_chunk_ids(budget);
+    if (std::uint64_t{n_} * 5 > chunk_ids * 4) ring_ = reserve_ring(*gpu_, chunk_ids);
     if (!room_.joinable()) linking_starts();
     carve_arrays(budget);
     EPSJOIN_CUDA_TRY(cudaMemsetAsync(tally_, 0, 5 * sizeof(unsigned long long), stream));

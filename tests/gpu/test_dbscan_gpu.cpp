@@ -304,6 +304,32 @@ TEST(dbscan_gpu, weights_and_metrics_on_every_device_engine) {
   }
 }
 
+// Points already in device memory link on the device too, nothing uploaded: the labels of the
+// same points on the host, on every engine that links.
+TEST(dbscan_gpu, device_merge_of_points_in_device_memory) {
+  const dataset points = test::make_shape(test::shape_kind::clusters, 4000, 2, test::test_seed());
+  const double eps = test::eps_clear_of_pairs(
+      points.view(), test::eps_for_selectivity(points.view(), points.view(), 15), 1e-9);
+  const test::device_points on_device(points);
+  const dbscan_result expected = cluster("brute-cpu", points, eps, 6);
+  for (const std::string& engine : device_merging_engines()) {
+    SCOPED_TRACE(engine);
+    resources res;
+    dbscan_options opt;
+    opt.engine = engine;
+    const dbscan_result actual = dbscan(res, on_device.view, eps, 6, opt);
+    EXPECT_EQ(actual.merge, "device");
+    bool noted = false;
+    for (const auto& [name, value] : actual.notes) {
+      if (name != "h2d_point_bytes") continue;
+      noted = true;
+      EXPECT_EQ(value, "0");
+    }
+    EXPECT_TRUE(noted);
+    expect_same(expected, actual);
+  }
+}
+
 // Weighted points in device memory take the host merge (its sinks read ids, never points): the
 // labels of the host points', on every engine that joins device points (the GPU and tensor
 // ones).
