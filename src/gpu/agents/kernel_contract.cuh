@@ -34,8 +34,9 @@ struct join_view {
 
 /// The counting pass writes `counts`; the filling pass writes `neighbors`, which holds layout
 /// elements [segment_begin, ...): row p starts at row_offset[p]. A linking fill (`links` set,
-/// core/device_links.hpp) writes no row: each hit links the query's and the neighbour's caller
-/// ids, query_ids giving the query's, and neighbors, row_offset and cursor are unused.
+/// core/device_links.hpp) writes no row: each hit links the query's and the neighbour's
+/// positions (one index: a self-join), query_ids giving caller ids for the border rule, and
+/// neighbors, row_offset and cursor are unused.
 struct row_output {
   std::uint32_t* counts = nullptr;     // [nq] by query position
   std::uint32_t* neighbors = nullptr;
