@@ -1,8 +1,8 @@
 #pragma once
 // A self-join whose pairs never leave the device, nor even become rows: a consumer above the
 // engines (DBSCAN, src/cluster) takes the counting pass's per-point counts on the device and
-// answers with a union-find there (base/core_links.hpp); the filling pass then links each pair it finds
-// into it instead of writing the pair anywhere. The row-filling GPU engines (the row_join
+// answers with a union-find there (base/core_links.hpp); the filling pass then links each pair
+// it finds into it instead of writing the pair anywhere. The row-filling GPU engines (the row_join
 // pipeline) offer it; the others do not, and the caller keeps its host path.
 //
 // Plain C++: the stream is CUDA's opaque handle, declared here so that core stays CUDA-free.
@@ -33,10 +33,10 @@ class device_link_consumer {
 };
 
 /// A self-join (options.include_self ignored: no self pair) whose pairs are linked into
-/// `consumer`'s union-find on the device: every ordered pair (i, j), i != j, is linked once.
-/// Returns nullopt, having run nothing, when
-/// the engine options name (or "auto" picks) cannot link; with no points, the consumer is never
-/// called.
+/// `consumer`'s union-find on the device. Each link covers both directions of a pair; a pair is
+/// linked once under LID-UNICOMP and twice under FULL (once from each row), which changes
+/// nothing. Returns nullopt, having run nothing, when the engine options name (or "auto"
+/// picks) cannot link; with no points, the consumer is never called.
 std::optional<join_stats> self_join_on_device(resources& res, dataset_view points,
                                               const join_options& options,
                                               device_link_consumer& consumer);
