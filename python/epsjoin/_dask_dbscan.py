@@ -28,9 +28,10 @@ import numpy as np
 import scipy.sparse
 from scipy.sparse.csgraph import connected_components
 
-from . import _epsjoin, _join, _radii
+from . import _device, _epsjoin, _join, _radii
+from ._device import to_host
 from ._partition import SlabPlan
-from .dask import _gathered, _settings, da, dask, dd
+from .dask import _gathered, _settings, _take_rows, da, dask, dd
 
 Pieces = List[Tuple[Any, ...]]
 
@@ -79,14 +80,21 @@ def _check_values(finite: bool, nonzero: bool, n: int) -> None:
 def _dbscan(points: np.ndarray, eps: float, min_samples: int, options: Dict[str, Any],
             weights: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]:
     """(labels, core flags) of the library's DBSCAN of `points`, called straight through the
-    extension: the estimator would import scikit-learn on every fresh worker (about 3 s)."""
+    extension: the estimator would import scikit-learn on every fresh worker (about 3 s).
+    Device points (CuPy chunks) are clustered on their device."""
     settings = _settings(options)
+    host_weights = None if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
+    if _device.any_on_device(points):
+        b, A, _ = _device.check_device_pair(points, None, min_samples=1, estimator="DBSCAN")
+        labels, core, _ = _epsjoin.dbscan_device(A, float(eps), int(min_samples),
+                                                 _device.settings_on(settings, b, A),
+                                                 host_weights)
+        return labels.view(np.int64), core.astype(bool)
     data = np.ascontiguousarray(points)
     if data.dtype not in (np.float32, np.float64):
         data = data.astype(np.float64)
     labels, core, _ = _epsjoin.dbscan(data, float(eps), int(min_samples), settings,
-                                      None if weights is None
-                                      else np.ascontiguousarray(weights, dtype=np.float64))
+                                      host_weights)
     return labels.view(np.int64), core.astype(bool)
 
 
@@ -99,7 +107,8 @@ def slab_core(pieces: Pieces, eps: float, min_samples: int,
         return ids[mine], np.zeros(0, bool)
     if weights:
         return ids[mine], _weighted_core(points, weights[0], eps, min_samples, options)[mine]
-    counts = np.asarray(_radii.count(points, eps, per_row=True, include_self=True, **options))
+    counts = np.asarray(to_host(_radii.count(points, eps, per_row=True, include_self=True,
+                                             **options)))
     return ids[mine], counts[mine] >= min_samples  # itself included, as scikit-learn counts
 
 
@@ -126,7 +135,7 @@ def _representatives(ids: np.ndarray, points: np.ndarray, core: np.ndarray, eps:
     at = np.nonzero(core)[0]
     if at.size:
         # At min_samples 1 every point given is core: the components over eps edges.
-        local = _dbscan(points[at], eps, 1, options)[0]
+        local = _dbscan(_take_rows(points, at), eps, 1, options)[0]
         smallest = np.full(int(local.max()) + 1, np.iinfo(np.int64).max, np.int64)
         np.minimum.at(smallest, local, ids[at])
         rep[at] = smallest[local]
@@ -140,8 +149,8 @@ def _borders(rows: np.ndarray, points: np.ndarray, core: np.ndarray, rep: np.nda
     at = np.nonzero(core)[0]
     if rows.size == 0 or at.size == 0:
         return
-    indptr, indices = _join.neighbor_table(points[rows], eps, points[at], sort_indices=True,
-                                           **options)
+    indptr, indices = (to_host(a) for a in _join.neighbor_table(
+        _take_rows(points, rows), eps, _take_rows(points, at), sort_indices=True, **options))
     reached = np.diff(indptr) > 0
     rep[rows[reached]] = rep[at[indices[indptr[:-1][reached]]]]
 

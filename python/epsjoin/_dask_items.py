@@ -14,6 +14,7 @@ from typing import Any, Dict
 import numpy as np
 
 from . import _epsjoin
+from ._device import to_host
 from ._partition import SlabPlan
 from .dask import _settings, da, dask
 
@@ -34,8 +35,11 @@ def _share_counts(points: np.ndarray, eps: float, include_self: bool, options: D
     settings = _settings(options)
     settings.share_index = index
     settings.share_count = shares
-    _, rows, _ = _epsjoin.neighbor_counts(np.ascontiguousarray(points), None, float(eps),
-                                          bool(include_self), True, settings)
+    # CuPy chunks are counted from a host copy: each share holds every point, so the items
+    # split trades memory for halos anyway, and the library's shares run on host points.
+    host = np.ascontiguousarray(to_host(points))
+    _, rows, _ = _epsjoin.neighbor_counts(host, None, float(eps), bool(include_self), True,
+                                          settings)
     assert rows is not None  # asked per row
     return rows.astype(np.int64)
 

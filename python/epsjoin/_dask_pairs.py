@@ -18,10 +18,11 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from . import _join, _radii
+from ._device import to_host
 from ._metrics import pair_distances
 from ._partition import SlabPlan
 from ._validation import MemorySize, memory_bytes
-from .dask import _gathered, pd
+from .dask import _gathered, _take_rows, pd
 
 #: The most pairs a partition holds when neither `block_pairs` nor `memory_limit` says: 256 MiB
 #: of (i, j), 384 MiB with distances.
@@ -152,13 +153,13 @@ def _local_pairs(points: np.ndarray, own: np.ndarray, queries: np.ndarray, whole
         # Its points self-joined (each pair once), the pairs whose smaller id it owns kept.
         # Pairs of two halo points are found and dropped, which costs little where the halo is
         # thin (low d; high d wants work items).
-        found = _join.pairs(points, eps, include_self=include_self, **options)
+        found = to_host(_join.pairs(points, eps, include_self=include_self, **options))
         found = found[own[found[:, 0]]]
         return found[:, 0], found[:, 1]
     # The queries against the points from the first query on: a kept pair's larger id is never
     # below it. Pairs of two of the block's points are found from both ends, kept from one.
     start = int(queries[0])
-    found = _join.pairs(points[queries], eps, points[start:], **options)
+    found = to_host(_join.pairs(_take_rows(points, queries), eps, points[start:], **options))
     a, b = queries[found[:, 0]], found[:, 1] + start
     keep = a <= b if include_self else a < b
     return a[keep], b[keep]
@@ -176,7 +177,10 @@ def slab_pairs(pieces: List[Tuple[np.ndarray, ...]], block: Optional[Tuple[int, 
         a, b = _local_pairs(points, own, queries, block is None, eps, include_self, options)
         columns = {"i": ids[a], "j": ids[b]}
         if return_distance:
-            columns["distance"] = pair_distances(points, points, a, b, options["metric"], None)
+            # CuPy points: the distances are computed from a host copy of the slab, as the
+            # frame they go into lives on the host.
+            host = to_host(points)
+            columns["distance"] = pair_distances(host, host, a, b, options["metric"], None)
     elif return_distance:
         columns["distance"] = np.empty(0, np.float64)
     return pd.DataFrame(columns)

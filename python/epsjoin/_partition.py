@@ -3,13 +3,15 @@ devices take), for joins split across processes or machines (Dask partitions).""
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Any, Optional, Tuple
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _epsjoin
-from ._validation import MemorySize, check_eps, check_points, raise_if_not_finite, run_settings
+from ._device import to_host
+from ._validation import (MemorySize, _is_device_array, check_eps, check_points,
+                          raise_if_not_finite, run_settings)
 
 #: A point's own work in units of one result pair (its copy, its index entry, its row): the
 #: library's measure (core/device_split.cpp).
@@ -63,8 +65,10 @@ class SlabPlan:
         return first.astype(np.int64), last.astype(np.int64)
 
     def _coordinate(self, X: npt.ArrayLike) -> np.ndarray:
-        A = np.asarray(X)
-        return np.asarray(A[:, self.dim] if A.ndim == 2 else A, dtype=np.float64)
+        # Device points (a CuPy chunk on Dask) send only the cut coordinate to the host.
+        A: Any = X if _is_device_array(X) else np.asarray(X)
+        column = A[:, self.dim] if len(A.shape) == 2 else A
+        return np.asarray(to_host(column), dtype=np.float64)
 
     def __repr__(self) -> str:
         return (f"SlabPlan(dim={self.dim}, cuts={self.cuts.tolist()!r}, eps={self.eps!r}, "

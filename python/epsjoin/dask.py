@@ -2,7 +2,7 @@
 
 ``import epsjoin.dask`` (needs ``pip install epsjoin[dask]``: dask, distributed, pandas).
 
-The points, a ``dask.array`` of shape (n, d) (numpy chunks) or a ``dask.dataframe`` of
+The points, a ``dask.array`` of shape (n, d) (numpy or CuPy chunks) or a ``dask.dataframe`` of
 coordinates, are cut into slabs of like estimated work along one coordinate by the library's
 planner (:func:`epsjoin.plan_slabs`, the cuts ``epsjoin mpi-join`` takes, from one sample of the
 points). Each chunk sends every slab the rows it owns and the rows in its halo (within eps of
@@ -10,7 +10,8 @@ it), tagged with their global ids; each slab's task joins its own points against
 halo points on the worker that holds it and keeps the pairs whose smaller id it owns, so every
 pair is found once and the result equals the one-node functions'. A slab's pairs come in blocks
 of its own points, each its own task (_dask_pairs.py). No worker holds more than one slab with
-its halo, the chunks routed to it, and one result block.
+its halo, the chunks routed to it, and one result block. CuPy chunks (dask-cuda) stay on their
+device from chunk to slab, and each slab is joined there by a GPU engine.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from . import _radii
+from ._device import to_host
 from ._metrics import metric_name
 from ._partition import SlabPlan, plan_slabs
 from ._validation import check_eps, run_settings
@@ -77,7 +79,7 @@ def _plan_on_sample(X: Any, eps: float, n_slabs: Optional[int],
     if n == 0:
         return SlabPlan(0, [], eps), np.zeros((0, X.shape[1])), np.zeros(0, np.int64)
     step = max(1, n // max(1, sample_size))
-    sample = np.asarray(X[::step].compute())
+    sample = np.asarray(to_host(X[::step].compute()))
     extent = float(np.ptp(sample, axis=0).max())
     if eps > extent and slabs > 1:
         # Every slab's halo would hold every point: one slab is the honest plan.
@@ -89,23 +91,43 @@ def _plan_on_sample(X: Any, eps: float, n_slabs: Optional[int],
     return planned, sample, np.arange(sample.shape[0], dtype=np.int64) * step
 
 
-def _route(block: np.ndarray, offset: int, plan: SlabPlan,
+def _on_device(array: Any) -> bool:
+    return type(array).__module__.startswith("cupy")
+
+
+def _take_rows(array: Any, rows: np.ndarray) -> Any:
+    """`array[rows]` for a numpy or a CuPy array (`rows` a host index; a CuPy chunk's rows are
+    gathered on its device)."""
+    if _on_device(array):
+        return array[importlib.import_module("cupy").asarray(rows)]
+    return array[rows]
+
+
+def _route(block: Any, offset: int, plan: SlabPlan,
            *columns: np.ndarray) -> List[Tuple[Any, ...]]:
     """For each slab: (global ids, points, owned by the slab[, each of `columns`]) of this
-    chunk's rows it needs (`columns`: per-row values that travel with the points, weights)."""
+    chunk's rows it needs (`columns`: per-row values that travel with the points, weights).
+    A CuPy chunk's points stay on its device; only the cut coordinate is read on the host."""
     first, last = plan.halo_slabs(block)
     home = plan.slab_of(block)
     pieces: List[Tuple[Any, ...]] = []
     for r in range(plan.n_slabs):
         needed = (first <= r) & (r <= last)
         rows = np.nonzero(needed)[0]
-        pieces.append((offset + rows, block[rows], home[rows] == r, *(c[rows] for c in columns)))
+        pieces.append((offset + rows, _take_rows(block, rows), home[rows] == r,
+                       *(c[rows] for c in columns)))
     return pieces
 
 
-def _gathered(pieces: List[Tuple[Any, ...]]) -> Tuple[np.ndarray, ...]:
-    """A slab's pieces from every chunk, column by column (ids, points, owned[, ...])."""
-    return tuple(np.concatenate([p[k] for p in pieces]) for k in range(len(pieces[0])))
+def _gathered(pieces: List[Tuple[Any, ...]]) -> Tuple[Any, ...]:
+    """A slab's pieces from every chunk, column by column (ids, points, owned[, ...]); CuPy
+    points are joined on their device."""
+    def joined(column: List[Any]) -> Any:
+        if _on_device(column[0]):
+            return importlib.import_module("cupy").concatenate(column)
+        return np.concatenate(column)
+
+    return tuple(joined([p[k] for p in pieces]) for k in range(len(pieces[0])))
 
 
 def _slab_counts(pieces: List[Tuple[np.ndarray, ...]], eps: float, include_self: bool,
@@ -116,8 +138,8 @@ def _slab_counts(pieces: List[Tuple[np.ndarray, ...]], eps: float, include_self:
     mine = np.nonzero(own)[0]
     if mine.size == 0:
         return ids[mine], np.zeros(0, np.int64)
-    counts = np.asarray(_radii.count(points, eps, per_row=True, include_self=include_self,
-                                     **options))
+    counts = np.asarray(to_host(_radii.count(points, eps, per_row=True,
+                                             include_self=include_self, **options)))
     return ids[mine], counts[mine].astype(np.int64)
 
 

@@ -121,3 +121,30 @@ def smallest_limit(call):
         except MemoryError:
             lo = mid
     return hi
+
+
+COAST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fuzz", "corpus",
+                     "raw", "gshhg_coast_2d_sample.f64")
+
+
+def dask_cases(rng):
+    """{name: (points, eps or None)}: the shapes the Dask joins are checked on (None: pick eps
+    for the test's neighbour count)."""
+    skewed = np.vstack([rng.random((1500, 2)), rng.random((1500, 2)) * 0.1])
+    dup = rng.random((800, 3))
+    # The GSHHG shoreline sample (../shared/data/README.md: eps 0.2789 for about 10 neighbours).
+    coast = np.fromfile(COAST, dtype="<f8").reshape(-1, 2)[::4]
+    return {
+        "coastline": (coast, 0.2789 * 2),
+        "uniform-2d": (rng.random((3000, 2)), None),
+        "skewed-2d": (skewed, None),
+        "expo-4d": (rng.exponential(1 / 40, (1200, 4)), None),
+        "lattice ties": (lattice(15, 2), 1.0),
+        "duplicates": (np.vstack([dup, dup[:200]]), None),
+    }
+
+
+def sorted_pairs(frame):
+    """A frame of pairs' (i, j) as an (m, 2) int64 array sorted by i, then j."""
+    p = frame[["i", "j"]].to_numpy().astype(np.int64)
+    return p[np.lexsort((p[:, 1], p[:, 0]))] if len(p) else p.reshape(0, 2)

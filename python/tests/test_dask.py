@@ -5,13 +5,12 @@ of every size, each a partition of bounded size; DBSCAN's labels,
 weighted or not, equal to epsjoin.DBSCAN's; the same results when a worker dies mid-join."""
 
 import os
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import epsjoin
-from conftest import eps_for, lattice
+from conftest import dask_cases, eps_for, lattice, sorted_pairs
 
 da = pytest.importorskip("dask.array")
 pytest.importorskip("dask.dataframe")
@@ -21,39 +20,16 @@ import epsjoin.dask as ejd  # noqa: E402
 pd = pytest.importorskip("pandas")
 
 
-def _sorted(frame):
-    p = frame[["i", "j"]].to_numpy().astype(np.int64)
-    return p[np.lexsort((p[:, 1], p[:, 0]))] if len(p) else p.reshape(0, 2)
-
-
-COAST = Path(__file__).resolve().parents[2] / "fuzz" / "corpus" / "raw" / "gshhg_coast_2d_sample.f64"
-
-
-def _cases(rng):
-    skewed = np.vstack([rng.random((1500, 2)), rng.random((1500, 2)) * 0.1])
-    dup = rng.random((800, 3))
-    # The GSHHG shoreline sample (../shared/data/README.md: eps 0.2789 for about 10 neighbours).
-    coast = np.fromfile(COAST, dtype="<f8").reshape(-1, 2)[::4]
-    return {
-        "coastline": (coast, 0.2789 * 2),
-        "uniform-2d": (rng.random((3000, 2)), None),
-        "skewed-2d": (skewed, None),
-        "expo-4d": (rng.exponential(1 / 40, (1200, 4)), None),
-        "lattice ties": (lattice(15, 2), 1.0),
-        "duplicates": (np.vstack([dup, dup[:200]]), None),
-    }
-
-
 @pytest.mark.parametrize("chunks,slabs", [(500, None), (1000, 2), (700, 5), (4000, 1)])
 def test_pairs_and_counts_equal_the_one_node_functions(chunks, slabs, rng):
-    for name, (X, eps) in _cases(rng).items():
+    for name, (X, eps) in dask_cases(rng).items():
         eps = eps if eps is not None else eps_for(X, 12, rng)
         D = da.from_array(X, chunks=(chunks, -1))
         for include_self in (False, True):
             got = ejd.pairs(D, eps, include_self=include_self, n_slabs=slabs).compute(
                 scheduler="sync")
             want = epsjoin.pairs(X, eps, include_self=include_self, sort=True)
-            np.testing.assert_array_equal(_sorted(got), want, err_msg=name)
+            np.testing.assert_array_equal(sorted_pairs(got), want, err_msg=name)
             rows = ejd.count(D, eps, per_row=True, include_self=include_self, n_slabs=slabs)
             np.testing.assert_array_equal(
                 rows.compute(scheduler="sync"),
@@ -64,7 +40,7 @@ def test_pairs_and_counts_equal_the_one_node_functions(chunks, slabs, rng):
 
 @pytest.mark.parametrize("chunks,slabs", [(600, None), (1000, 3), (400, 7), (5000, 1)])
 def test_dbscan_labels_equal_the_one_node_estimators(chunks, slabs, rng):
-    for name, (X, eps) in _cases(rng).items():
+    for name, (X, eps) in dask_cases(rng).items():
         eps = eps if eps is not None else eps_for(X, 8, rng)
         D = da.from_array(X, chunks=(chunks, -1))
         for min_samples in (1, 4, 9):
@@ -86,7 +62,7 @@ def test_distances_float32_and_a_dataframe(rng):
     import pandas as pd
 
     frame = dd.from_pandas(pd.DataFrame(X.astype(np.float64), columns=list("xyz")), npartitions=3)
-    np.testing.assert_array_equal(_sorted(ejd.pairs(frame, eps).compute(scheduler="sync")),
+    np.testing.assert_array_equal(sorted_pairs(ejd.pairs(frame, eps).compute(scheduler="sync")),
                                   epsjoin.pairs(X.astype(np.float64), eps, sort=True))
 
 
@@ -111,7 +87,7 @@ def test_the_graph_and_parquet(mode, rng, tmp_path):
     ejd.pairs(D, eps, return_distance=True).to_parquet(tmp_path / "pairs",
                                                        compute_kwargs={"scheduler": "sync"})
     back = dd.read_parquet(tmp_path / "pairs").compute(scheduler="sync")
-    np.testing.assert_array_equal(_sorted(back), epsjoin.pairs(X, eps, sort=True))
+    np.testing.assert_array_equal(sorted_pairs(back), epsjoin.pairs(X, eps, sort=True))
 
 
 def _block_cases(rng):
@@ -153,7 +129,7 @@ def test_pairs_in_blocks_equal_the_one_node_pairs(block_pairs, rng):
             plain = ejd.pairs(D, eps, include_self=include_self, n_slabs=3,
                               block_pairs=block_pairs).compute(scheduler="sync")
             assert list(plain.columns) == ["i", "j"]
-            np.testing.assert_array_equal(_sorted(plain), want, err_msg=f"{name}, {include_self}")
+            np.testing.assert_array_equal(sorted_pairs(plain), want, err_msg=f"{name}, {include_self}")
 
 
 def test_smaller_blocks_make_more_partitions_of_bounded_size(rng):
@@ -193,7 +169,7 @@ def test_blocks_cut_from_a_thin_sample(rng, monkeypatch):
         sizes = [len(p.compute(scheduler="sync")) for p in parts]
         # Each block's estimate rests on about 15 sampled points here.
         assert max(sizes) <= 3 * (len(want) // 20), sizes
-        got = _sorted(frame.compute(scheduler="sync"))
+        got = sorted_pairs(frame.compute(scheduler="sync"))
         np.testing.assert_array_equal(got[got[:, 0] != got[:, 1]], want)
         assert (got[:, 0] == got[:, 1]).sum() == (len(X) if include_self else 0)
 
@@ -230,7 +206,7 @@ def test_bad_block_sizes_are_refused(rng):
     eps = eps_for(X, 20, rng)
     frame = ejd.pairs(da.from_array(X, chunks=(1000, 2)), eps, memory_limit="256K")
     assert frame.npartitions >= 2 * 3
-    np.testing.assert_array_equal(_sorted(frame.compute(scheduler="sync")),
+    np.testing.assert_array_equal(sorted_pairs(frame.compute(scheduler="sync")),
                                   epsjoin.pairs(X, eps, sort=True))
 
 
@@ -254,7 +230,7 @@ def test_the_plan_and_refusals(rng):
             ejd.pairs(D, 0.1, metric=metric)
     for metric in ("l1", "chebyshev"):
         np.testing.assert_array_equal(
-            _sorted(ejd.pairs(D, 0.05, metric=metric, return_distance=True).compute(
+            sorted_pairs(ejd.pairs(D, 0.05, metric=metric, return_distance=True).compute(
                 scheduler="sync")),
             epsjoin.pairs(X, 0.05, metric=metric, sort=True))
     assert ejd.dbscan(da.zeros((0, 2), chunks=(1, 2)), 0.1).shape == (0,)
@@ -282,7 +258,7 @@ def test_on_a_cluster_of_processes(client, rng):
     D = da.from_array(X, chunks=(1500, 2))
     want = epsjoin.pairs(X, eps, sort=True)
     got = client.compute(ejd.pairs(D, eps, n_slabs=4)).result()
-    np.testing.assert_array_equal(_sorted(got), want)
+    np.testing.assert_array_equal(sorted_pairs(got), want)
     rows = client.compute(ejd.count(D, eps, per_row=True)).result()
     np.testing.assert_array_equal(rows, epsjoin.count(X, eps, per_row=True))
     labels = client.compute(ejd.dbscan(D, eps, 6, n_slabs=3)).result()
@@ -304,7 +280,7 @@ def test_pairs_in_blocks_on_a_cluster_of_processes(client, rng):
         want = epsjoin.pairs(X, eps, include_self=include_self, sort=True)
         frame = ejd.pairs(D, eps, include_self=include_self, n_slabs=3, block_pairs=2000)
         assert frame.npartitions > 3 * 4
-        np.testing.assert_array_equal(_sorted(client.compute(frame).result()), want)
+        np.testing.assert_array_equal(sorted_pairs(client.compute(frame).result()), want)
     graph = ejd.neighbor_graph(D, eps, mode="distance", block_pairs=3000)
     want = epsjoin.neighbor_graph(X, eps, mode="distance", sort_indices=True)
     got = client.compute(graph).result()
@@ -486,7 +462,7 @@ def test_a_worker_lost_mid_join_changes_nothing(client, rng, tmp_path):
         alive = set(client.run(os.getpid).values())
     finally:
         client.unregister_worker_plugin("die-once")
-    pairs = _sorted(got)
+    pairs = sorted_pairs(got)
     np.testing.assert_array_equal(pairs, epsjoin.pairs(X, eps, sort=True))
     assert len(np.unique(pairs, axis=0)) == len(got)
     np.testing.assert_array_equal(

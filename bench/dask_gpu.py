@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""epsjoin.dask on GPUs: a dask-cuda LocalCUDACluster of one worker a GPU, CuPy chunks, against
+one GPU's worker in the same run (issue 47's targets: counts 1.8x on 2 GPUs, 3.2x on 4; DBSCAN
+2.5x on 4).
+
+Uniform points in the unit cube, generated on the workers by CuPy (the same seed and chunks at
+every worker count, so every run joins the same points) and persisted before anything is timed.
+Each run counts the pairs (the total: nothing but a number comes back) and clusters them
+(DBSCAN's labels, int64, back to the client), cut into one slab a worker. A run's first call
+pays the workers' CUDA contexts and the library's loading; the warm calls are the median of
+--repeat. Exactness: every worker count's total and labels are checked against the first's.
+
+On the GPU machine, with epsjoin's CUDA wheel and the dask-cuda wheels (README: Dask on GPUs)
+on PYTHONPATH:
+  NCCL_NVLS_ENABLE=0 python3 bench/dask_gpu.py --n 20000000 --d 2 --neighbours 64 --gpus 1,2
+"""
+
+import argparse
+import json
+import math
+import statistics
+import time
+
+import numpy as np
+
+
+def eps_for(n, d, neighbours):
+    """The radius at which a point of n uniform points in the unit d-cube has about
+    `neighbours` others within it (edges ignored)."""
+    ball = math.pi ** (d / 2) / math.gamma(d / 2 + 1)
+    return (neighbours / (n * ball)) ** (1 / d)
+
+
+def timed(call, repeat):
+    """(first call's seconds, median of the next `repeat`, the last result)."""
+    times, result = [], None
+    for _ in range(repeat + 1):
+        start = time.perf_counter()
+        result = call()
+        times.append(time.perf_counter() - start)
+    return times[0], statistics.median(times[1:]) if repeat else times[0], result
+
+
+def _block(seed, rows, d):
+    import cupy
+
+    return cupy.random.RandomState(seed).random_sample((rows, d))
+
+
+def points(n, d, chunks, seed):
+    """n uniform points as a dask array of `chunks` CuPy chunks, each made on its worker."""
+    import cupy
+    import dask
+    import dask.array as da
+
+    size = -(-n // chunks)
+    blocks = [da.from_delayed(dask.delayed(_block)(seed * 1000 + k, min(size, n - k * size), d),
+                              shape=(min(size, n - k * size), d), dtype=np.float64,
+                              meta=cupy.empty((0, d)))
+              for k in range(-(-n // size))]
+    return da.concatenate(blocks)
+
+
+def run(gpus, args, eps):
+    from dask_cuda import LocalCUDACluster
+    from distributed import Client, wait
+
+    import epsjoin.dask as ejd
+
+    visible = ",".join(str(g) for g in range(gpus))
+    with LocalCUDACluster(n_workers=gpus, CUDA_VISIBLE_DEVICES=visible, threads_per_worker=1,
+                          protocol="tcp", dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        X = client.persist(points(args.n, args.d, args.chunks, args.seed))
+        wait(X)
+        out = {"gpus": gpus, "n": args.n, "d": args.d, "eps": eps, "chunks": args.chunks}
+        first, warm, total = timed(lambda: int(ejd.count(X, eps, n_slabs=gpus).compute()),
+                                   args.repeat)
+        out.update(count_first_s=first, count_warm_s=warm, pairs=total)
+        labels = None
+        if args.min_samples:
+            first, warm, labels = timed(
+                lambda: ejd.dbscan(X, eps, args.min_samples, n_slabs=gpus).compute(), args.repeat)
+            out.update(dbscan_first_s=first, dbscan_warm_s=warm,
+                       clusters=int(labels.max()) + 1, noise=int((labels < 0).sum()))
+        return out, total, labels
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=20_000_000)
+    parser.add_argument("--d", type=int, default=2)
+    parser.add_argument("--neighbours", type=float, default=64.0,
+                        help="mean neighbours a point (sets eps)")
+    parser.add_argument("--gpus", default="1,2", help="worker counts, one GPU each")
+    parser.add_argument("--chunks", type=int, default=8, help="row chunks of the points")
+    parser.add_argument("--min-samples", type=int, default=20,
+                        help="DBSCAN's min_samples (0: no DBSCAN)")
+    parser.add_argument("--repeat", type=int, default=3, help="warm calls after the first")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    eps = eps_for(args.n, args.d, args.neighbours)
+    rows, want_total, want_labels = [], None, None
+    for gpus in [int(g) for g in args.gpus.split(",")]:
+        out, total, labels = run(gpus, args, eps)
+        if want_total is None:
+            want_total, want_labels = total, labels
+        out["equal_to_first"] = bool(total == want_total and (
+            labels is None or np.array_equal(labels, want_labels)))
+        rows.append(out)
+        print(json.dumps(out), flush=True)
+    base = rows[0]
+    for row in rows[1:]:
+        speedups = {f"{job}_speedup_warm": base[f"{job}_warm_s"] / row[f"{job}_warm_s"]
+                    for job in ("count", "dbscan") if f"{job}_warm_s" in row}
+        print(json.dumps({"gpus": row["gpus"], "against_gpus": base["gpus"], **speedups}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Downloads, here, the wheels epsjoin.dask needs on the GPU machine, whose python3 (3.12) has
+# numpy, scipy, CuPy and PyTorch but neither Dask nor dask-cuda: dask, distributed, pandas and
+# dask-cuda with their dependencies, as cp312 manylinux wheels, into WHEEL_DIR. Carry that
+# folder (beside the epsjoin CUDA wheel, or as its own) and install it with
+# scripts/device-python.sh, which installs every wheel of a folder without resolving anything.
+#
+# usage: scripts/fetch-dask-wheels.sh WHEEL_DIR
+# Left out, as the GPU machine has them or nothing here needs them: numpy, pandas, pyarrow,
+# cuda-core and cuda-pathfinder (its own, which CuPy and PyTorch were built beside), and bokeh,
+# pillow, contourpy and xyzservices (the dashboard's, which the benchmarks turn off). About 6 MB.
+set -euo pipefail
+dir=${1:?usage: scripts/fetch-dask-wheels.sh WHEEL_DIR}
+mkdir -p "$dir"
+python=${PYTHON:-python3}
+"$python" -m pip download --quiet --disable-pip-version-check --only-binary=:all: \
+  --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64 \
+  --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d "$dir" \
+  "dask-cuda>=25" "dask[dataframe,distributed]" pandas
+for left_out in numpy pandas pyarrow cuda_core cuda_pathfinder bokeh pillow contourpy \
+    xyzservices; do
+  rm -f "$dir/$left_out"-*.whl
+done
+du -sh "$dir"
