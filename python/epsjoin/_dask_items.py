@@ -9,7 +9,7 @@ add up to the one-node counts, total and per point, and no distance is computed 
 
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any, Dict, Tuple
 
 import numpy as np
 
@@ -28,6 +28,26 @@ def halo_fraction(plan: SlabPlan, sample: np.ndarray) -> float:
         return 0.0
     first, last = plan.halo_slabs(sample)
     return float(np.mean(last > first))
+
+
+def check_split(split: str) -> None:
+    if split not in ("auto", "slabs", "items"):
+        raise ValueError(f"split must be 'auto', 'slabs' or 'items', got {split!r}")
+
+
+def chosen_split(split: str, plan: SlabPlan, sample: np.ndarray, items_allowed: bool
+                 ) -> Tuple[bool, Dict[str, Any]]:
+    """(whether every task holds all the points and takes a share of the work, the stats that
+    say so: ``split``, ``halo_fraction`` and ``reason``). ``"auto"`` shares where the slabs
+    would send more than half of the sampled points to more than one slab, and
+    `items_allowed`."""
+    halo = halo_fraction(plan, sample)
+    shared = split == "items" or (split == "auto" and items_allowed and halo > ITEMS_ABOVE_HALO)
+    reason = f"slabs would put {halo:.3g} of the sampled points in halos"
+    if split == "auto":
+        reason += f"; items above {ITEMS_ABOVE_HALO}"
+    return shared, {"split": "items" if shared else "slabs", "halo_fraction": halo,
+                    "reason": reason}
 
 
 def _share_counts(points: np.ndarray, eps: float, include_self: bool, options: Dict[str, Any],

@@ -108,11 +108,13 @@ def _kept_by_sampled_point(sample: np.ndarray, n: int, eps: float, include_self:
 
 
 def query_blocks(plan: SlabPlan, sample: np.ndarray, sample_ids: np.ndarray, n: int, eps: float,
-                 include_self: bool, block_pairs: int,
-                 options: Dict[str, Any]) -> List[List[Optional[Tuple[int, int]]]]:
+                 include_self: bool, block_pairs: int, options: Dict[str, Any],
+                 at_least: int = 1) -> List[List[Optional[Tuple[int, int]]]]:
     """For each slab, its blocks: [lo, hi) ranges of global ids whose own points a task takes as
     queries, each of about `block_pairs` estimated pairs (cut at equal shares of the sampled
-    points' estimates, in id order); [None] where one block holds the whole slab."""
+    points' estimates, in id order), and at least `at_least` of them where the slab has as many
+    sampled points (the tasks that share one slab of every point); [None] where one block holds
+    the whole slab."""
     blocks: List[List[Optional[Tuple[int, int]]]] = [[None] for _ in range(plan.n_slabs)]
     if n == 0 or len(sample) == 0:
         return blocks
@@ -123,7 +125,10 @@ def query_blocks(plan: SlabPlan, sample: np.ndarray, sample_ids: np.ndarray, n: 
     estimate = _kept_by_sampled_point(sample, n, eps, include_self, block_pairs,
                                       {"metric": options["metric"]})
     if estimate is None:
-        return blocks
+        if at_least <= 1:
+            return blocks
+        # Too few pairs to cut by: equal numbers of sampled points, at_least blocks.
+        estimate = np.arange(len(sample)), np.zeros(len(sample))
     rows, kept = estimate
     sample, sample_ids = sample[rows], sample_ids[rows]
     stands_for = n / len(sample)
@@ -133,10 +138,11 @@ def query_blocks(plan: SlabPlan, sample: np.ndarray, sample_ids: np.ndarray, n: 
         weights = kept[mine]
         expected = stands_for * float(weights.sum())
         # No finer than the sample: a cut falls on a sampled point.
-        k = min(len(mine), math.ceil(expected / block_pairs))
+        k = min(len(mine), max(at_least, math.ceil(expected / block_pairs)))
         if k <= 1:
             continue
-        running = np.cumsum(weights)
+        # Where no pair is expected, each sampled point weighs alike.
+        running = np.cumsum(weights if expected > 0 else np.ones(len(mine)))
         at = np.searchsorted(running, running[-1] * np.arange(1, k) / k, side="left")
         cuts = np.unique(sample_ids[mine[at]])
         cuts = cuts[(cuts > 0) & (cuts < n)]

@@ -209,8 +209,9 @@ def _settings(options: Dict[str, Any]) -> Any:
 
 def pairs(X: Any, eps: float, *, include_self: bool = False, return_distance: bool = False,
           n_slabs: Optional[int] = None, block_pairs: Optional[int] = None,
-          engine: str = "auto", precision: Any = "float64", n_jobs: Optional[int] = 1,
-          memory_limit: Any = None, metric: str = "euclidean") -> Any:
+          split: str = "auto", engine: str = "auto", precision: Any = "float64",
+          n_jobs: Optional[int] = 1, memory_limit: Any = None, metric: str = "euclidean",
+          return_stats: bool = False) -> Any:
     """A self-join's pairs within `eps` as a ``dask.dataframe.DataFrame`` of columns ``i``,
     ``j`` (int64, global row ids, i < j; i <= j with include_self) and, with
     `return_distance`, ``distance`` (float64), computed lazily (``.compute()``,
@@ -229,24 +230,41 @@ def pairs(X: Any, eps: float, *, include_self: bool = False, return_distance: bo
     is cut no finer than its sampled points (at most 200,000 of all, spread by id), and a block
     can exceed `block_pairs` where the sample misjudges it: a dense spot few sampled points fall
     in, or blocks so small that each holds only a few of them (up to 3x with about 15 in
-    the tests). Partitions are fixed when the graph is built, so such a block is not cut again."""
-    from . import _dask_pairs  # it imports this module's pandas
+    the tests). Partitions are fixed when the graph is built, so such a block is not cut again.
+
+    `split`: ``"slabs"`` (as above), ``"items"`` (one slab of every point, shared by at least
+    `n_slabs` blocks of queries (default: the row chunks), each a task that holds every point:
+    the library shares its engines' work items for counts only, so pairs share ranges of
+    queries, cut at equal estimated pairs), or ``"auto"``: items where the slabs would put more
+    than half of the sampled points in halos (high d), as :func:`count` decides. With
+    `return_stats`, also a dict as :func:`count` gives it (``tasks``: the partitions)."""
+    from . import _dask_items, _dask_pairs  # _dask_pairs imports this module's pandas
 
     X = _points(X)
     eps = check_eps(eps)
     options = _options(engine, precision, n_jobs, memory_limit, metric)  # refused before work
+    _dask_items.check_split(split)
     most = _dask_pairs.checked_block_pairs(block_pairs, memory_limit)
     slabs, sample, sample_ids = _plan_on_sample(X, eps, n_slabs)
+    shared, stats = _dask_items.chosen_split(split, slabs, sample, True)
+    tasks = max(1, int(X.numblocks[0]) if n_slabs is None else n_slabs)
+    if shared:
+        slabs = SlabPlan(slabs.dim, [], eps)  # every point in one slab, shared by its blocks
     blocks = _dask_pairs.query_blocks(slabs, sample, sample_ids, int(X.shape[0]), eps,
-                                      include_self, most, options)
+                                      include_self, most, options, tasks if shared else 1)
     parts = [dask.delayed(_dask_pairs.slab_pairs)(pieces, block, eps, include_self,
                                                   return_distance, options)
              for pieces, slab_blocks in zip(_routed(X, slabs), blocks) for block in slab_blocks]
     meta: Dict[str, Any] = {"i": np.int64, "j": np.int64}
     if return_distance:
         meta["distance"] = np.float64
-    return dd.from_delayed(parts, meta=pd.DataFrame({k: np.empty(0, v) for k, v in meta.items()}),
-                           verify_meta=False)
+    frame = dd.from_delayed(parts, meta=pd.DataFrame({k: np.empty(0, v)
+                                                      for k, v in meta.items()}),
+                            verify_meta=False)
+    if not return_stats:
+        return frame
+    stats["tasks"] = len(parts)
+    return frame, stats
 
 
 def _graph(n: int, mode: str, include_self: bool, *parts: Any) -> Any:
@@ -269,19 +287,19 @@ def _graph(n: int, mode: str, include_self: bool, *parts: Any) -> Any:
 
 def neighbor_graph(X: Any, eps: float, *, mode: str = "connectivity", include_self: bool = False,
                    n_slabs: Optional[int] = None, block_pairs: Optional[int] = None,
-                   engine: str = "auto",
+                   split: str = "auto", engine: str = "auto",
                    precision: Any = "float64", n_jobs: Optional[int] = 1,
                    memory_limit: Any = None, metric: str = "euclidean") -> Any:
     """The self-join's neighbourhood graph as a ``dask.delayed`` object: ``.compute()`` gives
     the ``scipy.sparse.csr_matrix`` that ``epsjoin.neighbor_graph(X, eps, mode=...,
     include_self=..., sort_indices=True)`` gives on one node, assembled on one worker from
-    :func:`pairs`' partitions (`block_pairs` as it takes it; the whole graph is held there:
-    compute it only where it fits)."""
+    :func:`pairs`' partitions (`block_pairs` and `split` as it takes them; the whole graph is
+    held there: compute it only where it fits)."""
     if mode not in ("connectivity", "distance"):
         raise ValueError(f"mode must be 'connectivity' or 'distance', got {mode!r}")
     frame = pairs(X, eps, include_self=include_self, return_distance=mode == "distance",
-                  n_slabs=n_slabs, block_pairs=block_pairs, engine=engine, precision=precision,
-                  n_jobs=n_jobs, memory_limit=memory_limit, metric=metric)
+                  n_slabs=n_slabs, block_pairs=block_pairs, split=split, engine=engine,
+                  precision=precision, n_jobs=n_jobs, memory_limit=memory_limit, metric=metric)
     n = int(_points(X).shape[0])
     return dask.delayed(_graph)(n, mode, include_self, *frame.to_delayed())
 
@@ -305,15 +323,13 @@ def count(X: Any, eps: float, *, per_row: bool = False, include_self: bool = Fal
     X = _points(X)
     eps = check_eps(eps)
     options = _options(engine, precision, n_jobs, memory_limit, metric)  # refused before work
-    if split not in ("auto", "slabs", "items"):
-        raise ValueError(f"split must be 'auto', 'slabs' or 'items', got {split!r}")
+    _dask_items.check_split(split)
     if split == "items" and options["metric"] != "euclidean":
         raise ValueError("split='items' shares a Euclidean join's work items; got metric "
                          f"{metric!r} (use split='slabs')")
     slabs, sample, _ = _plan_on_sample(X, eps, n_slabs)
-    halo = _dask_items.halo_fraction(slabs, sample)
-    by_items = split == "items" or (split == "auto" and options["metric"] == "euclidean"
-                                    and halo > _dask_items.ITEMS_ABOVE_HALO)
+    by_items, stats = _dask_items.chosen_split(split, slabs, sample,
+                                               options["metric"] == "euclidean")
     tasks = max(1, int(X.numblocks[0]) if n_slabs is None else n_slabs)
     if X.shape[0] == 0:
         rows = da.zeros(0, dtype=np.int64)
@@ -326,11 +342,7 @@ def count(X: Any, eps: float, *, per_row: bool = False, include_self: bool = Fal
     result = rows if per_row else rows.sum()
     if not return_stats:
         return result
-    stats = {"split": "items" if by_items else "slabs", "halo_fraction": halo,
-             "tasks": tasks if by_items else slabs.n_slabs,
-             "reason": f"slabs would put {halo:.3g} of the sampled points in halos"
-                       + ("" if split != "auto" else
-                          f"; items above {_dask_items.ITEMS_ABOVE_HALO}")}
+    stats["tasks"] = tasks if by_items else slabs.n_slabs
     return result, stats
 
 

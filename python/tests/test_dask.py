@@ -312,10 +312,41 @@ def test_counts_split_by_work_items_equal_the_one_node_counts(d, neighbours, rng
     assert (d >= 8) == (auto["split"] == "items"), auto
 
 
+@pytest.mark.parametrize("d,neighbours", [(12, 20), (8, 30), (2, 15)])
+def test_pairs_split_by_blocks_of_queries_equal_the_one_node_pairs(d, neighbours, rng):
+    # One slab of every point, shared by blocks of queries that each hold all the points: the
+    # blocks' pairs are the one-node pairs, once each, ties at exactly eps included.
+    X = rng.random((2500, d))
+    eps = eps_for(X, neighbours, rng)
+    L = lattice(7, 3).astype(np.float64)
+    for points, radius in [(X, eps), (L, 1.0)]:
+        D = da.from_array(points, chunks=(len(points) // 3 + 1, points.shape[1]))
+        for include_self in (False, True):
+            want = epsjoin.pairs(points, radius, include_self=include_self, sort=True)
+            for shares, block_pairs in [(None, None), (1, None), (5, None), (4, 300)]:
+                frame, stats = ejd.pairs(D, radius, include_self=include_self, split="items",
+                                         n_slabs=shares, block_pairs=block_pairs,
+                                         return_stats=True)
+                assert stats["split"] == "items"
+                assert stats["tasks"] == frame.npartitions >= (shares or 3)
+                np.testing.assert_array_equal(sorted_pairs(frame.compute(scheduler="sync")),
+                                              want)
+        manhattan = ejd.pairs(D, radius, split="items", metric="manhattan", n_slabs=3)
+        np.testing.assert_array_equal(sorted_pairs(manhattan.compute(scheduler="sync")),
+                                      epsjoin.pairs(points, radius, metric="manhattan",
+                                                    sort=True))
+    auto = ejd.pairs(da.from_array(X, chunks=(1000, d)), eps, return_stats=True)[1]
+    assert (d >= 8) == (auto["split"] == "items"), auto
+    graph = ejd.neighbor_graph(da.from_array(X, chunks=(1000, d)), eps, split="items")
+    assert (graph.compute(scheduler="sync") != epsjoin.neighbor_graph(X, eps)).nnz == 0
+
+
 def test_split_refusals(rng):
     D = da.from_array(rng.random((100, 3)), chunks=(50, 3))
     with pytest.raises(ValueError, match="split must be"):
         ejd.count(D, 0.1, split="boxes")
+    with pytest.raises(ValueError, match="split must be"):
+        ejd.pairs(D, 0.1, split="boxes")
     with pytest.raises(ValueError, match="Euclidean"):
         ejd.count(D, 0.1, split="items", metric="manhattan")
     # Other metrics keep to slabs under auto.
