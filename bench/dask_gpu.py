@@ -61,6 +61,34 @@ def points(n, d, chunks, seed):
     return da.concatenate(blocks)
 
 
+def profile(client, build, label):
+    """Where one call's time goes: building its graph on the client (the plan included), then
+    each kind of task's compute and transfer seconds summed over the workers, with the workers
+    each kind ran on, from the scheduler's task stream."""
+    from distributed import get_task_stream
+
+    start = time.perf_counter()
+    graph = build()
+    built = time.perf_counter() - start
+    with get_task_stream(client) as stream:
+        start = time.perf_counter()
+        graph.compute()
+        computed = time.perf_counter() - start
+    kinds = {}
+    for task in stream.data:
+        name = str(task["key"]).strip("()'\"").split("-")[0].split("'")[0]
+        entry = kinds.setdefault(name, {"tasks": 0, "compute_s": 0.0, "transfer_s": 0.0,
+                                        "workers": set()})
+        entry["tasks"] += 1
+        entry["workers"].add(task["worker"])
+        for part in task["startstops"]:
+            if part["action"] in ("compute", "transfer"):
+                entry[part["action"] + "_s"] += part["stop"] - part["start"]
+    for entry in kinds.values():
+        entry["workers"] = len(entry["workers"])
+    return {"profile": label, "graph_s": built, "compute_s": computed, "tasks": kinds}
+
+
 def run(gpus, args, eps):
     from dask_cuda import LocalCUDACluster
     from distributed import Client, wait
@@ -83,7 +111,34 @@ def run(gpus, args, eps):
                 lambda: ejd.dbscan(X, eps, args.min_samples, n_slabs=gpus).compute(), args.repeat)
             out.update(dbscan_first_s=first, dbscan_warm_s=warm,
                        clusters=int(labels.max()) + 1, noise=int((labels < 0).sum()))
+        if args.profile:
+            print(json.dumps({"gpus": gpus, **profile(
+                client, lambda: ejd.count(X, eps, n_slabs=gpus), "count")}), flush=True)
+            if args.min_samples:
+                print(json.dumps({"gpus": gpus, **profile(
+                    client, lambda: ejd.dbscan(X, eps, args.min_samples, n_slabs=gpus),
+                    "dbscan")}), flush=True)
         return out, total, labels
+
+
+def direct(args, eps):
+    """The same points and calls on one GPU without Dask, in this process: the floor a worker's
+    join stands on."""
+    import cupy
+
+    import epsjoin
+
+    X = points(args.n, args.d, args.chunks, args.seed).compute(scheduler="sync")
+    out = {"direct": True, "n": args.n, "d": args.d}
+    first, warm, total = timed(lambda: epsjoin.count(X, eps), args.repeat)
+    out.update(count_first_s=first, count_warm_s=warm, pairs=total)
+    if args.min_samples:
+        first, warm, _ = timed(lambda: epsjoin.DBSCAN(eps=eps, min_samples=args.min_samples)
+                               .fit(X), args.repeat)
+        out.update(dbscan_first_s=first, dbscan_warm_s=warm)
+    del X
+    cupy.get_default_memory_pool().free_all_blocks()
+    return out
 
 
 def main():
@@ -99,8 +154,14 @@ def main():
                         help="DBSCAN's min_samples (0: no DBSCAN)")
     parser.add_argument("--repeat", type=int, default=3, help="warm calls after the first")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--direct", action="store_true",
+                        help="also time the calls on one GPU without Dask, in this process")
+    parser.add_argument("--profile", action="store_true",
+                        help="also print where one warm call's time goes, task by task")
     args = parser.parse_args()
     eps = eps_for(args.n, args.d, args.neighbours)
+    if args.direct:
+        print(json.dumps(direct(args, eps)), flush=True)
     rows, want_total, want_labels = [], None, None
     for gpus in [int(g) for g in args.gpus.split(",")]:
         out, total, labels = run(gpus, args, eps)

@@ -9,7 +9,6 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _epsjoin
-from ._device import to_host
 from ._validation import (MemorySize, _is_device_array, check_eps, check_points,
                           raise_if_not_finite, run_settings)
 
@@ -51,24 +50,32 @@ class SlabPlan:
     def n_slabs(self) -> int:
         return int(self.cuts.shape[0]) + 1
 
-    def slab_of(self, X: npt.ArrayLike) -> np.ndarray:
-        """Each point's own slab (int64)."""
-        return np.searchsorted(self.cuts, self._coordinate(X), side="right").astype(np.int64)
+    def slab_of(self, X: npt.ArrayLike) -> Any:
+        """Each point's own slab (int64; a CuPy array for points on a device)."""
+        x, xp = self._coordinate(X)
+        return xp.searchsorted(xp.asarray(self.cuts), x, side="right").astype(np.int64)
 
-    def halo_slabs(self, X: npt.ArrayLike) -> Tuple[np.ndarray, np.ndarray]:
+    def halo_slabs(self, X: npt.ArrayLike) -> Tuple[Any, Any]:
         """(first, last), int64: the slabs ``first..last`` whose own points or halo hold each
-        point; its own slab among them."""
-        x = self._coordinate(X)
-        home = np.searchsorted(self.cuts, x, side="right")
-        first = np.minimum(home, np.searchsorted(self._upper, x, side="left"))
-        last = np.maximum(home, np.searchsorted(self._lower, x, side="right"))
+        point; its own slab among them. CuPy arrays for points on a device, which are routed
+        there (a Dask chunk's rows to their slabs)."""
+        x, xp = self._coordinate(X)
+        home = xp.searchsorted(xp.asarray(self.cuts), x, side="right")
+        first = xp.minimum(home, xp.searchsorted(xp.asarray(self._upper), x, side="left"))
+        last = xp.maximum(home, xp.searchsorted(xp.asarray(self._lower), x, side="right"))
         return first.astype(np.int64), last.astype(np.int64)
 
-    def _coordinate(self, X: npt.ArrayLike) -> np.ndarray:
-        # Device points (a CuPy chunk on Dask) send only the cut coordinate to the host.
-        A: Any = X if _is_device_array(X) else np.asarray(X)
-        column = A[:, self.dim] if len(A.shape) == 2 else A
-        return np.asarray(to_host(column), dtype=np.float64)
+    def _coordinate(self, X: npt.ArrayLike) -> Tuple[Any, Any]:
+        """(the cut coordinate of each point as float64, numpy or cupy: where they lie)."""
+        if _is_device_array(X):
+            from ._device import _Cupy
+
+            cupy = _Cupy()
+            A = cupy.asarray(X)
+            column = A[:, self.dim] if A.ndim == 2 else A
+            return column.astype(np.float64), cupy.xp
+        A = np.asarray(X)
+        return np.asarray(A[:, self.dim] if A.ndim == 2 else A, dtype=np.float64), np
 
     def __repr__(self) -> str:
         return (f"SlabPlan(dim={self.dim}, cuts={self.cuts.tolist()!r}, eps={self.eps!r}, "
