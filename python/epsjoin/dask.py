@@ -376,9 +376,9 @@ def count(X: Any, eps: float, *, per_row: bool = False, include_self: bool = Fal
 
 
 def dbscan(X: Any, eps: float, min_samples: int = 5, *, sample_weight: Any = None,
-           n_slabs: Optional[int] = None, engine: str = "auto", precision: Any = "float64",
-           n_jobs: Optional[int] = 1, memory_limit: Any = None,
-           metric: str = "euclidean") -> Any:
+           n_slabs: Optional[int] = None, split: str = "auto", engine: str = "auto",
+           precision: Any = "float64", n_jobs: Optional[int] = 1, memory_limit: Any = None,
+           metric: str = "euclidean", return_stats: bool = False) -> Any:
     """DBSCAN's labels of `X` (a ``dask.array`` of int64 chunked as X's rows; -1 for noise),
     equal to ``epsjoin.DBSCAN(eps, min_samples=min_samples).fit(X, sample_weight=...).labels_``
     on one node: clusters numbered by their smallest core point, a border point in the cluster
@@ -388,8 +388,15 @@ def dbscan(X: Any, eps: float, min_samples: int = 5, *, sample_weight: Any = Non
     as X's rows where it is not), an array-like, or a number; its length is checked at once
     and its values (finite, not all 0) in one pass on the cluster. Core flags are exact on each
     slab (the halo, with its weights, holds every neighbour); only the edges that cross slabs
-    meet on one task."""
+    meet on one task.
+
+    `split` as :func:`count` takes it: under ``"items"`` (Euclidean, unweighted) every task
+    holds every point; the core flags come from the shared count, and ranges of ids, one a
+    task, find the core-core edges whose smaller end they hold and their border points' core
+    neighbours, merged two forests at a time (_dask_dbscan_items.py). With `return_stats`,
+    also the dict :func:`count` gives."""
     from . import _dask_dbscan as steps
+    from . import _dask_dbscan_items, _dask_items
 
     X = _points(X)
     eps = check_eps(eps)
@@ -397,12 +404,30 @@ def dbscan(X: Any, eps: float, min_samples: int = 5, *, sample_weight: Any = Non
             min_samples < 1:
         raise ValueError(f"min_samples must be an integer >= 1, got {min_samples!r}")
     weights = steps.checked_weights(sample_weight, X)
-    if X.shape[0] == 0:
-        return da.zeros(0, dtype=np.int64)
     options = _options(engine, precision, n_jobs, memory_limit, metric)  # refused before work
-    slabs = plan(X, eps, n_slabs)
+    _dask_items.check_split(split)
+    if split == "items" and (options["metric"] != "euclidean" or weights is not None):
+        raise ValueError("split='items' shares a Euclidean join's work items and counts "
+                         "unweighted neighbours; use split='slabs' for other metrics or "
+                         "sample_weight")
+    slabs, sample, _ = _plan_on_sample(X, eps, n_slabs)
+    shared, stats = _dask_items.chosen_split(
+        split, slabs, sample, options["metric"] == "euclidean" and weights is None)
+    tasks = max(1, int(X.numblocks[0]) if n_slabs is None else n_slabs)
+    stats["tasks"] = tasks if shared else slabs.n_slabs
+    labels = (da.zeros(0, dtype=np.int64) if X.shape[0] == 0 else
+              _dask_dbscan_items.item_labels(X, eps, min_samples, options, tasks) if shared else
+              _slab_labels(X, eps, int(min_samples), weights, slabs, options))
+    return (labels, stats) if return_stats else labels
+
+
+def _slab_labels(X: Any, eps: float, min_samples: int, weights: Any, slabs: SlabPlan,
+                 options: Dict[str, Any]) -> Any:
+    """dbscan's labels by slabs, each with its halo (_dask_dbscan.py)."""
+    from . import _dask_dbscan as steps
+
     routed = _routed(X, slabs, *([] if weights is None else [weights]))
-    cores = [dask.delayed(steps.slab_core)(pieces, eps, int(min_samples), options)
+    cores = [dask.delayed(steps.slab_core)(pieces, eps, min_samples, options)
              for pieces in routed]
     flags = _back_to_chunks(X, cores, _chunk_values, 0).to_delayed().ravel()
     routes = [dask.delayed(steps.route_flags)(f, b, slabs)
