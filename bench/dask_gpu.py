@@ -97,11 +97,12 @@ def run(gpus, args, eps):
 
     visible = ",".join(str(g) for g in range(gpus))
     with LocalCUDACluster(n_workers=gpus, CUDA_VISIBLE_DEVICES=visible, threads_per_worker=1,
-                          protocol="tcp", dashboard_address=None) as cluster, \
+                          protocol=args.protocol, dashboard_address=None) as cluster, \
             Client(cluster) as client:
         X = client.persist(points(args.n, args.d, args.chunks, args.seed))
         wait(X)
-        out = {"gpus": gpus, "n": args.n, "d": args.d, "eps": eps, "chunks": args.chunks}
+        out = {"gpus": gpus, "n": args.n, "d": args.d, "eps": eps, "chunks": args.chunks,
+               "protocol": args.protocol}
         first, warm, total = timed(lambda: int(ejd.count(X, eps, n_slabs=gpus).compute()),
                                    args.repeat)
         out.update(count_first_s=first, count_warm_s=warm, pairs=total)
@@ -154,6 +155,9 @@ def main():
                         help="DBSCAN's min_samples (0: no DBSCAN)")
     parser.add_argument("--repeat", type=int, default=3, help="warm calls after the first")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--protocol", default="tcp", choices=["tcp", "ucx"],
+                        help="how workers move points: tcp (through host memory) or ucx (NVLink "
+                             "where there is one; needs scripts/fetch-dask-wheels.sh --ucx)")
     parser.add_argument("--direct", action="store_true",
                         help="also time the calls on one GPU without Dask, in this process")
     parser.add_argument("--profile", action="store_true",
