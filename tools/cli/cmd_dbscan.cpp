@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "cluster_command.hpp"
 #include "commands.hpp"
 #include "engine_args.hpp"
 #include "epsjoin/dbscan.hpp"
@@ -199,17 +200,11 @@ dbscan_result cluster_repeatedly(resources& res, dataset_view points, dbscan_rep
 }  // namespace
 
 int run_dbscan(const parsed_args& args) {
-  const auto command_start = std::chrono::steady_clock::now();
   // Everything that can be checked without the data is checked before loading it.
-  if (args.has("input") == args.has("generate")) {
-    throw usage_error{"give exactly one of --input FILE and --generate SPEC"};
-  }
-  if (!args.has("eps")) throw usage_error{"missing --eps X"};
-  if (!args.has("min-samples")) throw usage_error{"missing --min-samples M"};
+  const cluster_command command(args, "eps");
   dbscan_report report;
   report.eps = read_radius(args, "eps");
-  report.min_samples = args.get_size("min-samples", 0);
-  if (report.min_samples == 0) throw usage_error{"--min-samples must be at least 1"};
+  report.min_samples = command.min_samples();
   dbscan_options options;
   options.engine = read_engine(args);
   options.params = read_engine_params(args);
@@ -222,30 +217,19 @@ int run_dbscan(const parsed_args& args) {
     options.device_merge = where == "device";
     options.cell_merge = where == "device";
   }
-  report.output = args.get("output");
-  if (args.has("output") && report.output.empty()) throw usage_error{"--output needs a file name"};
-  const bool quiet = args.has("quiet");
-  const bool as_json = args.has("json");
+  report.output = command.output();
   const std::size_t repeat = args.get_size("repeat", 1);
   if (repeat == 0) throw usage_error{"--repeat must be at least 1"};
-  const unsigned threads = read_threads(args);
-  const std::size_t dim = read_input_dim(args);
-  const output_target target =
-      report.output.empty() ? output_target{} : check_output_path(report.output);
-  // With the labels on standard output, the summary goes to standard error.
-  std::FILE* const summary_out = target.standard_output ? stderr : stdout;
 
-  resources res(threads);
-  res.set_memory({args.get_bytes("memory-limit", 0), args.get_bytes("device-memory-limit", 0)});
-  const loaded_points data =
-      load_points(args.get("input"), args.get("generate"), dim, args.has("paper"));
+  resources res = command.make_resources();
+  const loaded_points data = command.load();
   std::vector<double> weights;
   if (args.has("sample-weight")) weights = read_weights(args.get("sample-weight"), data.points.n());
   options.sample_weight = weights;
   res.prepare_gpu();  // the CUDA context is not part of the clustering's time
 
   report.result = cluster_repeatedly(res, data.points.view(), report, options, repeat,
-                                     !quiet && !as_json);
+                                     command.chatty());
   report.input = data.description;
   report.n = data.points.n();
   report.d = data.points.d();
@@ -257,14 +241,8 @@ int run_dbscan(const parsed_args& args) {
   if (!report.output.empty()) write_labels(report.output, report.result.labels);
   report.write_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count();
-  report.total_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - command_start).count();
-
-  if (as_json) {
-    std::fprintf(summary_out, "%s\n", json(report).c_str());
-  } else if (!quiet) {
-    std::fputs(human(report).c_str(), summary_out);
-  }
+  report.total_seconds = command.seconds_since_start();
+  command.print_summary(json(report), human(report));
   return 0;
 }
 

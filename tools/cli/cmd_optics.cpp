@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster_command.hpp"
 #include "commands.hpp"
 #include "engine_args.hpp"
 #include "epsjoin/error.hpp"
@@ -139,12 +140,7 @@ std::string json(const optics_report& r) {
 }  // namespace
 
 int run_optics(const parsed_args& args) {
-  const auto command_start = std::chrono::steady_clock::now();
-  if (args.has("input") == args.has("generate")) {
-    throw usage_error{"give exactly one of --input FILE and --generate SPEC"};
-  }
-  if (!args.has("max-eps")) throw usage_error{"missing --max-eps X"};
-  if (!args.has("min-samples")) throw usage_error{"missing --min-samples M"};
+  const cluster_command command(args, "max-eps");
   optics_report report;
   report.max_eps = read_radius(args, "max-eps");
   if (args.has("cluster-eps")) {
@@ -153,30 +149,19 @@ int run_optics(const parsed_args& args) {
       throw usage_error{"--cluster-eps must be at most --max-eps"};
     }
   }
-  report.min_samples = args.get_size("min-samples", 0);
-  if (report.min_samples == 0) throw usage_error{"--min-samples must be at least 1"};
+  report.min_samples = command.min_samples();
   optics_options options;
   options.engine = read_engine(args);
   options.params = read_engine_params(args);
   options.precision = read_precision(args);
   options.metric = read_metric(args);
-  report.output = args.get("output");
-  if (args.has("output") && report.output.empty()) throw usage_error{"--output needs a file name"};
-  const bool quiet = args.has("quiet");
-  const bool as_json = args.has("json");
-  const unsigned threads = read_threads(args);
-  const std::size_t dim = read_input_dim(args);
-  const output_target target =
-      report.output.empty() ? output_target{} : check_output_path(report.output);
-  std::FILE* const summary_out = target.standard_output ? stderr : stdout;
+  report.output = command.output();
 
-  resources res(threads);
-  res.set_memory({args.get_bytes("memory-limit", 0), args.get_bytes("device-memory-limit", 0)});
-  const loaded_points data =
-      load_points(args.get("input"), args.get("generate"), dim, args.has("paper"));
+  resources res = command.make_resources();
+  const loaded_points data = command.load();
   res.prepare_gpu();
   {
-    progress_bar bar("ordering", !quiet && !as_json && progress_bar::stderr_is_terminal());
+    progress_bar bar("ordering", command.chatty() && progress_bar::stderr_is_terminal());
     options.progress = [&bar](double f) { bar.update(f); };
     report.result = optics(res, data.points.view(), report.max_eps, report.min_samples, options);
   }
@@ -196,13 +181,8 @@ int run_optics(const parsed_args& args) {
   }
   report.write_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count();
-  report.total_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - command_start).count();
-  if (as_json) {
-    std::fprintf(summary_out, "%s\n", json(report).c_str());
-  } else if (!quiet) {
-    std::fputs(human(report).c_str(), summary_out);
-  }
+  report.total_seconds = command.seconds_since_start();
+  command.print_summary(json(report), human(report));
   return 0;
 }
 
