@@ -53,17 +53,17 @@ class SlabPlan:
     def slab_of(self, X: npt.ArrayLike) -> Any:
         """Each point's own slab (int64; a CuPy array for points on a device)."""
         x, xp = self._coordinate(X)
-        return xp.searchsorted(xp.asarray(self.cuts), x, side="right").astype(np.int64)
+        return _bounds_at_or_below(self.cuts, x, xp)
 
     def halo_slabs(self, X: npt.ArrayLike) -> Tuple[Any, Any]:
         """(first, last), int64: the slabs ``first..last`` whose own points or halo hold each
         point; its own slab among them. CuPy arrays for points on a device, which are routed
         there (a Dask chunk's rows to their slabs)."""
         x, xp = self._coordinate(X)
-        home = xp.searchsorted(xp.asarray(self.cuts), x, side="right")
-        first = xp.minimum(home, xp.searchsorted(xp.asarray(self._upper), x, side="left"))
-        last = xp.maximum(home, xp.searchsorted(xp.asarray(self._lower), x, side="right"))
-        return first.astype(np.int64), last.astype(np.int64)
+        home = _bounds_at_or_below(self.cuts, x, xp)
+        first = xp.minimum(home, _bounds_below(self._upper, x, xp))
+        last = xp.maximum(home, _bounds_at_or_below(self._lower, x, xp))
+        return first, last
 
     def _coordinate(self, X: npt.ArrayLike) -> Tuple[Any, Any]:
         """(the cut coordinate of each point as float64, numpy or cupy: where they lie)."""
@@ -80,6 +80,33 @@ class SlabPlan:
     def __repr__(self) -> str:
         return (f"SlabPlan(dim={self.dim}, cuts={self.cuts.tolist()!r}, eps={self.eps!r}, "
                 f"work={self.work!r})")
+
+
+#: Up to this many bounds, a host point's place among them is counted by comparisons, one pass
+#: over the points each, which beats a binary search a point (numpy's searchsorted: about 18 ns
+#: a point at one bound, the comparisons about 1 ns a bound; routing a 2.5M-row chunk to 1 or 2
+#: slabs 1.7-1.9x faster). On a device, searchsorted is one kernel either way.
+_COMPARED_BOUNDS = 16
+
+
+def _bounds_at_or_below(bounds: np.ndarray, x: Any, xp: Any) -> Any:
+    """How many of the ascending `bounds` are <= each x (searchsorted's side="right")."""
+    if bounds.size > _COMPARED_BOUNDS or xp is not np:
+        return xp.searchsorted(xp.asarray(bounds), x, side="right").astype(np.int64)
+    count = xp.zeros(x.shape, dtype=np.int64)
+    for bound in bounds.tolist():
+        count += x >= bound
+    return count
+
+
+def _bounds_below(bounds: np.ndarray, x: Any, xp: Any) -> Any:
+    """How many of the ascending `bounds` are < each x (searchsorted's side="left")."""
+    if bounds.size > _COMPARED_BOUNDS or xp is not np:
+        return xp.searchsorted(xp.asarray(bounds), x, side="left").astype(np.int64)
+    count = xp.zeros(x.shape, dtype=np.int64)
+    for bound in bounds.tolist():
+        count += x > bound
+    return count
 
 
 def plan_slabs(X: npt.ArrayLike, eps: float, n_slabs: int, *, n_points: Optional[int] = None,

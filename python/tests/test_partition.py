@@ -112,3 +112,22 @@ def test_a_sample_standing_for_more_points_and_refusals(rng):
     with pytest.raises(ValueError, match="NaN"):
         epsjoin.plan_slabs(np.array([[0.0, np.nan], [1.0, 1.0]]), 0.1, 2)
     assert "SlabPlan(dim=" in repr(whole)
+
+
+@pytest.mark.parametrize("cuts", [[], [0.5], [0.2, 0.2, 0.7], "many"])
+def test_each_points_slabs_are_binary_searches_of_the_cuts(cuts, rng):
+    # Few cuts are counted by comparisons, many by searchsorted: both give a point's slab and
+    # its halo slabs exactly, for points on a cut, at a cut +- eps and at the reach's edge.
+    cuts = np.sort(rng.random(40)) if cuts == "many" else np.array(cuts, dtype=np.float64)
+    plan = epsjoin.SlabPlan(0, cuts, 0.05)
+    upper, lower = plan._upper, plan._lower  # each cut's reach above and below it
+    x = np.concatenate([rng.random(20_000), cuts, cuts + 0.05, cuts - 0.05, upper, lower,
+                        np.nextafter(upper, np.inf), np.nextafter(lower, -np.inf)])
+    home = np.searchsorted(cuts, x, side="right")
+    first, last = plan.halo_slabs(x[:, None])
+    np.testing.assert_array_equal(plan.slab_of(x[:, None]), home)
+    np.testing.assert_array_equal(
+        first, np.minimum(home, np.searchsorted(upper, x, side="left")))
+    np.testing.assert_array_equal(
+        last, np.maximum(home, np.searchsorted(lower, x, side="right")))
+    assert first.dtype == last.dtype == np.int64
