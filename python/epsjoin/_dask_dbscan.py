@@ -177,8 +177,7 @@ def slab_components(pieces: Pieces, flags: List[np.ndarray], plan: SlabPlan, eps
     label, smallest = _components(ids, points, core, eps, options)
     _borders(np.nonzero(own & ~core)[0], points, core, label, eps, options)
     rep = np.where(label >= 0, smallest[np.maximum(label, 0)] if smallest.size else -1, -1)
-    first, last = (to_host(a) for a in plan.halo_slabs(points))
-    home = to_host(plan.slab_of(points))
+    home, first, last = (to_host(a) for a in plan.routes(points))
     seen = core & own & ((first < home) | (last > home))
     halo = core & ~own
     # The representatives the own points use (own core points among them), ascending as

@@ -59,11 +59,16 @@ class SlabPlan:
         """(first, last), int64: the slabs ``first..last`` whose own points or halo hold each
         point; its own slab among them. CuPy arrays for points on a device, which are routed
         there (a Dask chunk's rows to their slabs)."""
+        return self.routes(X)[1:]
+
+    def routes(self, X: npt.ArrayLike) -> Tuple[Any, Any, Any]:
+        """(own slab, first, last) of each point: :meth:`slab_of` and :meth:`halo_slabs` from
+        one read of the coordinate."""
         x, xp = self._coordinate(X)
         home = _bounds_at_or_below(self.cuts, x, xp)
         first = xp.minimum(home, _bounds_below(self._upper, x, xp))
         last = xp.maximum(home, _bounds_at_or_below(self._lower, x, xp))
-        return first, last
+        return home, first, last
 
     def _coordinate(self, X: npt.ArrayLike) -> Tuple[Any, Any]:
         """(the cut coordinate of each point as float64, numpy or cupy: where they lie)."""

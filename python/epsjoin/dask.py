@@ -109,8 +109,7 @@ def _route(block: Any, offset: int, plan: SlabPlan,
     chunk's rows it needs (`columns`: per-row values that travel with the points, weights).
     A CuPy chunk is routed on its device and its points stay there; only the rows' numbers and
     owners (8 and 1 bytes a row) come to the host."""
-    first, last = plan.halo_slabs(block)
-    home = plan.slab_of(block)
+    home, first, last = plan.routes(block)
     xp = np if isinstance(first, np.ndarray) else importlib.import_module("cupy")
     pieces: List[Tuple[Any, ...]] = []
     for r in range(plan.n_slabs):
