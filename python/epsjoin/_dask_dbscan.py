@@ -199,15 +199,20 @@ def union(*crossings: Tuple[np.ndarray, ...]) -> Tuple[np.ndarray, np.ndarray]:
     nodes = np.unique(np.concatenate([reps, a, b]))
     if nodes.size == 0:
         return reps, np.zeros(0, np.int64)
-    ia, ib = np.searchsorted(nodes, a), np.searchsorted(nodes, b)
-    graph = scipy.sparse.coo_matrix((np.ones(ia.size, np.int8), (ia, ib)),
-                                    shape=(nodes.size, nodes.size))
-    _, component = connected_components(graph, directed=False)
-    root = np.full(component.max() + 1, np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(root, component, nodes)
-    rep_root = root[component[np.searchsorted(nodes, reps)]]
+    root = nodes[smallest_in_component(nodes.size, np.searchsorted(nodes, a),
+                                       np.searchsorted(nodes, b))]
+    rep_root = root[np.searchsorted(nodes, reps)]
     roots = np.unique(rep_root)
     return reps, np.searchsorted(roots, rep_root).astype(np.int64)
+
+
+def smallest_in_component(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Each of n nodes' smallest node in its component over the edges (a, b)."""
+    graph = scipy.sparse.coo_matrix((np.ones(a.size, np.int8), (a, b)), shape=(n, n))
+    _, component = connected_components(graph, directed=False)
+    # Nodes ascend, so each component's first node is its smallest.
+    _, first = np.unique(component, return_index=True)
+    return np.asarray(first[component], dtype=np.int64)
 
 
 def chunk_labels(size: int, numbered: Tuple[np.ndarray, np.ndarray],

@@ -20,11 +20,9 @@ from __future__ import annotations
 from typing import Any, Dict, List, Tuple
 
 import numpy as np
-import scipy.sparse
-from scipy.sparse.csgraph import connected_components
 
 from . import _dask_items, _join
-from ._device import to_host
+from ._dask_dbscan import smallest_in_component
 from .dask import da, dask
 
 #: A task's piece: (each core point's smallest core in its component, as positions among the
@@ -32,22 +30,9 @@ from .dask import da, dask
 Forest = Tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
-def _host_points(*blocks: Any) -> np.ndarray:
-    return np.ascontiguousarray(np.concatenate([to_host(b) for b in blocks]))
-
-
 def _core_flags(min_samples: int, *counts: np.ndarray) -> np.ndarray:
     # The counts include each point itself, as scikit-learn counts a core point's neighbours.
     return np.concatenate(counts) >= min_samples
-
-
-def _smallest_in_component(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Each of n nodes' smallest node in its component over the edges (a, b)."""
-    graph = scipy.sparse.coo_matrix((np.ones(a.size, np.int8), (a, b)), shape=(n, n))
-    _, component = connected_components(graph, directed=False)
-    # Nodes ascend, so each component's first node is its smallest.
-    _, first = np.unique(component, return_index=True)
-    return first[component].astype(np.int64)
 
 
 def range_forest(points: np.ndarray, core: np.ndarray, lo: int, hi: int, eps: float,
@@ -62,7 +47,7 @@ def range_forest(points: np.ndarray, core: np.ndarray, lo: int, hi: int, eps: fl
         a, b = found[:, 0].astype(np.int64) + start, found[:, 1].astype(np.int64) + start
         keep = a < b
         a, b = a[keep], b[keep]
-    roots = _smallest_in_component(cores.size, a, b)
+    roots = smallest_in_component(cores.size, a, b)
     others = np.flatnonzero(~core[lo:hi]) + lo
     if others.size == 0 or cores.size == 0:
         return roots, np.empty(0, np.int64), np.empty(0, np.int64)
@@ -75,7 +60,7 @@ def range_forest(points: np.ndarray, core: np.ndarray, lo: int, hi: int, eps: fl
 def merged(left: Forest, right: Forest) -> Forest:
     """Two tasks' forests as one: each core point tied to both of its roots."""
     nodes = np.arange(left[0].size)
-    roots = _smallest_in_component(nodes.size, np.concatenate([nodes, nodes]),
+    roots = smallest_in_component(nodes.size, np.concatenate([nodes, nodes]),
                                    np.concatenate([left[0], right[0]]))
     return roots, np.concatenate([left[1], right[1]]), np.concatenate([left[2], right[2]])
 
@@ -103,9 +88,9 @@ def item_labels(X: Any, eps: float, min_samples: int, options: Dict[str, Any],
     """DBSCAN's labels of X as a ``dask.array`` chunked as X's rows, every task holding every
     point and taking a share of the work (the counts' work items, then ranges of ids)."""
     n = int(X.shape[0])
-    counts = _dask_items.item_counts(X, eps, True, options, tasks).to_delayed().ravel()
+    points = _dask_items.host_points(X)
+    counts = _dask_items.item_counts(X, eps, True, options, tasks, points).to_delayed().ravel()
     core = dask.delayed(_core_flags)(int(min_samples), *counts)
-    points = dask.delayed(_host_points)(*X.to_delayed().ravel())
     # A range joins against the core points from its first one on: equal shares of that
     # triangle's area, n^2 / 2, end where n - n sqrt(1 - k / tasks) does.
     shares = np.arange(tasks + 1) / tasks

@@ -55,10 +55,7 @@ def _share_counts(points: np.ndarray, eps: float, include_self: bool, options: D
     settings = _settings(options)
     settings.share_index = index
     settings.share_count = shares
-    # CuPy chunks are counted from a host copy: each share holds every point, so the items
-    # split trades memory for halos anyway, and the library's shares run on host points.
-    host = np.ascontiguousarray(to_host(points))
-    _, rows, _ = _epsjoin.neighbor_counts(host, None, float(eps), bool(include_self), True,
+    _, rows, _ = _epsjoin.neighbor_counts(points, None, float(eps), bool(include_self), True,
                                           settings)
     assert rows is not None  # asked per row
     return rows.astype(np.int64)
@@ -71,11 +68,23 @@ def _summed(*parts: np.ndarray) -> np.ndarray:
     return total
 
 
+def _host_concatenated(*blocks: Any) -> np.ndarray:
+    return np.ascontiguousarray(np.concatenate([to_host(b) for b in blocks]))
+
+
+def host_points(X: Any) -> Any:
+    """Every point of X in host memory, one C-contiguous array, as a ``dask.delayed``: what
+    each task of a shared split holds (CuPy chunks copied: the library shares work items of
+    host points)."""
+    return dask.delayed(_host_concatenated)(*X.to_delayed().ravel())
+
+
 def item_counts(X: Any, eps: float, include_self: bool, options: Dict[str, Any],
-                shares: int) -> Any:
+                shares: int, whole: Any = None) -> Any:
     """Each point's neighbour count, the join shared by `shares` tasks that each hold every
-    point, as a ``dask.array`` chunked as X's rows."""
-    whole = dask.delayed(np.concatenate)(X.to_delayed().ravel().tolist())
+    point, as a ``dask.array`` chunked as X's rows. `whole`: :func:`host_points` of X where
+    the caller has it already."""
+    whole = host_points(X) if whole is None else whole
     parts = [dask.delayed(_share_counts)(whole, eps, include_self, options, i, shares)
              for i in range(shares)]
     rows = da.from_delayed(dask.delayed(_summed)(*parts), shape=(int(X.shape[0]),),

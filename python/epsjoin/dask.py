@@ -24,7 +24,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from . import _radii
-from ._device import to_host
+from ._device import any_on_device, to_host
 from ._metrics import metric_name
 from ._partition import SlabPlan, plan_slabs
 from ._validation import check_eps, run_settings
@@ -91,14 +91,10 @@ def _plan_on_sample(X: Any, eps: float, n_slabs: Optional[int],
     return planned, sample, np.arange(sample.shape[0], dtype=np.int64) * step
 
 
-def _on_device(array: Any) -> bool:
-    return type(array).__module__.startswith("cupy")
-
-
 def _take_rows(array: Any, rows: np.ndarray) -> Any:
     """`array[rows]` for a numpy or a CuPy array (`rows` a host index; a CuPy chunk's rows are
     gathered on its device)."""
-    if _on_device(array):
+    if any_on_device(array):
         return array[importlib.import_module("cupy").asarray(rows)]
     return array[rows]
 
@@ -124,7 +120,7 @@ def _gathered(pieces: List[Tuple[Any, ...]]) -> Tuple[Any, ...]:
     """A slab's pieces from every chunk, column by column (ids, points, owned[, ...]); CuPy
     points are joined on their device."""
     def joined(column: List[Any]) -> Any:
-        if _on_device(column[0]):
+        if any_on_device(column[0]):
             return importlib.import_module("cupy").concatenate(column)
         return np.concatenate(column)
 
@@ -161,7 +157,7 @@ def _slab_total(pieces: List[Tuple[Any, ...]], eps: float, include_self: bool,
     if mine.size == len(own):
         return int(_radii.count(points, eps, include_self=include_self, **options)) \
             if mine.size else 0
-    if not _on_device(points):
+    if not any_on_device(points):
         return int(_own_counts(points, mine, eps, include_self, options).sum())
     found = int(_radii.count(_take_rows(points, mine), eps, points, **options))
     return found - (0 if include_self else mine.size)

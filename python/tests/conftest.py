@@ -148,3 +148,39 @@ def sorted_pairs(frame):
     """A frame of pairs' (i, j) as an (m, 2) int64 array sorted by i, then j."""
     p = frame[["i", "j"]].to_numpy().astype(np.int64)
     return p[np.lexsort((p[:, 1], p[:, 0]))] if len(p) else p.reshape(0, 2)
+
+
+def gpu_missing(*modules):
+    """Why the GPU tests cannot run here ("" when they can): a build without CUDA, no device,
+    or one of `modules` (e.g. "cupy") not importable. With EPSJOIN_REQUIRE_GPU=1 (as
+    scripts/device-check.sh and scripts/device-python.sh set) any reason is an error."""
+    info = epsjoin.build_info()
+    why = ("this build of the package has no CUDA (EPSJOIN_CUDA=OFF)" if not info["cuda"] else
+           "no CUDA device" if not info["cuda_devices"] else "")
+    for module in modules:
+        if not why:
+            try:
+                __import__(module)
+            except ImportError:
+                why = f"no {module}"
+    if why and os.environ.get("EPSJOIN_REQUIRE_GPU") == "1":
+        raise RuntimeError(f"EPSJOIN_REQUIRE_GPU=1 but {why}")
+    return why
+
+
+def skip_without_gpu(*modules):
+    """A skipif mark for gpu_missing(*modules)."""
+    why = gpu_missing(*modules)
+    return pytest.mark.skipif(bool(why), reason=why or "GPU present")
+
+
+def bridged_clusters(d, rng):
+    """Pairs of clusters on lines, each pair joined by a point that is not core (at eps 0.25
+    and min_samples 4) but within eps of a core point of both: a border point whose cluster is
+    its smallest-id core neighbour's. Ids shuffled, so that is either cluster."""
+    line = np.concatenate([np.arange(11) * 0.1, [1.2], 1.4 + np.arange(11) * 0.1])
+    points = np.zeros((20 * line.size, d))
+    for k in range(20):
+        points[k * line.size:(k + 1) * line.size, 0] = line
+        points[k * line.size:(k + 1) * line.size, 1] = 10.0 * k
+    return points[rng.permutation(len(points))]

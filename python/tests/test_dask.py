@@ -3,8 +3,8 @@ to the one-node functions (issue 47), on uniform and skewed points, lattice ties
 several chunkings and slab counts, and on a distributed cluster of processes; pairs in blocks
 of every size, each a partition of bounded size; DBSCAN's labels,
 weighted or not, equal to epsjoin.DBSCAN's (border points between two clusters included); the
-shared splits of high dimensions (counts by work items, pairs and DBSCAN by ranges of queries);
-the same results when a worker dies mid-join."""
+same results when a worker dies mid-join. The shared splits of high dimensions are in
+test_dask_split.py."""
 
 import os
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import epsjoin
-from conftest import dask_cases, eps_for, lattice, sorted_pairs
+from conftest import bridged_clusters, dask_cases, eps_for, lattice, sorted_pairs
 
 da = pytest.importorskip("dask.array")
 pytest.importorskip("dask.dataframe")
@@ -40,21 +40,9 @@ def test_pairs_and_counts_equal_the_one_node_functions(chunks, slabs, rng):
             epsjoin.count(X, eps)
 
 
-def _bridges(d, rng):
-    """Pairs of clusters on lines, each pair joined by a point that is not core (at eps 0.25
-    and min_samples 4) but within eps of a core point of both: a border point whose cluster is
-    its smallest-id core neighbour's. Ids shuffled, so that is either cluster."""
-    line = np.concatenate([np.arange(11) * 0.1, [1.2], 1.4 + np.arange(11) * 0.1])
-    points = np.zeros((20 * line.size, d))
-    for k in range(20):
-        points[k * line.size:(k + 1) * line.size, 0] = line
-        points[k * line.size:(k + 1) * line.size, 1] = 10.0 * k
-    return points[rng.permutation(len(points))]
-
-
 @pytest.mark.parametrize("chunks,slabs", [(600, None), (1000, 3), (400, 7), (5000, 1)])
 def test_dbscan_labels_equal_the_one_node_estimators(chunks, slabs, rng):
-    cases = {**dask_cases(rng), "bridged clusters": (_bridges(2, rng), 0.25)}
+    cases = {**dask_cases(rng), "bridged clusters": (bridged_clusters(2, rng), 0.25)}
     for name, (X, eps) in cases.items():
         eps = eps if eps is not None else eps_for(X, 8, rng)
         D = da.from_array(X, chunks=(chunks, -1))
@@ -302,112 +290,6 @@ def test_pairs_in_blocks_on_a_cluster_of_processes(client, rng):
     np.testing.assert_array_equal(got.indptr, want.indptr)
     np.testing.assert_array_equal(got.indices, want.indices)
     np.testing.assert_array_equal(got.data, want.data)
-
-
-@pytest.mark.parametrize("d,neighbours", [(12, 20), (8, 30), (2, 15)])
-def test_counts_split_by_work_items_equal_the_one_node_counts(d, neighbours, rng):
-    # Every share holds all the points and counts its work items; the shares add up exactly,
-    # per point and in total, with and without the points themselves, on lattice ties too.
-    X = rng.random((3000, d))
-    eps = eps_for(X, neighbours, rng)
-    L = lattice(7, 3).astype(np.float64)
-    for points, radius in [(X, eps), (L, 1.0)]:
-        D = da.from_array(points, chunks=(len(points) // 3 + 1, points.shape[1]))
-        for include_self in (False, True):
-            want = epsjoin.count(points, radius, per_row=True, include_self=include_self)
-            for shares in (None, 1, 5):
-                rows, stats = ejd.count(D, radius, per_row=True, include_self=include_self,
-                                        split="items", n_slabs=shares, return_stats=True)
-                assert stats["split"] == "items"
-                np.testing.assert_array_equal(rows.compute(scheduler="sync"), want)
-            total = ejd.count(D, radius, include_self=include_self, split="items")
-            assert int(total.compute(scheduler="sync")) == int(want.sum())
-    auto = ejd.count(da.from_array(X, chunks=(1000, d)), eps, split="auto", return_stats=True)[1]
-    assert auto["split"] == ("items" if auto["halo_fraction"] > 0.5 else "slabs"), auto
-    assert (d >= 8) == (auto["split"] == "items"), auto
-
-
-@pytest.mark.parametrize("d,neighbours", [(12, 20), (8, 30), (2, 15)])
-def test_pairs_split_by_blocks_of_queries_equal_the_one_node_pairs(d, neighbours, rng):
-    # One slab of every point, shared by blocks of queries that each hold all the points: the
-    # blocks' pairs are the one-node pairs, once each, ties at exactly eps included.
-    X = rng.random((2500, d))
-    eps = eps_for(X, neighbours, rng)
-    L = lattice(7, 3).astype(np.float64)
-    for points, radius in [(X, eps), (L, 1.0)]:
-        D = da.from_array(points, chunks=(len(points) // 3 + 1, points.shape[1]))
-        for include_self in (False, True):
-            want = epsjoin.pairs(points, radius, include_self=include_self, sort=True)
-            for shares, block_pairs in [(None, None), (1, None), (5, None), (4, 300)]:
-                frame, stats = ejd.pairs(D, radius, include_self=include_self, split="items",
-                                         n_slabs=shares, block_pairs=block_pairs,
-                                         return_stats=True)
-                assert stats["split"] == "items"
-                assert stats["tasks"] == frame.npartitions >= (shares or 3)
-                np.testing.assert_array_equal(sorted_pairs(frame.compute(scheduler="sync")),
-                                              want)
-        manhattan = ejd.pairs(D, radius, split="items", metric="manhattan", n_slabs=3)
-        np.testing.assert_array_equal(sorted_pairs(manhattan.compute(scheduler="sync")),
-                                      epsjoin.pairs(points, radius, metric="manhattan",
-                                                    sort=True))
-    auto = ejd.pairs(da.from_array(X, chunks=(1000, d)), eps, return_stats=True)[1]
-    assert (d >= 8) == (auto["split"] == "items"), auto
-    graph = ejd.neighbor_graph(da.from_array(X, chunks=(1000, d)), eps, split="items")
-    assert (graph.compute(scheduler="sync") != epsjoin.neighbor_graph(X, eps)).nnz == 0
-
-
-@pytest.mark.parametrize("d,neighbours", [(12, 20), (8, 30), (2, 15)])
-def test_dbscan_split_by_items_equals_the_one_node_estimator(d, neighbours, rng):
-    # Every task holds all the points; core flags from the shared counts, core-core edges by
-    # the range of their smaller end, forests merged in pairs: the one-node labels exactly, on
-    # blobs with noise, lattice ties at exactly eps, duplicates and border points between two
-    # clusters.
-    centres = rng.random((5, d))
-    blobs = np.vstack([centres[rng.integers(0, 5, 1500)] + rng.normal(0, 0.04, (1500, d)),
-                       rng.random((500, d))])
-    dup = np.vstack([blobs[:300], blobs[:300]])
-    L = lattice(7, 3).astype(np.float64)
-    cases = [(blobs, eps_for(blobs, neighbours, rng)), (dup, None), (L, 1.0),
-             (_bridges(d, rng), 0.25)]
-    for points, radius in cases:
-        radius = radius if radius is not None else eps_for(points, neighbours, rng)
-        D = da.from_array(points, chunks=(len(points) // 3 + 1, points.shape[1]))
-        for min_samples in (1, 4, 9):
-            want = epsjoin.DBSCAN(eps=radius, min_samples=min_samples).fit(points).labels_
-            for shares in (None, 1, 5):
-                got, stats = ejd.dbscan(D, radius, min_samples, split="items", n_slabs=shares,
-                                        return_stats=True)
-                assert stats["split"] == "items"
-                np.testing.assert_array_equal(got.compute(scheduler="sync"), want,
-                                              err_msg=f"{min_samples}, {shares}")
-    uniform = rng.random((2000, d))
-    auto = ejd.dbscan(da.from_array(uniform, chunks=(700, d)), eps_for(uniform, neighbours, rng),
-                      5, return_stats=True)[1]
-    assert (d >= 8) == (auto["split"] == "items"), auto
-
-
-def test_dbscan_split_refusals(rng):
-    D = da.from_array(rng.random((100, 3)), chunks=(50, 3))
-    with pytest.raises(ValueError, match="split must be"):
-        ejd.dbscan(D, 0.1, split="boxes")
-    with pytest.raises(ValueError, match="split='items'"):
-        ejd.dbscan(D, 0.1, split="items", metric="manhattan")
-    with pytest.raises(ValueError, match="split='items'"):
-        ejd.dbscan(D, 0.1, split="items", sample_weight=np.ones(100))
-    w = ejd.dbscan(D, 0.9, 3, sample_weight=np.ones(100), return_stats=True)[1]
-    assert w["split"] == "slabs"
-
-
-def test_split_refusals(rng):
-    D = da.from_array(rng.random((100, 3)), chunks=(50, 3))
-    with pytest.raises(ValueError, match="split must be"):
-        ejd.count(D, 0.1, split="boxes")
-    with pytest.raises(ValueError, match="split must be"):
-        ejd.pairs(D, 0.1, split="boxes")
-    with pytest.raises(ValueError, match="Euclidean"):
-        ejd.count(D, 0.1, split="items", metric="manhattan")
-    # Other metrics keep to slabs under auto.
-    assert ejd.count(D, 0.9, metric="manhattan", return_stats=True)[1]["split"] == "slabs"
 
 
 def _weighted_cases(rng):

@@ -4,13 +4,11 @@ the one-node host functions' on the shapes test_dask.py checks (ties at exactly 
 duplicates included); with dask-cuda, on a LocalCUDACluster of one worker a GPU. Skipped
 without CuPy, a CUDA build and a device, unless EPSJOIN_REQUIRE_GPU=1 (a failure then)."""
 
-import os
-
 import numpy as np
 import pytest
 
 import epsjoin
-from conftest import dask_cases, eps_for, sorted_pairs
+from conftest import dask_cases, eps_for, skip_without_gpu, sorted_pairs
 
 da = pytest.importorskip("dask.array")
 pytest.importorskip("distributed")
@@ -18,22 +16,7 @@ pytest.importorskip("pandas")
 import epsjoin.dask as ejd  # noqa: E402
 
 
-def _gpu_missing():
-    if not epsjoin.build_info()["cuda"]:
-        return "this build of the package has no CUDA"
-    if not epsjoin.build_info()["cuda_devices"]:
-        return "no CUDA device"
-    try:
-        import cupy  # noqa: F401
-    except ImportError:
-        return "no CuPy"
-    return ""
-
-
-_MISSING = _gpu_missing()
-if _MISSING and os.environ.get("EPSJOIN_REQUIRE_GPU") == "1":
-    raise RuntimeError(f"EPSJOIN_REQUIRE_GPU=1 but {_MISSING}")
-pytestmark = pytest.mark.skipif(bool(_MISSING), reason=_MISSING or "GPU present")
+pytestmark = skip_without_gpu("cupy")
 
 
 def _on_device(X, chunks):

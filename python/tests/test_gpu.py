@@ -5,28 +5,16 @@ scripts/device-python.sh set), which makes that a failure. On the GPU machine:
 EPSJOIN_CUDA=AUTO scripts/setup-python.sh, then pytest here; or scripts/device-python.sh with a
 wheel built elsewhere."""
 
-import os
 
 import numpy as np
 import pytest
 
 import epsjoin
-from conftest import (GPU_ENGINES, assert_same_csr, eps_for, lattice, oracle_pairs, oracle_table,
-                      refusal)
+from conftest import (GPU_ENGINES, assert_same_csr, eps_for, gpu_missing, lattice, oracle_pairs,
+                      oracle_table, refusal)
 
 
-def _gpu_missing():
-    info = epsjoin.build_info()
-    if not info["cuda"]:
-        return "this build of the package has no CUDA (EPSJOIN_CUDA=OFF)"
-    if not info["cuda_devices"]:
-        return "no CUDA device"
-    return ""
-
-
-_MISSING = _gpu_missing()
-if _MISSING and os.environ.get("EPSJOIN_REQUIRE_GPU") == "1":
-    raise RuntimeError(f"EPSJOIN_REQUIRE_GPU=1 but {_MISSING}")
+_MISSING = gpu_missing()
 pytestmark = pytest.mark.skipif(bool(_MISSING), reason=_MISSING or "GPU present")
 
 SHAPES = [(1, 2), (700, 2), (900, 3), (600, 8), (400, 16), (300, 64), (20_000, 2)]

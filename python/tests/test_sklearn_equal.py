@@ -5,7 +5,6 @@ first core point, as epsjoin does; a border point within eps of two clusters is 
 two may differ (epsjoin: the cluster of its core neighbour of smallest index; scikit-learn: the
 cluster of smallest label among its core neighbours'), and both rules are checked there."""
 
-import os
 
 import numpy as np
 import pytest
@@ -16,7 +15,7 @@ from sklearn.metrics import pairwise_distances  # noqa: E402
 from sklearn.neighbors import NearestNeighbors, radius_neighbors_graph  # noqa: E402
 
 import epsjoin  # noqa: E402
-from conftest import lattice  # noqa: E402
+from conftest import lattice, skip_without_gpu  # noqa: E402
 
 # (name given to both, p) for each metric epsjoin computes under scikit-learn's names.
 METRICS = [("euclidean", None), ("l2", None), ("manhattan", None), ("cityblock", None),
@@ -304,19 +303,7 @@ def test_radius_neighbors_arguments():
     assert sorted(ind[0].tolist()) == [1, 4]
 
 
-def _gpu_missing():
-    info = epsjoin.build_info()
-    if not info["cuda"]:
-        return "this build of the package has no CUDA (EPSJOIN_CUDA=OFF)"
-    if not info["cuda_devices"]:
-        return "no CUDA device"
-    return ""
-
-
-_MISSING = _gpu_missing()
-if _MISSING and os.environ.get("EPSJOIN_REQUIRE_GPU") == "1":
-    raise RuntimeError(f"EPSJOIN_REQUIRE_GPU=1 but {_MISSING}")
-needs_gpu = pytest.mark.skipif(bool(_MISSING), reason=_MISSING or "GPU present")
+needs_gpu = skip_without_gpu()
 
 
 @needs_gpu
