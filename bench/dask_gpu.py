@@ -41,23 +41,41 @@ def timed(call, repeat):
     return times[0], statistics.median(times[1:]) if repeat else times[0], result
 
 
-def _block(seed, rows, d):
+def _block(seed, rows, d, stratum=None):
+    """Uniform points; with `stratum` (k, of), those of the k-th of `of` equal slices of the
+    first coordinate, in a box whose other sides are 0.999 long (so the planner cuts the first:
+    its widest)."""
     import cupy
 
-    return cupy.random.RandomState(seed).random_sample((rows, d))
+    block = cupy.random.RandomState(seed).random_sample((rows, d))
+    if stratum is not None:
+        block[:, 0] = (stratum[0] + block[:, 0]) / stratum[1]
+        block[:, 1:] *= 0.999
+    return block
 
 
-def points(n, d, chunks, seed):
-    """n uniform points as a dask array of `chunks` CuPy chunks, each made on its worker."""
+def points(n, d, chunks, seed, placed=False, client=None):
+    """n uniform points as a dask array of `chunks` CuPy chunks, each made on its worker. When
+    `placed`, the points are placed by slab: chunk k holds the k-th slice of the first coordinate
+    and (given the `client`) is persisted on worker k * workers // chunks, so that each worker
+    already holds the rows of one slab and only halos move."""
     import cupy
     import dask
     import dask.array as da
 
     size = -(-n // chunks)
-    blocks = [da.from_delayed(dask.delayed(_block)(seed * 1000 + k, min(size, n - k * size), d),
-                              shape=(min(size, n - k * size), d), dtype=np.float64,
-                              meta=cupy.empty((0, d)))
-              for k in range(-(-n // size))]
+    count = -(-n // size)
+    blocks = []
+    for k in range(count):
+        rows = min(size, n - k * size)
+        stratum = (k, count) if placed else None
+        block = da.from_delayed(dask.delayed(_block)(seed * 1000 + k, rows, d, stratum),
+                                shape=(rows, d), dtype=np.float64, meta=cupy.empty((0, d)))
+        if placed and client is not None:
+            workers = sorted(client.scheduler_info()["workers"])
+            block = client.persist(block, workers=[workers[k * len(workers) // count]],
+                                   allow_other_workers=False)
+        blocks.append(block)
     return da.concatenate(blocks)
 
 
@@ -99,10 +117,10 @@ def run(gpus, args, eps):
     with LocalCUDACluster(n_workers=gpus, CUDA_VISIBLE_DEVICES=visible, threads_per_worker=1,
                           protocol=args.protocol, dashboard_address=None) as cluster, \
             Client(cluster) as client:
-        X = client.persist(points(args.n, args.d, args.chunks, args.seed))
+        X = client.persist(points(args.n, args.d, args.chunks, args.seed, args.placed, client))
         wait(X)
         out = {"gpus": gpus, "n": args.n, "d": args.d, "eps": eps, "chunks": args.chunks,
-               "protocol": args.protocol}
+               "protocol": args.protocol, "placed": args.placed}
         first, warm, total = timed(lambda: int(ejd.count(X, eps, n_slabs=gpus).compute()),
                                    args.repeat)
         out.update(count_first_s=first, count_warm_s=warm, pairs=total)
@@ -129,8 +147,8 @@ def direct(args, eps):
 
     import epsjoin
 
-    X = points(args.n, args.d, args.chunks, args.seed).compute(scheduler="sync")
-    out = {"direct": True, "n": args.n, "d": args.d}
+    X = points(args.n, args.d, args.chunks, args.seed, args.placed).compute(scheduler="sync")
+    out = {"direct": True, "n": args.n, "d": args.d, "placed": args.placed}
     first, warm, total = timed(lambda: epsjoin.count(X, eps), args.repeat)
     out.update(count_first_s=first, count_warm_s=warm, pairs=total)
     if args.min_samples:
@@ -158,6 +176,9 @@ def main():
     parser.add_argument("--protocol", default="tcp", choices=["tcp", "ucx"],
                         help="how workers move points: tcp (through host memory) or ucx (NVLink "
                              "where there is one; needs scripts/fetch-dask-wheels.sh --ucx)")
+    parser.add_argument("--placed", action="store_true",
+                        help="points placed by slab: chunk k holds the k-th slice of the first "
+                             "coordinate, on the worker of that slab (only halos move)")
     parser.add_argument("--direct", action="store_true",
                         help="also time the calls on one GPU without Dask, in this process")
     parser.add_argument("--profile", action="store_true",
