@@ -18,6 +18,8 @@ on PYTHONPATH:
 import argparse
 import json
 import math
+import os
+import shutil
 import statistics
 import time
 
@@ -79,6 +81,54 @@ def points(n, d, chunks, seed, placed=False, client=None):
     return da.concatenate(blocks)
 
 
+def tree_bytes(path):
+    return sum(os.path.getsize(os.path.join(root, name))
+               for root, _, names in os.walk(path) for name in names)
+
+
+def disk_rate(directory, size):
+    """Bytes a second this process writes to `directory`: `size` bytes in 64 MiB writes, then
+    os.sync(), as the Parquet runs are timed (the floor they are held to)."""
+    block = np.random.default_rng(0).integers(0, 255, 64 << 20, dtype=np.uint8).tobytes()
+    path = os.path.join(directory, "disk-rate.bin")
+    start = time.perf_counter()
+    with open(path, "wb") as out:
+        for _ in range(max(1, -(-size // len(block)))):
+            out.write(block)
+    os.sync()
+    seconds = time.perf_counter() - start
+    written = os.path.getsize(path)
+    os.remove(path)
+    return written / seconds
+
+
+def parquet(X, eps, gpus, args):
+    """Pairs to Parquet, each worker writing its partitions: (first and warm seconds, bytes)
+    and the same run's disk rate for as many bytes."""
+    import epsjoin.dask as ejd
+
+    # Plain: no dictionary (the ids are mostly distinct, so pyarrow builds one only to drop it)
+    # and no compression, 16 bytes a pair, the layout the disk rate is the floor of.
+    options = {"use_dictionary": False, "compression": None} if args.parquet_plain else {}
+
+    def write():
+        path = os.path.join(args.parquet, f"pairs-{gpus}")
+        shutil.rmtree(path, ignore_errors=True)
+        ejd.pairs(X, eps, n_slabs=gpus).to_parquet(path, write_index=False, **options)
+        os.sync()
+        return tree_bytes(path)
+
+    first, warm, size = timed(write, args.repeat)
+    rate = disk_rate(args.parquet, size)
+    shutil.rmtree(os.path.join(args.parquet, f"pairs-{gpus}"), ignore_errors=True)
+    # Parquet packs ascending ids tightly: the pairs' own bytes (i and j, 16 a pair) a second
+    # are the rate a reader of the pairs sees.
+    pairs = int(ejd.count(X, eps, n_slabs=gpus).compute()) // 2
+    return {"parquet_plain": args.parquet_plain, "parquet_first_s": first, "parquet_warm_s": warm, "parquet_bytes": size,
+            "parquet_pairs": pairs, "parquet_rate": size / warm, "disk_rate": rate,
+            "parquet_of_disk": size / warm / rate, "pair_bytes_of_disk": 16 * pairs / warm / rate}
+
+
 def profile(client, build, label):
     """Where one call's time goes: building its graph on the client (the plan included), then
     each kind of task's compute and transfer seconds summed over the workers, with the workers
@@ -130,6 +180,8 @@ def run(gpus, args, eps):
                 lambda: ejd.dbscan(X, eps, args.min_samples, n_slabs=gpus).compute(), args.repeat)
             out.update(dbscan_first_s=first, dbscan_warm_s=warm,
                        clusters=int(labels.max()) + 1, noise=int((labels < 0).sum()))
+        if args.parquet:
+            out.update(parquet(X, eps, gpus, args))
         if args.profile:
             print(json.dumps({"gpus": gpus, **profile(
                 client, lambda: ejd.count(X, eps, n_slabs=gpus), "count")}), flush=True)
@@ -179,6 +231,12 @@ def main():
     parser.add_argument("--placed", action="store_true",
                         help="points placed by slab: chunk k holds the k-th slice of the first "
                              "coordinate, on the worker of that slab (only halos move)")
+    parser.add_argument("--parquet", metavar="DIR",
+                        help="also write the pairs to Parquet under DIR (each worker its "
+                             "partitions), against the same run's disk rate into DIR")
+    parser.add_argument("--parquet-plain", action="store_true",
+                        help="write Parquet without dictionaries or compression (default: "
+                             "pyarrow's, dictionaries and snappy)")
     parser.add_argument("--direct", action="store_true",
                         help="also time the calls on one GPU without Dask, in this process")
     parser.add_argument("--profile", action="store_true",
@@ -199,7 +257,7 @@ def main():
     base = rows[0]
     for row in rows[1:]:
         speedups = {f"{job}_speedup_warm": base[f"{job}_warm_s"] / row[f"{job}_warm_s"]
-                    for job in ("count", "dbscan") if f"{job}_warm_s" in row}
+                    for job in ("count", "dbscan", "parquet") if f"{job}_warm_s" in row}
         print(json.dumps({"gpus": row["gpus"], "against_gpus": base["gpus"], **speedups}))
 
 

@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from . import _join, _radii
-from ._device import to_host
+from ._device import array_module, to_host
 from ._metrics import pair_distances
 from ._partition import SlabPlan
 from ._validation import MemorySize, memory_bytes
@@ -151,24 +151,41 @@ def query_blocks(plan: SlabPlan, sample: np.ndarray, sample_ids: np.ndarray, n: 
     return blocks
 
 
-def _local_pairs(points: np.ndarray, own: np.ndarray, queries: np.ndarray, whole: bool,
-                 eps: float, include_self: bool,
-                 options: Dict[str, Any]) -> Tuple[np.ndarray, np.ndarray]:
-    """(a, b): the slab's local ids of the pairs its `queries` keep."""
+def _local_pairs(points: Any, own: np.ndarray, queries: np.ndarray, whole: bool, eps: float,
+                 include_self: bool, options: Dict[str, Any]) -> Tuple[Any, Any]:
+    """(a, b): the slab's local ids of the pairs its `queries` keep, where the points lie (CuPy
+    points: on their device, where the join leaves its pairs)."""
+    xp = array_module(points)
     if whole:
         # Its points self-joined (each pair once), the pairs whose smaller id it owns kept.
         # Pairs of two halo points are found and dropped, which costs little where the halo is
         # thin (low d; high d wants work items).
-        found = to_host(_join.pairs(points, eps, include_self=include_self, **options))
-        found = found[own[found[:, 0]]]
+        found = _join.pairs(points, eps, include_self=include_self, **options)
+        found = found[xp.asarray(own)[found[:, 0]]]
         return found[:, 0], found[:, 1]
     # The queries against the points from the first query on: a kept pair's larger id is never
     # below it. Pairs of two of the block's points are found from both ends, kept from one.
     start = int(queries[0])
-    found = to_host(_join.pairs(_take_rows(points, queries), eps, points[start:], **options))
-    a, b = queries[found[:, 0]], found[:, 1] + start
+    found = _join.pairs(_take_rows(points, queries), eps, points[start:], **options)
+    a = xp.asarray(queries)[found[:, 0]]
+    b = found[:, 1]
+    b += start  # in place: the join's pairs are this call's own
     keep = a <= b if include_self else a < b
     return a[keep], b[keep]
+
+
+def _id_columns(ids: np.ndarray, a: Any, b: Any) -> Any:
+    """A frame of the global ids (i, j) of local pairs (a, b), built around one host array:
+    pandas keeps a 2-D array as its block, where columns given apart are copied into one."""
+    out = np.empty((2, a.shape[0]), np.int64)
+    if isinstance(a, np.ndarray):
+        np.take(ids, a, out=out[0])
+        np.take(ids, b, out=out[1])
+    else:  # on the device: the ids go there, and the pairs come back once, as global ids
+        device_ids = array_module(a).asarray(ids)
+        device_ids[a].get(out=out[0])
+        device_ids[b].get(out=out[1])
+    return pd.DataFrame(out.T, columns=["i", "j"], copy=False)
 
 
 def slab_pairs(pieces: List[Tuple[np.ndarray, ...]], block: Optional[Tuple[int, int]],
@@ -178,15 +195,17 @@ def slab_pairs(pieces: List[Tuple[np.ndarray, ...]], block: Optional[Tuple[int, 
     of the slab with an id in `block` ([lo, hi); None: all of them)."""
     ids, points, own = _gathered(pieces)  # local ids ascend with the global ones
     queries = np.nonzero(own if block is None else own & (ids >= block[0]) & (ids < block[1]))[0]
-    columns: Dict[str, Any] = {"i": np.empty(0, np.int64), "j": np.empty(0, np.int64)}
-    if queries.size:
-        a, b = _local_pairs(points, own, queries, block is None, eps, include_self, options)
-        columns = {"i": ids[a], "j": ids[b]}
+    if queries.size == 0:
+        frame = pd.DataFrame({"i": np.empty(0, np.int64), "j": np.empty(0, np.int64)})
         if return_distance:
-            # CuPy points: the distances are computed from a host copy of the slab, as the
-            # frame they go into lives on the host.
-            host = to_host(points)
-            columns["distance"] = pair_distances(host, host, a, b, options["metric"], None)
-    elif return_distance:
-        columns["distance"] = np.empty(0, np.float64)
-    return pd.DataFrame(columns)
+            frame["distance"] = np.empty(0, np.float64)
+        return frame
+    a, b = _local_pairs(points, own, queries, block is None, eps, include_self, options)
+    frame = _id_columns(ids, a, b)
+    if return_distance:
+        # CuPy points: the distances are computed from a host copy of the slab, as the frame
+        # they go into lives on the host.
+        host = to_host(points)
+        frame["distance"] = pair_distances(host, host, to_host(a), to_host(b),
+                                           options["metric"], None)
+    return frame

@@ -30,6 +30,15 @@ def any_on_device(X: Any, Y: Any = None) -> bool:
     return _is_device_array(X) or (Y is not None and _is_device_array(Y))
 
 
+def array_module(X: Any) -> Any:
+    """numpy, or cupy for a CuPy array: the two kinds of chunk a Dask array of points holds."""
+    if type(X).__module__.split(".")[0] == "cupy":
+        import cupy
+
+        return cupy
+    return np
+
+
 class _Cupy:
     """The array operations the device paths need, in CuPy."""
 
