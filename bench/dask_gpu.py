@@ -124,7 +124,8 @@ def parquet(X, eps, gpus, args):
     # Parquet packs ascending ids tightly: the pairs' own bytes (i and j, 16 a pair) a second
     # are the rate a reader of the pairs sees.
     pairs = int(ejd.count(X, eps, n_slabs=gpus).compute()) // 2
-    return {"parquet_plain": args.parquet_plain, "parquet_first_s": first, "parquet_warm_s": warm, "parquet_bytes": size,
+    return {"parquet_plain": args.parquet_plain, "parquet_first_s": first, "parquet_warm_s": warm,
+            "parquet_bytes": size,
             "parquet_pairs": pairs, "parquet_rate": size / warm, "disk_rate": rate,
             "parquet_of_disk": size / warm / rate, "pair_bytes_of_disk": 16 * pairs / warm / rate}
 
@@ -164,13 +165,14 @@ def run(gpus, args, eps):
     import epsjoin.dask as ejd
 
     visible = ",".join(str(g) for g in range(gpus))
-    with LocalCUDACluster(n_workers=gpus, CUDA_VISIBLE_DEVICES=visible, threads_per_worker=1,
-                          protocol=args.protocol, dashboard_address=None) as cluster, \
+    with LocalCUDACluster(n_workers=gpus, CUDA_VISIBLE_DEVICES=visible,
+                          threads_per_worker=args.threads, protocol=args.protocol,
+                          dashboard_address=None) as cluster, \
             Client(cluster) as client:
         X = client.persist(points(args.n, args.d, args.chunks, args.seed, args.placed, client))
         wait(X)
-        out = {"gpus": gpus, "n": args.n, "d": args.d, "eps": eps, "chunks": args.chunks,
-               "protocol": args.protocol, "placed": args.placed}
+        out = {"gpus": gpus, "threads": args.threads, "n": args.n, "d": args.d, "eps": eps,
+               "chunks": args.chunks, "protocol": args.protocol, "placed": args.placed}
         first, warm, total = timed(lambda: int(ejd.count(X, eps, n_slabs=gpus).compute()),
                                    args.repeat)
         out.update(count_first_s=first, count_warm_s=warm, pairs=total)
@@ -220,6 +222,8 @@ def main():
     parser.add_argument("--neighbours", type=float, default=64.0,
                         help="mean neighbours a point (sets eps)")
     parser.add_argument("--gpus", default="1,2", help="worker counts, one GPU each")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads a worker (tasks it runs at once on its GPU)")
     parser.add_argument("--chunks", type=int, default=8, help="row chunks of the points")
     parser.add_argument("--min-samples", type=int, default=20,
                         help="DBSCAN's min_samples (0: no DBSCAN)")
