@@ -9,10 +9,12 @@
    library's DBSCAN at min_samples 1 (O(n) memory): each is part of one true cluster, named by
    its smallest core id (its representative). Each own border point takes its smallest-id core
    neighbour's representative, the library's rule (the slab holds all its neighbours). Each
-   halo core point goes out with its representative here, each own core point other slabs see
-   with its own: those edges tie a point's components in every slab it is in.
-4. One task unions the crossing edges (their number grows with the halos, not the points) and
-   numbers the clusters by their smallest core id, as the one-node DBSCAN numbers them.
+   core point that other slabs hold too (halo core points, and own core points in another
+   slab's halo) goes out, in id order, with its representative here.
+4. One task merges those lists by id: the representatives one point has in the slabs that hold
+   it belong to one cluster. Their distinct pairs (as many as the components that meet across
+   cuts, however many points the halos hold) are unioned, and the clusters numbered by their
+   smallest core id, as the one-node DBSCAN numbers them.
 5. Each chunk maps its rows' representatives to those labels.
 
 The local clustering takes only core points because a halo point's flag from a cut
@@ -31,7 +33,7 @@ from scipy.sparse.csgraph import connected_components
 from . import _device, _epsjoin, _join, _radii
 from ._device import to_host
 from ._partition import SlabPlan
-from .dask import _gathered, _settings, _take_rows, da, dask, dd
+from .dask import _gathered, _settings, _take_rows, da, dask, dd, pd
 
 Pieces = List[Tuple[Any, ...]]
 
@@ -166,8 +168,9 @@ def _borders(rows: np.ndarray, points: Any, core: np.ndarray, label: np.ndarray,
 
 def slab_components(pieces: Pieces, flags: List[np.ndarray], plan: SlabPlan, eps: float,
                     options: Dict[str, Any]) -> Tuple[np.ndarray, ...]:
-    """(own ids, their representatives or -1, crossing edges as two id arrays, the
-    representatives the slab's labels use)."""
+    """(own ids, their representatives or -1; the ids of the core points other slabs also
+    hold, ascending, and their representatives here; the representatives the slab's labels
+    use)."""
     ids, points, own = _gathered(pieces)[:3]
     core = np.concatenate(flags).astype(bool)
     mine = np.nonzero(own)[0]
@@ -178,24 +181,30 @@ def slab_components(pieces: Pieces, flags: List[np.ndarray], plan: SlabPlan, eps
     _borders(np.nonzero(own & ~core)[0], points, core, label, eps, options)
     rep = np.where(label >= 0, smallest[np.maximum(label, 0)] if smallest.size else -1, -1)
     home, first, last = (to_host(a) for a in plan.routes(points))
-    seen = core & own & ((first < home) | (last > home))
-    halo = core & ~own
+    # Core points of the halo, and own core points in other slabs' halos: each such point ties
+    # its components in every slab that holds it. Local ids ascend with the global ones.
+    shared = core & (~own | (first < home) | (last > home))
     # The representatives the own points use (own core points among them), ascending as
     # `smallest` is: a mask over the components, not a sort of the points.
     used = np.zeros(smallest.size, bool)
     own_labels = label[mine]
     used[own_labels[own_labels >= 0]] = True
-    return (ids[mine], rep[mine], np.concatenate([rep[halo], ids[seen]]),
-            np.concatenate([ids[halo], rep[seen]]), smallest[used])
+    return ids[mine], rep[mine], ids[shared], rep[shared], smallest[used]
 
 
 def union(*crossings: Tuple[np.ndarray, ...]) -> Tuple[np.ndarray, np.ndarray]:
-    """(every representative, sorted; its cluster label) from each slab's (crossing ids, their
-    representatives, the slab's representatives): clusters merged over the crossing edges,
-    numbered by their smallest core id."""
+    """(every representative, sorted; its cluster label) from each slab's (ids of its shared
+    core points, ascending; their representatives there; the slab's representatives): the
+    representatives a shared point has in the slabs that hold it are one cluster, numbered by
+    its smallest core id."""
     reps = np.unique(np.concatenate([c[2] for c in crossings]))
-    a = np.concatenate([c[0] for c in crossings])
-    b = np.concatenate([c[1] for c in crossings])
+    shared = np.concatenate([c[0] for c in crossings])
+    theirs = np.concatenate([c[1] for c in crossings])
+    # Each slab's run is sorted: a stable sort merges them, and a point's entries meet.
+    order = np.argsort(shared, kind="stable")
+    shared, theirs = shared[order], theirs[order]
+    meets = np.flatnonzero(shared[1:] == shared[:-1])
+    a, b = _distinct_edges(theirs[meets], theirs[meets + 1])
     nodes = np.unique(np.concatenate([reps, a, b]))
     if nodes.size == 0:
         return reps, np.zeros(0, np.int64)
@@ -204,6 +213,19 @@ def union(*crossings: Tuple[np.ndarray, ...]) -> Tuple[np.ndarray, np.ndarray]:
     rep_root = root[np.searchsorted(nodes, reps)]
     roots = np.unique(rep_root)
     return reps, np.searchsorted(roots, rep_root).astype(np.int64)
+
+
+def _distinct_edges(a: np.ndarray, b: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """The edges (a, b) once each: many shared points tie the same two components. A hash of
+    the pair where the ids fit 32 bits (pandas' unique, linear), else a sort."""
+    if a.size == 0:
+        return a, b
+    if int(max(a.max(), b.max())) < 2**32 and int(min(a.min(), b.min())) >= 0:
+        codes = pd.unique((a.astype(np.uint64) << np.uint64(32)) | b.astype(np.uint64))
+        return (codes >> np.uint64(32)).astype(np.int64), (codes & np.uint64(2**32 - 1)).astype(
+            np.int64)
+    pairs = np.unique(np.stack([a, b], axis=1), axis=0)
+    return pairs[:, 0], pairs[:, 1]
 
 
 def smallest_in_component(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:

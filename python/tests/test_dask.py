@@ -439,3 +439,41 @@ def test_a_worker_lost_mid_join_changes_nothing(client, rng, tmp_path):
         labels, epsjoin.DBSCAN(eps, min_samples=4).fit(X, sample_weight=w).labels_)
     died = {step: int((tmp_path / step).read_text()) for step in steps}
     assert not alive & set(died.values()), (died, alive)
+
+
+@pytest.mark.parametrize("offset", [0, 2**40])
+def test_union_ties_the_representatives_a_point_has_in_each_slab(offset, rng):
+    """The union step on its own against a plain union-find: points shared by four slabs, each
+    with a representative in each slab that holds it, the slabs' own representatives a part of
+    those; ids past 32 bits take the sorted path in place of the hash."""
+    from epsjoin._dask_dbscan import union
+
+    # Sparse enough that the meetings form a forest of many trees: no tie is redundant.
+    reps = np.sort(rng.choice(10_000, 200, replace=False))
+    crossings = []
+    for _ in range(4):
+        shared = np.sort(rng.choice(1_000, 100, replace=False))
+        theirs = rng.choice(reps, shared.size)
+        crossings.append((shared + offset, theirs + offset, np.unique(theirs[:50]) + offset))
+    got_reps, labels = union(*crossings)
+
+    parent = {}
+
+    def find(x):
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    first_rep = {}
+    for shared, theirs, _ in crossings:
+        for point, rep in zip(shared.tolist(), theirs.tolist()):
+            find(rep)
+            if point in first_rep:
+                a, b = find(first_rep[point]), find(rep)
+                parent[max(a, b)] = min(a, b)  # the root stays each component's smallest
+            else:
+                first_rep[point] = rep
+    want_reps = np.unique(np.concatenate([c[2] for c in crossings]))
+    roots = np.array([find(int(r)) for r in want_reps])
+    np.testing.assert_array_equal(got_reps, want_reps)
+    np.testing.assert_array_equal(labels, np.searchsorted(np.unique(roots), roots))
