@@ -137,18 +137,21 @@ def _components(ids: np.ndarray, points: Any, core: np.ndarray, eps: float,
                 options: Dict[str, Any]) -> Tuple[np.ndarray, np.ndarray]:
     """(each core point's component among the slab's core points, -1 elsewhere; each
     component's smallest core id, ascending: its representative)."""
-    label = np.full(ids.shape[0], -1, dtype=np.int64)
-    at = np.nonzero(core)[0]
-    if at.size == 0:
-        return label, np.zeros(0, np.int64)
+    every = bool(core.all())  # dense data: no rows to pick, no labels to place
+    at = np.nonzero(core)[0] if not every else np.empty(0, np.int64)
+    if not every and at.size == 0:
+        return np.full(ids.shape[0], -1, dtype=np.int64), np.zeros(0, np.int64)
     # At min_samples 1 every point given is core: the components over eps edges, numbered by
     # their smallest point (the library's rule), so each one's first point, in the order of
     # the ids, is where the running maximum of the labels first reaches it.
-    local = _dbscan(_take_rows(points, at), eps, 1, options)[0]
+    local = _dbscan(points if every else _take_rows(points, at), eps, 1, options)[0]
     reached = np.maximum.accumulate(local)
     starts = np.flatnonzero(np.concatenate([[True], reached[1:] > reached[:-1]]))
     if not np.array_equal(local[starts], np.arange(starts.size)):
         raise RuntimeError("the library's DBSCAN did not number clusters by their first point")
+    if every:
+        return local, ids[starts]
+    label = np.full(ids.shape[0], -1, dtype=np.int64)
     label[at] = local
     return label, ids[at[starts]]
 
@@ -157,8 +160,10 @@ def _borders(rows: np.ndarray, points: Any, core: np.ndarray, label: np.ndarray,
              eps: float, options: Dict[str, Any]) -> None:
     """`label` of each non-core point of `rows` set to its smallest-id core neighbour's (core
     points are in id order, so a sorted row's first)."""
+    if rows.size == 0:
+        return
     at = np.nonzero(core)[0]
-    if rows.size == 0 or at.size == 0:
+    if at.size == 0:
         return
     indptr, indices = (to_host(a) for a in _join.neighbor_table(
         _take_rows(points, rows), eps, _take_rows(points, at), sort_indices=True, **options))
@@ -172,24 +177,24 @@ def slab_components(pieces: Pieces, flags: List[np.ndarray], plan: SlabPlan, eps
     hold, ascending, and their representatives here; the representatives the slab's labels
     use)."""
     ids, points, own = _gathered(pieces)[:3]
-    core = np.concatenate(flags).astype(bool)
-    mine = np.nonzero(own)[0]
+    core = np.concatenate(flags).astype(bool, copy=False)
     none = np.empty(0, np.int64)
-    if mine.size == 0:
-        return ids[mine], none, none, none, none
+    if not own.any():
+        return none, none, none, none, none
     label, smallest = _components(ids, points, core, eps, options)
     _borders(np.nonzero(own & ~core)[0], points, core, label, eps, options)
-    rep = np.where(label >= 0, smallest[np.maximum(label, 0)] if smallest.size else -1, -1)
-    home, first, last = (to_host(a) for a in plan.routes(points))
+    # Each point's representative: label -1 (noise) reads the -1 appended.
+    rep = np.append(smallest, -1)[label]
     # Core points of the halo, and own core points in other slabs' halos: each such point ties
     # its components in every slab that holds it. Local ids ascend with the global ones.
-    shared = core & (~own | (first < home) | (last > home))
+    shared = core & (~own | to_host(plan.in_other_halos(points)))
     # The representatives the own points use (own core points among them), ascending as
-    # `smallest` is: a mask over the components, not a sort of the points.
-    used = np.zeros(smallest.size, bool)
-    own_labels = label[mine]
-    used[own_labels[own_labels >= 0]] = True
-    return ids[mine], rep[mine], ids[shared], rep[shared], smallest[used]
+    # `smallest` is: a mask over the components (noise marks the extra last), not a sort.
+    used = np.zeros(smallest.size + 1, bool)
+    used[label[own]] = True
+    if own.all():
+        return ids, rep, ids[shared], rep[shared], smallest[used[:-1]]
+    return ids[own], rep[own], ids[shared], rep[shared], smallest[used[:-1]]
 
 
 def union(*crossings: Tuple[np.ndarray, ...]) -> Tuple[np.ndarray, np.ndarray]:

@@ -70,6 +70,15 @@ class SlabPlan:
         last = xp.maximum(home, _bounds_passed(self._lower, x, xp, "right"))
         return home, first, last
 
+    def in_other_halos(self, X: npt.ArrayLike) -> Any:
+        """Whether each point is in the halo of a slab other than its own (bool; a CuPy array
+        for points on a device, so that one byte a point comes to the host)."""
+        if self.cuts.size == 0:
+            x, xp = self._coordinate(X)
+            return xp.zeros(x.shape[0], dtype=bool)
+        home, first, last = self.routes(X)
+        return (first < home) | (last > home)
+
     def _coordinate(self, X: npt.ArrayLike) -> Tuple[Any, Any]:
         """(the cut coordinate of each point as float64, numpy or cupy: where they lie)."""
         if _is_device_array(X):

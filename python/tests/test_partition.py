@@ -131,3 +131,5 @@ def test_each_points_slabs_are_binary_searches_of_the_cuts(cuts, rng):
     np.testing.assert_array_equal(
         last, np.maximum(home, np.searchsorted(lower, x, side="right")))
     assert first.dtype == last.dtype == np.int64
+    # In another slab's halo: its halo slabs reach past its own on either side.
+    np.testing.assert_array_equal(plan.in_other_halos(x[:, None]), (first < home) | (last > home))
