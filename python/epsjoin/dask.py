@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib
 import operator
 import warnings
+from collections import OrderedDict
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -68,27 +69,48 @@ def plan(X: Any, eps: float, n_slabs: Optional[int] = None, *,
     return _plan_on_sample(_points(X), eps, n_slabs, sample_size)[0]
 
 
+#: Plans of recent calls, by the points' dask name (a hash of their graph), eps and slabs: a
+#: call again on the same (persisted) points skips the sample's trip from the cluster and the
+#: estimate. Cuts only balance the work, so a plan can never change a result.
+_RECENT_PLANS: "OrderedDict[Tuple[Any, ...], Tuple[SlabPlan, np.ndarray, np.ndarray, float]]" = \
+    OrderedDict()
+#: The most bytes of samples the recent plans keep (a sample is up to 200,000 rows).
+_KEPT_BYTES = 64 << 20
+
+
 def _plan_on_sample(X: Any, eps: float, n_slabs: Optional[int],
                     sample_size: int = _DEFAULT_SAMPLE
                     ) -> Tuple[SlabPlan, np.ndarray, np.ndarray]:
-    """:func:`plan`'s slabs, the sample they were planned on and its rows' global ids."""
+    """:func:`plan`'s slabs, the sample they were planned on and its rows' global ids (kept
+    read-only: recent plans are shared between calls)."""
     if not 0 < check_eps(eps) < np.inf:
         raise ValueError(f"eps must be a finite number > 0 for slabs, got {eps!r}")
     n = int(X.shape[0])
     slabs = int(X.numblocks[0]) if n_slabs is None else n_slabs
     if n == 0:
         return SlabPlan(0, [], eps), np.zeros((0, X.shape[1])), np.zeros(0, np.int64)
-    step = max(1, n // max(1, sample_size))
-    sample = np.asarray(to_host(X[::step].compute()))
-    extent = float(np.ptp(sample, axis=0).max())
+    key = (X.name, X.shape, X.dtype.str, float(eps), slabs, sample_size)
+    if key in _RECENT_PLANS:
+        _RECENT_PLANS.move_to_end(key)
+        planned, sample, sample_ids, extent = _RECENT_PLANS[key]
+    else:
+        step = max(1, n // max(1, sample_size))
+        sample = np.asarray(to_host(X[::step].compute()))
+        extent = float(np.ptp(sample, axis=0).max())
+        # Every slab's halo would hold every point where eps is wider: one slab is the plan.
+        parts = max(1, slabs if eps <= extent else 1)
+        planned = plan_slabs(sample, eps, parts, n_points=max(n, sample.shape[0]))
+        sample_ids = np.arange(sample.shape[0], dtype=np.int64) * step
+        sample.flags.writeable = sample_ids.flags.writeable = False
+        _RECENT_PLANS[key] = (planned, sample, sample_ids, extent)
+        while sum(kept[1].nbytes + kept[2].nbytes for kept in _RECENT_PLANS.values()) \
+                > _KEPT_BYTES:
+            _RECENT_PLANS.popitem(last=False)
     if eps > extent and slabs > 1:
-        # Every slab's halo would hold every point: one slab is the honest plan.
         warnings.warn(f"eps {eps} is wider than the points' extent ({extent}): every slab's "
                       "halo would hold every point, so the join runs as one slab, on one worker",
                       stacklevel=3)
-        slabs = 1
-    planned = plan_slabs(sample, eps, max(1, slabs), n_points=max(n, sample.shape[0]))
-    return planned, sample, np.arange(sample.shape[0], dtype=np.int64) * step
+    return planned, sample, sample_ids
 
 
 def _take_rows(array: Any, rows: np.ndarray) -> Any:
