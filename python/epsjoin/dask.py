@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import operator
+import threading
 import warnings
 from collections import OrderedDict
 from typing import Any, Dict, List, Optional, Tuple
@@ -76,6 +77,8 @@ _RECENT_PLANS: "OrderedDict[Tuple[Any, ...], Tuple[SlabPlan, np.ndarray, np.ndar
     OrderedDict()
 #: The most bytes of samples the recent plans keep (a sample is up to 200,000 rows).
 _KEPT_BYTES = 64 << 20
+#: Graphs may be built from several threads of one client.
+_PLANS_LOCK = threading.Lock()
 
 
 def _plan_on_sample(X: Any, eps: float, n_slabs: Optional[int],
@@ -90,27 +93,38 @@ def _plan_on_sample(X: Any, eps: float, n_slabs: Optional[int],
     if n == 0:
         return SlabPlan(0, [], eps), np.zeros((0, X.shape[1])), np.zeros(0, np.int64)
     key = (X.name, X.shape, X.dtype.str, float(eps), slabs, sample_size)
-    if key in _RECENT_PLANS:
-        _RECENT_PLANS.move_to_end(key)
-        planned, sample, sample_ids, extent = _RECENT_PLANS[key]
-    else:
-        step = max(1, n // max(1, sample_size))
-        sample = np.asarray(to_host(X[::step].compute()))
-        extent = float(np.ptp(sample, axis=0).max())
-        # Every slab's halo would hold every point where eps is wider: one slab is the plan.
-        parts = max(1, slabs if eps <= extent else 1)
-        planned = plan_slabs(sample, eps, parts, n_points=max(n, sample.shape[0]))
-        sample_ids = np.arange(sample.shape[0], dtype=np.int64) * step
-        sample.flags.writeable = sample_ids.flags.writeable = False
-        _RECENT_PLANS[key] = (planned, sample, sample_ids, extent)
-        while sum(kept[1].nbytes + kept[2].nbytes for kept in _RECENT_PLANS.values()) \
-                > _KEPT_BYTES:
-            _RECENT_PLANS.popitem(last=False)
+    with _PLANS_LOCK:
+        kept = _RECENT_PLANS.get(key)
+        if kept is not None:
+            _RECENT_PLANS.move_to_end(key)
+    if kept is None:
+        kept = _fresh_plan(X, eps, slabs, sample_size)
+        with _PLANS_LOCK:
+            _RECENT_PLANS[key] = kept
+            while sum(k[1].nbytes + k[2].nbytes for k in _RECENT_PLANS.values()) > _KEPT_BYTES:
+                _RECENT_PLANS.popitem(last=False)
+    planned, sample, sample_ids, extent = kept
     if eps > extent and slabs > 1:
         warnings.warn(f"eps {eps} is wider than the points' extent ({extent}): every slab's "
                       "halo would hold every point, so the join runs as one slab, on one worker",
                       stacklevel=3)
     return planned, sample, sample_ids
+
+
+def _fresh_plan(X: Any, eps: float, slabs: int, sample_size: int
+                ) -> Tuple[SlabPlan, np.ndarray, np.ndarray, float]:
+    """(slabs, sample, its rows' global ids, the sample's widest extent), planned from rows
+    spread through X; the arrays read-only."""
+    n = int(X.shape[0])
+    step = max(1, n // max(1, sample_size))
+    sample = np.asarray(to_host(X[::step].compute()))
+    extent = float(np.ptp(sample, axis=0).max())
+    # Every slab's halo would hold every point where eps is wider: one slab is the plan.
+    parts = max(1, slabs if eps <= extent else 1)
+    planned = plan_slabs(sample, eps, parts, n_points=max(n, sample.shape[0]))
+    sample_ids = np.arange(sample.shape[0], dtype=np.int64) * step
+    sample.flags.writeable = sample_ids.flags.writeable = False
+    return planned, sample, sample_ids, extent
 
 
 def _take_rows(array: Any, rows: np.ndarray) -> Any:
