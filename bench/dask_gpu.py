@@ -67,14 +67,14 @@ def points(n, d, chunks, seed, placed=False, client=None):
 
     size = -(-n // chunks)
     count = -(-n // size)
+    workers = sorted(client.scheduler_info()["workers"]) if placed and client else []
     blocks = []
     for k in range(count):
         rows = min(size, n - k * size)
         stratum = (k, count) if placed else None
         block = da.from_delayed(dask.delayed(_block)(seed * 1000 + k, rows, d, stratum),
                                 shape=(rows, d), dtype=np.float64, meta=cupy.empty((0, d)))
-        if placed and client is not None:
-            workers = sorted(client.scheduler_info()["workers"])
+        if workers:
             block = client.persist(block, workers=[workers[k * len(workers) // count]],
                                    allow_other_workers=False)
         blocks.append(block)

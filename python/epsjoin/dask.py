@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from . import _radii
-from ._device import any_on_device, to_host
+from ._device import any_on_device, array_module, to_host
 from ._metrics import metric_name
 from ._partition import SlabPlan, plan_slabs
 from ._validation import check_eps, run_settings
@@ -130,9 +130,7 @@ def _fresh_plan(X: Any, eps: float, slabs: int, sample_size: int
 def _take_rows(array: Any, rows: np.ndarray) -> Any:
     """`array[rows]` for a numpy or a CuPy array (`rows` a host index; a CuPy chunk's rows are
     gathered on its device)."""
-    if any_on_device(array):
-        return array[importlib.import_module("cupy").asarray(rows)]
-    return array[rows]
+    return array[array_module(array).asarray(rows)]
 
 
 def _route(block: Any, offset: int, plan: SlabPlan,
@@ -142,7 +140,7 @@ def _route(block: Any, offset: int, plan: SlabPlan,
     A CuPy chunk is routed on its device and its points stay there; only the rows' numbers and
     owners (8 and 1 bytes a row) come to the host."""
     home, first, last = plan.routes(block)
-    xp = np if isinstance(first, np.ndarray) else importlib.import_module("cupy")
+    xp = array_module(first)
     pieces: List[Tuple[Any, ...]] = []
     for r in range(plan.n_slabs):
         rows = xp.nonzero((first <= r) & (r <= last))[0]
@@ -155,12 +153,8 @@ def _route(block: Any, offset: int, plan: SlabPlan,
 def _gathered(pieces: List[Tuple[Any, ...]]) -> Tuple[Any, ...]:
     """A slab's pieces from every chunk, column by column (ids, points, owned[, ...]); CuPy
     points are joined on their device."""
-    def joined(column: List[Any]) -> Any:
-        if any_on_device(column[0]):
-            return importlib.import_module("cupy").concatenate(column)
-        return np.concatenate(column)
-
-    return tuple(joined([p[k] for p in pieces]) for k in range(len(pieces[0])))
+    return tuple(array_module(pieces[0][k]).concatenate([p[k] for p in pieces])
+                 for k in range(len(pieces[0])))
 
 
 def _slab_counts(pieces: List[Tuple[Any, ...]], eps: float, include_self: bool,
